@@ -1,0 +1,95 @@
+package snapshot
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Index holds lookups over a snapshot's objects, built once so that checks
+// over 100k pods do not each scan every list.
+type Index struct {
+	s           *Snapshot
+	nodes       map[string]*corev1.Node
+	namespaces  map[string]*corev1.Namespace
+	podsByNode  map[string][]*corev1.Pod
+	podsByNS    map[string][]*corev1.Pod
+	podsByOwner map[types.UID][]*corev1.Pod
+	replicaSets map[types.UID]*appsv1.ReplicaSet
+	deployments map[types.UID]*appsv1.Deployment
+}
+
+func buildIndex(s *Snapshot) *Index {
+	ix := &Index{
+		s:           s,
+		nodes:       make(map[string]*corev1.Node, len(s.Nodes)),
+		namespaces:  make(map[string]*corev1.Namespace, len(s.Namespaces)),
+		podsByNode:  map[string][]*corev1.Pod{},
+		podsByNS:    map[string][]*corev1.Pod{},
+		podsByOwner: map[types.UID][]*corev1.Pod{},
+		replicaSets: make(map[types.UID]*appsv1.ReplicaSet, len(s.ReplicaSets)),
+		deployments: make(map[types.UID]*appsv1.Deployment, len(s.Deployments)),
+	}
+	for i := range s.Nodes {
+		ix.nodes[s.Nodes[i].Name] = &s.Nodes[i]
+	}
+	for i := range s.Namespaces {
+		ix.namespaces[s.Namespaces[i].Name] = &s.Namespaces[i]
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.NodeName != "" {
+			ix.podsByNode[p.Spec.NodeName] = append(ix.podsByNode[p.Spec.NodeName], p)
+		}
+		ix.podsByNS[p.Namespace] = append(ix.podsByNS[p.Namespace], p)
+		for _, o := range p.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				ix.podsByOwner[o.UID] = append(ix.podsByOwner[o.UID], p)
+			}
+		}
+	}
+	for i := range s.ReplicaSets {
+		ix.replicaSets[s.ReplicaSets[i].UID] = &s.ReplicaSets[i]
+	}
+	for i := range s.Deployments {
+		ix.deployments[s.Deployments[i].UID] = &s.Deployments[i]
+	}
+	return ix
+}
+
+// Node returns the node with the given name, or nil.
+func (ix *Index) Node(name string) *corev1.Node { return ix.nodes[name] }
+
+// Namespace returns the namespace with the given name, or nil.
+func (ix *Index) Namespace(name string) *corev1.Namespace { return ix.namespaces[name] }
+
+// PodsOnNode returns the pods bound to a node.
+func (ix *Index) PodsOnNode(node string) []*corev1.Pod { return ix.podsByNode[node] }
+
+// PodsInNamespace returns the pods of one namespace.
+func (ix *Index) PodsInNamespace(ns string) []*corev1.Pod { return ix.podsByNS[ns] }
+
+// PodsOwnedBy returns the pods whose controller is the object with this UID.
+func (ix *Index) PodsOwnedBy(uid types.UID) []*corev1.Pod { return ix.podsByOwner[uid] }
+
+// PodsMatching returns the pods of a namespace that a label selector selects.
+// A nil or empty selector selects nothing, as for PDBs and Services.
+func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*corev1.Pod {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
+	var out []*corev1.Pod
+	for _, p := range ix.podsByNS[ns] {
+		if sel.Matches(labels.Set(p.Labels)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ReplicaSet returns the ReplicaSet with this UID, or nil.
+func (ix *Index) ReplicaSet(uid types.UID) *appsv1.ReplicaSet { return ix.replicaSets[uid] }
+
+// Deployment returns the Deployment with this UID, or nil.
+func (ix *Index) Deployment(uid types.UID) *appsv1.Deployment { return ix.deployments[uid] }

@@ -1,0 +1,154 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// kind is what the snapshot knows about one typed resource: where its
+// objects live, how to decode, trim, sort and count them. The table below is
+// the one place a new typed resource is wired in.
+type kind struct {
+	res     Resource
+	count   func(*Snapshot) int
+	finish  func(*Snapshot)
+	addJSON func(s *Snapshot, raw []byte) error
+	// NewList returns an empty typed list for a live LIST response.
+	NewList func() runtime.Object
+	// AddList appends a decoded list's items, trimmed, and returns how many.
+	AddList func(s *Snapshot, list runtime.Object) int
+	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
+}
+
+var kinds = []kind{
+	typed(Nodes, func(s *Snapshot) *[]corev1.Node { return &s.Nodes },
+		func(l *corev1.NodeList) []corev1.Node { return l.Items }, trimNode),
+	typed(Namespaces, func(s *Snapshot) *[]corev1.Namespace { return &s.Namespaces },
+		func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items }, nil),
+	typed(Pods, func(s *Snapshot) *[]corev1.Pod { return &s.Pods },
+		func(l *corev1.PodList) []corev1.Pod { return l.Items }, func(p *corev1.Pod) { trimPodSpec(&p.Spec) }),
+	typed(Services, func(s *Snapshot) *[]corev1.Service { return &s.Services },
+		func(l *corev1.ServiceList) []corev1.Service { return l.Items }, nil),
+	typed(Events, func(s *Snapshot) *[]corev1.Event { return &s.Events },
+		func(l *corev1.EventList) []corev1.Event { return l.Items }, nil),
+	typed(DaemonSets, func(s *Snapshot) *[]appsv1.DaemonSet { return &s.DaemonSets },
+		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items },
+		func(d *appsv1.DaemonSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+	typed(Deployments, func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
+		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items },
+		func(d *appsv1.Deployment) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+	typed(ReplicaSets, func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
+		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items },
+		func(d *appsv1.ReplicaSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+	typed(StatefulSets, func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
+		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items },
+		func(d *appsv1.StatefulSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+	typed(PodDisruptionBudgets, func(s *Snapshot) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets },
+		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }, nil),
+	typed(EndpointSlices, func(s *Snapshot) *[]discoveryv1.EndpointSlice { return &s.EndpointSlices },
+		func(l *discoveryv1.EndpointSliceList) []discoveryv1.EndpointSlice { return l.Items }, nil),
+	typed(ValidatingWebhookConfigurations,
+		func(s *Snapshot) *[]admissionv1.ValidatingWebhookConfiguration {
+			return &s.ValidatingWebhookConfigurations
+		},
+		func(l *admissionv1.ValidatingWebhookConfigurationList) []admissionv1.ValidatingWebhookConfiguration {
+			return l.Items
+		}, nil),
+	typed(MutatingWebhookConfigurations,
+		func(s *Snapshot) *[]admissionv1.MutatingWebhookConfiguration { return &s.MutatingWebhookConfigurations },
+		func(l *admissionv1.MutatingWebhookConfigurationList) []admissionv1.MutatingWebhookConfiguration {
+			return l.Items
+		}, nil),
+}
+
+func kindFor(r Resource) (kind, bool) {
+	for _, k := range kinds {
+		if k.res == r {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+// ListKind returns the typed list constructor and appender for a typed
+// resource, for the live reader. ok is false for custom resources.
+func ListKind(r Resource) (newList func() runtime.Object, add func(*Snapshot, runtime.Object) int, ok bool) {
+	k, ok := kindFor(r)
+	if !ok {
+		return nil, nil, false
+	}
+	return k.NewList, k.AddList, true
+}
+
+// object is what every typed Kubernetes object pointer offers.
+type object[T any] interface {
+	*T
+	metav1.Object
+	runtime.Object
+}
+
+func typed[T any, L any, PT object[T], PL interface {
+	*L
+	runtime.Object
+}](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T)) kind {
+	gvk := schemaGVK(res)
+	prepare := func(o *T) {
+		trimMeta(PT(o))
+		if trim != nil {
+			trim(o)
+		}
+		PT(o).GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return kind{
+		res:   res,
+		count: func(s *Snapshot) int { return len(*field(s)) },
+		finish: func(s *Snapshot) {
+			objs := *field(s)
+			sort.SliceStable(objs, func(i, j int) bool {
+				a, b := PT(&objs[i]), PT(&objs[j])
+				return lessNN(a.GetNamespace(), a.GetName(), b.GetNamespace(), b.GetName())
+			})
+			*field(s) = dedupe(objs, func(o *T) (string, string) { return PT(o).GetNamespace(), PT(o).GetName() })
+		},
+		addJSON: func(s *Snapshot, raw []byte) error {
+			var o T
+			if err := json.Unmarshal(raw, &o); err != nil {
+				return fmt.Errorf("decoding %s: %w", res.Kind, err)
+			}
+			prepare(&o)
+			*field(s) = append(*field(s), o)
+			return nil
+		},
+		NewList: func() runtime.Object { return PL(new(L)) },
+		AddList: func(s *Snapshot, list runtime.Object) int {
+			l, ok := list.(PL)
+			if !ok {
+				return 0
+			}
+			objs := items((*L)(l))
+			for i := range objs {
+				prepare(&objs[i])
+			}
+			*field(s) = append(*field(s), objs...)
+			return len(objs)
+		},
+		each: func(s *Snapshot, fn func(runtime.Object) error) error {
+			objs := *field(s)
+			for i := range objs {
+				if err := fn(PT(&objs[i])); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,424 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// SnapshotAPIVersion and SnapshotKind mark a kubegap snapshot file.
+const (
+	SnapshotAPIVersion = "kubegap.dev/v1alpha1"
+	SnapshotKind       = "Snapshot"
+)
+
+// maxDocument bounds one YAML document or JSON value, so a hostile or broken
+// file cannot make the loader buffer without limit.
+const maxDocument = 1 << 30
+
+// InputError is bad offline input: it names the file, and the document and
+// item where known. The CLI prints it as one line and exits 2.
+type InputError struct {
+	File     string
+	Document int // 1-based; 0 when the whole file is at fault
+	Item     int // 1-based index in a List; 0 when not in a List
+	Err      error
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Document > 0 {
+		fmt.Fprintf(&b, ": document %d", e.Document)
+	}
+	if e.Item > 0 {
+		fmt.Fprintf(&b, ", item %d", e.Item)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// LoadPaths reads files and directories into one snapshot. Directories are
+// walked for .yaml, .yml and .json files, gzipped or not. The first bad
+// document ends the load with an *InputError.
+func LoadPaths(paths []string) (*Snapshot, error) {
+	files, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	l := newLoader(Source{Type: SourceFiles, Paths: paths})
+	for _, f := range files {
+		if err := l.loadFile(f); err != nil {
+			return nil, err
+		}
+	}
+	return l.finish(), nil
+}
+
+// LoadFS reads the named files of an fs.FS, as LoadPaths does; the demo
+// cluster is loaded this way from the binary.
+func LoadFS(fsys fs.FS, src Source, names []string) (*Snapshot, error) {
+	l := newLoader(src)
+	for _, n := range names {
+		f, err := fsys.Open(n)
+		if err != nil {
+			return nil, &InputError{File: n, Err: err}
+		}
+		err = l.load(n, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return l.finish(), nil
+}
+
+func expand(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &InputError{File: p, Err: unwrapPathError(err)}
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return &InputError{File: path, Err: unwrapPathError(err)}
+			}
+			if !d.IsDir() && isInputFile(d.Name()) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, &InputError{File: p, Err: errors.New("directory holds no .yaml, .yml or .json files")}
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func isInputFile(name string) bool {
+	name = strings.TrimSuffix(strings.ToLower(name), ".gz")
+	for _, ext := range []string{".yaml", ".yml", ".json"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+type loader struct {
+	snap      *Snapshot
+	snapshots int // kubegap snapshot files read
+	files     int // plain files read
+	coverage  map[Resource]Coverage
+}
+
+func newLoader(src Source) *loader {
+	return &loader{snap: New(src), coverage: map[Resource]Coverage{}}
+}
+
+func (l *loader) loadFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return &InputError{File: name, Err: unwrapPathError(err)}
+	}
+	defer f.Close()
+	return l.load(name, f)
+}
+
+// load reads one file: gzip is detected by its magic bytes, JSON by its
+// first non-space byte; anything else is read as (multi-document) YAML.
+func (l *loader) load(name string, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return &InputError{File: name, Err: fmt.Errorf("reading gzip: %w", err)}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	first, err := firstByte(br)
+	if err == io.EOF {
+		return &InputError{File: name, Err: errors.New("file is empty")}
+	}
+	if err != nil {
+		return &InputError{File: name, Err: readErr(err)}
+	}
+	if first == '{' || first == '[' {
+		return l.loadJSON(name, br)
+	}
+	return l.loadYAML(name, br)
+}
+
+func readErr(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+		return fmt.Errorf("file is truncated or corrupt: %w", err)
+	}
+	return err
+}
+
+func firstByte(br *bufio.Reader) (byte, error) {
+	for i := 1; ; i++ {
+		b, err := br.Peek(i)
+		if err != nil {
+			return 0, err
+		}
+		c := b[i-1]
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return c, nil
+		}
+		if i > 4096 {
+			// Leading white space this long: let the YAML reader judge it.
+			return ' ', nil
+		}
+	}
+}
+
+func (l *loader) loadJSON(name string, r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for doc := 1; ; doc++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == io.EOF {
+			if doc == 1 {
+				return &InputError{File: name, Err: errors.New("file holds no objects")}
+			}
+			return nil
+		}
+		if err != nil {
+			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed JSON: %w", readErr(err))}
+		}
+		if err := l.addDocument(raw); err != nil {
+			return withPlace(err, name, doc)
+		}
+	}
+}
+
+func (l *loader) loadYAML(name string, r *bufio.Reader) error {
+	yr := utilyaml.NewYAMLReader(r)
+	seen := 0
+	for doc := 1; ; doc++ {
+		chunk, err := yr.Read()
+		if err == io.EOF {
+			if seen == 0 {
+				return &InputError{File: name, Err: errors.New("file holds no objects")}
+			}
+			return nil
+		}
+		if err != nil {
+			return &InputError{File: name, Document: doc, Err: readErr(err)}
+		}
+		if len(chunk) > maxDocument {
+			return &InputError{File: name, Document: doc, Err: errors.New("document larger than 1 GiB")}
+		}
+		if isBlankYAML(chunk) {
+			doc--
+			continue
+		}
+		j, err := yaml.YAMLToJSON(chunk)
+		if err != nil {
+			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed YAML: %w", err)}
+		}
+		if bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
+			doc--
+			continue
+		}
+		seen++
+		if err := l.addDocument(j); err != nil {
+			return withPlace(err, name, doc)
+		}
+	}
+}
+
+// isBlankYAML is true for a document of only comments and white space.
+func isBlankYAML(chunk []byte) bool {
+	for _, line := range bytes.Split(chunk, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}
+
+// docError is an error in one document, before its file and index are known.
+type docError struct {
+	item int
+	err  error
+}
+
+func (e *docError) Error() string { return e.err.Error() }
+
+func withPlace(err error, file string, doc int) error {
+	var de *docError
+	if errors.As(err, &de) {
+		return &InputError{File: file, Document: doc, Item: de.item, Err: de.err}
+	}
+	return &InputError{File: file, Document: doc, Err: err}
+}
+
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// addDocument adds one JSON document: an object, a List, or a snapshot.
+func (l *loader) addDocument(raw []byte) error {
+	if len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] != '{' {
+		return errors.New("document is not an object")
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return fmt.Errorf("reading apiVersion and kind: %w", err)
+	}
+	switch {
+	case tm.Kind == SnapshotKind && tm.APIVersion == SnapshotAPIVersion:
+		return l.addSnapshot(raw)
+	case tm.Kind == SnapshotKind && strings.HasPrefix(tm.APIVersion, "kubegap.dev/"):
+		return fmt.Errorf("snapshot version %s is not supported (this kubegap reads %s)", tm.APIVersion, SnapshotAPIVersion)
+	case strings.HasSuffix(tm.Kind, "List"):
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
+		}
+		l.files++
+		for i, item := range list.Items {
+			if err := l.addObject(item); err != nil {
+				return &docError{item: i + 1, err: err}
+			}
+		}
+		return nil
+	}
+	l.files++
+	return l.addObject(raw)
+}
+
+func (l *loader) addObject(raw []byte) error {
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return fmt.Errorf("reading apiVersion and kind: %w", err)
+	}
+	if tm.Kind == "" {
+		return errors.New("object has no kind")
+	}
+	if tm.APIVersion == "" {
+		return fmt.Errorf("%s has no apiVersion", tm.Kind)
+	}
+	group := ""
+	if i := strings.LastIndex(tm.APIVersion, "/"); i >= 0 {
+		group = tm.APIVersion[:i]
+	}
+	if r, ok := ByGroupKind(group, tm.Kind); ok && !r.Custom {
+		k, _ := kindFor(r)
+		return k.addJSON(l.snap, raw)
+	}
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return fmt.Errorf("decoding %s: %w", tm.Kind, err)
+	}
+	if u.GetName() == "" && u.GetGenerateName() == "" {
+		return fmt.Errorf("%s has no metadata.name", tm.Kind)
+	}
+	trimMeta(&u)
+	key := u.GetAPIVersion() + "/" + u.GetKind()
+	if r, ok := ByGroupKind(group, tm.Kind); ok {
+		key = r.APIVersion() + "/" + r.Kind
+	}
+	l.snap.Custom[key] = append(l.snap.Custom[key], u)
+	return nil
+}
+
+// snapshotFile is the on-disk form of a kubegap snapshot (see Save).
+type snapshotFile struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Source     Source            `json:"source"`
+	Coverage   []Coverage        `json:"coverage"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+func (l *loader) addSnapshot(raw []byte) error {
+	var sf snapshotFile
+	if err := json.Unmarshal(raw, &sf); err != nil {
+		return fmt.Errorf("reading snapshot: %w", err)
+	}
+	l.snapshots++
+	if l.snapshots == 1 {
+		l.snap.Source.ServerVersion = sf.Source.ServerVersion
+		l.snap.Source.Context = sf.Source.Context
+	}
+	for _, c := range sf.Coverage {
+		r, ok := Parse(c.Resource)
+		if !ok {
+			continue // written by a newer kubegap; its objects are still kept
+		}
+		c.Count = 0
+		l.coverage[r] = c
+	}
+	for i, item := range sf.Items {
+		if err := l.addObject(item); err != nil {
+			return &docError{item: i + 1, err: err}
+		}
+	}
+	return nil
+}
+
+// finish records coverage. A snapshot's own coverage is kept (a resource it
+// could not read stays forbidden or not-served); plain files read every
+// resource they hold, and nothing of what they lack.
+func (l *loader) finish() *Snapshot {
+	s := l.snap
+	s.Finish()
+	if l.snapshots > 0 && l.files == 0 {
+		s.Source.Type = SourceSnapshot
+	}
+	for _, r := range Known() {
+		c, fromSnapshot := l.coverage[r]
+		switch {
+		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):
+			s.SetCoverage(r, c.Status, c.Message)
+		case s.Count(r) > 0:
+			s.SetCoverage(r, StatusRead, "")
+		default:
+			s.SetCoverage(r, StatusNotInInput, "the input holds no "+r.Kind+" objects")
+		}
+	}
+	return s
+}

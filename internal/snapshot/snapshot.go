@@ -1,0 +1,183 @@
+package snapshot
+
+import (
+	"sort"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// SourceType says where a snapshot's objects came from.
+type SourceType string
+
+// Source types, as the JSON report names them.
+const (
+	SourceCluster  SourceType = "cluster"
+	SourceFiles    SourceType = "files"
+	SourceSnapshot SourceType = "snapshot"
+	SourceDemo     SourceType = "demo"
+)
+
+// Source describes what was read.
+type Source struct {
+	Type SourceType `json:"type"`
+	// Context is the kubeconfig context of a live read.
+	Context string `json:"context,omitempty"`
+	// Paths are the files or directories of an offline read.
+	Paths []string `json:"paths,omitempty"`
+	// ServerVersion is the API server's gitVersion (live), or what the
+	// snapshot recorded. Empty for plain files.
+	ServerVersion string `json:"serverVersion,omitempty"`
+}
+
+// Status is how reading one resource went.
+type Status string
+
+// Coverage statuses.
+const (
+	StatusRead      Status = "read"
+	StatusForbidden Status = "forbidden"
+	StatusNotServed Status = "not-served"
+	StatusError     Status = "error"
+	// StatusNotInInput: offline input that holds no object of the resource.
+	// Files cannot tell "none in the cluster" from "not dumped".
+	StatusNotInInput Status = "not-in-input"
+	// StatusNotRead: no enabled check needed it.
+	StatusNotRead Status = "not-read"
+)
+
+// Coverage is how reading one resource went.
+type Coverage struct {
+	Resource string `json:"resource"`
+	Status   Status `json:"status"`
+	Count    int    `json:"count"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Snapshot is what checks read. Objects are trimmed (no managedFields, no
+// environment variable values) and sorted by namespace and name. Checks must
+// not modify it: several run over the same snapshot.
+type Snapshot struct {
+	Source Source
+
+	Nodes                           []corev1.Node
+	Namespaces                      []corev1.Namespace
+	Pods                            []corev1.Pod
+	Services                        []corev1.Service
+	Events                          []corev1.Event
+	DaemonSets                      []appsv1.DaemonSet
+	Deployments                     []appsv1.Deployment
+	ReplicaSets                     []appsv1.ReplicaSet
+	StatefulSets                    []appsv1.StatefulSet
+	PodDisruptionBudgets            []policyv1.PodDisruptionBudget
+	EndpointSlices                  []discoveryv1.EndpointSlice
+	ValidatingWebhookConfigurations []admissionv1.ValidatingWebhookConfiguration
+	MutatingWebhookConfigurations   []admissionv1.MutatingWebhookConfiguration
+
+	// Custom holds custom resources (and kinds kubegap does not know, from
+	// files), keyed by apiVersion/kind, e.g. "k8s.cni.cncf.io/v1/NetworkAttachmentDefinition".
+	Custom map[string][]unstructured.Unstructured
+
+	coverage map[Resource]Coverage
+	index    *Index
+}
+
+// New returns an empty snapshot of the given source.
+func New(src Source) *Snapshot {
+	return &Snapshot{Source: src, Custom: map[string][]unstructured.Unstructured{}, coverage: map[Resource]Coverage{}}
+}
+
+// SetCoverage records how reading r went.
+func (s *Snapshot) SetCoverage(r Resource, st Status, message string) {
+	s.coverage[r] = Coverage{Resource: r.String(), Status: st, Message: message}
+}
+
+// Status is how reading r went; StatusNotRead when nothing was recorded.
+func (s *Snapshot) Status(r Resource) Coverage {
+	c, ok := s.coverage[r]
+	if !ok {
+		return Coverage{Resource: r.String(), Status: StatusNotRead}
+	}
+	c.Count = s.Count(r)
+	return c
+}
+
+// Coverage lists the coverage of every resource that was read or tried, in
+// the order of Known.
+func (s *Snapshot) Coverage() []Coverage {
+	var out []Coverage
+	for _, r := range Known() {
+		if _, ok := s.coverage[r]; ok {
+			out = append(out, s.Status(r))
+		}
+	}
+	return out
+}
+
+// CustomObjects returns the custom resources of r.
+func (s *Snapshot) CustomObjects(r Resource) []unstructured.Unstructured {
+	return s.Custom[r.APIVersion()+"/"+r.Kind]
+}
+
+// Count is the number of objects of r in the snapshot.
+func (s *Snapshot) Count(r Resource) int {
+	if k, ok := kindFor(r); ok {
+		return k.count(s)
+	}
+	return len(s.CustomObjects(r))
+}
+
+// Finish sorts every list by namespace and name, drops duplicates (the same
+// object given twice keeps its last copy) and builds the index. Loaders call
+// it once, after the last object is added.
+func (s *Snapshot) Finish() {
+	for _, k := range kinds {
+		k.finish(s)
+	}
+	for key, objs := range s.Custom {
+		sort.SliceStable(objs, func(i, j int) bool {
+			return lessNN(objs[i].GetNamespace(), objs[i].GetName(), objs[j].GetNamespace(), objs[j].GetName())
+		})
+		s.Custom[key] = dedupe(objs, func(o *unstructured.Unstructured) (string, string) { return o.GetNamespace(), o.GetName() })
+	}
+	s.index = buildIndex(s)
+}
+
+// Index returns lookups over the snapshot's objects, built by Finish.
+func (s *Snapshot) Index() *Index {
+	if s.index == nil {
+		s.index = buildIndex(s)
+	}
+	return s.index
+}
+
+func lessNN(ns1, n1, ns2, n2 string) bool {
+	if ns1 != ns2 {
+		return ns1 < ns2
+	}
+	return n1 < n2
+}
+
+// dedupe drops all but the last of each run of objects with equal keys in a
+// stably sorted slice.
+func dedupe[T any](objs []T, key func(*T) (string, string)) []T {
+	if len(objs) < 2 {
+		return objs
+	}
+	out := objs[:0]
+	for i := range objs {
+		if i+1 < len(objs) {
+			a, b := key(&objs[i])
+			c, d := key(&objs[i+1])
+			if a == c && b == d {
+				continue
+			}
+		}
+		out = append(out, objs[i])
+	}
+	return out
+}
