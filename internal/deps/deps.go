@@ -11,8 +11,8 @@ import (
 	_ "github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "github.com/spf13/cobra"
 	_ "k8s.io/cli-runtime/pkg/genericclioptions"
-	_ "k8s.io/client-go/kubernetes"
 	_ "k8s.io/client-go/dynamic"
+	_ "k8s.io/client-go/kubernetes"
 	_ "k8s.io/client-go/tools/clientcmd"
 	_ "sigs.k8s.io/yaml"
 )

@@ -1,0 +1,121 @@
+// Package cli holds kubegap's commands: one file per command, each with a
+// newXCommand(app) constructor, wired together in NewRootCommand. Commands
+// print results to App.Out and progress and errors to App.ErrOut.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes (contract): 0 no finding at or above --fail-on, 1 at least one,
+// 2 the command could not run.
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitError    = 2
+)
+
+// App carries what every command needs. Tests build one over buffers.
+type App struct {
+	Out    io.Writer
+	ErrOut io.Writer
+	// Getenv reads the environment (NO_COLOR, KUBECONFIG); os.Getenv by default.
+	Getenv func(string) string
+	// OutIsTerminal and ErrIsTerminal say whether colour and progress may be shown.
+	OutIsTerminal bool
+	ErrIsTerminal bool
+}
+
+// NewApp returns an App over the process's standard streams.
+func NewApp() *App {
+	return &App{
+		Out:           os.Stdout,
+		ErrOut:        os.Stderr,
+		Getenv:        os.Getenv,
+		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
+
+// exitError ends a command with a given exit code. A nil Err prints nothing.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode marks err as ending the command with code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// NewRootCommand builds the kubegap command tree.
+func NewRootCommand(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubegap",
+		Short: "Audit Kubernetes clusters, read-only, for the gaps behind public incidents",
+		Long: `kubegap reads a cluster (or files dumped from one) without writing anything,
+and reports the gaps that public incidents show are dangerous. Every finding
+names the objects, the evidence, the fix and the incidents behind it.
+
+Its incident library is browsable with 'kubegap cases'.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(app.Out)
+	root.SetErr(app.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitError, err) })
+	root.AddCommand(
+		newVersionCommand(app),
+	)
+	return root
+}
+
+// Run runs kubegap with args and returns the exit code. Errors are printed
+// once, here, as a single line.
+func Run(ctx context.Context, app *App, args []string) int {
+	root := NewRootCommand(app)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitError
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		fmt.Fprintln(app.ErrOut, "kubegap: "+oneLine(err.Error()))
+	}
+	return code
+}
+
+// Main runs kubegap as a process: it cancels on SIGINT or SIGTERM.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, NewApp(), os.Args[1:])
+}
+
+// oneLine folds an error onto one line: the contract is one clear line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
