@@ -41,7 +41,7 @@ type Source struct {
 	URL   string `json:"url" yaml:"url"`
 	Title string `json:"title" yaml:"title"`
 	// Kind is one of: issue, postmortem, talk, status-page, knowledge-base,
-	// blog, mailing-list, news.
+	// blog, mailing-list, news, documentation.
 	Kind string `json:"kind" yaml:"kind"`
 	// Language is a BCP 47 tag such as en or zh.
 	Language string `json:"language" yaml:"language"`
