@@ -1,0 +1,424 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// pdbCases returns the cases a finding cites, as a fresh slice: the two
+// upgrade failures caused by zero budgets, plus, when not-Ready pods are
+// involved, the azure-cni glibc case, where pods that could not start
+// exhausted the budget of their healthy siblings.
+func pdbCases(notReady bool) []string {
+	cs := []string{"azure-workload-identity-pdb-blocks-aks-upgrade", "kubeflow-pdbs-block-aks-upgrade"}
+	if notReady {
+		cs = append(cs, "azure-cni-v2-glibc")
+	}
+	return cs
+}
+
+// pdbBlocksDrainCheck finds PodDisruptionBudgets that make node drains hang:
+// budgets that can never allow an eviction, budgets already exhausted by
+// not-Ready pods, pods covered by more than one budget (the eviction API
+// refuses those outright) and budgets that select nothing.
+func pdbBlocksDrainCheck() Check {
+	return Check{
+		ID:       "pdb-blocks-drain",
+		Title:    "PodDisruptionBudgets that block node drain",
+		Severity: finding.High,
+		Description: "Node upgrades drain nodes through the eviction API, which honours PodDisruptionBudgets. " +
+			"A budget with maxUnavailable 0, or a minAvailable at or above the number of pods it selects, never " +
+			"allows an eviction, so every drain of a node running one of its pods retries until the upgrade " +
+			"gives up (AKS then marks the cluster Failed). The check also reports budgets that not-Ready pods " +
+			"have already exhausted, pods selected by more than one budget (eviction fails for them), and " +
+			"budgets whose selector matches no pod. Nodes, when read, show which pinned pods sit on cordoned nodes.",
+		Reads: append(Needs(snapshot.PodDisruptionBudgets, snapshot.Pods),
+			Optional(snapshot.Nodes)),
+		Cases: pdbCases(true),
+		Run:   runPDBBlocksDrain,
+	}
+}
+
+// pdbView is what the check learned about one budget.
+type pdbView struct {
+	pdb      *policyv1.PodDisruptionBudget
+	pods     []*corev1.Pod // active (not terminal) pods it selects
+	selector string
+}
+
+func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
+	s := ctx.Snapshot
+	if len(s.PodDisruptionBudgets) == 0 {
+		return nil, nil
+	}
+	// Files that hold budgets but no pods cannot say what the budgets pin.
+	if st := s.Status(snapshot.Pods).Status; st != snapshot.StatusRead {
+		return nil, NotEvaluated("pods were not read (%s), so what the budgets select is unknown", st)
+	}
+	ix := s.Index()
+	nodesRead := s.Status(snapshot.Nodes).Status == snapshot.StatusRead
+
+	var out []finding.Finding
+	views := make([]pdbView, 0, len(s.PodDisruptionBudgets))
+	budgetsOf := map[*corev1.Pod][]int{}
+	for i := range s.PodDisruptionBudgets {
+		p := &s.PodDisruptionBudgets[i]
+		v := pdbView{pdb: p}
+		var candidates []*corev1.Pod
+		switch {
+		case p.Spec.Selector == nil:
+			// policy/v1: a null selector selects no pod.
+			v.selector = "<null>"
+		default:
+			sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+			if err != nil {
+				// The API server would have rejected it; from files, say so.
+				out = append(out, pdbInvalidSelectorFinding(p, err))
+				continue
+			}
+			v.selector = sel.String()
+			if sel.Empty() {
+				// policy/v1: an empty selector selects every pod of the namespace.
+				candidates = ix.PodsInNamespace(p.Namespace)
+				v.selector = "{} (every pod in the namespace)"
+			} else {
+				candidates = ix.PodsMatching(p.Namespace, sel)
+			}
+		}
+		for _, pod := range candidates {
+			if podTerminal(pod) {
+				continue
+			}
+			v.pods = append(v.pods, pod)
+			budgetsOf[pod] = append(budgetsOf[pod], len(views))
+		}
+		views = append(views, v)
+	}
+
+	for i := range views {
+		if f, ok := pdbBudgetFinding(&views[i], ix, nodesRead); ok {
+			out = append(out, f)
+		}
+	}
+	out = append(out, pdbOverlapFindings(views, budgetsOf)...)
+	return out, nil
+}
+
+// pdbBudgetFinding judges one budget on its own.
+func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.Finding, bool) {
+	p := v.pdb
+	name := p.Namespace + "/" + p.Name
+	expected := len(v.pods)
+	refs := newCappedRefs()
+	refs.add(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
+
+	if expected == 0 {
+		ev := []string{fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches 0 pods", name, v.selector)}
+		if p.Status.ExpectedPods > 0 {
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=%d", name, p.Status.ExpectedPods))
+		}
+		return finding.Finding{
+			Check:    "pdb-blocks-drain",
+			Severity: finding.Low,
+			Title:    fmt.Sprintf("PodDisruptionBudget %s selects no pods", name),
+			Message: fmt.Sprintf("The selector of PodDisruptionBudget %s (%s) matches no running pod in namespace %s, "+
+				"so it protects nothing: the workload it was written for can be drained all at once. "+
+				"It often outlives a relabelled or renamed workload and starts blocking drains again when pods with the old labels return.",
+				name, v.selector, p.Namespace),
+			Objects:     refs.list(),
+			Evidence:    ev,
+			Remediation: "Point the selector at the labels of the workload's pod template, or delete the budget if the workload is gone.",
+			Cases:       pdbCases(false),
+		}, true
+	}
+
+	var healthy int
+	var notReady []*corev1.Pod // bound, running pods that are not Ready
+	for _, pod := range v.pods {
+		if podReady(pod) {
+			healthy++
+		} else if pod.Status.Phase == corev1.PodRunning {
+			notReady = append(notReady, pod)
+		}
+	}
+
+	var (
+		desired    int
+		structural string
+		ev         []string
+	)
+	switch {
+	case p.Spec.MaxUnavailable != nil:
+		// The disruption controller rounds percentages up, so only 0 or 0%
+		// scale to zero.
+		mu, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MaxUnavailable, expected, true)
+		if err != nil {
+			return finding.Finding{}, false
+		}
+		desired = max(expected-mu, 0)
+		if mu <= 0 {
+			structural = fmt.Sprintf("maxUnavailable is %s, which allows no voluntary eviction at all", p.Spec.MaxUnavailable.String())
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.maxUnavailable=%s", name, p.Spec.MaxUnavailable.String()))
+		}
+	case p.Spec.MinAvailable != nil:
+		ma, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MinAvailable, expected, true)
+		if err != nil {
+			return finding.Finding{}, false
+		}
+		desired = ma
+		if ma >= expected {
+			structural = fmt.Sprintf("minAvailable is %s and it selects %d pod%s, so even with every pod healthy no eviction is allowed",
+				p.Spec.MinAvailable.String(), expected, pluralS(expected))
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.minAvailable=%s", name, p.Spec.MinAvailable.String()))
+		}
+	}
+
+	ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches %d pod%s, %d Ready",
+		name, v.selector, expected, pluralS(expected), healthy))
+
+	// The controller's own verdict, when the input carries status.
+	statusKnown := p.Status.ObservedGeneration > 0 || p.Status.ExpectedPods > 0 || len(p.Status.Conditions) > 0
+	statusZero := statusKnown && p.Status.DisruptionsAllowed == 0
+	if statusZero {
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.disruptionsAllowed=0 (currentHealthy=%d, desiredHealthy=%d, expectedPods=%d)",
+			name, p.Status.CurrentHealthy, p.Status.DesiredHealthy, p.Status.ExpectedPods))
+	}
+
+	alwaysAllow := p.Spec.UnhealthyPodEvictionPolicy != nil && *p.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow
+	var reasons []string
+	sev := finding.Info
+	title := ""
+	switch {
+	case structural != "":
+		sev = finding.High
+		title = fmt.Sprintf("PodDisruptionBudget %s never allows an eviction", name)
+		reasons = append(reasons, structural)
+	case statusZero && len(notReady) == 0 && healthy == expected:
+		// Every selected pod is healthy, yet the controller allows nothing:
+		// it expects more pods than exist (a replica that cannot start), or
+		// the budget is as tight as the workload.
+		sev = finding.High
+		title = fmt.Sprintf("PodDisruptionBudget %s allows no eviction although its pods are healthy", name)
+		reasons = append(reasons, fmt.Sprintf("status.disruptionsAllowed is 0 while all %d selected pod%s are Ready (the controller expects %d)",
+			expected, pluralS(expected), p.Status.ExpectedPods))
+	case len(notReady) > 0 && healthy <= desired:
+		sev = finding.Medium
+		title = fmt.Sprintf("PodDisruptionBudget %s is exhausted by not-Ready pods", name)
+		reasons = append(reasons, fmt.Sprintf("%d of %d selected pods are not Ready and %d must stay available, so no healthy pod can be evicted",
+			len(notReady), expected, desired))
+		if !alwaysAllow && healthy < desired {
+			reasons = append(reasons, "with unhealthyPodEvictionPolicy unset (IfHealthyBudget) the not-Ready pods cannot be evicted either")
+		}
+	default:
+		return finding.Finding{}, false
+	}
+	for i, pod := range notReady {
+		if i >= listCap/5 {
+			ev = append(ev, fmt.Sprintf("… and %d more not-Ready pods", len(notReady)-i))
+			break
+		}
+		ev = append(ev, fmt.Sprintf("Pod %s/%s status.phase=Running, Ready condition not True (node %s)", pod.Namespace, pod.Name, pod.Spec.NodeName))
+	}
+	if len(notReady) > 0 && !alwaysAllow {
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.unhealthyPodEvictionPolicy unset or IfHealthyBudget", name))
+	}
+
+	for _, pod := range v.pods {
+		refs.addPodAndNode(pod)
+	}
+	var cordoned []string
+	if nodesRead {
+		seen := map[string]bool{}
+		for _, pod := range v.pods {
+			n := pod.Spec.NodeName
+			if n == "" || seen[n] {
+				continue
+			}
+			seen[n] = true
+			if node := ix.Node(n); node != nil && node.Spec.Unschedulable {
+				cordoned = append(cordoned, n)
+			}
+		}
+		sort.Strings(cordoned)
+		if len(cordoned) > 0 {
+			if sev < finding.High {
+				sev = finding.High
+			}
+			for i, n := range cordoned {
+				if i >= 10 {
+					ev = append(ev, fmt.Sprintf("… and %d more cordoned nodes", len(cordoned)-i))
+					break
+				}
+				ev = append(ev, fmt.Sprintf("Node %s spec.unschedulable=true", n))
+			}
+		}
+	}
+
+	msg := fmt.Sprintf("PodDisruptionBudget %s selects %s on %s: %s.",
+		name, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
+		refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5), strings.Join(reasons, "; "))
+	msg += " A drain of any of those nodes retries the eviction until the upgrade that started it times out."
+	if len(cordoned) > 0 {
+		if len(cordoned) == 1 {
+			msg += " One of those nodes is already cordoned, so a drain may be waiting on this budget now."
+		} else {
+			msg += fmt.Sprintf(" %d of those nodes are already cordoned, so a drain may be waiting on this budget now.", len(cordoned))
+		}
+	}
+	if owners := podOwners(v.pods); owners != "" {
+		msg += " Pods belong to " + owners + "."
+	}
+
+	var fix []string
+	if structural != "" || statusZero {
+		fix = append(fix, "Let the budget allow at least one disruption: run at least two replicas and use maxUnavailable: 1 "+
+			"(or a minAvailable below the replica count); a single-replica workload cannot have a budget that drains can honour")
+	}
+	if len(notReady) > 0 {
+		fix = append(fix, "Fix or remove the not-Ready pods, and set spec.unhealthyPodEvictionPolicy: AlwaysAllow so a crash-looping pod never blocks a drain")
+	}
+	if len(fix) == 0 {
+		fix = append(fix, "Bring the not-Ready pods back to Ready before draining, and set spec.unhealthyPodEvictionPolicy: AlwaysAllow")
+	}
+	return finding.Finding{
+		Check:       "pdb-blocks-drain",
+		Severity:    sev,
+		Title:       title,
+		Message:     msg,
+		Objects:     refs.list(),
+		Evidence:    ev,
+		Remediation: strings.Join(fix, ". ") + ". If the budget ships inside a chart, override it through the chart's values or ask its maintainers to make it configurable.",
+		Cases:       pdbCases(len(notReady) > 0),
+	}, true
+}
+
+// pdbOverlapFindings reports pods selected by more than one budget, one
+// finding per set of budgets: the eviction API refuses to evict such a pod
+// at all, whatever the budgets allow.
+func pdbOverlapFindings(views []pdbView, budgetsOf map[*corev1.Pod][]int) []finding.Finding {
+	type group struct {
+		budgets []int
+		pods    []*corev1.Pod
+	}
+	groups := map[string]*group{}
+	for pod, bs := range budgetsOf {
+		if len(bs) < 2 {
+			continue
+		}
+		parts := make([]string, len(bs))
+		for i, b := range bs {
+			parts[i] = fmt.Sprint(b)
+		}
+		key := strings.Join(parts, ",")
+		g := groups[key]
+		if g == nil {
+			g = &group{budgets: bs}
+			groups[key] = g
+		}
+		g.pods = append(g.pods, pod)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+
+	var out []finding.Finding
+	for _, k := range keys {
+		g := groups[k]
+		sort.Slice(g.pods, func(i, j int) bool {
+			a, b := g.pods[i], g.pods[j]
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			return a.Name < b.Name
+		})
+		refs := newCappedRefs()
+		var names, ev []string
+		for _, b := range g.budgets {
+			p := views[b].pdb
+			refs.add(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
+			names = append(names, p.Namespace+"/"+p.Name)
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s/%s spec.selector=%s", p.Namespace, p.Name, views[b].selector))
+		}
+		for _, pod := range g.pods {
+			refs.addPodAndNode(pod)
+		}
+		for i, pod := range g.pods {
+			if i >= 5 {
+				break
+			}
+			ev = append(ev, fmt.Sprintf("Pod %s/%s labels %s match all %d budgets", pod.Namespace, pod.Name,
+				labels.Set(pod.Labels).String(), len(g.budgets)))
+		}
+		out = append(out, finding.Finding{
+			Check:    "pdb-blocks-drain",
+			Severity: finding.High,
+			Title:    fmt.Sprintf("%d PodDisruptionBudgets select the same pods: %s", len(names), strings.Join(names, ", ")),
+			Message: fmt.Sprintf("PodDisruptionBudgets %s all select %s on %s. The eviction API refuses to evict a pod "+
+				"covered by more than one budget, so a drain of those nodes fails for these pods every time.",
+				strings.Join(names, ", "), refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
+				refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
+			Objects:     refs.list(),
+			Evidence:    ev,
+			Remediation: "Keep one budget per workload: narrow the selectors so that no pod matches two budgets, or delete the redundant one.",
+			Cases:       pdbCases(false),
+		})
+	}
+	return out
+}
+
+func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) finding.Finding {
+	name := p.Namespace + "/" + p.Name
+	return finding.Finding{
+		Check:       "pdb-blocks-drain",
+		Severity:    finding.Low,
+		Title:       fmt.Sprintf("PodDisruptionBudget %s has an invalid selector", name),
+		Message:     fmt.Sprintf("The selector of PodDisruptionBudget %s cannot be parsed (%v), so it protects nothing.", name, err),
+		Objects:     []finding.ObjectRef{objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
+		Evidence:    []string{fmt.Sprintf("PodDisruptionBudget %s spec.selector invalid: %v", name, err)},
+		Remediation: "Fix the selector so that it matches the labels of the workload's pods.",
+		Cases:       pdbCases(false),
+	}
+}
+
+// podOwners names the controllers of the pods, e.g. "ReplicaSet
+// kube-system/coredns-5d78c9869d", at most three.
+func podOwners(pods []*corev1.Pod) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pods {
+		for _, o := range p.OwnerReferences {
+			if o.Controller == nil || !*o.Controller {
+				continue
+			}
+			s := o.Kind + " " + p.Namespace + "/" + o.Name
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("%d more", len(out)-3))
+	}
+	return strings.Join(out, ", ")
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,207 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+// findingAbout returns the first finding that names the object.
+func findingAbout(fs []finding.Finding, kind, namespace, name string) (finding.Finding, bool) {
+	for _, f := range fs {
+		if hasObject([]finding.Finding{f}, kind, namespace, name) {
+			return f, true
+		}
+	}
+	return finding.Finding{}, false
+}
+
+// evidenceHas reports whether any evidence line contains all the parts.
+func evidenceHas(f finding.Finding, parts ...string) bool {
+	for _, e := range f.Evidence {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(e, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPDBBlocksDrainFires(t *testing.T) {
+	c := pdbBlocksDrainCheck()
+	fs, ok := runCheck(t, c, loadFixture(t, "pdb-blocks-drain/gap.yaml"))
+	if !ok {
+		t.Fatal("not evaluated on a complete fixture")
+	}
+	if len(fs) != 3 {
+		t.Fatalf("got %d findings, want 3 (one per budget): %+v", len(fs), fs)
+	}
+	tests := []struct {
+		pdbNS, pdb   string
+		sev          finding.Severity
+		pods, nodes  []string
+		evidence     []string
+		messageParts []string
+	}{
+		{
+			pdbNS: "azure-workload-identity-system", pdb: "azure-wi-webhook-controller-manager", sev: finding.High,
+			pods: []string{"azure-wi-webhook-controller-manager-6b9c7d-x2k4p"}, nodes: []string{"aks-infra-0"},
+			evidence:     []string{"spec.minAvailable=1", "status.disruptionsAllowed=0", "spec.unschedulable=true"},
+			messageParts: []string{"minAvailable is 1", "1 pod", "already cordoned", "ReplicaSet azure-workload-identity-system/azure-wi-webhook-controller-manager-6b9c7d"},
+		},
+		{
+			pdbNS: "knative-serving", pdb: "activator-pdb", sev: finding.High,
+			pods: []string{"activator-7f9d8-abcde"}, nodes: []string{"aks-infra-1"},
+			evidence:     []string{"spec.minAvailable=80%"},
+			messageParts: []string{"minAvailable is 80%"},
+		},
+		{
+			pdbNS: "istio-system", pdb: "istiod", sev: finding.High,
+			pods: []string{"istiod-1", "istiod-2"}, nodes: []string{"aks-infra-0", "aks-infra-1"},
+			evidence:     []string{"spec.maxUnavailable=0"},
+			messageParts: []string{"allows no voluntary eviction", "2 pods"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pdb, func(t *testing.T) {
+			f, ok := findingAbout(fs, "PodDisruptionBudget", tc.pdbNS, tc.pdb)
+			if !ok {
+				t.Fatalf("no finding names PodDisruptionBudget %s/%s", tc.pdbNS, tc.pdb)
+			}
+			if f.Severity != tc.sev {
+				t.Errorf("severity %v, want %v", f.Severity, tc.sev)
+			}
+			for _, p := range tc.pods {
+				if !hasObject([]finding.Finding{f}, "Pod", tc.pdbNS, p) {
+					t.Errorf("pod %s not named; objects %v", p, f.Objects)
+				}
+			}
+			for _, n := range tc.nodes {
+				if !hasObject([]finding.Finding{f}, "Node", "", n) {
+					t.Errorf("node %s not named; objects %v", n, f.Objects)
+				}
+			}
+			for _, e := range tc.evidence {
+				if !evidenceHas(f, e) {
+					t.Errorf("no evidence line has %q: %q", e, f.Evidence)
+				}
+			}
+			for _, m := range tc.messageParts {
+				if !strings.Contains(f.Message, m) {
+					t.Errorf("message lacks %q: %s", m, f.Message)
+				}
+			}
+			if !slices.Contains(f.Cases, "azure-workload-identity-pdb-blocks-aks-upgrade") {
+				t.Errorf("cases %v lack the founding PDB case", f.Cases)
+			}
+			if f.Remediation == "" {
+				t.Error("no remediation")
+			}
+		})
+	}
+}
+
+func TestPDBBlocksDrainSilentOnHealthyBudgets(t *testing.T) {
+	fs, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/healthy.yaml"))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 0 {
+		t.Errorf("got findings on budgets that allow evictions: %+v", fs)
+	}
+}
+
+func TestPDBBlocksDrainUnreadyPods(t *testing.T) {
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/unready.yaml"))
+	f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "api")
+	if !ok || len(fs) != 1 {
+		t.Fatalf("want one finding about shop/api, got %+v", fs)
+	}
+	if f.Severity != finding.Medium {
+		t.Errorf("severity %v, want medium for a budget exhausted by not-Ready pods", f.Severity)
+	}
+	for _, p := range []string{"api-2", "api-3"} {
+		if !evidenceHas(f, "Pod shop/"+p, "Ready condition not True") {
+			t.Errorf("evidence does not show %s not Ready: %q", p, f.Evidence)
+		}
+	}
+	if !evidenceHas(f, "unhealthyPodEvictionPolicy") {
+		t.Errorf("evidence does not mention the eviction policy: %q", f.Evidence)
+	}
+	if !strings.Contains(f.Remediation, "AlwaysAllow") {
+		t.Errorf("remediation does not suggest AlwaysAllow: %s", f.Remediation)
+	}
+}
+
+func TestPDBBlocksDrainOverlap(t *testing.T) {
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/overlap.yaml"))
+	if len(fs) != 1 {
+		t.Fatalf("want one finding for the overlapping pair, got %d: %+v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High {
+		t.Errorf("severity %v, want high", f.Severity)
+	}
+	for _, want := range []struct{ kind, ns, name string }{
+		{"PodDisruptionBudget", "cache", "redis"},
+		{"PodDisruptionBudget", "cache", "redis-legacy"},
+		{"Pod", "cache", "redis-0"},
+		{"Pod", "cache", "redis-1"},
+		{"Node", "", "node-a"},
+		{"Node", "", "node-b"},
+	} {
+		if !hasObject(fs, want.kind, want.ns, want.name) {
+			t.Errorf("%s %s/%s not named", want.kind, want.ns, want.name)
+		}
+	}
+	if hasObject(fs, "Pod", "other", "redis-0") {
+		t.Error("a pod of another namespace is counted as covered")
+	}
+}
+
+func TestPDBBlocksDrainSelectors(t *testing.T) {
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/selectors.yaml", "pdb-blocks-drain/nomatch.yaml"))
+	tests := []struct {
+		ns, name string
+		sev      finding.Severity
+		pinned   string
+	}{
+		{"batch", "everything", finding.High, "worker-1"}, // {} selects the whole namespace
+		{"batch", "nothing", finding.Low, ""},             // null selects no pod
+		{"shop", "old-frontend", finding.Low, ""},         // selector outlived its workload
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := findingAbout(fs, "PodDisruptionBudget", tc.ns, tc.name)
+			if !ok {
+				t.Fatalf("no finding about %s/%s", tc.ns, tc.name)
+			}
+			if f.Severity != tc.sev {
+				t.Errorf("severity %v, want %v", f.Severity, tc.sev)
+			}
+			if tc.pinned != "" && !hasObject([]finding.Finding{f}, "Pod", tc.ns, tc.pinned) {
+				t.Errorf("pod %s not named", tc.pinned)
+			}
+			if tc.pinned == "" && !evidenceHas(f, "matches 0 pods") {
+				t.Errorf("evidence does not show the empty match: %q", f.Evidence)
+			}
+		})
+	}
+	if len(fs) != 3 {
+		t.Errorf("got %d findings, want 3", len(fs))
+	}
+}
+
+func TestPDBBlocksDrainNotEvaluatedWithoutPods(t *testing.T) {
+	if _, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/budgets-only.yaml")); ok {
+		t.Error("evaluated budgets without any pod in the input")
+	}
+}
