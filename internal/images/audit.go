@@ -1,0 +1,227 @@
+package images
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kubegap/kubegap/internal/checks"
+)
+
+// cacheVersion changes when the Report format or the analysis changes, so
+// that stale cached results are ignored rather than misread.
+const cacheVersion = 1
+
+// cacheEntry is one cached Report. Limits records the limits that shape a
+// successful report, so a run with different limits does not reuse it.
+type cacheEntry struct {
+	Version int     `json:"version"`
+	Limits  string  `json:"limits"`
+	Report  *Report `json:"report"`
+}
+
+// InspectForAudit inspects each image for its platform and returns what
+// the checks need, keyed by ImageRef.Reference. An image that cannot be
+// inspected gets ImageFacts.Err; nothing here aborts the audit. Results are
+// cached on disk by image digest (Options.CacheDir), so a second audit only
+// fetches manifests. When one reference is asked for on several platforms,
+// its facts are merged: the highest glibc need wins and every need is listed.
+func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[string]checks.ImageFacts {
+	opts = opts.withDefaults()
+	cache := cacheDir(opts)
+	type job struct {
+		ref  ImageRef
+		rep  *Report
+		err  error
+		plat string
+	}
+	var jobs []*job
+	seen := map[ImageRef]bool{}
+	for _, r := range refs {
+		if r.Platform == "" {
+			r.Platform = DefaultPlatform
+		}
+		if !seen[r] {
+			seen[r] = true
+			jobs = append(jobs, &job{ref: r})
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, opts.Concurrency)
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				j.err = ctx.Err()
+				return
+			}
+			j.rep, j.err = inspectCached(ctx, j.ref, cache, opts)
+		}()
+	}
+	wg.Wait()
+
+	out := map[string]checks.ImageFacts{}
+	for _, j := range jobs {
+		f := checks.ImageFacts{Image: j.ref.Reference}
+		if j.err != nil {
+			f.Err = oneLine(j.err.Error())
+		} else {
+			f = j.rep.Facts()
+			f.Image = j.ref.Reference
+		}
+		if prev, ok := out[j.ref.Reference]; ok {
+			f = mergeFacts(prev, f, j.ref.Platform)
+		}
+		out[j.ref.Reference] = f
+	}
+	return out
+}
+
+// inspectCached resolves the image digest (manifests only), then answers
+// from the cache or inspects and stores the result.
+func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options) (*Report, error) {
+	plat, err := ParsePlatform(ref.Platform)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	res, err := openRemote(ctx, ref.Reference, plat, opts)
+	if err != nil {
+		return nil, timeoutErr(ctx, opts, err)
+	}
+	file := ""
+	if cache != "" {
+		file = filepath.Join(cache, strings.ReplaceAll(res.digest.String(), ":", "-")+".json")
+		if r := readCache(file, res.digest.String(), opts); r != nil {
+			r.Reference = printable(ref.Reference)
+			return r, nil
+		}
+	}
+	r, err := inspectResolved(ctx, ref.Reference, plat, res, opts)
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		// A cache that cannot be written costs a pull next time, nothing more.
+		_ = writeCache(file, r, opts)
+	}
+	return r, nil
+}
+
+// cacheDir returns the cache directory, or "" when caching is off.
+func cacheDir(opts Options) string {
+	switch opts.CacheDir {
+	case "-":
+		return ""
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(base, "kubegap", "images")
+	}
+	return opts.CacheDir
+}
+
+func limitsKey(opts Options) string {
+	return fmt.Sprintf("file=%d,payload=%d,payloads=%d", opts.MaxFileBytes, opts.MaxPayloadBytes, opts.MaxPayloads)
+}
+
+func readCache(file, digest string, opts Options) *Report {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Version != cacheVersion || e.Limits != limitsKey(opts) || e.Report == nil || e.Report.Digest != digest {
+		return nil
+	}
+	return e.Report
+}
+
+// writeCache stores r atomically: a reader never sees half a file.
+func writeCache(file string, r *Report, opts Options) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return fmt.Errorf("creating image cache: %w", err)
+	}
+	b, err := json.Marshal(cacheEntry{Version: cacheVersion, Limits: limitsKey(opts), Report: r})
+	if err != nil {
+		return fmt.Errorf("encoding cache entry: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing image cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing image cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing image cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("writing image cache: %w", err)
+	}
+	return nil
+}
+
+// Facts condenses the report into what the audit checks read.
+func (r *Report) Facts() checks.ImageFacts {
+	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, MaxGlibc: r.MaxGlibc()}
+	crypto := map[string]bool{}
+	for i := range r.Executables {
+		e := &r.Executables[i]
+		if e.Go != nil && e.Go.SystemCrypto {
+			crypto[e.Path] = true
+		}
+		for _, p := range e.Payloads {
+			if p.Binary != nil && p.Binary.Go != nil && p.Binary.Go.SystemCrypto {
+				crypto[e.Path+"!"+p.Name] = true
+			}
+		}
+	}
+	for _, n := range r.GlibcNeeds() {
+		s := n.Path + ": GLIBC_" + n.Version
+		if n.Version == "" {
+			s = n.Path + ": glibc (no versioned symbols)"
+		}
+		if crypto[n.Path] {
+			s += ", libcrypto via dlopen"
+		}
+		f.Executables = append(f.Executables, s)
+	}
+	return f
+}
+
+// mergeFacts combines one reference's facts across platforms.
+func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
+	if CompareVersions(b.MaxGlibc, a.MaxGlibc) > 0 {
+		a.MaxGlibc = b.MaxGlibc
+	}
+	for _, e := range b.Executables {
+		if !slices.Contains(a.Executables, e) {
+			a.Executables = append(a.Executables, e)
+		}
+	}
+	if a.Digest != b.Digest && b.Digest != "" {
+		a.Digest = strings.TrimPrefix(a.Digest+","+b.Digest, ",")
+	}
+	if b.Err != "" {
+		a.Err = strings.TrimPrefix(a.Err+"; "+plat+": "+b.Err, "; ")
+	}
+	return a
+}
+
+// oneLine folds an error message onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,107 @@
+package images
+
+import (
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+)
+
+// Default limits. They are generous enough for large real images (a CUDA
+// base image decompresses to several GiB; kube-apiserver is ~100 MiB) and
+// small enough that a hostile image cannot exhaust memory, disk or time.
+const (
+	// DefaultMaxLayerBytes caps one layer's compressed size (2 GiB).
+	DefaultMaxLayerBytes int64 = 2 << 30
+	// DefaultMaxImageBytes caps the decompressed bytes read per image (8 GiB).
+	DefaultMaxImageBytes int64 = 8 << 30
+	// DefaultMaxFiles caps the tar entries walked per image.
+	DefaultMaxFiles = 1_000_000
+	// DefaultMaxFileBytes caps the bytes read into memory for one
+	// executable (256 MiB); larger ELF files are listed as skipped.
+	DefaultMaxFileBytes int64 = 256 << 20
+	// DefaultMaxPayloadBytes caps one embedded gzip payload once
+	// decompressed (128 MiB).
+	DefaultMaxPayloadBytes int64 = 128 << 20
+	// DefaultMaxPayloads caps the embedded payloads analysed per executable.
+	DefaultMaxPayloads = 64
+	// DefaultTimeout bounds the inspection of one image, pull included.
+	DefaultTimeout = 5 * time.Minute
+	// DefaultPlatform is the platform chosen from a multi-platform index.
+	DefaultPlatform = "linux/amd64"
+)
+
+// Options bounds and configures an inspection. The zero value is usable:
+// every zero field takes its documented default.
+type Options struct {
+	// MaxLayerBytes caps a layer's compressed size as the manifest states
+	// it; a larger layer fails the image. Default DefaultMaxLayerBytes.
+	MaxLayerBytes int64
+	// MaxImageBytes caps the decompressed bytes read across all layers of
+	// one image; it is what stops a decompression bomb. Default
+	// DefaultMaxImageBytes.
+	MaxImageBytes int64
+	// MaxFiles caps the tar entries walked across all layers. Default
+	// DefaultMaxFiles.
+	MaxFiles int
+	// MaxFileBytes caps the bytes of one ELF file read into memory.
+	// Default DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// MaxPayloadBytes caps one embedded gzip payload, decompressed.
+	// Default DefaultMaxPayloadBytes.
+	MaxPayloadBytes int64
+	// MaxPayloads caps the embedded payloads analysed per executable.
+	// Default DefaultMaxPayloads.
+	MaxPayloads int
+	// Timeout bounds one image, pull included. Default DefaultTimeout.
+	Timeout time.Duration
+	// Keychain resolves registry credentials. Default authn.DefaultKeychain
+	// (the user's docker config, anonymous when there is none).
+	Keychain authn.Keychain
+	// CacheDir holds results keyed by image digest for InspectForAudit.
+	// Default os.UserCacheDir()/kubegap/images; "-" disables the cache.
+	CacheDir string
+	// Concurrency is how many images InspectForAudit inspects at once.
+	// Default 2.
+	Concurrency int
+}
+
+// ImageRef names an image and the platform to resolve it for.
+type ImageRef struct {
+	// Reference is the image as written in the pod spec.
+	Reference string
+	// Platform is os/arch[/variant], e.g. linux/arm64; empty means
+	// DefaultPlatform.
+	Platform string
+}
+
+// withDefaults fills zero fields with their defaults.
+func (o Options) withDefaults() Options {
+	if o.MaxLayerBytes <= 0 {
+		o.MaxLayerBytes = DefaultMaxLayerBytes
+	}
+	if o.MaxImageBytes <= 0 {
+		o.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.MaxPayloadBytes <= 0 {
+		o.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	if o.MaxPayloads <= 0 {
+		o.MaxPayloads = DefaultMaxPayloads
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Keychain == nil {
+		o.Keychain = authn.DefaultKeychain
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 2
+	}
+	return o
+}
