@@ -83,6 +83,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitError, err) })
 	root.AddCommand(
 		newVersionCommand(app),
+		newCasesCommand(app),
 	)
 	return root
 }

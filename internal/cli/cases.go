@@ -1,0 +1,569 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/library"
+)
+
+// casesDeps is what the cases commands read: the library and the check
+// registry. Tests swap in fixtures; the binary uses the embedded library.
+type casesDeps struct {
+	load   func() (*library.Library, error)
+	checks func() []checks.Check
+}
+
+// facetFlag ties a library facet to its CLI flag and the label text output
+// uses for it.
+type facetFlag struct{ facet, flag, label string }
+
+// facetFlags lists the facets in display order.
+func facetFlags() []facetFlag {
+	return []facetFlag{
+		{library.FacetRootCause, "root-cause", "root cause"},
+		{library.FacetComponent, "component", "component"},
+		{library.FacetSymptom, "symptom", "symptom"},
+		{library.FacetFactor, "factor", "factor"},
+	}
+}
+
+// casesListOptions are the flags of `cases list` (and of bare `cases`).
+type casesListOptions struct {
+	rootCauses, components, symptoms, factors []string
+	search                                    string
+	limit, offset                             int
+	output                                    string
+}
+
+func newCasesCommand(app *App) *cobra.Command {
+	return newCasesCommandWith(app, casesDeps{load: library.Default, checks: checks.All})
+}
+
+func newCasesCommandWith(app *App, deps casesDeps) *cobra.Command {
+	var opts casesListOptions
+	cmd := &cobra.Command{
+		Use:   "cases",
+		Short: "Browse the incident library: public Kubernetes failures behind kubegap's checks",
+		Long: `Browse the incident library: public Kubernetes failures written up as cases,
+filed by root cause, component, symptom and contributing factor.
+
+Without a subcommand, 'kubegap cases' lists cases like 'kubegap cases list'.`,
+		Example: `  kubegap cases list --component cni-plugin --symptom sandbox-failure
+  kubegap cases list --search glibc -o json
+  kubegap cases show azure-cni-v2-glibc
+  kubegap cases facets`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return runCasesList(app, deps, &opts) },
+	}
+	addCasesListFlags(cmd, &opts)
+	cmd.AddCommand(
+		newCasesListCommand(app, deps),
+		newCasesShowCommand(app, deps),
+		newCasesFacetsCommand(app, deps),
+	)
+	return cmd
+}
+
+func addCasesListFlags(cmd *cobra.Command, opts *casesListOptions) {
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.rootCauses, "root-cause", nil, "only cases with this root cause (repeatable; values are alternatives)")
+	f.StringSliceVar(&opts.components, "component", nil, "only cases involving this component (repeatable; values are alternatives)")
+	f.StringSliceVar(&opts.symptoms, "symptom", nil, "only cases with this symptom (repeatable; values are alternatives)")
+	f.StringSliceVar(&opts.factors, "factor", nil, "only cases with this contributing factor (repeatable; values are alternatives)")
+	f.StringVar(&opts.search, "search", "", "words that must all appear in a case; title matches rank first")
+	f.IntVar(&opts.limit, "limit", 20, "cases per page; 0 shows all")
+	f.IntVar(&opts.offset, "offset", 0, "matching cases to skip")
+	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+}
+
+func newCasesListCommand(app *App, deps casesDeps) *cobra.Command {
+	var opts casesListOptions
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List cases, filtered by facet and search, with counts per facet",
+		Long: `List cases newest first, or by relevance with --search. Facet flags combine
+with AND across facets and OR within one: --component a --component b
+--symptom c lists cases involving a or b that show c. Counts per facet value
+cover every matching case, not only the page shown.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return runCasesList(app, deps, &opts) },
+	}
+	addCasesListFlags(cmd, &opts)
+	return cmd
+}
+
+func newCasesShowCommand(app *App, deps casesDeps) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one case in full, its sources, and the checks that look for it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := checkOutputFormat(output); err != nil {
+				return err
+			}
+			lib, err := loadLibrary(deps)
+			if err != nil {
+				return err
+			}
+			c, ok := lib.Case(args[0])
+			if !ok {
+				return withCode(ExitError, unknownCaseError(lib, args[0]))
+			}
+			covering := checksCiting(deps.checks(), c.ID)
+			if output == "json" {
+				ids := make([]string, len(covering))
+				for i, ch := range covering {
+					ids[i] = ch.ID
+				}
+				return writeJSON(app.Out, caseJSON{APIVersion: apiVersion, Kind: "Case", Case: c, Checks: ids})
+			}
+			tax := lib.Taxonomy()
+			return writeCaseText(app.Out, &c, &tax, covering)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func newCasesFacetsCommand(app *App, deps casesDeps) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "facets",
+		Short: "List every facet value with its description and how many cases carry it",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := checkOutputFormat(output); err != nil {
+				return err
+			}
+			lib, err := loadLibrary(deps)
+			if err != nil {
+				return err
+			}
+			res, err := lib.Query(library.Query{})
+			if err != nil {
+				return withCode(ExitError, err)
+			}
+			out := facetsJSON{APIVersion: apiVersion, Kind: "CaseFacets", Total: res.Total}
+			tax := lib.Taxonomy()
+			for _, ff := range facetFlags() {
+				counts := map[string]int{}
+				if f, ok := res.Facet(ff.facet); ok {
+					for _, v := range f.Values {
+						counts[v.ID] = v.Count
+					}
+				}
+				fj := facetJSON{Name: ff.facet, Flag: "--" + ff.flag, Values: []facetValueJSON{}}
+				// Taxonomy order, not count order: this is the reference
+				// listing, and the taxonomy groups related values.
+				for _, t := range tax.Terms(ff.facet) {
+					fj.Values = append(fj.Values, facetValueJSON{ID: t.ID, Name: t.Name, Description: t.Description, Count: counts[t.ID]})
+				}
+				out.Facets = append(out.Facets, fj)
+			}
+			if output == "json" {
+				return writeJSON(app.Out, out)
+			}
+			return writeFacetsText(app.Out, &out)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// apiVersion marks kubegap's JSON documents, as in the audit report.
+const apiVersion = "kubegap.dev/v1alpha1"
+
+// caseListJSON is `cases list -o json`: the query as understood, then the
+// page and facet counts.
+type caseListJSON struct {
+	APIVersion string        `json:"apiVersion"`
+	Kind       string        `json:"kind"`
+	Query      library.Query `json:"query"`
+	library.Result
+}
+
+// caseJSON is `cases show -o json`: the case and the IDs of the checks that
+// cite it.
+type caseJSON struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	library.Case
+	Checks []string `json:"checks"`
+}
+
+type facetsJSON struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Total      int         `json:"total"`
+	Facets     []facetJSON `json:"facets"`
+}
+
+type facetJSON struct {
+	Name   string           `json:"name"`
+	Flag   string           `json:"flag"`
+	Values []facetValueJSON `json:"values"`
+}
+
+type facetValueJSON struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Count       int    `json:"count"`
+}
+
+func runCasesList(app *App, deps casesDeps, opts *casesListOptions) error {
+	if err := checkOutputFormat(opts.output); err != nil {
+		return err
+	}
+	if opts.limit < 0 {
+		return withCode(ExitError, fmt.Errorf("--limit %d is negative", opts.limit))
+	}
+	if opts.offset < 0 {
+		return withCode(ExitError, fmt.Errorf("--offset %d is negative", opts.offset))
+	}
+	lib, err := loadLibrary(deps)
+	if err != nil {
+		return err
+	}
+	q := library.Query{
+		RootCauses: opts.rootCauses,
+		Components: opts.components,
+		Symptoms:   opts.symptoms,
+		Factors:    opts.factors,
+		Search:     opts.search,
+		Limit:      opts.limit,
+		Offset:     opts.offset,
+	}
+	res, err := lib.Query(q)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if opts.output == "json" {
+		return writeJSON(app.Out, caseListJSON{APIVersion: apiVersion, Kind: "CaseList", Query: q, Result: res})
+	}
+	return writeCaseListText(app.Out, &q, &res)
+}
+
+func checkOutputFormat(o string) error {
+	if o != "text" && o != "json" {
+		return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", o))
+	}
+	return nil
+}
+
+func loadLibrary(deps casesDeps) (*library.Library, error) {
+	lib, err := deps.load()
+	if err != nil {
+		return nil, withCode(ExitError, fmt.Errorf("loading the incident library: %w", err))
+	}
+	return lib, nil
+}
+
+// unknownCaseError names close IDs, since a case ID is long and easy to
+// half-remember.
+func unknownCaseError(lib *library.Library, id string) error {
+	var near []string
+	for _, c := range lib.Cases() {
+		if id != "" && (strings.Contains(c.ID, id) || strings.Contains(id, c.ID)) {
+			near = append(near, c.ID)
+		}
+	}
+	sort.Strings(near)
+	if len(near) > 3 {
+		near = near[:3]
+	}
+	if len(near) > 0 {
+		return fmt.Errorf("unknown case %q (did you mean %s?)", id, strings.Join(near, ", "))
+	}
+	return fmt.Errorf("unknown case %q (see kubegap cases list)", id)
+}
+
+// checksCiting returns the checks whose Cases include id, sorted by ID.
+func checksCiting(all []checks.Check, id string) []checks.Check {
+	var out []checks.Check
+	for _, c := range all {
+		for _, cid := range c.Cases {
+			if cid == id {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}
+
+// errWriter remembers the first write error so renderers can write freely
+// and report once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func writeCaseListText(w io.Writer, q *library.Query, res *library.Result) error {
+	ew := &errWriter{w: w}
+	shown := len(res.Cases)
+	switch {
+	case res.Total == 0:
+		ew.printf("Cases: 0 · no case matches\n")
+	case shown == 0:
+		ew.printf("Cases: %d · showing none: offset %d is past the last case\n", res.Total, res.Offset)
+	default:
+		ew.printf("Cases: %d · showing %d to %d of %d\n", res.Total, res.Offset+1, res.Offset+shown, res.Total)
+	}
+	if filter := describeFilter(q); filter != "" {
+		ew.printf("Filter: %s\n", filter)
+	}
+	if shown > 0 {
+		ew.printf("\n")
+		width := 0
+		for _, c := range res.Cases {
+			width = max(width, len(c.ID))
+		}
+		for _, c := range res.Cases {
+			ew.printf("  %-*s  %-10s  %s\n", width, c.ID, c.Date, c.Title)
+		}
+		if next := res.Offset + shown; next < res.Total {
+			ew.printf("\nNext page: add --offset %d\n", next)
+		}
+	}
+	if res.Total > 0 {
+		ew.printf("\n")
+		for _, ff := range facetFlags() {
+			f, _ := res.Facet(ff.facet)
+			var parts []string
+			for _, v := range f.Values {
+				if v.Count > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", v.ID, v.Count))
+				}
+			}
+			if len(parts) == 0 {
+				parts = []string{"none"}
+			}
+			ew.printf("by %s: %s\n", ff.label, strings.Join(parts, ", "))
+		}
+	}
+	return ew.err
+}
+
+// describeFilter says in one line what a query selects, so a page of
+// results is never mistaken for the whole library.
+func describeFilter(q *library.Query) string {
+	var parts []string
+	sel := [][]string{q.RootCauses, q.Components, q.Symptoms, q.Factors}
+	for i, ff := range facetFlags() {
+		if len(sel[i]) > 0 {
+			parts = append(parts, ff.label+" "+strings.Join(sel[i], " or "))
+		}
+	}
+	if strings.TrimSpace(q.Search) != "" {
+		parts = append(parts, fmt.Sprintf("search %q", q.Search))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func writeFacetsText(w io.Writer, f *facetsJSON) error {
+	ew := &errWriter{w: w}
+	ew.printf("Facets of %d cases. Filter with kubegap cases list --FLAG VALUE.\n", f.Total)
+	for _, fj := range f.Facets {
+		ew.printf("\n%s (%s)\n", facetTitle(fj.Name), fj.Flag)
+		width := 0
+		for _, v := range fj.Values {
+			width = max(width, len(v.ID))
+		}
+		for _, v := range fj.Values {
+			ew.printf("  %-*s %3d  %s: %s\n", width, v.ID, v.Count, v.Name, v.Description)
+		}
+	}
+	return ew.err
+}
+
+func facetTitle(facet string) string {
+	switch facet {
+	case library.FacetRootCause:
+		return "Root causes"
+	case library.FacetComponent:
+		return "Components"
+	case library.FacetSymptom:
+		return "Symptoms"
+	case library.FacetFactor:
+		return "Contributing factors"
+	}
+	return facet
+}
+
+// termLabel renders a facet value as "Name (id)", falling back to the ID
+// alone if the taxonomy lacks it (a loaded library never does).
+func termLabel(tax *library.Taxonomy, facet, id string) string {
+	if t, ok := tax.Term(facet, id); ok {
+		return t.Name + " (" + id + ")"
+	}
+	return id
+}
+
+// textWidth is where case text wraps: readable in an 80-column terminal
+// with the indent.
+const textWidth = 76
+
+func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering []checks.Check) error {
+	ew := &errWriter{w: w}
+	para := func(indent, text string) {
+		for _, line := range wrap(text, textWidth-len(indent)) {
+			ew.printf("%s%s\n", indent, line)
+		}
+	}
+	bullets := func(items []string) {
+		for _, it := range items {
+			lines := wrap(it, textWidth-4)
+			for i, line := range lines {
+				if i == 0 {
+					ew.printf("  - %s\n", line)
+				} else {
+					ew.printf("    %s\n", line)
+				}
+			}
+		}
+	}
+	section := func(title string) { ew.printf("\n%s\n", title) }
+
+	ew.printf("%s\n", c.ID)
+	para("", c.Title)
+	meta := "Date: " + c.Date
+	if c.Organization != "" {
+		meta += " · Organization: " + c.Organization
+	}
+	ew.printf("%s\n\n", meta)
+
+	labels := func(facet string, ids []string) string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = termLabel(tax, facet, id)
+		}
+		return strings.Join(out, ", ")
+	}
+	ew.printf("Root cause:  %s\n", termLabel(tax, library.FacetRootCause, c.RootCause.Category))
+	ew.printf("Components:  %s\n", labels(library.FacetComponent, c.Components))
+	ew.printf("Symptoms:    %s\n", labels(library.FacetSymptom, c.SymptomCategories))
+	factorIDs := make([]string, len(c.ContributingFactors))
+	for i, f := range c.ContributingFactors {
+		factorIDs[i] = f.Category
+	}
+	if len(factorIDs) > 0 {
+		ew.printf("Factors:     %s\n", labels(library.FacetFactor, factorIDs))
+	}
+
+	section("Summary")
+	para("  ", c.Summary)
+	section("Symptoms")
+	bullets(c.Symptoms)
+	section("Trigger")
+	para("  ", c.Trigger)
+	section("Root cause")
+	para("  ", c.RootCause.Text)
+	if len(c.ContributingFactors) > 0 {
+		section("Contributing factors")
+		items := make([]string, len(c.ContributingFactors))
+		for i, f := range c.ContributingFactors {
+			items[i] = termLabel(tax, library.FacetFactor, f.Category) + ": " + f.Text
+		}
+		bullets(items)
+	}
+	section("Detection")
+	para("  ", c.Detection)
+	section("Remediation")
+	bullets(c.Remediation)
+	if len(c.ActionItems) > 0 {
+		section("Action items")
+		bullets(c.ActionItems)
+	}
+	section("Lessons")
+	bullets(c.Lessons)
+
+	section("Detectable read-only")
+	if c.Detectable.ReadOnly {
+		para("  ", "Yes. "+c.Detectable.Signal)
+	} else {
+		para("  ", "No. "+c.Detectable.Why)
+	}
+	if len(c.Unverified) > 0 {
+		section("Unverified")
+		bullets(c.Unverified)
+	}
+	section("Sources")
+	for _, s := range c.Sources {
+		lines := wrap(fmt.Sprintf("[%s, %s] %s", s.Kind, s.Language, s.Title), textWidth-4)
+		for i, line := range lines {
+			if i == 0 {
+				ew.printf("  - %s\n", line)
+			} else {
+				ew.printf("    %s\n", line)
+			}
+		}
+		ew.printf("    %s\n", s.URL)
+	}
+	ew.printf("\n%s\n", checksLine(c, covering))
+	return ew.err
+}
+
+// checksLine points from a case to the audit that looks for it, or says
+// plainly that nothing does yet.
+func checksLine(c *library.Case, covering []checks.Check) string {
+	if len(covering) > 0 {
+		ids := make([]string, len(covering))
+		for i, ch := range covering {
+			ids[i] = ch.ID
+		}
+		return "Check your cluster for this: kubegap audit --checks " + strings.Join(ids, ",")
+	}
+	msg := "No kubegap check covers this case yet."
+	switch {
+	case !c.Detectable.ReadOnly:
+		msg += " The gap cannot be seen read-only from the Kubernetes API."
+	case c.Detectable.NoCheckYet != "":
+		msg += " " + c.Detectable.NoCheckYet
+	}
+	return msg
+}
+
+// wrap breaks text into lines of at most width runes at spaces; a word
+// longer than width (a URL) gets a line of its own.
+func wrap(text string, width int) []string {
+	words := strings.Fields(text)
+	if len(words) == 0 {
+		return nil
+	}
+	var lines []string
+	line := words[0]
+	for _, word := range words[1:] {
+		if len([]rune(line))+1+len([]rune(word)) > width {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		line += " " + word
+	}
+	return append(lines, line)
+}
