@@ -8,6 +8,7 @@ import "sort"
 func All() []Check {
 	all := []Check{
 		// One line per check: the constructor from the check's own file.
+		hostBinaryGlibcCheck(),
 		pdbBlocksDrainCheck(),
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
