@@ -1,0 +1,520 @@
+package checks
+
+import (
+	_ "embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/nodeos"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const caseAzureCNIGlibc = "azure-cni-v2-glibc"
+
+// hostBinaryGlibcCheck looks for DaemonSets that copy executables onto
+// nodes whose glibc is older than those executables need. The binary runs
+// on the host, against the host's libc, so the container image's own base
+// says nothing about whether it works; the founding Azure CNI incident is
+// exactly that.
+func hostBinaryGlibcCheck() Check {
+	return Check{
+		ID:       "host-binary-glibc",
+		Title:    "Host binaries installed by a DaemonSet need a newer glibc than nodes have",
+		Severity: finding.High,
+		Description: "Finds DaemonSets that mount a host binary directory (such as /opt/cni/bin) writable, " +
+			"works out which nodes they land on and each node's glibc from its OS image, and reports the " +
+			"nodes whose glibc is older than the installed binaries need: there the binaries cannot start, " +
+			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
+			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
+			"reported at medium severity.",
+		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
+		Cases: []string{caseAzureCNIGlibc},
+		Run:   runHostBinaryGlibc,
+	}
+}
+
+// hostBinaryFacts is data/host-binaries.yaml.
+type hostBinaryFacts struct {
+	HostBinaryPaths []string       `json:"hostBinaryPaths"`
+	Images          []imageLinkage `json:"images"`
+}
+
+// imageLinkage is what is known about the binaries one image repository
+// installs on hosts.
+type imageLinkage struct {
+	Repository  string   `json:"repository"`
+	Linkage     string   `json:"linkage"` // static or dynamic
+	Glibc       string   `json:"glibc,omitempty"`
+	Installs    string   `json:"installs,omitempty"`
+	Alternative string   `json:"alternative,omitempty"`
+	Sources     []string `json:"sources"`
+	Note        string   `json:"note,omitempty"`
+
+	glibc nodeos.Version
+}
+
+//go:embed data/host-binaries.yaml
+var hostBinariesYAML []byte
+
+// loadHostBinaryFacts parses the embedded file once; read-only after that.
+var loadHostBinaryFacts = sync.OnceValues(func() (*hostBinaryFacts, error) {
+	return parseHostBinaryFacts(hostBinariesYAML)
+})
+
+func parseHostBinaryFacts(data []byte) (*hostBinaryFacts, error) {
+	var f hostBinaryFacts
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("parsing host-binaries.yaml: %w", err)
+	}
+	if len(f.HostBinaryPaths) == 0 {
+		return nil, fmt.Errorf("host-binaries.yaml: no hostBinaryPaths")
+	}
+	for _, p := range f.HostBinaryPaths {
+		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+			return nil, fmt.Errorf("host-binaries.yaml: path %q must be absolute, clean and not /", p)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range f.Images {
+		im := &f.Images[i]
+		if im.Repository == "" || imageRepository(im.Repository) != im.Repository {
+			return nil, fmt.Errorf("host-binaries.yaml: repository %q must be set and carry no tag or digest", im.Repository)
+		}
+		if seen[im.Repository] {
+			return nil, fmt.Errorf("host-binaries.yaml: repository %q listed twice", im.Repository)
+		}
+		seen[im.Repository] = true
+		if len(im.Sources) == 0 {
+			return nil, fmt.Errorf("host-binaries.yaml: %s has no sources", im.Repository)
+		}
+		switch im.Linkage {
+		case "dynamic":
+			v, err := nodeos.ParseVersion(im.Glibc)
+			if err != nil {
+				return nil, fmt.Errorf("host-binaries.yaml: %s: %w", im.Repository, err)
+			}
+			im.glibc = v
+		case "static":
+			if im.Glibc != "" {
+				return nil, fmt.Errorf("host-binaries.yaml: %s is static but names glibc %s", im.Repository, im.Glibc)
+			}
+		default:
+			return nil, fmt.Errorf("host-binaries.yaml: %s: linkage %q, want static or dynamic", im.Repository, im.Linkage)
+		}
+	}
+	return &f, nil
+}
+
+// imageRepository strips the tag and digest from an image reference.
+func imageRepository(ref string) string {
+	if i := strings.IndexByte(ref, '@'); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+		ref = ref[:i]
+	}
+	return strings.ToLower(ref)
+}
+
+// hostBinaryDir returns the host binary directory a hostPath reaches: the
+// path itself or a parent of it is listed, or the path is a parent of a
+// listed directory ("/", "/opt", "/usr").
+func (f *hostBinaryFacts) hostBinaryDir(p string) (string, bool) {
+	p = path.Clean("/" + p)
+	for _, dir := range f.HostBinaryPaths {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return dir, true
+		}
+	}
+	for _, dir := range f.HostBinaryPaths {
+		if p == "/" || strings.HasPrefix(dir, p+"/") {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// hostWrite is one container of a DaemonSet that can write into a host
+// binary directory.
+type hostWrite struct {
+	field     string // "initContainers[0]"
+	container *corev1.Container
+	evidence  []string
+}
+
+// hostWrites lists the containers of a DaemonSet that mount a host binary
+// directory writable.
+func (f *hostBinaryFacts) hostWrites(ds *appsv1.DaemonSet) []hostWrite {
+	spec := &ds.Spec.Template.Spec
+	vols := map[string]int{}
+	for i := range spec.Volumes {
+		if spec.Volumes[i].HostPath != nil {
+			vols[spec.Volumes[i].Name] = i
+		}
+	}
+	if len(vols) == 0 {
+		return nil
+	}
+	var out []hostWrite
+	scan := func(kind string, cs []corev1.Container) {
+		for ci := range cs {
+			c := &cs[ci]
+			w := hostWrite{field: fmt.Sprintf("%s[%d]", kind, ci), container: c}
+			for mi, m := range c.VolumeMounts {
+				vi, ok := vols[m.Name]
+				if !ok || m.ReadOnly {
+					continue
+				}
+				hostPath := spec.Volumes[vi].HostPath.Path
+				if m.SubPath != "" {
+					hostPath = path.Join(hostPath, m.SubPath)
+				}
+				dir, ok := f.hostBinaryDir(hostPath)
+				if !ok {
+					continue
+				}
+				w.evidence = append(w.evidence, fmt.Sprintf(
+					"DaemonSet %s/%s spec.template.spec.volumes[%d].hostPath.path=%s (reaches %s) is mounted writable by %s.volumeMounts[%d] at %s",
+					ds.Namespace, ds.Name, vi, spec.Volumes[vi].HostPath.Path, dir, w.field, mi, m.MountPath))
+			}
+			if len(w.evidence) > 0 {
+				out = append(out, w)
+			}
+		}
+	}
+	scan("initContainers", spec.InitContainers)
+	scan("containers", spec.Containers)
+	return out
+}
+
+// glibcNeed is what kubegap knows about the glibc an image's binaries need.
+type glibcNeed struct {
+	known   bool // false: neither inspected nor in the data file
+	dynamic bool
+	glibc   nodeos.Version
+	// how says where the knowledge comes from, for evidence.
+	how         string
+	alternative string
+}
+
+func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) glibcNeed {
+	if im, ok := images[image]; ok && im.Err == "" {
+		if im.MaxGlibc == "" {
+			return glibcNeed{known: true, how: "--inspect-images found no executable needing glibc in " + image}
+		}
+		if v, err := nodeos.ParseVersion(im.MaxGlibc); err == nil {
+			how := fmt.Sprintf("--inspect-images: %s needs GLIBC_%s", image, v)
+			if len(im.Executables) > 0 {
+				how += " (" + strings.Join(firstN(im.Executables, 3), "; ") + ")"
+			}
+			return glibcNeed{known: true, dynamic: true, glibc: v, how: how}
+		}
+	}
+	repo := imageRepository(image)
+	for i := range f.Images {
+		im := &f.Images[i]
+		if im.Repository != repo {
+			continue
+		}
+		src := strings.Join(im.Sources, ", ")
+		if im.Linkage == "static" {
+			return glibcNeed{known: true, how: fmt.Sprintf("kubegap data: %s installs statically linked binaries (%s)", repo, src)}
+		}
+		return glibcNeed{known: true, dynamic: true, glibc: im.glibc, alternative: im.Alternative,
+			how: fmt.Sprintf("kubegap data: %s installs binaries that need GLIBC_%s (%s)", repo, im.glibc, src)}
+	}
+	return glibcNeed{}
+}
+
+// nodeOS caches the OS table lookup of every node.
+type nodeOS map[string]nodeos.Info
+
+func identifyNodes(nodes []corev1.Node) nodeOS {
+	m := make(nodeOS, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		m[n.Name] = nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+	}
+	return m
+}
+
+func nodeOSEvidence(n *corev1.Node, info nodeos.Info) string {
+	var what string
+	switch {
+	case info.Libc == nodeos.LibcMusl:
+		what = "musl, no glibc"
+	case info.Glibc.IsZero():
+		what = "glibc unknown"
+	default:
+		what = "glibc " + info.Glibc.String()
+	}
+	return fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s", n.Name, n.Status.NodeInfo.OSImage, what)
+}
+
+// hostBinaryPart is the verdict on one writing container.
+type hostBinaryPart struct {
+	severity finding.Severity
+	w        hostWrite
+	need     glibcNeed
+	affected []*corev1.Node
+	unknown  int
+	fleet    map[string]int // glibc (or "musl") -> node count, for mixed fleets
+}
+
+func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
+	facts, err := loadHostBinaryFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 {
+		return nil, NotEvaluated("the snapshot holds no nodes")
+	}
+	infos := identifyNodes(s.Nodes)
+	var out []finding.Finding
+	for i := range s.DaemonSets {
+		ds := &s.DaemonSets[i]
+		writes := facts.hostWrites(ds)
+		if len(writes) == 0 {
+			continue
+		}
+		var linux []*corev1.Node
+		for _, n := range targetNodes(ds, s.Nodes) {
+			if infos[n.Name].Libc == nodeos.LibcNone || n.Labels[corev1.LabelOSStable] == "windows" {
+				continue
+			}
+			linux = append(linux, n)
+		}
+		if len(linux) == 0 {
+			continue
+		}
+		var parts []hostBinaryPart
+		for _, w := range writes {
+			if p, ok := judgeHostWrite(w, facts.glibcNeed(w.container.Image, ctx.Images), linux, infos); ok {
+				parts = append(parts, p)
+			}
+		}
+		if f, ok := hostBinaryFinding(ds, parts, infos, len(linux)); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nodeOS) (hostBinaryPart, bool) {
+	p := hostBinaryPart{w: w, need: need}
+	switch {
+	case need.known && !need.dynamic:
+		return p, false
+	case need.known:
+		for _, n := range nodes {
+			info := infos[n.Name]
+			switch {
+			case info.Libc == nodeos.LibcMusl:
+				p.affected = append(p.affected, n)
+			case info.Glibc.IsZero():
+				p.unknown++
+			case info.Glibc.Less(need.glibc):
+				p.affected = append(p.affected, n)
+			}
+		}
+		p.severity = finding.High
+		return p, len(p.affected) > 0
+	}
+	// Unknown image: only a fleet with more than one glibc can break on
+	// some nodes and not others, which is what makes it worth a look.
+	p.fleet = map[string]int{}
+	var newest nodeos.Version
+	for _, n := range nodes {
+		info := infos[n.Name]
+		switch {
+		case info.Libc == nodeos.LibcMusl:
+			p.fleet["musl"]++
+		case info.Glibc.IsZero():
+			p.unknown++
+		default:
+			p.fleet[info.Glibc.String()]++
+			if newest.Less(info.Glibc) {
+				newest = info.Glibc
+			}
+		}
+	}
+	if len(p.fleet) < 2 {
+		return p, false
+	}
+	for _, n := range nodes {
+		info := infos[n.Name]
+		if info.Libc == nodeos.LibcMusl || (!info.Glibc.IsZero() && info.Glibc.Less(newest)) {
+			p.affected = append(p.affected, n)
+		}
+	}
+	p.severity = finding.Medium
+	return p, true
+}
+
+func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeOS, targeted int) (finding.Finding, bool) {
+	sev := finding.Info
+	for _, p := range parts {
+		if p.severity > sev {
+			sev = p.severity
+		}
+	}
+	var top []hostBinaryPart
+	for _, p := range parts {
+		if p.severity == sev {
+			top = append(top, p)
+		}
+	}
+	if len(top) == 0 {
+		return finding.Finding{}, false
+	}
+	affected := unionNodes(top)
+	dsName := ds.Namespace + "/" + ds.Name
+	f := finding.Finding{
+		Check:    "host-binary-glibc",
+		Severity: sev,
+		Cases:    []string{caseAzureCNIGlibc},
+		Objects:  []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}},
+	}
+	refs, more := nodeRefs(affected)
+	f.Objects = append(f.Objects, refs...)
+	var images, needs []string
+	var alternatives []string
+	for _, p := range top {
+		images = append(images, fmt.Sprintf("%s (%s)", p.w.container.Image, p.w.field))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("DaemonSet %s spec.template.spec.%s.image=%s", dsName, p.w.field, p.w.container.Image))
+		f.Evidence = append(f.Evidence, p.w.evidence...)
+		if p.need.known {
+			f.Evidence = append(f.Evidence, p.need.how)
+			needs = append(needs, "GLIBC_"+p.need.glibc.String())
+		}
+		if p.need.alternative != "" {
+			alternatives = append(alternatives, p.need.alternative)
+		}
+	}
+	f.Evidence = append(f.Evidence, nodeEvidence(affected, infos)...)
+	unknown := 0
+	for _, p := range top {
+		unknown = max(unknown, p.unknown)
+	}
+	byOS := osSummary(affected, infos)
+	if sev == finding.High {
+		need := strings.Join(dedupeStrings(needs), ", ")
+		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s on %d nodes with an older glibc", dsName, need, len(affected))
+		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host against the "+
+			"node's own glibc and need %s, but %d of the %d Linux nodes the DaemonSet lands on have less: %s%s. "+
+			"On those nodes the binaries cannot start; for a CNI plugin every new pod sandbox fails while the node stays Ready.",
+			dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, moreText(more))
+		alt := ""
+		if len(alternatives) > 0 {
+			alt = fmt.Sprintf(" (here %s)", strings.Join(dedupeStrings(alternatives), ", "))
+		}
+		f.Remediation = fmt.Sprintf("Install binaries that do not depend on the host's glibc: switch to a statically linked build of the image%s "+
+			"or pin the previous image, and move the listed nodes to an OS release whose glibc is at least %s (for example Ubuntu 22.04 "+
+			"or Azure Linux 3.0) before this image reaches them. Until then, keep the image off those nodes with a node selector or "+
+			"affinity on the DaemonSet.", alt, strings.TrimPrefix(need, "GLIBC_"))
+	} else {
+		fleet := map[string]int{}
+		for _, p := range top {
+			for k, v := range p.fleet {
+				fleet[k] = max(fleet[k], v)
+			}
+		}
+		mix := fleetText(fleet)
+		f.Title = fmt.Sprintf("DaemonSet %s writes host binaries onto nodes with different glibc versions (%s)", dsName, mix)
+		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s, and the %d Linux nodes it lands on mix C libraries: %s. "+
+			"If those binaries are dynamically linked against a newer glibc than the oldest nodes have, they fail on %d nodes (%s%s) "+
+			"and work everywhere else, which is how an image change breaks only some pools. kubegap does not know how this image is linked.",
+			dsName, strings.Join(images, ", "), targeted, mix, len(affected), byOS, moreText(more))
+		f.Remediation = "Run `kubegap audit --inspect-images` to read which glibc the image's executables need, or check that the " +
+			"binaries it installs are statically linked. Build host binaries against the oldest glibc in the fleet, or bring the " +
+			"node pools onto one OS release."
+	}
+	if unknown > 0 {
+		f.Message += fmt.Sprintf(" The glibc of %d more targeted nodes is unknown to kubegap.", unknown)
+	}
+	return f, true
+}
+
+func unionNodes(parts []hostBinaryPart) []*corev1.Node {
+	seen := map[string]bool{}
+	var out []*corev1.Node
+	for _, p := range parts {
+		for _, n := range p.affected {
+			if !seen[n.Name] {
+				seen[n.Name] = true
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// osSummary counts nodes per OS: "Ubuntu 20.04 (glibc 2.31) ×3".
+func osSummary(nodes []*corev1.Node, infos nodeOS) string {
+	counts := map[string]int{}
+	for _, n := range nodes {
+		info := infos[n.Name]
+		key := info.Name()
+		switch {
+		case info.Libc == nodeos.LibcMusl:
+			key += " (musl, no glibc)"
+		case !info.Glibc.IsZero():
+			key += " (glibc " + info.Glibc.String() + ")"
+		}
+		counts[key]++
+	}
+	return countsText(counts)
+}
+
+func fleetText(fleet map[string]int) string {
+	keys := make([]string, 0, len(fleet))
+	for k := range fleet {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, errA := nodeos.ParseVersion(keys[i])
+		b, errB := nodeos.ParseVersion(keys[j])
+		if errA != nil || errB != nil {
+			return keys[i] < keys[j]
+		}
+		return a.Less(b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		label := "glibc " + k
+		if k == "musl" {
+			label = "musl"
+		}
+		parts[i] = fmt.Sprintf("%s on %d", label, fleet[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nodeEvidence(nodes []*corev1.Node, infos nodeOS) []string {
+	var out []string
+	for i, n := range nodes {
+		if i == maxEvidenceNodes {
+			out = append(out, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
+			break
+		}
+		out = append(out, nodeOSEvidence(n, infos[n.Name]))
+	}
+	return out
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

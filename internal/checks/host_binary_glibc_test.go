@@ -1,0 +1,260 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// nodeNames lists the Node objects a finding names.
+func nodeNames(f finding.Finding) []string {
+	var out []string
+	for _, o := range f.Objects {
+		if o.Kind == "Node" {
+			out = append(out, o.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func anyEvidence(f finding.Finding, sub string) bool {
+	for _, e := range f.Evidence {
+		if strings.Contains(e, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHostBinaryGlibc(t *testing.T) {
+	cases := []struct {
+		name      string
+		files     []string
+		images    map[string]ImageFacts
+		wantDS    []string // namespace/name of DaemonSets with a finding
+		severity  finding.Severity
+		wantNodes []string
+		evidence  []string
+	}{
+		{
+			name:      "v2 installer on Ubuntu 20.04 nodes",
+			files:     []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
+			wantDS:    []string{"kube-system/azure-cns"},
+			severity:  finding.High,
+			wantNodes: []string{"aks-np2004-0", "aks-np2004-1"},
+			evidence: []string{
+				"spec.template.spec.initContainers[0].image=mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11",
+				"hostPath.path=/opt/cni/bin",
+				`Node aks-np2004-0 status.nodeInfo.osImage="Ubuntu 20.04.6 LTS" → glibc 2.31`,
+				"azure-container-networking/issues/4793",
+			},
+		},
+		{
+			name:   "static installer",
+			files:  []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/static-installer.yaml"},
+			wantDS: nil,
+		},
+		{
+			name:      "unknown installer on a mixed fleet",
+			files:     []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.Medium,
+			wantNodes: []string{"aks-gpu-0", "aks-np2004-0", "aks-np2004-1", "talos-0"},
+			evidence:  []string{"volumes[0].hostPath.path=/opt (reaches /opt/cni/bin)", "initContainers[0].volumeMounts[0]"},
+		},
+		{
+			name:   "unknown installer on a uniform fleet",
+			files:  []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			wantDS: nil,
+		},
+		{
+			name:      "inspected image needs a newer glibc than a uniform fleet has",
+			files:     []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images:    map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2", MaxGlibc: "GLIBC_2.36", Executables: []string{"/cni/cilium-cni: GLIBC_2.36"}}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.High,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"--inspect-images: quay.io/cilium/cilium:v1.18.2 needs GLIBC_2.36", "/cni/cilium-cni: GLIBC_2.36"},
+		},
+		{
+			name:   "inspection says static: it takes precedence over the data file",
+			files:  []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
+			images: map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Image: "mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11"}},
+			wantDS: nil,
+		},
+		{
+			name:      "inspection failed: the data file still answers",
+			files:     []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
+			images:    map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Err: "unauthorized"}},
+			wantDS:    []string{"kube-system/azure-cns"},
+			severity:  finding.High,
+			wantNodes: []string{"aks-np2004-0", "aks-np2004-1"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := loadFixture(t, c.files...)
+			chk := hostBinaryGlibcCheck()
+			fs, err := chk.Run(&Context{Snapshot: s, Images: c.images})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Reuse runCheck's invariants on the same findings.
+			if c.images == nil {
+				fs2, ok := runCheck(t, chk, s)
+				if !ok || len(fs2) != len(fs) {
+					t.Fatalf("runCheck disagrees: %d findings, evaluated %v", len(fs2), ok)
+				}
+			}
+			var got []string
+			for _, f := range fs {
+				for _, o := range f.Objects {
+					if o.Kind == "DaemonSet" {
+						got = append(got, o.Namespace+"/"+o.Name)
+					}
+				}
+			}
+			if !slices.Equal(got, c.wantDS) {
+				t.Fatalf("DaemonSets with findings = %v, want %v", got, c.wantDS)
+			}
+			if len(fs) == 0 {
+				return
+			}
+			f := fs[0]
+			if f.Severity != c.severity {
+				t.Errorf("severity %v, want %v", f.Severity, c.severity)
+			}
+			if n := nodeNames(f); !slices.Equal(n, c.wantNodes) {
+				t.Errorf("nodes %v, want %v", n, c.wantNodes)
+			}
+			if !slices.Contains(f.Cases, "azure-cni-v2-glibc") {
+				t.Errorf("cases %v", f.Cases)
+			}
+			for _, e := range c.evidence {
+				if !anyEvidence(f, e) {
+					t.Errorf("no evidence containing %q in\n%s", e, strings.Join(f.Evidence, "\n"))
+				}
+			}
+			if f.Message == "" || f.Remediation == "" || f.Title == "" {
+				t.Errorf("empty title, message or remediation: %+v", f)
+			}
+		})
+	}
+}
+
+func TestHostBinaryGlibcMessage(t *testing.T) {
+	s := loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
+	fs, _ := runCheck(t, hostBinaryGlibcCheck(), s)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings", len(fs))
+	}
+	for _, want := range []string{"GLIBC_2.34", "2 of the 4 Linux nodes", "2 on Ubuntu 20.04 (glibc 2.31)"} {
+		if !strings.Contains(fs[0].Message+fs[0].Title, want) {
+			t.Errorf("message lacks %q: %s", want, fs[0].Message)
+		}
+	}
+	if !strings.Contains(fs[0].Remediation, "mcr.microsoft.com/containernetworking/azure-cni") {
+		t.Errorf("remediation does not name the static repository: %s", fs[0].Remediation)
+	}
+}
+
+func TestHostBinaryGlibcNotEvaluatedWithoutNodes(t *testing.T) {
+	s := loadFixture(t, "host-binary-glibc/v2-installer.yaml")
+	if _, ok := runCheck(t, hostBinaryGlibcCheck(), s); ok {
+		t.Error("evaluated without nodes")
+	}
+	_, err := hostBinaryGlibcCheck().Run(&Context{Snapshot: s})
+	if !errors.Is(err, ErrNotEvaluated) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestHostBinaryGlibcLargeFleet checks the node cap and that a large fleet
+// is handled without per-pod work.
+func TestHostBinaryGlibcLargeFleet(t *testing.T) {
+	base := loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
+	s := snapshot.New(snapshot.Source{Type: snapshot.SourceFiles})
+	s.DaemonSets = base.DaemonSets
+	tmpl := base.Index().Node("aks-np2004-0") // Ubuntu 20.04
+	for i := range 5000 {
+		n := *tmpl.DeepCopy()
+		n.Name = fmt.Sprintf("node-%04d", i)
+		s.Nodes = append(s.Nodes, n)
+	}
+	s.Finish()
+	fs, ok := runCheck(t, hostBinaryGlibcCheck(), s)
+	if !ok || len(fs) != 1 {
+		t.Fatalf("evaluated %v, %d findings", ok, len(fs))
+	}
+	if n := len(nodeNames(fs[0])); n != maxListedNodes {
+		t.Errorf("%d nodes named, want the cap %d", n, maxListedNodes)
+	}
+	if len(fs[0].Evidence) > 10+maxEvidenceNodes {
+		t.Errorf("%d evidence lines", len(fs[0].Evidence))
+	}
+	if !strings.Contains(fs[0].Message, "4950 more") {
+		t.Errorf("message does not count the nodes left off: %s", fs[0].Message)
+	}
+}
+
+func TestHostBinaryFacts(t *testing.T) {
+	f, err := loadHostBinaryFacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Images) == 0 || len(f.HostBinaryPaths) == 0 {
+		t.Fatal("empty facts")
+	}
+	dirs := []struct {
+		path string
+		ok   bool
+	}{
+		{"/opt/cni/bin", true}, {"/opt/cni/bin/", true}, {"/opt/cni", true}, {"/opt", true}, {"/", true},
+		{"/usr/lib/x86_64-linux-gnu", true}, {"/home/kubernetes/bin", true},
+		{"/var/log", false}, {"/etc/cni/net.d", false}, {"/var/lib/kubelet", false}, {"/optional", false},
+		{"/run/containerd", false},
+	}
+	for _, d := range dirs {
+		if _, ok := f.hostBinaryDir(d.path); ok != d.ok {
+			t.Errorf("hostBinaryDir(%q) = %v, want %v", d.path, ok, d.ok)
+		}
+	}
+	refs := map[string]string{
+		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11":         "mcr.microsoft.com/containernetworking/v2/azure-cni",
+		"mcr.microsoft.com/containernetworking/azure-cni@sha256:abc":         "mcr.microsoft.com/containernetworking/azure-cni",
+		"localhost:5000/cni:v1@sha256:abc":                                   "localhost:5000/cni",
+		"localhost:5000/cni":                                                 "localhost:5000/cni",
+		"MCR.microsoft.com/containernetworking/v2/azure-cni:v1.7.17":         "mcr.microsoft.com/containernetworking/v2/azure-cni",
+		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11@sha256:": "mcr.microsoft.com/containernetworking/v2/azure-cni",
+	}
+	for in, want := range refs {
+		if got := imageRepository(in); got != want {
+			t.Errorf("imageRepository(%q) = %q, want %q", in, got, want)
+		}
+	}
+	bad := map[string]string{
+		"noPaths":       `images: []`,
+		"relativePath":  "hostBinaryPaths: [opt/cni/bin]",
+		"root":          "hostBinaryPaths: [/]",
+		"tagInRepo":     "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b:v1, linkage: static, sources: [x]}]",
+		"noSources":     "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b, linkage: static}]",
+		"badLinkage":    "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b, linkage: maybe, sources: [x]}]",
+		"dynamicNoVer":  "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b, linkage: dynamic, sources: [x]}]",
+		"staticWithVer": "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b, linkage: static, glibc: '2.34', sources: [x]}]",
+		"duplicate":     "hostBinaryPaths: [/opt/cni/bin]\nimages: [{repository: a/b, linkage: static, sources: [x]}, {repository: a/b, linkage: static, sources: [x]}]",
+		"unknownField":  "hostBinaryPaths: [/opt/cni/bin]\ncolour: red",
+	}
+	for name, doc := range bad {
+		t.Run(name, func(t *testing.T) {
+			if _, err := parseHostBinaryFacts([]byte(doc)); err == nil {
+				t.Errorf("accepted %q", doc)
+			}
+		})
+	}
+}
