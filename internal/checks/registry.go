@@ -10,6 +10,7 @@ func All() []Check {
 		// One line per check: the constructor from the check's own file.
 		hostBinaryGlibcCheck(),
 		pdbBlocksDrainCheck(),
+		podSandboxFailuresCheck(),
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
