@@ -254,7 +254,7 @@ type ociImageCore struct {
 	mediaType types.MediaType
 }
 
-func (c *ociImageCore) RawManifest() ([]byte, error)       { return c.manifest, nil }
+func (c *ociImageCore) RawManifest() ([]byte, error)        { return c.manifest, nil }
 func (c *ociImageCore) MediaType() (types.MediaType, error) { return c.mediaType, nil }
 
 func (c *ociImageCore) RawConfigFile() ([]byte, error) {
@@ -287,7 +287,7 @@ type ociLayer struct {
 	desc v1.Descriptor
 }
 
-func (l *ociLayer) Digest() (v1.Hash, error)            { return l.desc.Digest, nil }
+func (l *ociLayer) Digest() (v1.Hash, error) { return l.desc.Digest, nil }
 func (l *ociLayer) Size() (int64, error) {
 	// The blob's real size, not the manifest's claim, is what gets read.
 	if e, ok := l.o.entries[l.o.blobPath(l.desc.Digest)]; ok {
