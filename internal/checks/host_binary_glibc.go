@@ -181,9 +181,13 @@ func (f *hostBinaryFacts) hostWrites(ds *appsv1.DaemonSet) []hostWrite {
 				if !ok {
 					continue
 				}
+				reach := ""
+				if dir != spec.Volumes[vi].HostPath.Path {
+					reach = " (reaches " + dir + ")"
+				}
 				w.evidence = append(w.evidence, fmt.Sprintf(
-					"DaemonSet %s/%s spec.template.spec.volumes[%d].hostPath.path=%s (reaches %s) is mounted writable by %s.volumeMounts[%d] at %s",
-					ds.Namespace, ds.Name, vi, spec.Volumes[vi].HostPath.Path, dir, w.field, mi, m.MountPath))
+					"DaemonSet %s/%s spec.template.spec.volumes[%d].hostPath.path=%s%s is mounted writable by %s.volumeMounts[%d] at %s",
+					ds.Namespace, ds.Name, vi, spec.Volumes[vi].HostPath.Path, reach, w.field, mi, m.MountPath))
 			}
 			if len(w.evidence) > 0 {
 				out = append(out, w)

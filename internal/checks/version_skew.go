@@ -1,0 +1,271 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// versionSkewCheck compares every kubelet with the control plane. Beyond
+// the supported skew is a policy violation; inside it, pools left on an old
+// minor while the control plane moved on are the window in which
+// version-keyed add-ons (CNI, CSI, kube-proxy) reach nodes that have not
+// been upgraded, which is how the founding Azure CNI incident happened.
+func versionSkewCheck() Check {
+	return Check{
+		ID:       "version-skew",
+		Title:    "Kubelets outside the supported version skew, or pools left behind an upgrade",
+		Severity: finding.High,
+		Description: "Compares each node's kubelet version with the API server's (or, for offline input without a " +
+			"server version, the newest kubelet). Kubelets newer than the API server, or more than three minor " +
+			"versions older (two for kubelets before 1.25), are unsupported. Pools one or more minors behind while " +
+			"other nodes are current show an upgrade in progress or abandoned: add-ons chosen by the control-plane " +
+			"version are then already running on nodes with the old node image.",
+		Reads: Needs(snapshot.Nodes),
+		Cases: []string{caseAzureCNIGlibc},
+		Run:   runVersionSkew,
+	}
+}
+
+// kubeVersion is a Kubernetes major.minor.patch; provider suffixes
+// (-eks-036c24b, -gke.1014001, +k3s1) are dropped.
+type kubeVersion struct {
+	major, minor, patch int
+}
+
+func parseKubeVersion(s string) (kubeVersion, bool) {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if i := strings.IndexAny(t, "-+"); i >= 0 {
+		t = t[:i]
+	}
+	parts := strings.Split(t, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return kubeVersion{}, false
+	}
+	var v [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return kubeVersion{}, false
+		}
+		v[i] = n
+	}
+	return kubeVersion{v[0], v[1], v[2]}, true
+}
+
+func (v kubeVersion) minorString() string { return fmt.Sprintf("%d.%d", v.major, v.minor) }
+
+// minorsBehind is how many minor versions v is older than ref; negative
+// when newer. Only major 1 exists, but a major change counts as far apart.
+func (v kubeVersion) minorsBehind(ref kubeVersion) int {
+	if v.major != ref.major {
+		return (ref.major - v.major) * 100
+	}
+	return ref.minor - v.minor
+}
+
+// maxKubeletSkew is the supported kubelet lag behind the API server:
+// three minors since 1.28's policy change, two for kubelets before 1.25.
+func maxKubeletSkew(kubelet kubeVersion) int {
+	if kubelet.major == 1 && kubelet.minor < 25 {
+		return 2
+	}
+	return 3
+}
+
+// nodePool names a node's pool as "label=value", or "" when no known label
+// says. AKS, EKS managed node groups, GKE and Karpenter label their nodes.
+func nodePool(n *corev1.Node) string {
+	for _, l := range [...]string{
+		"kubernetes.azure.com/agentpool",
+		"agentpool",
+		"eks.amazonaws.com/nodegroup",
+		"cloud.google.com/gke-nodepool",
+		"karpenter.sh/nodepool",
+	} {
+		if v := n.Labels[l]; v != "" {
+			return l + "=" + v
+		}
+	}
+	return ""
+}
+
+type skewClass int
+
+const (
+	skewCurrent skewClass = iota
+	skewLagging
+	skewTooOld
+	skewTooNew
+)
+
+type skewNode struct {
+	node    *corev1.Node
+	version kubeVersion
+	behind  int
+}
+
+func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 {
+		return nil, NotEvaluated("the snapshot holds no nodes")
+	}
+	var nodes []skewNode
+	var newest kubeVersion
+	newestNode := ""
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		v, ok := parseKubeVersion(n.Status.NodeInfo.KubeletVersion)
+		if !ok {
+			continue // a node not reporting yet has no version to compare
+		}
+		nodes = append(nodes, skewNode{node: n, version: v})
+		if newestNode == "" || newest.minorsBehind(v) > 0 {
+			newest, newestNode = v, n.Name
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, NotEvaluated("no node reports a kubelet version")
+	}
+	cp, live := parseKubeVersion(s.Source.ServerVersion)
+	cpEvidence := fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion)
+	if !live {
+		cp = newest
+		cpEvidence = fmt.Sprintf("control plane at least %s: the input has no API server version, so the newest kubelet "+
+			"(Node %s status.nodeInfo.kubeletVersion) stands in for it", newest.minorString(), newestNode)
+	}
+	groups := map[string][]skewNode{} // class|pool -> nodes
+	current := 0
+	for i := range nodes {
+		sn := &nodes[i]
+		sn.behind = sn.version.minorsBehind(cp)
+		var class skewClass
+		switch {
+		case sn.behind < 0:
+			class = skewTooNew
+		case sn.behind > maxKubeletSkew(sn.version):
+			class = skewTooOld
+		case sn.behind > 0:
+			class = skewLagging
+		default:
+			current++
+			continue
+		}
+		key := strconv.Itoa(int(class)) + "|" + nodePool(sn.node)
+		groups[key] = append(groups[key], *sn)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	// Most severe first, then by pool.
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] > keys[j][0]
+		}
+		return keys[i] < keys[j]
+	})
+	var out []finding.Finding
+	for _, k := range keys {
+		class := skewClass(k[0] - '0')
+		pool := k[2:]
+		out = append(out, skewFinding(class, pool, groups[k], cp, cpEvidence, current, len(nodes)))
+	}
+	return out, nil
+}
+
+func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
+	cpEvidence string, current, total int) finding.Finding {
+	ptrs := make([]*corev1.Node, len(nodes))
+	versions := map[string]int{}
+	for i := range nodes {
+		ptrs[i] = nodes[i].node
+		versions[nodes[i].version.minorString()]++
+	}
+	refs, more := nodeRefs(ptrs)
+	where := "Nodes without a pool label"
+	if pool != "" {
+		where = "Node pool " + pool
+	}
+	f := finding.Finding{
+		Check:   "version-skew",
+		Objects: refs,
+		Cases:   []string{caseAzureCNIGlibc},
+	}
+	f.Evidence = append(f.Evidence, cpEvidence)
+	for i, sn := range nodes {
+		if i == maxEvidenceNodes {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
+			break
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.kubeletVersion=%s", sn.node.Name, sn.node.Status.NodeInfo.KubeletVersion))
+	}
+	kubelets := versionCountsText(versions)
+	n := len(nodes)
+	kubeletWord := "kubelets"
+	if n == 1 {
+		kubeletWord = "kubelet"
+	}
+	switch class {
+	case skewTooNew:
+		f.Severity = finding.High
+		f.Title = fmt.Sprintf("%s: %d %s newer than the API server %s", where, n, kubeletWord, cp.minorString())
+		f.Message = fmt.Sprintf("%s runs kubelet %s while the API server is %s. A kubelet must never be newer than the API "+
+			"server it talks to; newer kubelets may use APIs the server does not serve%s.", where, kubelets, cp.minorString(), moreText(more))
+		f.Remediation = "Upgrade the control plane before the nodes, or roll these nodes back to the control plane's minor version."
+	case skewTooOld:
+		f.Severity = finding.High
+		f.Title = fmt.Sprintf("%s: %d %s beyond the supported version skew behind %s", where, n, kubeletWord, cp.minorString())
+		f.Message = fmt.Sprintf("%s runs kubelet %s, further behind the control plane at %s than the supported skew "+
+			"(three minor versions; two for kubelets before 1.25). The API server no longer promises to work with these "+
+			"kubelets, and the control plane cannot be upgraded further until they are%s.", where, kubelets,
+			cp.minorString(), moreText(more))
+		f.Remediation = "Upgrade these nodes now, one minor at a time if the provider requires it (drain, then replace or " +
+			"upgrade: in-place minor kubelet upgrades are not supported), before any further control-plane upgrade."
+	default:
+		f.Severity = finding.Low
+		state := "no node is on the control plane's minor yet"
+		if current > 0 {
+			f.Severity = finding.Medium
+			state = fmt.Sprintf("%d of %d nodes are already on %s", current, total, cp.minorString())
+		}
+		f.Title = fmt.Sprintf("%s lags the control plane (%s): kubelet %s", where, cp.minorString(), kubelets)
+		f.Message = fmt.Sprintf("%s runs kubelet %s while the control plane is at %s and %s. This is within the supported "+
+			"skew, but it is the window of an upgrade in progress or abandoned: add-ons whose image follows the control-plane "+
+			"version (CNI installers, CSI drivers, kube-proxy) may already run on these nodes, which still have the old node "+
+			"image and OS. A CNI installer that assumes the new node image breaks pod sandboxes on exactly these nodes%s.",
+			where, kubelets, cp.minorString(), state, moreText(more))
+		f.Remediation = "Finish the upgrade of this pool (node image and kubelet) or replace it with a pool on the current " +
+			"version. Until then, check that the DaemonSets the control-plane upgrade changed support this pool's OS image, " +
+			"and watch it for FailedCreatePodSandBox events."
+	}
+	return f
+}
+
+// versionCountsText prints "1.34 (3 nodes)" or "1.33 (1 node), 1.34 (2 nodes)".
+func versionCountsText(versions map[string]int) string {
+	keys := make([]string, 0, len(versions))
+	for k := range versions {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, _ := parseKubeVersion(keys[i])
+		b, _ := parseKubeVersion(keys[j])
+		return a.minorsBehind(b) > 0
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		word := "nodes"
+		if versions[k] == 1 {
+			word = "node"
+		}
+		parts[i] = fmt.Sprintf("%s (%d %s)", k, versions[k], word)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,144 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestVersionSkew(t *testing.T) {
+	type want struct {
+		severity finding.Severity
+		nodes    []string
+		title    string // substring
+	}
+	cases := []struct {
+		name   string
+		file   string
+		server string
+		want   []want // in report order: most severe first, then by pool
+	}{
+		{
+			name: "offline mid-upgrade: the 1.34 pool lags",
+			file: "version-skew/mid-upgrade.yaml",
+			want: []want{{finding.Medium, []string{"aks-np2004-0", "aks-np2004-1"}, "Node pool kubernetes.azure.com/agentpool=np2004 lags the control plane (1.35): kubelet 1.34 (2 nodes)"}},
+		},
+		{
+			name:   "live: too new, too old, lagging",
+			file:   "version-skew/skewed.yaml",
+			server: "v1.35.4",
+			want: []want{
+				{finding.High, []string{"canary-1"}, "newer than the API server 1.35"},
+				{finding.High, []string{"legacy-1"}, "Nodes without a pool label: 1 kubelet beyond the supported version skew"},
+				{finding.High, []string{"ip-10-0-2-1", "ip-10-0-2-2"}, "eks.amazonaws.com/nodegroup=ng-old"},
+				{finding.Medium, []string{"gke-mid-1"}, "cloud.google.com/gke-nodepool=mid lags"},
+			},
+		},
+		{
+			name: "offline: the newest kubelet stands in for the control plane",
+			file: "version-skew/skewed.yaml",
+			want: []want{
+				{finding.High, []string{"legacy-1"}, "without a pool label: 1 kubelet beyond"},
+				{finding.High, []string{"gke-mid-1"}, "gke-nodepool=mid"},
+				{finding.High, []string{"ip-10-0-2-1", "ip-10-0-2-2"}, "ng-old"},
+				{finding.Medium, []string{"ip-10-0-1-1"}, "ng-new lags"},
+			},
+		},
+		{
+			name:   "live: every pool behind the control plane is low",
+			file:   "version-skew/uniform.yaml",
+			server: "v1.36.1-gke.100",
+			want: []want{
+				{finding.Low, []string{"n1", "n2"}, "agentpool=a"},
+				{finding.Low, []string{"n3"}, "agentpool=b"},
+			},
+		},
+		{name: "offline uniform: silent", file: "version-skew/uniform.yaml"},
+		{name: "live uniform on the server's minor: silent", file: "version-skew/uniform.yaml", server: "v1.35.9"},
+		{
+			name:   "live: a pool upgraded before the control plane",
+			file:   "version-skew/mid-upgrade.yaml",
+			server: "v1.34.2",
+			want:   []want{{finding.High, []string{"aks-np2204-0", "aks-np2204-1"}, "np2204: 2 kubelets newer than the API server 1.34"}},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := loadFixture(t, c.file)
+			s.Source.ServerVersion = c.server
+			fs, ok := runCheck(t, versionSkewCheck(), s)
+			if !ok {
+				t.Fatal("not evaluated")
+			}
+			if len(fs) != len(c.want) {
+				for _, f := range fs {
+					t.Logf("%v %s %v", f.Severity, f.Title, nodeNames(f))
+				}
+				t.Fatalf("%d findings, want %d", len(fs), len(c.want))
+			}
+			for i, w := range c.want {
+				f := fs[i]
+				if f.Severity != w.severity {
+					t.Errorf("finding %d: severity %v, want %v (%s)", i, f.Severity, w.severity, f.Title)
+				}
+				if n := nodeNames(f); !slices.Equal(n, w.nodes) {
+					t.Errorf("finding %d: nodes %v, want %v", i, n, w.nodes)
+				}
+				if !strings.Contains(f.Title, w.title) {
+					t.Errorf("finding %d: title %q lacks %q", i, f.Title, w.title)
+				}
+				if !slices.Equal(f.Cases, []string{"azure-cni-v2-glibc"}) {
+					t.Errorf("cases %v", f.Cases)
+				}
+				if len(f.Evidence) < 2 || !strings.HasPrefix(f.Evidence[0], "control plane ") {
+					t.Errorf("evidence %v", f.Evidence)
+				}
+				for _, n := range w.nodes {
+					if !anyEvidence(f, "Node "+n+" status.nodeInfo.kubeletVersion=v") {
+						t.Errorf("no kubelet evidence for %s", n)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestVersionSkewNotEvaluated(t *testing.T) {
+	for _, file := range []string{"version-skew/no-versions.yaml", "host-binary-glibc/v2-installer.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			if _, ok := runCheck(t, versionSkewCheck(), loadFixture(t, file)); ok {
+				t.Error("evaluated")
+			}
+		})
+	}
+}
+
+func TestParseKubeVersion(t *testing.T) {
+	cases := []struct {
+		in   string
+		want kubeVersion
+		ok   bool
+	}{
+		{"v1.35.4", kubeVersion{1, 35, 4}, true},
+		{"v1.30.0-eks-036c24b", kubeVersion{1, 30, 0}, true},
+		{"v1.30.5-gke.1014001", kubeVersion{1, 30, 5}, true},
+		{"v1.29.3+k3s1", kubeVersion{1, 29, 3}, true},
+		{"1.28", kubeVersion{1, 28, 0}, true},
+		{"", kubeVersion{}, false},
+		{"v1", kubeVersion{}, false},
+		{"v1.x.3", kubeVersion{}, false},
+		{"v1.2.3.4", kubeVersion{}, false},
+		{"v-1.2.3", kubeVersion{}, false},
+	}
+	for _, c := range cases {
+		got, ok := parseKubeVersion(c.in)
+		if ok != c.ok || got != c.want {
+			t.Errorf("parseKubeVersion(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+	if maxKubeletSkew(kubeVersion{1, 24, 0}) != 2 || maxKubeletSkew(kubeVersion{1, 25, 0}) != 3 {
+		t.Error("maxKubeletSkew")
+	}
+}
