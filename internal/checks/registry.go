@@ -9,7 +9,9 @@ func All() []Check {
 	all := []Check{
 		// One line per check: the constructor from the check's own file.
 		hostBinaryGlibcCheck(),
+		imagePullAlwaysCheck(),
 		pdbBlocksDrainCheck(),
+		versionSkewCheck(),
 		podSandboxFailuresCheck(),
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
