@@ -1,0 +1,503 @@
+package checks
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/pull-rate-limit.yaml
+var pullRateLimitYAML []byte
+
+// pullRateLimit is data/pull-rate-limit.yaml, compiled.
+type pullRateLimit struct {
+	PullContext      []string `json:"pullContext"`
+	RateLimited      []string `json:"rateLimited"`
+	PublicRegistries []string `json:"publicRegistries"`
+	Sources          []string `json:"sources"`
+
+	context, limited []*regexp.Regexp
+	imageInMessage   *regexp.Regexp
+}
+
+var loadPullRateLimit = sync.OnceValues(func() (*pullRateLimit, error) {
+	return parsePullRateLimit(pullRateLimitYAML)
+})
+
+func parsePullRateLimit(data []byte) (*pullRateLimit, error) {
+	var p pullRateLimit
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("reading pull rate-limit signatures: %w", err)
+	}
+	if len(p.PullContext) == 0 || len(p.RateLimited) == 0 || len(p.PublicRegistries) == 0 || len(p.Sources) == 0 {
+		return nil, errors.New("pull rate-limit signatures: pullContext, rateLimited, publicRegistries and sources are required")
+	}
+	compile := func(pats []string) ([]*regexp.Regexp, error) {
+		var out []*regexp.Regexp
+		for _, s := range pats {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("pull rate-limit signatures: %w", err)
+			}
+			out = append(out, re)
+		}
+		return out, nil
+	}
+	var err error
+	if p.context, err = compile(p.PullContext); err != nil {
+		return nil, err
+	}
+	if p.limited, err = compile(p.RateLimited); err != nil {
+		return nil, err
+	}
+	// The kubelet quotes the image it failed to pull: `Failed to pull image "x"`.
+	p.imageInMessage = regexp.MustCompile(`(?i)image "([^"]+)"`)
+	return &p, nil
+}
+
+// matches reports whether an event message shows a rate-limited pull, and
+// where the rate-limit text starts.
+func (p *pullRateLimit) matches(msg string) (int, bool) {
+	ctx := false
+	for _, re := range p.context {
+		if re.MatchString(msg) {
+			ctx = true
+			break
+		}
+	}
+	if !ctx {
+		return 0, false
+	}
+	for _, re := range p.limited {
+		if loc := re.FindStringIndex(msg); loc != nil {
+			return loc[0], true
+		}
+	}
+	return 0, false
+}
+
+// Scale thresholds: policy, not fact. A Deployment or StatefulSet below
+// pullAlwaysMinReplicas pulls too rarely to matter; from pullAlwaysHighScale
+// pods (a DaemonSet on that many nodes) one rollout or restart wave is a
+// burst of pulls that a registry or a NAT gateway notices.
+const (
+	pullAlwaysMinReplicas = 20
+	pullAlwaysHighScale   = 100
+)
+
+// imagePullAlwaysCheck finds workloads that make every node go back to the
+// registry on each start or restart of their pods.
+func imagePullAlwaysCheck() Check {
+	return Check{
+		ID:       "image-pull-always",
+		Title:    "Image pulls on every start at scale",
+		Severity: finding.High,
+		Description: "DaemonSets, and Deployments or StatefulSets with at least 20 replicas, whose containers pull " +
+			"their image on every start: imagePullPolicy Always, set or implied by a :latest or untagged image " +
+			"without digest. A crash loop then becomes a stream of registry requests from every node, which " +
+			"rate limits and shared NAT addresses turn into a cluster-wide outage; when the registry is " +
+			"unreachable, restarts fail although the image is on the node. High for a DaemonSet on 100 or " +
+			"more nodes (or a workload of 100 or more pods) or with crash-looping pods; floating tags on " +
+			"DaemonSets are reported even with IfNotPresent. Pull events that show a registry rate limit are " +
+			"reported with the pods and nodes. Images pinned by digest are never flagged for pull policy. " +
+			"Pods, ReplicaSets and Events are optional: without them crash loops and rate-limit events are not seen.",
+		Reads: append(Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
+			Optional(snapshot.Pods), Optional(snapshot.ReplicaSets), Optional(snapshot.Events)),
+		Cases: []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
+		Run:   runImagePullAlways,
+	}
+}
+
+// imageParts splits an image reference into repository, tag and digest.
+func imageParts(image string) (repo, tag, digest string) {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image, digest = image[:i], image[i+1:]
+	}
+	slash := strings.LastIndex(image, "/")
+	if c := strings.LastIndex(image, ":"); c > slash {
+		image, tag = image[:c], image[c+1:]
+	}
+	return image, tag, digest
+}
+
+// imageRegistry is the registry host of an image: the first path component
+// when it looks like a host, docker.io otherwise.
+func imageRegistry(image string) string {
+	repo, _, _ := imageParts(image)
+	first, _, found := strings.Cut(repo, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return first
+	}
+	return "docker.io"
+}
+
+// effectivePullPolicy is the policy the API server stores: an unset policy
+// becomes Always for a :latest image and for an image with neither tag nor
+// digest (the tag then defaults to latest), IfNotPresent otherwise. Files
+// written by hand or by templating tools often leave it unset.
+func effectivePullPolicy(c *corev1.Container) (policy corev1.PullPolicy, implied bool) {
+	if c.ImagePullPolicy != "" {
+		return c.ImagePullPolicy, false
+	}
+	_, tag, digest := imageParts(c.Image)
+	if tag == "latest" || (tag == "" && digest == "") {
+		return corev1.PullAlways, true
+	}
+	return corev1.PullIfNotPresent, true
+}
+
+// floatingTag reports whether an image names no fixed version: no digest,
+// and no tag or latest.
+func floatingTag(image string) bool {
+	_, tag, digest := imageParts(image)
+	return digest == "" && (tag == "" || tag == "latest")
+}
+
+// pullWorkload is one workload under consideration.
+type pullWorkload struct {
+	res       snapshot.Resource
+	meta      *metav1.ObjectMeta
+	spec      *corev1.PodSpec
+	scale     int32  // pods it runs (DaemonSet: nodes)
+	scaleFrom string // the field scale was read from
+	pods      []*corev1.Pod
+}
+
+func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
+	rl, err := loadPullRateLimit()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	ix := s.Index()
+
+	var wls []pullWorkload
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		w := pullWorkload{res: snapshot.DaemonSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+			scale: d.Status.DesiredNumberScheduled, scaleFrom: "status.desiredNumberScheduled",
+			pods: ix.PodsOwnedBy(d.UID)}
+		if w.scale == 0 && len(w.pods) > 0 {
+			// Files without status: the pods show where it runs.
+			w.scale, w.scaleFrom = int32(len(w.pods)), "pods owned"
+		}
+		wls = append(wls, w)
+	}
+	rsOf := map[types.UID][]types.UID{}
+	for i := range s.ReplicaSets {
+		rs := &s.ReplicaSets[i]
+		for _, o := range rs.OwnerReferences {
+			if o.Controller != nil && *o.Controller && o.Kind == "Deployment" {
+				rsOf[o.UID] = append(rsOf[o.UID], rs.UID)
+			}
+		}
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		w := pullWorkload{res: snapshot.Deployments, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas"}
+		if w.scale < pullAlwaysMinReplicas {
+			continue
+		}
+		for _, rs := range rsOf[d.UID] {
+			w.pods = append(w.pods, ix.PodsOwnedBy(rs)...)
+		}
+		wls = append(wls, w)
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		w := pullWorkload{res: snapshot.StatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas", pods: ix.PodsOwnedBy(d.UID)}
+		if w.scale < pullAlwaysMinReplicas {
+			continue
+		}
+		wls = append(wls, w)
+	}
+
+	var out []finding.Finding
+	publicReg := func(img string) bool { return slices.Contains(rl.PublicRegistries, imageRegistry(img)) }
+	for i := range wls {
+		if f, ok := pullWorkloadFinding(&wls[i], publicReg); ok {
+			out = append(out, f)
+		}
+	}
+	out = append(out, pullRateLimitFindings(s, rl)...)
+	return out, nil
+}
+
+func replicasOf(r *int32) int32 {
+	if r == nil {
+		return 1 // the API default
+	}
+	return *r
+}
+
+// podSpecContainers lists init and regular containers with their field
+// paths.
+func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []string) {
+	for i := range spec.InitContainers {
+		cs = append(cs, &spec.InitContainers[i])
+		paths = append(paths, fmt.Sprintf("initContainers[%d]", i))
+	}
+	for i := range spec.Containers {
+		cs = append(cs, &spec.Containers[i])
+		paths = append(paths, fmt.Sprintf("containers[%d]", i))
+	}
+	return cs, paths
+}
+
+func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
+	name := w.meta.Namespace + "/" + w.meta.Name
+	prefix := fmt.Sprintf("%s %s spec.template.spec.", w.res.Kind, name)
+	cs, paths := podSpecContainers(w.spec)
+
+	always := map[string]bool{} // container name → pulls on every start
+	var alwaysEv, floatingEv, images []string
+	public := false
+	for i, c := range cs {
+		_, _, digest := imageParts(c.Image)
+		if digest != "" {
+			continue // pinned: the node's copy is the one wanted
+		}
+		pol, implied := effectivePullPolicy(c)
+		switch {
+		case pol == corev1.PullAlways && implied:
+			always[c.Name] = true
+			alwaysEv = append(alwaysEv, fmt.Sprintf("%s%s.image=%s with imagePullPolicy unset → Always (API default for :latest or untagged)", prefix, paths[i], c.Image))
+		case pol == corev1.PullAlways:
+			always[c.Name] = true
+			alwaysEv = append(alwaysEv, fmt.Sprintf("%s%s.imagePullPolicy=Always image=%s", prefix, paths[i], c.Image))
+		case w.res == snapshot.DaemonSets && floatingTag(c.Image):
+			floatingEv = append(floatingEv, fmt.Sprintf("%s%s.image=%s imagePullPolicy=%s: no version tag", prefix, paths[i], c.Image, pol))
+		default:
+			continue
+		}
+		if !slices.Contains(images, c.Image) {
+			images = append(images, c.Image)
+		}
+		if publicReg(c.Image) {
+			public = true
+		}
+	}
+	if len(alwaysEv) == 0 && len(floatingEv) == 0 {
+		return finding.Finding{}, false
+	}
+
+	// Crash-looping containers that pull on every restart.
+	refs := newCappedRefs()
+	refs.add(objRef(w.res, w.meta.Namespace, w.meta.Name))
+	var loopEv []string
+	looping := 0
+	for _, p := range w.pods {
+		for _, st := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			if st.State.Waiting == nil || st.State.Waiting.Reason != "CrashLoopBackOff" || !always[st.Name] {
+				continue
+			}
+			looping++
+			refs.addPodAndNode(p)
+			if len(loopEv) < listCap/5 {
+				loopEv = append(loopEv, fmt.Sprintf("Pod %s/%s status.containerStatuses[%s].state.waiting.reason=CrashLoopBackOff restartCount=%d (node %s)",
+					p.Namespace, p.Name, st.Name, st.RestartCount, p.Spec.NodeName))
+			}
+			break
+		}
+	}
+	if looping > len(loopEv) {
+		loopEv = append(loopEv, fmt.Sprintf("… and %d more crash-looping pods", looping-len(loopEv)))
+	}
+
+	scaleEv := ""
+	if w.scale > 0 {
+		scaleEv = fmt.Sprintf("%s %s %s=%d", w.res.Kind, name, w.scaleFrom, w.scale)
+	}
+	// "runs on 1000 nodes" for a DaemonSet, "runs 40 pods" otherwise.
+	scaleText, runs := fmt.Sprintf("%d pods", w.scale), fmt.Sprintf("runs %d pods", w.scale)
+	if w.res == snapshot.DaemonSets {
+		scaleText = fmt.Sprintf("%d nodes", w.scale)
+		if w.scale == 0 {
+			scaleText = "an unknown number of nodes (no status in the input)"
+		}
+		runs = "runs on " + scaleText
+	}
+
+	cases := []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry"}
+	if public {
+		cases = append(cases, "docker-hub-pull-rate-limits")
+	}
+	var (
+		sev   finding.Severity
+		title string
+		msg   string
+		fix   string
+		ev    []string
+	)
+	imgs := strings.Join(firstImages(images, 3), ", ")
+	if len(alwaysEv) > 0 {
+		sev = finding.Medium
+		if w.scale >= pullAlwaysHighScale || looping > 0 {
+			sev = finding.High
+		}
+		title = fmt.Sprintf("%s %s pulls its image on every start across %s", w.res.Kind, name, scaleText)
+		msg = fmt.Sprintf("%s %s %s and pulls %s on every container start, so every restart and every rollout "+
+			"goes back to the registry from each node, even when the image is already there.", w.res.Kind, name, runs, imgs)
+		if looping > 0 {
+			msg += fmt.Sprintf(" %s crash-looping now: each restart is another pull, from %s.",
+				pluralWas(looping, "pod is", "pods are"), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5))
+		}
+		if public {
+			msg += " The image comes from a public registry that limits anonymous pulls per source IP; nodes behind shared NAT share that budget."
+		}
+		msg += " If the registry is slow, throttled or unreachable, pods that merely restart cannot start again."
+		fix = "Pin the image by tag and digest (image: repo:1.2.3@sha256:…) and set imagePullPolicy: IfNotPresent; " +
+			"pre-pull or mirror the image in a registry close to the nodes. Keep Always only where credentials must be re-checked on every start."
+		ev = append(ev, alwaysEv...)
+		ev = append(ev, floatingEv...)
+	} else {
+		sev = finding.Low
+		if w.scale >= pullAlwaysHighScale {
+			sev = finding.Medium
+		}
+		cases = cases[:1:1]
+		if public {
+			cases = append(cases, "docker-hub-pull-rate-limits")
+		}
+		title = fmt.Sprintf("DaemonSet %s runs a floating image tag on %s", name, scaleText)
+		msg = fmt.Sprintf("DaemonSet %s runs %s on %s without a version tag or digest. Nodes keep whichever image "+
+			"the tag pointed to when they pulled it, so the fleet drifts apart, and any node that pulls again (a new "+
+			"node, a pruned image) gets whatever was pushed last.", name, imgs, scaleText)
+		fix = "Use a version tag, ideally with its digest, and roll changes out by changing it."
+		ev = append(ev, floatingEv...)
+	}
+	if scaleEv != "" {
+		ev = append(ev, scaleEv)
+	}
+	ev = append(ev, loopEv...)
+	return finding.Finding{
+		Check:       "image-pull-always",
+		Severity:    sev,
+		Title:       title,
+		Message:     msg,
+		Objects:     refs.list(),
+		Evidence:    ev,
+		Remediation: fix,
+		Cases:       cases,
+	}, true
+}
+
+// pullRateLimitFindings reports pull events refused by a registry rate
+// limit, one finding per registry.
+func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Finding {
+	type hit struct {
+		e    *corev1.Event
+		pod  *corev1.Pod
+		node string
+		at   int
+	}
+	byReg := map[string][]hit{}
+	var podByKey map[string]*corev1.Pod // built on the first hit only
+	for i := range s.Events {
+		e := &s.Events[i]
+		if e.Type != "" && e.Type != corev1.EventTypeWarning {
+			continue
+		}
+		if e.InvolvedObject.Kind != "Pod" {
+			continue
+		}
+		at, ok := rl.matches(e.Message)
+		if !ok {
+			continue
+		}
+		if podByKey == nil {
+			podByKey = make(map[string]*corev1.Pod, len(s.Pods))
+			for j := range s.Pods {
+				podByKey[s.Pods[j].Namespace+"/"+s.Pods[j].Name] = &s.Pods[j]
+			}
+		}
+		pod := podByKey[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]
+		node := e.Source.Host
+		if pod != nil && pod.Spec.NodeName != "" {
+			node = pod.Spec.NodeName
+		}
+		reg := "unknown registry"
+		if m := rl.imageInMessage.FindStringSubmatch(e.Message); m != nil {
+			reg = imageRegistry(m[1])
+		}
+		byReg[reg] = append(byReg[reg], hit{e: e, pod: pod, node: node, at: at})
+	}
+	regs := make([]string, 0, len(byReg))
+	for r := range byReg {
+		regs = append(regs, r)
+	}
+	sort.Strings(regs)
+
+	var out []finding.Finding
+	for _, reg := range regs {
+		hits := byReg[reg]
+		sort.Slice(hits, func(i, j int) bool {
+			a, b := hits[i].e, hits[j].e
+			if a.InvolvedObject.Namespace != b.InvolvedObject.Namespace {
+				return a.InvolvedObject.Namespace < b.InvolvedObject.Namespace
+			}
+			return a.InvolvedObject.Name < b.InvolvedObject.Name
+		})
+		refs := newCappedRefs()
+		var ev []string
+		for _, h := range hits {
+			refs.add(objRef(snapshot.Pods, h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name))
+			if h.node != "" {
+				refs.add(objRef(snapshot.Nodes, "", h.node))
+			}
+			if len(ev) < listCap/5 {
+				ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s node=%s message=%q",
+					h.e.Namespace, h.e.Name, h.e.Reason, max(h.e.Count, 1), h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name,
+					h.node, quoteMessage(h.e.Message, h.at, sandboxQuoteLen)))
+			}
+		}
+		if len(hits) > len(ev) {
+			ev = append(ev, fmt.Sprintf("… and %d more rate-limited pull events", len(hits)-len(ev)))
+		}
+		out = append(out, finding.Finding{
+			Check:    "image-pull-always",
+			Severity: finding.High,
+			Title:    fmt.Sprintf("%s refuses image pulls with a rate limit", reg),
+			Message: fmt.Sprintf("Image pulls from %s fail because the registry is rate limiting: %s on %s. Pods that "+
+				"need a pull, new ones and restarts with imagePullPolicy Always alike, cannot start until the limit resets, "+
+				"and retries spend the same budget. Limits count per source IP, so nodes behind one NAT address share them.",
+				reg, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
+			Objects:  refs.list(),
+			Evidence: ev,
+			Remediation: "Pull through a mirror or pull-through cache close to the cluster, authenticate pulls " +
+				"(imagePullSecrets) so the per-account limit applies, and stop pulls that are not needed: " +
+				"imagePullPolicy IfNotPresent with pinned tags.",
+			Cases: []string{"docker-hub-pull-rate-limits", "daemonset-pull-always-nat-ratelimit"},
+		})
+	}
+	return out
+}
+
+func firstImages(ss []string, n int) []string {
+	if len(ss) <= n {
+		return ss
+	}
+	return append(ss[:n:n], fmt.Sprintf("%d more", len(ss)-n))
+}
+
+func pluralWas(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,178 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestPullRateLimitData(t *testing.T) {
+	rl, err := loadPullRateLimit()
+	if err != nil {
+		t.Fatalf("embedded table: %v", err)
+	}
+	for _, src := range rl.Sources {
+		if !strings.HasPrefix(src, "https://") {
+			t.Errorf("source %q is not an https URL", src)
+		}
+	}
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{`Failed to pull image "nginx": toomanyrequests: You have reached your pull rate limit.`, true},
+		{`Failed to pull image "x": unexpected status code 429 Too Many Requests`, true},
+		{`Error: ErrImagePull: pull access denied, repository does not exist`, false},
+		{`Readiness probe failed: HTTP probe failed with statuscode: 429`, false},
+	}
+	for _, tc := range tests {
+		if _, got := rl.matches(tc.msg); got != tc.want {
+			t.Errorf("matches(%q) = %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+	if _, err := parsePullRateLimit([]byte("pullContext: ['(']\nrateLimited: [x]\npublicRegistries: [docker.io]\nsources: [s]\n")); err == nil {
+		t.Error("accepted a bad regexp")
+	}
+	if _, err := parsePullRateLimit([]byte("pullContext: [x]\nsources: [s]\n")); err == nil {
+		t.Error("accepted a table without rate-limit patterns")
+	}
+}
+
+func TestEffectivePullPolicy(t *testing.T) {
+	tests := []struct {
+		image  string
+		policy corev1.PullPolicy
+		want   corev1.PullPolicy
+		reg    string
+	}{
+		{"nginx", "", corev1.PullAlways, "docker.io"},
+		{"nginx:latest", "", corev1.PullAlways, "docker.io"},
+		{"acme/agent:1.2", "", corev1.PullIfNotPresent, "docker.io"},
+		{"registry.example.com:5000/a/b", "", corev1.PullAlways, "registry.example.com:5000"},
+		{"registry.example.com:5000/a/b:1.0", "", corev1.PullIfNotPresent, "registry.example.com:5000"},
+		{"localhost/b@sha256:abc", "", corev1.PullIfNotPresent, "localhost"},
+		{"ghcr.io/a/b:latest", corev1.PullNever, corev1.PullNever, "ghcr.io"},
+	}
+	for _, tc := range tests {
+		got, _ := effectivePullPolicy(&corev1.Container{Image: tc.image, ImagePullPolicy: tc.policy})
+		if got != tc.want {
+			t.Errorf("effectivePullPolicy(%q, %q) = %s, want %s", tc.image, tc.policy, got, tc.want)
+		}
+		if r := imageRegistry(tc.image); r != tc.reg {
+			t.Errorf("imageRegistry(%q) = %s, want %s", tc.image, r, tc.reg)
+		}
+	}
+}
+
+func TestImagePullAlwaysFires(t *testing.T) {
+	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/gap.yaml"))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	tests := []struct {
+		kind, ns, name string
+		sev            finding.Severity
+		objects        []string // kind/ns/name
+		evidence       []string
+		cases          []string
+	}{
+		{
+			kind: "DaemonSet", ns: "kube-system", name: "log-agent", sev: finding.High,
+			evidence: []string{"containers[0].image=acme/log-agent:latest with imagePullPolicy unset → Always", "status.desiredNumberScheduled=1000"},
+			cases:    []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
+		},
+		{
+			kind: "DaemonSet", ns: "monitoring", name: "node-exporter", sev: finding.High,
+			objects:  []string{"Pod/monitoring/node-exporter-a", "Node//node-a"},
+			evidence: []string{"containers[0].imagePullPolicy=Always", "CrashLoopBackOff restartCount=57"},
+			cases:    []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry"},
+		},
+		{
+			kind: "DaemonSet", ns: "security", name: "scanner", sev: finding.Medium,
+			evidence: []string{"imagePullPolicy=Always image=registry.example.com:5000/sec/scanner:2.1"},
+		},
+		{
+			kind: "DaemonSet", ns: "kube-system", name: "cni-helper", sev: finding.Low,
+			evidence: []string{"image=example.azurecr.io/cni-helper imagePullPolicy=IfNotPresent: no version tag"},
+			cases:    []string{"daemonset-pull-always-nat-ratelimit"},
+		},
+		{
+			kind: "Deployment", ns: "shop", name: "frontend", sev: finding.High,
+			objects:  []string{"Pod/shop/frontend-6f7d-q1", "Node//node-c"},
+			evidence: []string{"containers[1].imagePullPolicy=Always image=ghcr.io/acme/proxy:1.0", "spec.replicas=40", "containerStatuses[sidecar]"},
+		},
+		{
+			kind: "StatefulSet", ns: "data", name: "cassandra", sev: finding.Medium,
+			evidence: []string{"spec.replicas=30"},
+			cases:    []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := findingAbout(fs, tc.kind, tc.ns, tc.name)
+			if !ok {
+				t.Fatalf("no finding about %s %s/%s", tc.kind, tc.ns, tc.name)
+			}
+			if f.Severity != tc.sev {
+				t.Errorf("severity %v, want %v", f.Severity, tc.sev)
+			}
+			for _, o := range tc.objects {
+				parts := strings.SplitN(o, "/", 3)
+				if !hasObject([]finding.Finding{f}, parts[0], parts[1], parts[2]) {
+					t.Errorf("%s not named; objects %v", o, f.Objects)
+				}
+			}
+			for _, e := range tc.evidence {
+				if !evidenceHas(f, e) {
+					t.Errorf("no evidence has %q: %q", e, f.Evidence)
+				}
+			}
+			if tc.cases != nil && !slices.Equal(f.Cases, tc.cases) {
+				t.Errorf("cases %v, want %v", f.Cases, tc.cases)
+			}
+		})
+	}
+	if hasObject(fs, "DaemonSet", "kube-system", "pinned-agent") {
+		t.Error("a digest-pinned image is flagged")
+	}
+	if hasObject(fs, "Pod", "monitoring", "node-exporter-b") {
+		t.Error("a healthy pod is named as crash-looping")
+	}
+
+	// The rate-limited pull: one finding for docker.io naming pod and node.
+	var rate *finding.Finding
+	for i := range fs {
+		if strings.Contains(fs[i].Title, "rate limit") {
+			rate = &fs[i]
+		}
+	}
+	if rate == nil {
+		t.Fatal("no finding for the rate-limited pull")
+	}
+	if rate.Severity != finding.High || !strings.HasPrefix(rate.Title, "docker.io") {
+		t.Errorf("rate-limit finding: %v %q", rate.Severity, rate.Title)
+	}
+	if !hasObject([]finding.Finding{*rate}, "Pod", "shop", "frontend-6f7d-q2") || !hasObject([]finding.Finding{*rate}, "Node", "", "node-d") {
+		t.Errorf("rate-limit finding objects %v", rate.Objects)
+	}
+	if !evidenceHas(*rate, "toomanyrequests") {
+		t.Errorf("rate-limit evidence does not quote the registry: %q", rate.Evidence)
+	}
+	if len(fs) != 7 {
+		t.Errorf("got %d findings, want 7", len(fs))
+	}
+}
+
+func TestImagePullAlwaysSilent(t *testing.T) {
+	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/healthy.yaml"))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 0 {
+		t.Errorf("findings on pinned images and harmless events: %+v", fs)
+	}
+}
