@@ -1,0 +1,14 @@
+package testcluster
+
+import "syscall"
+
+// sysProcAttr puts the child in its own process group, so that stop reaches
+// anything it forks, and has the kernel SIGKILL it when the test binary
+// dies: a panic, a go test -timeout or a kill leaves no server behind.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+func terminateGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGTERM) }
+
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
