@@ -5,7 +5,9 @@
 #
 # Binaries are cached in $KUBEGAP_TESTBIN (default ~/.cache/kubegap/testbin):
 # a second run builds nothing. Prints the directory that holds both binaries
-# as its last line of stdout; everything else goes to stderr.
+# as its last line of stdout; everything else goes to stderr. Safe to run
+# concurrently (test packages do): a lock lets one caller install and build
+# while the others wait and then reuse the result.
 set -euo pipefail
 
 K8S_VERSION=v1.37.2
@@ -15,16 +17,38 @@ mkdir -p "$bin"
 
 log() { echo "testbed-bin: $*" >&2; }
 
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$bin/.lock"
+  if ! flock -n 9; then
+    log "another run is installing or building; waiting for it"
+    flock 9
+  fi
+fi
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"
+  else log "need root (or sudo) to run: $*"; return 1
+  fi
+}
+
 # etcd: Debian's etcd-server (3.4.x) serves kube-apiserver v1.37 on loopback.
 if [ ! -x "$bin/etcd" ]; then
   if ! command -v etcd >/dev/null 2>&1 && [ ! -x /usr/bin/etcd ]; then
-    log "installing Debian's etcd-server"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2
-    apt-get install -y -qq --no-install-recommends etcd-server >&2
-    # The package starts a system etcd on the default ports; the test bed
-    # runs its own on free ports and needs none of it.
-    (systemctl stop etcd || service etcd stop || pkill -x etcd) >/dev/null 2>&1 || true
+    aptlog="$bin/apt.log"
+    log "installing Debian's etcd-server (apt output in $aptlog)"
+    if ! {
+      as_root apt-get update -qq &&
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server
+    } >"$aptlog" 2>&1; then
+      log "apt-get failed; the end of $aptlog:"
+      tail -n 20 "$aptlog" >&2
+      exit 1
+    fi
+    # The package may start a system etcd on the default ports. The test
+    # bed runs its own on free ports, so it is only in the way; stop it by
+    # service name, never by process name (test etcds may be running).
+    { as_root systemctl stop etcd || as_root service etcd stop; } >>"$aptlog" 2>&1 || true
   fi
   ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$bin/etcd"
 fi
@@ -44,7 +68,7 @@ if [ ! -x "$bin/kube-apiserver" ] || [ ! -f "$bin/kube-apiserver.ok" ]; then
   ) >&2
   mv "$bin/kube-apiserver.tmp" "$bin/kube-apiserver"
   touch "$bin/kube-apiserver.ok"
-  log "built kube-apiserver in $(( $(date +%s) - start ))s"
+  log "built kube-apiserver in $(($(date +%s) - start))s"
 fi
 
 echo "$bin"
