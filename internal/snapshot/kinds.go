@@ -27,6 +27,7 @@ type kind struct {
 	// AddList appends a decoded list's items, trimmed, and returns how many.
 	AddList func(s *Snapshot, list runtime.Object) int
 	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
+	merge   func(dst, src *Snapshot)
 }
 
 var kinds = []kind{
@@ -141,6 +142,7 @@ func typed[T any, L any, PT object[T], PL interface {
 			*field(s) = append(*field(s), objs...)
 			return len(objs)
 		},
+		merge: func(dst, src *Snapshot) { *field(dst) = append(*field(dst), *field(src)...) },
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)
 			for i := range objs {

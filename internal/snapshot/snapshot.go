@@ -181,3 +181,22 @@ func dedupe[T any](objs []T, key func(*T) (string, string)) []T {
 	}
 	return out
 }
+
+// AddCustom appends custom resources of r, trimmed.
+func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
+	key := r.APIVersion() + "/" + r.Kind
+	for i := range objs {
+		trimMeta(&objs[i])
+	}
+	s.Custom[key] = append(s.Custom[key], objs...)
+}
+
+// Merge appends every object of o to s. Call Finish after the last merge.
+func (s *Snapshot) Merge(o *Snapshot) {
+	for _, k := range kinds {
+		k.merge(s, o)
+	}
+	for key, objs := range o.Custom {
+		s.Custom[key] = append(s.Custom[key], objs...)
+	}
+}

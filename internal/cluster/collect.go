@@ -1,0 +1,366 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Options tune a live read. The zero value is usable.
+type Options struct {
+	// Namespace limits namespaced resources to one namespace; "" reads all.
+	Namespace string
+	// PageSize is the LIST page size (default 500, as kubectl's --chunk-size).
+	PageSize int64
+	// Concurrency bounds the resources listed at once (default 4).
+	Concurrency int
+	// Attempts is how often a page is tried on a transient error (default
+	// 4, with exponential backoff from Backoff, default 500ms). 429s are
+	// first retried by client-go itself, honouring Retry-After.
+	Attempts int
+	Backoff  time.Duration
+	// Progress, when set, is told how many objects of a resource have been
+	// read so far. It may be called from several goroutines.
+	Progress func(resource snapshot.Resource, objects int, done bool)
+	// Context names the kubeconfig context, for the report.
+	Context string
+}
+
+func (o *Options) defaults() {
+	if o.PageSize <= 0 {
+		o.PageSize = 500
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 4
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 500 * time.Millisecond
+	}
+}
+
+// UnreachableError means the API server could not be used at all: the
+// kubeconfig points nowhere, the credentials are refused, or what came back
+// was not an API server. The audit cannot run.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot read the API server at %s: %v", e.Host, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Prepare returns the config kubegap reads with: read-only, protobuf for
+// built-in types, and a moderate client-side rate limit (QPS 50, burst 100)
+// unless the caller set one. The server's APF still has the last word:
+// client-go waits out 429s with their Retry-After.
+func Prepare(cfg *rest.Config, userAgent string) *rest.Config {
+	c := ReadOnly(cfg)
+	if c.QPS == 0 {
+		c.QPS = 50
+	}
+	if c.Burst == 0 {
+		c.Burst = 100
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = userAgent
+	}
+	return c
+}
+
+// Collect reads the resources into a snapshot. Resources that are not
+// served, forbidden or failing are recorded in the snapshot's coverage, and
+// the read goes on. It returns an error only when the cluster cannot be
+// read at all (*UnreachableError) or answers with something that is not
+// Kubernetes API data.
+func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resource, opts Options) (*snapshot.Snapshot, error) {
+	opts.defaults()
+	cfg = Prepare(cfg, "kubegap")
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, &UnreachableError{Host: cfg.Host, Err: err}
+	}
+	ver, err := dc.ServerVersion()
+	if err != nil {
+		return nil, &UnreachableError{Host: cfg.Host, Err: explain(err)}
+	}
+	snap := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, Context: opts.Context, ServerVersion: ver.GitVersion})
+
+	served, err := servedResources(dc, resources)
+	if err != nil {
+		return nil, &UnreachableError{Host: cfg.Host, Err: explain(err)}
+	}
+
+	protoCfg := rest.CopyConfig(cfg)
+	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(protoCfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{typed: cs.CoreV1().RESTClient(), dyn: dyn, opts: opts}
+
+	type result struct {
+		res     snapshot.Resource
+		part    *snapshot.Snapshot
+		status  snapshot.Status
+		message string
+		fatal   error
+	}
+	results := make([]result, len(resources))
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, res := range resources {
+		results[i].res = res
+		if msg, ok := served[res]; !ok {
+			results[i].status, results[i].message = snapshot.StatusNotServed, msg
+			continue
+		}
+		wg.Add(1)
+		go func(out *result) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			part, err := r.list(ctx, out.res)
+			out.part = part
+			switch {
+			case err == nil:
+				out.status = snapshot.StatusRead
+			case apierrors.IsForbidden(err):
+				out.status, out.message = snapshot.StatusForbidden, statusMessage(err)
+			case apierrors.IsNotFound(err):
+				out.status, out.message = snapshot.StatusNotServed, statusMessage(err)
+			case apierrors.IsUnauthorized(err):
+				out.fatal = explain(err)
+			case isTransient(err) || ctx.Err() != nil:
+				out.status, out.message = snapshot.StatusError, err.Error()
+			default:
+				out.fatal = fmt.Errorf("reading %s: %w", out.res, err)
+			}
+		}(&results[i])
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, res := range results {
+		if res.fatal != nil {
+			return nil, &UnreachableError{Host: cfg.Host, Err: res.fatal}
+		}
+		if res.status == snapshot.StatusRead {
+			snap.Merge(res.part)
+		}
+		snap.SetCoverage(res.res, res.status, res.message)
+	}
+	snap.Finish()
+	return snap, nil
+}
+
+// servedResources asks discovery which of the resources the server serves.
+// The map holds the served ones; for the others, ok is false and the value
+// explains. Discovery is allowed to every authenticated user.
+func servedResources(dc discovery.DiscoveryInterface, resources []snapshot.Resource) (map[snapshot.Resource]string, error) {
+	out := map[snapshot.Resource]string{}
+	byGV := map[string][]snapshot.Resource{}
+	for _, r := range resources {
+		byGV[r.APIVersion()] = append(byGV[r.APIVersion()], r)
+	}
+	for gv, rs := range byGV {
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			continue // the group/version is not served: none of rs is
+		}
+		if err != nil {
+			return nil, fmt.Errorf("discovering %s: %w", gv, err)
+		}
+		names := map[string]bool{}
+		for _, ar := range list.APIResources {
+			names[ar.Name] = true
+		}
+		for _, r := range rs {
+			if names[r.Resource] {
+				out[r] = ""
+			}
+		}
+	}
+	return out, nil
+}
+
+type reader struct {
+	typed rest.Interface
+	dyn   dynamic.Interface
+	opts  Options
+}
+
+// list reads every page of one resource into a snapshot of its own, so that
+// a restart after an expired continue token starts from nothing.
+func (r *reader) list(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	const restarts = 3
+	var err error
+	for i := 0; i < restarts; i++ {
+		var part *snapshot.Snapshot
+		part, err = r.listOnce(ctx, res)
+		if err == nil || !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			return part, err
+		}
+		// 410: the continue token outlived the server's compaction window.
+		// Start over with a fresh, consistent list: never an RV=0 full list.
+	}
+	return nil, fmt.Errorf("list kept expiring after %d restarts: %w", restarts, err)
+}
+
+func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	part := snapshot.New(snapshot.Source{})
+	ns := ""
+	if res.Namespaced {
+		ns = r.opts.Namespace
+	}
+	cont := ""
+	total := 0
+	for {
+		opts := metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, FieldSelector: res.FieldSelector}
+		var next string
+		var n int
+		err := r.retry(ctx, func() error {
+			var err error
+			n, next, err = r.page(ctx, res, ns, opts, part)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		total += n
+		if r.opts.Progress != nil {
+			r.opts.Progress(res, total, next == "")
+		}
+		if next == "" {
+			return part, nil
+		}
+		cont = next
+	}
+}
+
+// page reads one page and appends its items to part.
+func (r *reader) page(ctx context.Context, res snapshot.Resource, ns string, opts metav1.ListOptions, part *snapshot.Snapshot) (int, string, error) {
+	if res.Custom {
+		ri := r.dyn.Resource(res.GVR())
+		var lister dynamic.ResourceInterface = ri
+		if ns != "" {
+			lister = ri.Namespace(ns)
+		}
+		list, err := lister.List(ctx, opts)
+		if err != nil {
+			return 0, "", err
+		}
+		part.AddCustom(res, list.Items)
+		return len(list.Items), list.GetContinue(), nil
+	}
+	newList, add, _ := snapshot.ListKind(res)
+	list := newList()
+	err := r.typed.Get().AbsPath(listPath(res, ns)).
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Do(ctx).Into(list)
+	if err != nil {
+		return 0, "", err
+	}
+	meta, ok := list.(metav1.ListInterface)
+	if !ok {
+		return 0, "", fmt.Errorf("%T is not a list", list)
+	}
+	return add(part, list), meta.GetContinue(), nil
+}
+
+func listPath(r snapshot.Resource, ns string) string {
+	var b strings.Builder
+	if r.Group == "" {
+		b.WriteString("/api/" + r.Version)
+	} else {
+		b.WriteString("/apis/" + r.Group + "/" + r.Version)
+	}
+	if r.Namespaced && ns != "" {
+		b.WriteString("/namespaces/" + ns)
+	}
+	b.WriteString("/" + r.Resource)
+	return b.String()
+}
+
+// retry runs fn until it succeeds, fails for good, or runs out of attempts.
+func (r *reader) retry(ctx context.Context, fn func() error) error {
+	wait := r.opts.Backoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = fn()
+		if err == nil || !isTransient(err) || attempt >= r.opts.Attempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// isTransient is true for errors worth another try: overload, timeouts,
+// server errors, a dropped connection.
+func isTransient(err error) bool {
+	if apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) {
+		return true
+	}
+	var se apierrors.APIStatus
+	if errors.As(err, &se) && se.Status().Code >= 500 {
+		return true
+	}
+	// A dropped or timed-out connection, but not our own deadline: when
+	// the caller's context ends, retrying cannot help.
+	var ne net.Error
+	return errors.As(err, &ne) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+func statusMessage(err error) string {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) && se.Status().Message != "" {
+		return se.Status().Message
+	}
+	return err.Error()
+}
+
+// explain turns the common ways a kubeconfig fails into one clear sentence.
+func explain(err error) error {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the credentials were refused (401 Unauthorized): the token may have expired: %w", err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("access denied: %w", err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("timed out: %w", err)
+	}
+	return err
+}
