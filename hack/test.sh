@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test.sh is the one command that checks kubegap from a fresh clone on a
+# fresh machine; CI runs exactly this. It installs what is missing, builds
+# (or reuses) the test-bed binaries, then runs gofmt, go vet, staticcheck
+# and every test, end-to-end tests against a real kube-apiserver included,
+# and finally checks that no etcd or kube-apiserver it started outlived it.
+#
+# Extra arguments go to go test, e.g. hack/test.sh -count=1 -run TestRBAC.
+# Needs Go on PATH; Debian packages are installed with apt-get (as root or
+# through sudo).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+STATICCHECK_VERSION=v0.8.2
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/kubegap
+
+t0=$(date +%s)
+section_start=
+section() {
+  if [ -n "$section_start" ]; then
+    echo "--- $(($(date +%s) - section_start)) s"
+  fi
+  section_start=$(date +%s)
+  printf '\n=== %s ===\n' "$*"
+}
+fail() {
+  printf '\nFAIL: %s\n' "$*" >&2
+  exit 1
+}
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"
+  else echo "need root (or sudo) to run: $*" >&2; return 1
+  fi
+}
+
+# need_cmd CMD PACKAGE installs Debian's PACKAGE when CMD is missing.
+apt_updated=
+need_cmd() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "installing $2 (for $1)"
+  mkdir -p "$cache"
+  if [ -z "$apt_updated" ]; then
+    as_root apt-get update -qq >>"$cache/apt.log" 2>&1 || fail "apt-get update failed; see $cache/apt.log"
+    apt_updated=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" \
+    >>"$cache/apt.log" 2>&1 || fail "installing $2 failed; see $cache/apt.log"
+}
+
+# --- tools ---------------------------------------------------------------
+section "tools"
+command -v go >/dev/null 2>&1 || fail "go is not on PATH (kubegap needs Go $(sed -n 's/^go //p' go.mod) or later)"
+go version
+need_cmd pgrep procps
+need_cmd flock util-linux
+
+staticcheck="$cache/tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
+if [ ! -x "$staticcheck" ]; then
+  echo "installing staticcheck $STATICCHECK_VERSION into $(dirname "$staticcheck")"
+  GOBIN=$(dirname "$staticcheck") go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
+    fail "installing staticcheck"
+fi
+"$staticcheck" -version
+
+# --- test-bed binaries -----------------------------------------------------
+section "test-bed binaries (etcd, kube-apiserver v1.37.2)"
+bin_start=$(date +%s)
+KUBEGAP_TESTBIN_DIR=$(bash hack/testbed-bin.sh | tail -n 1) || fail "hack/testbed-bin.sh"
+export KUBEGAP_TESTBIN_DIR
+echo "binaries in $KUBEGAP_TESTBIN_DIR ($(($(date +%s) - bin_start)) s)"
+"$KUBEGAP_TESTBIN_DIR/etcd" --version | head -n 1
+"$KUBEGAP_TESTBIN_DIR/kube-apiserver" --version
+
+# Control-plane processes that were running before this run (another
+# user's, or a developer's own cluster) are not ours to judge. Every child of
+# this run inherits KUBEGAP_TEST_RUN, which tells ours apart from processes
+# someone else starts meanwhile.
+KUBEGAP_TEST_RUN="$$-$(date +%s%N)"
+export KUBEGAP_TEST_RUN
+control_plane_pids() { { pgrep -x etcd || true; pgrep -x kube-apiserver || true; } | sort; }
+before=$(control_plane_pids)
+
+# --- static checks ---------------------------------------------------------
+section "gofmt"
+unformatted=$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -print0 |
+  xargs -0 -r gofmt -l)
+if [ -n "$unformatted" ]; then
+  echo "$unformatted"
+  fail "gofmt: the files above need gofmt -w"
+fi
+echo "ok"
+
+section "go vet"
+go vet ./... || fail "go vet"
+echo "ok"
+
+section "staticcheck"
+"$staticcheck" ./... || fail "staticcheck"
+echo "ok"
+
+# --- tests -----------------------------------------------------------------
+section "go test (unit and end-to-end)"
+test_status=0
+go test -timeout 30m "$@" ./... || test_status=$?
+
+# --- leaks -----------------------------------------------------------------
+section "leftover test-bed processes"
+# Children die with their test binary (SIGKILL on parent death), which the
+# kernel delivers asynchronously: allow a few seconds.
+survivors=
+for _ in $(seq 1 20); do
+  survivors=
+  for pid in $(comm -13 <(echo "$before") <(control_plane_pids)); do
+    if [ -r "/proc/$pid/environ" ]; then
+      tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "KUBEGAP_TEST_RUN=$KUBEGAP_TEST_RUN" || continue
+    fi
+    survivors="$survivors $pid"
+  done
+  [ -z "$survivors" ] && break
+  sleep 0.5
+done
+if [ -n "$survivors" ]; then
+  for pid in $survivors; do
+    ps -o pid=,etime=,args= -p "$pid" | cut -c1-200 >&2 || true
+  done
+  fail "test-bed processes outlived the tests:$survivors"
+fi
+echo "none"
+
+section "summary"
+total=$(($(date +%s) - t0))
+if [ "$test_status" -ne 0 ]; then
+  fail "go test (exit $test_status) after ${total} s"
+fi
+echo "all checks and tests passed in ${total} s"
