@@ -216,9 +216,11 @@ type entry struct {
 	linkname string
 }
 
-func file(name string, data []byte) entry { return entry{name: name, data: data, typeflag: tar.TypeReg} }
-func dir(name string) entry               { return entry{name: name, typeflag: tar.TypeDir} }
-func whiteout(name string) entry          { return file(name, nil) }
+func file(name string, data []byte) entry {
+	return entry{name: name, data: data, typeflag: tar.TypeReg}
+}
+func dir(name string) entry      { return entry{name: name, typeflag: tar.TypeDir} }
+func whiteout(name string) entry { return file(name, nil) }
 func symlink(name, target string) entry {
 	return entry{name: name, typeflag: tar.TypeSymlink, linkname: target}
 }
