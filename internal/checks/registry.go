@@ -8,6 +8,7 @@ import "sort"
 func All() []Check {
 	all := []Check{
 		// One line per check: the constructor from the check's own file.
+		containerdChainedCNICheck(),
 		hostBinaryGlibcCheck(),
 		imagePullAlwaysCheck(),
 		pdbBlocksDrainCheck(),
