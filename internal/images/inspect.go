@@ -226,8 +226,10 @@ func inspectResolved(ctx context.Context, ref string, plat *v1.Platform, res *re
 	r.Reference = printable(ref)
 	r.Platform = plat.String()
 	r.IndexDigest = res.indexDigest
-	if res.note != "" {
-		r.Notes = append([]string{res.note}, r.Notes...)
+	// Checked after the walk, not when resolving: the config is a blob,
+	// and a cache hit should fetch manifests only.
+	if note := platformNote(res.img, plat); note != "" {
+		r.Notes = append([]string{note}, r.Notes...)
 	}
 	return r, nil
 }

@@ -36,7 +36,6 @@ type resolved struct {
 	img         v1.Image
 	digest      v1.Hash
 	indexDigest string
-	note        string
 }
 
 // openRemote resolves ref to one image for the platform. Only manifests
@@ -67,7 +66,6 @@ func openRemote(ctx context.Context, ref string, plat *v1.Platform, opts Options
 	if res.digest, err = res.img.Digest(); err != nil {
 		return nil, fmt.Errorf("digest of %s: %w", r, err)
 	}
-	res.note = platformNote(res.img, plat)
 	return res, nil
 }
 
@@ -107,7 +105,6 @@ func openTarball(file string, plat *v1.Platform) (*resolved, error) {
 	if res.digest, err = res.img.Digest(); err != nil {
 		return nil, fmt.Errorf("%s: image digest: %w", file, err)
 	}
-	res.note = platformNote(res.img, plat)
 	return res, nil
 }
 
