@@ -12,8 +12,9 @@ func All() []Check {
 		hostBinaryGlibcCheck(),
 		imagePullAlwaysCheck(),
 		pdbBlocksDrainCheck(),
-		versionSkewCheck(),
 		podSandboxFailuresCheck(),
+		versionSkewCheck(),
+		webhookBlastRadiusCheck(),
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
