@@ -82,6 +82,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 	root.SetErr(app.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitError, err) })
 	root.AddCommand(
+		newAuditCommand(app),
 		newVersionCommand(app),
 		newCasesCommand(app),
 	)
