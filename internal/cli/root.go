@@ -85,6 +85,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newAuditCommand(app),
 		newVersionCommand(app),
 		newCasesCommand(app),
+		newImageCommand(app),
 	)
 	return root
 }
