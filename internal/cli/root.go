@@ -83,6 +83,8 @@ Its incident library is browsable with 'kubegap cases'.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(ExitError, err) })
 	root.AddCommand(
 		newAuditCommand(app),
+		newSnapshotCommand(app),
+		newChecksCommand(app),
 		newVersionCommand(app),
 		newCasesCommand(app),
 		newImageCommand(app),
