@@ -142,12 +142,20 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 		}, true
 	}
 
-	var healthy int
-	var notReady []*corev1.Pod // bound, running pods that are not Ready
+	// Pending pods count as unhealthy too: a replica whose sandbox cannot be
+	// created uses up the budget of its healthy siblings. Only Running
+	// not-Ready pods are themselves protected by the budget (the eviction
+	// API lets Pending pods go).
+	var healthy, runningNotReady int
+	var notReady []*corev1.Pod
 	for _, pod := range v.pods {
-		if podReady(pod) {
+		switch {
+		case podReady(pod):
 			healthy++
-		} else if pod.Status.Phase == corev1.PodRunning {
+		case pod.Status.Phase == corev1.PodRunning:
+			runningNotReady++
+			notReady = append(notReady, pod)
+		default:
 			notReady = append(notReady, pod)
 		}
 	}
@@ -216,8 +224,8 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 		title = fmt.Sprintf("PodDisruptionBudget %s is exhausted by not-Ready pods", name)
 		reasons = append(reasons, fmt.Sprintf("%d of %d selected pods are not Ready and %d must stay available, so no healthy pod can be evicted",
 			len(notReady), expected, desired))
-		if !alwaysAllow && healthy < desired {
-			reasons = append(reasons, "with unhealthyPodEvictionPolicy unset (IfHealthyBudget) the not-Ready pods cannot be evicted either")
+		if !alwaysAllow && healthy < desired && runningNotReady > 0 {
+			reasons = append(reasons, "with unhealthyPodEvictionPolicy unset (IfHealthyBudget) the Running but not-Ready pods cannot be evicted either")
 		}
 	default:
 		return finding.Finding{}, false
@@ -227,9 +235,17 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 			ev = append(ev, fmt.Sprintf("… and %d more not-Ready pods", len(notReady)-i))
 			break
 		}
-		ev = append(ev, fmt.Sprintf("Pod %s/%s status.phase=Running, Ready condition not True (node %s)", pod.Namespace, pod.Name, pod.Spec.NodeName))
+		phase := pod.Status.Phase
+		if phase == "" {
+			phase = corev1.PodPending
+		}
+		node := pod.Spec.NodeName
+		if node == "" {
+			node = "none"
+		}
+		ev = append(ev, fmt.Sprintf("Pod %s/%s status.phase=%s, Ready condition not True (node %s)", pod.Namespace, pod.Name, phase, node))
 	}
-	if len(notReady) > 0 && !alwaysAllow {
+	if runningNotReady > 0 && !alwaysAllow {
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.unhealthyPodEvictionPolicy unset or IfHealthyBudget", name))
 	}
 
@@ -285,7 +301,8 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 			"(or a minAvailable below the replica count); a single-replica workload cannot have a budget that drains can honour")
 	}
 	if len(notReady) > 0 {
-		fix = append(fix, "Fix or remove the not-Ready pods, and set spec.unhealthyPodEvictionPolicy: AlwaysAllow so a crash-looping pod never blocks a drain")
+		fix = append(fix, "Fix or remove the not-Ready pods (a Pending pod bound to a node often means the node cannot create its sandbox: "+
+			"see pod-sandbox-failures), and set spec.unhealthyPodEvictionPolicy: AlwaysAllow so a crash-looping pod never blocks a drain")
 	}
 	if len(fix) == 0 {
 		fix = append(fix, "Bring the not-Ready pods back to Ready before draining, and set spec.unhealthyPodEvictionPolicy: AlwaysAllow")

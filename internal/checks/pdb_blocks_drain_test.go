@@ -205,3 +205,25 @@ func TestPDBBlocksDrainNotEvaluatedWithoutPods(t *testing.T) {
 		t.Error("evaluated budgets without any pod in the input")
 	}
 }
+
+func TestPDBBlocksDrainPendingReplica(t *testing.T) {
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/pending.yaml"))
+	f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "checkout")
+	if !ok || len(fs) != 1 {
+		t.Fatalf("want one finding about shop/checkout, got %+v", fs)
+	}
+	// Exhausted, and a node running its healthy pod is cordoned: the drain
+	// is waiting on it now.
+	if f.Severity != finding.High {
+		t.Errorf("severity %v, want high", f.Severity)
+	}
+	if !evidenceHas(f, "Pod shop/checkout-2 status.phase=Pending") || !evidenceHas(f, "Node aks-np-old spec.unschedulable=true") {
+		t.Errorf("evidence %q", f.Evidence)
+	}
+	if !slices.Contains(f.Cases, "azure-cni-v2-glibc") {
+		t.Errorf("cases %v do not cite the sandbox-failure chain", f.Cases)
+	}
+	if strings.Contains(f.Message, "cannot be evicted either") {
+		t.Errorf("a Pending pod is said to be protected by the budget: %s", f.Message)
+	}
+}
