@@ -161,6 +161,11 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 	if len(stuck) == 0 {
 		return nil, nil
 	}
+	// Stuck pods without events: the cause cannot be told (files often
+	// leave events out, and the API keeps them for an hour only).
+	if st := s.Status(snapshot.Events).Status; st != snapshot.StatusRead {
+		return nil, NotEvaluated("%d pods are bound but not started, and events were not read (%s)", len(stuck), st)
+	}
 
 	// The latest sandbox event per stuck pod; events of an earlier pod with
 	// the same name (a StatefulSet replica) are told apart by UID.

@@ -177,3 +177,13 @@ func TestQuoteMessage(t *testing.T) {
 }
 
 func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+func TestPodSandboxFailuresNotEvaluatedWithoutEvents(t *testing.T) {
+	if _, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/no-events.yaml")); ok {
+		t.Error("evaluated stuck pods without any event in the input")
+	}
+	// Nothing stuck: the answer is known without events.
+	if _, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pdb-blocks-drain/healthy.yaml")); !ok {
+		t.Error("not evaluated although no pod is stuck")
+	}
+}

@@ -77,9 +77,21 @@ func webhookBlastRadiusCheck() Check {
 			"them the backend's readiness is unknown and namespace exclusion is judged from the selector alone.",
 		Reads: append(Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
 			Optional(snapshot.Services), Optional(snapshot.EndpointSlices), Optional(snapshot.Deployments), Optional(snapshot.Namespaces)),
-		Cases: []string{"jetstack-gke-opa-webhook-upgrade", "daemonset-pull-always-nat-ratelimit"},
+		Cases: webhookCases(true),
 		Run:   runWebhookBlastRadius,
 	}
+}
+
+// webhookCases returns the cases a finding cites, as a fresh slice: the
+// OPA webhook that stalled a GKE upgrade and the pod webhook of the Datadog
+// talk, plus, for long timeouts, the DFDS deployments that timed out behind
+// a slow webhook.
+func webhookCases(slow bool) []string {
+	cs := []string{"jetstack-gke-opa-webhook-upgrade", "daemonset-pull-always-nat-ratelimit"}
+	if slow {
+		cs = append(cs, "dfds-alcide-admission-webhook-timeouts-2020")
+	}
+	return cs
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -211,6 +223,7 @@ func readyEndpointsByService(s *snapshot.Snapshot) map[string]int {
 type webhookVerdict struct {
 	sev      finding.Severity
 	critical bool // it may gate pods of kube-system
+	slow     bool // its timeout is long
 	reasons  []string
 	evidence []string
 }
@@ -221,13 +234,14 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 	sev := finding.Info
 	var reasons, ev []string
 	var flagged []string
-	critical := false
+	critical, slow := false, false
 	for i := range hooks {
 		v, ok := env.judge(res, cfgName, &hooks[i], refs)
 		if !ok {
 			continue
 		}
 		critical = critical || v.critical
+		slow = slow || v.slow
 		if v.sev > sev {
 			sev = v.sev
 		}
@@ -263,7 +277,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			"PodDisruptionBudget; keep timeoutSeconds small (a few seconds); and use failurePolicy: Ignore for mutating " +
 			"webhooks, or move the policy into a ValidatingAdmissionPolicy, which needs no backend. " +
 			"Prefer rules on workload objects over pods where the policy allows it.",
-		Cases: []string{"jetstack-gke-opa-webhook-upgrade", "daemonset-pull-always-nat-ratelimit"},
+		Cases: webhookCases(slow),
 	}, true
 }
 
@@ -398,6 +412,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		}
 		v.reasons = append(v.reasons, fmt.Sprintf("timeoutSeconds is %d%s, so each covered request can wait that long when the backend hangs", timeout, impliedNote(timeoutImplied)))
 		v.evidence = append(v.evidence, fmt.Sprintf("%s timeoutSeconds=%d%s", path, timeout, impliedNote(timeoutImplied)))
+		v.slow = true
 	}
 	if v.sev == finding.Info {
 		return webhookVerdict{}, false

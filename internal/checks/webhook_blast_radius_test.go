@@ -1,12 +1,15 @@
 package checks
 
 import (
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/library"
 )
 
 func TestWebhookFactsData(t *testing.T) {
@@ -138,6 +141,18 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 	if len(fs) != len(tests) {
 		t.Errorf("got %d findings, want %d", len(fs), len(tests))
 	}
+	// Long timeouts cite the DFDS case; short ones do not.
+	for name, want := range map[string]bool{"slow-labeler": true, "pod-injector": false} {
+		var f finding.Finding
+		for _, k := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+			if got, ok := findingAbout(fs, k, "", name); ok {
+				f = got
+			}
+		}
+		if got := slices.Contains(f.Cases, "dfds-alcide-admission-webhook-timeouts-2020"); got != want {
+			t.Errorf("%s cites the timeout case: %v, want %v (%v)", name, got, want, f.Cases)
+		}
+	}
 }
 
 func TestWebhookBlastRadiusSilent(t *testing.T) {
@@ -172,5 +187,25 @@ func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
 	fs, _ = runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/healthy.yaml"))
 	if hasObject(fs, "ValidatingWebhookConfiguration", "", "gatekeeper-validating-webhook-configuration") {
 		t.Error("gatekeeper reported although kube-system is excluded by label")
+	}
+}
+
+// TestWorkloadChecksCiteLibraryCases keeps the cited case IDs in step with
+// the library: a finding citing a missing case is a bug.
+func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
+	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
+		for _, id := range c.Cases {
+			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
+				t.Errorf("%s cites %s, which the library lacks: %v", c.ID, id, err)
+			}
+		}
+	}
+	sigs, _ := loadSandboxSignatures()
+	for _, s := range sigs {
+		for _, id := range s.Cases {
+			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
+				t.Errorf("sandbox signature %s cites %s, which the library lacks", s.ID, id)
+			}
+		}
 	}
 }
