@@ -1,0 +1,489 @@
+package checks
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/nodeos"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Case IDs the node-os-lifecycle check cites.
+const (
+	caseUbuntuSystemdDNS = "ubuntu-systemd-dns-2022"
+	caseDatadogNetworkd  = "datadog-systemd-networkd-cilium-2023"
+	caseHWEKernelPanic   = "ubuntu-hwe-5-13-kernel-container-panic"
+)
+
+// nodeOSLifecycleCheck reports node OS releases past their vendor's
+// standard support, AKS node images left months behind, and fleets where
+// every node takes the same in-place OS update at once with nothing staging
+// it: the conditions of the Ubuntu systemd DNS outage, Datadog's
+// networkd/Cilium outage and the Ubuntu HWE kernel panic.
+//
+// The date it compares against is the wall clock at the time of the audit:
+// "is this release still supported" is a question about today, also for a
+// snapshot taken earlier. Tests pass their own clock through
+// nodeOSLifecycleCheckAt.
+func nodeOSLifecycleCheck() Check { return nodeOSLifecycleCheckAt(time.Now) }
+
+func nodeOSLifecycleCheckAt(now func() time.Time) Check {
+	return Check{
+		ID:       "node-os-lifecycle",
+		Title:    "Node OS past end of support, stale node images, or one OS image patched in place everywhere",
+		Severity: finding.Medium,
+		Description: "Reads each node's osImage and kernel and reports nodes on an OS release past the vendor's standard " +
+			"support, long-lived AKS nodes whose node image is months old (their packages change in place, outside " +
+			"any staged rollout), and fleets where nearly every node runs one OS image and kernel that updates " +
+			"packages in place, with no patch coordinator such as kured and no sign of managed image refreshes: one " +
+			"bad package update then reaches every node in the same window.",
+		Reads: []Input{{Resource: snapshot.Nodes}, Optional(snapshot.DaemonSets), Optional(snapshot.Deployments)},
+		Cases: []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc},
+		Run: func(ctx *Context) ([]finding.Finding, error) {
+			return runNodeOSLifecycle(ctx, now().UTC())
+		},
+	}
+}
+
+// lifecycleFacts is data/node-os-lifecycle.yaml.
+type lifecycleFacts struct {
+	InPlaceUpdateOS   []string `json:"inPlaceUpdateOS"`
+	PatchCoordinators []struct {
+		Name   string   `json:"name"`
+		Match  []string `json:"match"`
+		Source string   `json:"source"`
+	} `json:"patchCoordinators"`
+	AKSNodeImageLabel  string `json:"aksNodeImageLabel"`
+	AKSNodeImageSource string `json:"aksNodeImageSource"`
+	Thresholds         struct {
+		BehindFleetDays     int     `json:"behindFleetDays"`
+		StaleDays           int     `json:"staleDays"`
+		RecentImageDays     int     `json:"recentImageDays"`
+		YoungNodeDays       int     `json:"youngNodeDays"`
+		MonocultureShare    float64 `json:"monocultureShare"`
+		MonocultureMinNodes int     `json:"monocultureMinNodes"`
+	} `json:"thresholds"`
+}
+
+//go:embed data/node-os-lifecycle.yaml
+var nodeOSLifecycleYAML []byte
+
+// loadLifecycleFacts parses the embedded file once; read-only after that.
+var loadLifecycleFacts = sync.OnceValues(func() (*lifecycleFacts, error) {
+	return parseLifecycleFacts(nodeOSLifecycleYAML)
+})
+
+func parseLifecycleFacts(data []byte) (*lifecycleFacts, error) {
+	var f lifecycleFacts
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("parsing node-os-lifecycle.yaml: %w", err)
+	}
+	t := f.Thresholds
+	switch {
+	case len(f.InPlaceUpdateOS) == 0 || len(f.PatchCoordinators) == 0 || f.AKSNodeImageLabel == "":
+		return nil, fmt.Errorf("node-os-lifecycle.yaml: inPlaceUpdateOS, patchCoordinators and aksNodeImageLabel are required")
+	case t.BehindFleetDays <= 0 || t.StaleDays <= 0 || t.RecentImageDays <= 0 || t.YoungNodeDays <= 0 ||
+		t.MonocultureMinNodes < 2 || t.MonocultureShare <= 0.5 || t.MonocultureShare > 1:
+		return nil, fmt.Errorf("node-os-lifecycle.yaml: thresholds out of range: %+v", t)
+	}
+	for _, c := range f.PatchCoordinators {
+		if c.Name == "" || len(c.Match) == 0 || !strings.HasPrefix(c.Source, "https://") {
+			return nil, fmt.Errorf("node-os-lifecycle.yaml: patch coordinator %q needs match and an https source", c.Name)
+		}
+	}
+	return &f, nil
+}
+
+func (f *lifecycleFacts) updatesInPlace(id string) bool {
+	for _, p := range f.InPlaceUpdateOS {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(id, prefix) || p == id {
+			return true
+		}
+	}
+	return false
+}
+
+// parseAKSImageDate reads the date at the end of an AKS node image version:
+// "AKSUbuntu-2204gen2containerd-202509.23.0" or "...-2022.01.19".
+func parseAKSImageDate(v string) (time.Time, bool) {
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	parts := strings.Split(v[i+1:], ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	var y, m, d int
+	var err error
+	atoi := func(s string) int {
+		if err != nil {
+			return 0
+		}
+		var n int
+		n, err = strconv.Atoi(s)
+		return n
+	}
+	switch len(parts[0]) {
+	case 6: // YYYYMM.DD.patch
+		y, m, d = atoi(parts[0][:4]), atoi(parts[0][4:]), atoi(parts[1])
+	case 4: // YYYY.MM.DD
+		y, m, d = atoi(parts[0]), atoi(parts[1]), atoi(parts[2])
+	default:
+		return time.Time{}, false
+	}
+	if err != nil || y < 2015 || m < 1 || m > 12 || d < 1 || d > 31 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d {
+		return time.Time{}, false // 31 February
+	}
+	return t, true
+}
+
+func days(d time.Duration) int { return int(d.Hours() / 24) }
+
+func daysOf(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
+
+func runNodeOSLifecycle(ctx *Context, now time.Time) ([]finding.Finding, error) {
+	facts, err := loadLifecycleFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 {
+		return nil, NotEvaluated("the snapshot holds no nodes")
+	}
+	infos := identifyNodes(s.Nodes)
+	reported := false
+	for i := range s.Nodes {
+		if s.Nodes[i].Status.NodeInfo.OSImage != "" {
+			reported = true
+			break
+		}
+	}
+	if !reported {
+		return nil, NotEvaluated("no node reports status.nodeInfo.osImage")
+	}
+	var out []finding.Finding
+	out = append(out, endOfSupportFindings(s.Nodes, infos, now)...)
+	out = append(out, staleImageFindings(s.Nodes, facts, now)...)
+	if f, ok := monocultureFinding(s, infos, facts, now); ok {
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []finding.Finding {
+	byOS := map[string][]*corev1.Node{}
+	for i := range nodes {
+		info := infos[nodes[i].Name]
+		// Support ends at the end of the given day.
+		if info.Known && !info.EndOfStandardSupport.IsZero() && now.After(info.EndOfStandardSupport.Add(24*time.Hour)) {
+			byOS[info.ID] = append(byOS[info.ID], &nodes[i])
+		}
+	}
+	ids := make([]string, 0, len(byOS))
+	for id := range byOS {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []finding.Finding
+	for _, id := range ids {
+		group := byOS[id]
+		info := infos[group[0].Name]
+		eoss := info.EndOfStandardSupport.Format(time.DateOnly)
+		refs, more := nodeRefs(group)
+		f := finding.Finding{
+			Check:    "node-os-lifecycle",
+			Severity: finding.Medium,
+			Title:    fmt.Sprintf("%d nodes run %s, past end of standard support (%s)", len(group), info.Name(), eoss),
+			Objects:  refs,
+			Cases:    []string{caseUbuntuSystemdDNS},
+		}
+		ext := ""
+		switch {
+		case info.EndOfExtendedSupport.IsZero():
+		case now.After(info.EndOfExtendedSupport.Add(24 * time.Hour)):
+			ext = fmt.Sprintf(" Extended support ended too, on %s.", info.EndOfExtendedSupport.Format(time.DateOnly))
+		default:
+			ext = fmt.Sprintf(" Only paid or volunteer extended support (Ubuntu Pro, Debian LTS and the like) continues, until %s.",
+				info.EndOfExtendedSupport.Format(time.DateOnly))
+		}
+		libc := ""
+		// Binaries linked on glibc 2.34 or later need GLIBC_2.34
+		// (__libc_start_main), which is what broke the Azure CNI.
+		if !info.Glibc.IsZero() && info.Glibc.Less(nodeos.Version{Major: 2, Minor: 34}) {
+			libc = fmt.Sprintf(" Its glibc %s cannot run binaries that need GLIBC_2.34, as binaries built on current "+
+				"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
+			f.Cases = append(f.Cases, caseAzureCNIGlibc)
+		}
+		f.Message = fmt.Sprintf("%d nodes run %s, whose vendor ended standard support on %s, %d days before this audit.%s%s%s",
+			len(group), info.Name(), eoss, days(now.Sub(info.EndOfStandardSupport)), ext, libc, moreText(more))
+		f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
+			"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.",
+			strings.Join(info.Sources, ", "))
+		for i, n := range group {
+			if i == maxEvidenceNodes {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(group)-i))
+				break
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s, standard support ended %s",
+				n.Name, n.Status.NodeInfo.OSImage, info.Name(), eoss))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+type agedNode struct {
+	node  *corev1.Node
+	image string
+	date  time.Time
+}
+
+func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Time) []finding.Finding {
+	var aged []agedNode
+	var newest time.Time
+	for i := range nodes {
+		v := nodes[i].Labels[facts.AKSNodeImageLabel]
+		d, ok := parseAKSImageDate(v)
+		if !ok {
+			continue
+		}
+		aged = append(aged, agedNode{node: &nodes[i], image: v, date: d})
+		if d.After(newest) {
+			newest = d
+		}
+	}
+	th := facts.Thresholds
+	type group struct {
+		sev   finding.Severity
+		nodes []agedNode
+	}
+	groups := map[string]*group{}
+	for _, a := range aged {
+		behind := newest.Sub(a.date) > daysOf(th.BehindFleetDays)
+		stale := now.Sub(a.date) > daysOf(th.StaleDays) &&
+			!a.node.CreationTimestamp.IsZero() && now.Sub(a.node.CreationTimestamp.Time) > daysOf(th.StaleDays)
+		var sev finding.Severity
+		switch {
+		case behind:
+			sev = finding.Medium
+		case stale:
+			sev = finding.Low
+		default:
+			continue
+		}
+		key := nodePool(a.node)
+		g := groups[key]
+		if g == nil {
+			g = &group{}
+			groups[key] = g
+		}
+		g.sev = max(g.sev, sev)
+		g.nodes = append(g.nodes, a)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []finding.Finding
+	for _, k := range keys {
+		g := groups[k]
+		where := "Nodes without a pool label"
+		if k != "" {
+			where = "Node pool " + k
+		}
+		ptrs := make([]*corev1.Node, len(g.nodes))
+		oldest := g.nodes[0].date
+		images := map[string]int{}
+		for i, a := range g.nodes {
+			ptrs[i] = a.node
+			images[a.image]++
+			if a.date.Before(oldest) {
+				oldest = a.date
+			}
+		}
+		refs, more := nodeRefs(ptrs)
+		f := finding.Finding{
+			Check:    "node-os-lifecycle",
+			Severity: g.sev,
+			Objects:  refs,
+			Cases:    []string{caseUbuntuSystemdDNS, caseHWEKernelPanic},
+		}
+		f.Title = fmt.Sprintf("%s runs a node image from %s, %d days old", where, oldest.Format("2006-01"), days(now.Sub(oldest)))
+		image := countsText(images)
+		if len(images) == 1 {
+			image = g.nodes[0].image
+		}
+		var stale, behind int
+		for _, a := range g.nodes {
+			if now.Sub(a.node.CreationTimestamp.Time) > daysOf(th.StaleDays) {
+				stale++
+			}
+		}
+		behind = len(g.nodes) - stale
+		f.Message = fmt.Sprintf("%s: %d nodes run node image %s, built %s.", where, len(g.nodes), image, oldest.Format(time.DateOnly))
+		if stale > 0 {
+			f.Message += fmt.Sprintf(" %d of them have been up for more than %d days: their OS packages have changed in place "+
+				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", stale, th.StaleDays)
+		}
+		if g.sev == finding.Medium {
+			f.Message += fmt.Sprintf(" The newest node image in the cluster is from %s: this pool was left behind when others moved on",
+				newest.Format(time.DateOnly))
+			if behind > 0 {
+				f.Message += ", and its new nodes still start from the old image"
+			}
+			f.Message += "."
+		}
+		f.Message += moreText(more)
+		f.Remediation = "Upgrade the pool's node image (az aks nodepool upgrade --node-image-only) and pick a node OS upgrade " +
+			"channel (NodeImage) with a maintenance window, so that OS changes arrive as tested images, pool by pool, instead of " +
+			"in place on every node at once."
+		for i, a := range g.nodes {
+			if i == maxEvidenceNodes {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(g.nodes)-i))
+				break
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s metadata.labels[%s]=%s (image date %s), metadata.creationTimestamp=%s",
+				a.node.Name, facts.AKSNodeImageLabel, a.image, a.date.Format(time.DateOnly), a.node.CreationTimestamp.UTC().Format(time.RFC3339)))
+		}
+		if g.sev == finding.Medium {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("newest %s in the cluster: %s", facts.AKSNodeImageLabel, newest.Format(time.DateOnly)))
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// monocultureFinding reports a fleet on one in-place-updated OS image and
+// kernel with nothing staging its updates.
+func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
+	th := facts.Thresholds
+	if len(s.Nodes) < th.MonocultureMinNodes {
+		return finding.Finding{}, false
+	}
+	// Without the DaemonSets, "no patch coordinator" cannot be told.
+	if s.Status(snapshot.DaemonSets).Status != snapshot.StatusRead {
+		return finding.Finding{}, false
+	}
+	type tuple struct{ osImage, kernel string }
+	counts := map[tuple][]*corev1.Node{}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		k := tuple{n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion}
+		counts[k] = append(counts[k], n)
+	}
+	var top tuple
+	for k, ns := range counts {
+		if len(ns) > len(counts[top]) || len(ns) == len(counts[top]) && k.osImage+k.kernel < top.osImage+top.kernel {
+			top = k
+		}
+	}
+	same := counts[top]
+	share := float64(len(same)) / float64(len(s.Nodes))
+	info := infos[same[0].Name]
+	if share < th.MonocultureShare || !info.Known || !facts.updatesInPlace(info.ID) {
+		return finding.Finding{}, false
+	}
+	if patchCoordinator(s, facts) {
+		return finding.Finding{}, false
+	}
+	young := 0
+	var newestImage time.Time
+	for _, n := range same {
+		if !n.CreationTimestamp.IsZero() && now.Sub(n.CreationTimestamp.Time) < daysOf(th.YoungNodeDays) {
+			young++
+		}
+		if d, ok := parseAKSImageDate(n.Labels[facts.AKSNodeImageLabel]); ok && d.After(newestImage) {
+			newestImage = d
+		}
+	}
+	// Nodes being replaced, or node images being refreshed, are a managed
+	// rollout: updates arrive as images, not in place.
+	if young*2 >= len(same) {
+		return finding.Finding{}, false
+	}
+	if !newestImage.IsZero() && now.Sub(newestImage) < daysOf(th.RecentImageDays) {
+		return finding.Finding{}, false
+	}
+	refs, more := nodeRefs(same)
+	var names []string
+	for _, c := range facts.PatchCoordinators {
+		names = append(names, c.Name)
+	}
+	f := finding.Finding{
+		Check:    "node-os-lifecycle",
+		Severity: finding.Low,
+		Title: fmt.Sprintf("%d of %d nodes run one OS image and kernel (%s, %s) updated in place, with no patch coordinator",
+			len(same), len(s.Nodes), top.osImage, top.kernel),
+		Objects: refs,
+		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic},
+	}
+	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
+		"are older than %d days. Nothing in the cluster stages those changes: no patch coordinator runs and no node image was "+
+		"refreshed recently. An automatic package update therefore reaches every node in the same window, so one bad systemd, "+
+		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, moreText(more))
+	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
+		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
+		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
+		"versions so a bad update can be stopped before it reaches all of them."
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes report status.nodeInfo.osImage=%q, kernelVersion=%q",
+		len(same), len(s.Nodes), top.osImage, top.kernel))
+	for i, n := range same {
+		if i == 5 {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(same)-i))
+			break
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s metadata.creationTimestamp=%s", n.Name, n.CreationTimestamp.UTC().Format(time.RFC3339)))
+	}
+	f.Evidence = append(f.Evidence, "no DaemonSet or Deployment matches a patch coordinator ("+strings.Join(names, ", ")+")")
+	if !newestImage.IsZero() {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("newest %s: %s", facts.AKSNodeImageLabel, newestImage.Format(time.DateOnly)))
+	}
+	return f, true
+}
+
+// patchCoordinator finds a DaemonSet or Deployment that stages node OS
+// updates, by name or image repository.
+func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
+	matches := func(name string, spec *corev1.PodSpec) bool {
+		for _, c := range facts.PatchCoordinators {
+			for _, m := range c.Match {
+				if strings.Contains(name, m) {
+					return true
+				}
+				for _, ct := range spec.Containers {
+					if strings.Contains(imageRepository(ct.Image), m) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for i := range s.DaemonSets {
+		if matches(s.DaemonSets[i].Name, &s.DaemonSets[i].Spec.Template.Spec) {
+			return true
+		}
+	}
+	for i := range s.Deployments {
+		if matches(s.Deployments[i].Name, &s.Deployments[i].Spec.Template.Spec) {
+			return true
+		}
+	}
+	return false
+}
