@@ -11,6 +11,7 @@ func All() []Check {
 		containerdChainedCNICheck(),
 		hostBinaryGlibcCheck(),
 		imagePullAlwaysCheck(),
+		nodeOSLifecycleCheck(),
 		pdbBlocksDrainCheck(),
 		podSandboxFailuresCheck(),
 		versionSkewCheck(),
