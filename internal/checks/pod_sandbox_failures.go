@@ -318,7 +318,11 @@ func sandboxFinding(sig *sandboxSignature, hits []sandboxHit, nodes map[string]*
 	if !sig.Known {
 		msg += " The error matches no documented signature; the cited cases are the closest known class."
 	}
-	msg += " The nodes stay Ready, so new pods keep landing there and waiting; the kubelet does not reschedule them."
+	if len(nodeOrder) == 1 {
+		msg += " The node stays Ready, so new pods keep landing there and waiting; nothing reschedules them."
+	} else {
+		msg += " The nodes stay Ready, so new pods keep landing there and waiting; nothing reschedules them."
+	}
 	return finding.Finding{
 		Check:       "pod-sandbox-failures",
 		Severity:    sev,
