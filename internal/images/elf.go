@@ -422,6 +422,11 @@ func classify(t elf.Type, b *Binary, base string) string {
 // container, or on the host when an installer copies it there.
 func hostNeeds(b *Binary) []string {
 	var n []string
+	if b.Linkage == LinkStatic || b.Linkage == LinkStaticPIE {
+		if b.Go == nil || !b.Go.SystemCrypto {
+			return []string{"nothing from the host (no loader, no libc)"}
+		}
+	}
 	if b.Interpreter != "" {
 		n = append(n, "loader "+b.Interpreter)
 	}

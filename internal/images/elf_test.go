@@ -1,8 +1,12 @@
 package images
 
 import (
+	"context"
 	"errors"
 	"math/rand"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -185,5 +189,37 @@ func TestCleanPath(t *testing.T) {
 				t.Errorf("cleanPath(%q) = %q, %v, %v; want %q, %v, err %v", c.in, p, ok, err, c.want, c.ok, c.err)
 			}
 		})
+	}
+}
+
+func TestShippedGlibc(t *testing.T) {
+	// The host's own libc.so.6 stands in for a distro base layer; getconf
+	// says independently which glibc release it is.
+	out, err := exec.Command("getconf", "GNU_LIBC_VERSION").Output()
+	if err != nil {
+		t.Skip("getconf GNU_LIBC_VERSION not available")
+	}
+	want := strings.TrimPrefix(strings.TrimSpace(string(out)), "glibc ")
+	libc, err := exec.Command("gcc", "-print-file-name=libc.so.6").Output()
+	if err != nil {
+		t.Skip("gcc not available")
+	}
+	data, err := os.ReadFile(strings.TrimSpace(string(libc)))
+	if err != nil {
+		t.Skipf("reading libc.so.6: %v", err)
+	}
+	b, err := AnalyzeELF(data, "libc.so.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Class != ClassSharedLibrary || b.ProvidesGlibc != want {
+		t.Errorf("libc.so.6: class %s provides %q, want %s providing %s", b.Class, b.ProvidesGlibc, ClassSharedLibrary, want)
+	}
+	r, err := Inspect(context.Background(), image(t, "amd64", layer(t, file("lib/x86_64-linux-gnu/libc.so.6", data))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ShippedGlibc != want || r.Libraries != 1 || len(r.Executables) != 0 {
+		t.Errorf("report: shipped %q, %d libraries, %d executables; want %s, 1, 0", r.ShippedGlibc, r.Libraries, len(r.Executables), want)
 	}
 }
