@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,7 +67,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	}
 	opts := cluster.Options{Namespace: f.namespace(), Context: contextName}
 	if !quiet {
-		opts.Progress = newProgress(app).update
+		p := newProgress(app)
+		opts.Progress = p.update
+		defer p.done()
 	}
 	s, err := cluster.Collect(ctx, cfg, resources, opts)
 	if err != nil && contextName != "" {
@@ -178,6 +180,7 @@ func caseTitle(id string) string {
 // progress prints what a live read is doing, on stderr, once the read has
 // taken more than a moment, and only on a terminal.
 type progress struct {
+	mu      sync.Mutex // resources are read concurrently
 	app     *App
 	start   time.Time
 	last    time.Time
@@ -190,6 +193,8 @@ func (p *progress) update(res snapshot.Resource, n int, done bool) {
 	if !p.app.ErrIsTerminal {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	now := time.Now()
 	if now.Sub(p.start) < time.Second || (!done && now.Sub(p.last) < 200*time.Millisecond) {
 		return
@@ -201,5 +206,14 @@ func (p *progress) update(res snapshot.Resource, n int, done bool) {
 		state = "read"
 	}
 	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %d objects (%s)", state, res.Resource, n,
-		strings.TrimSuffix(now.Sub(p.start).Round(100*time.Millisecond).String(), "0s"))
+		now.Sub(p.start).Round(100*time.Millisecond))
+}
+
+// done ends the progress line, if one was printed.
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.printed {
+		fmt.Fprint(p.app.ErrOut, "\r\x1b[K")
+	}
 }

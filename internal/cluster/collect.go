@@ -313,7 +313,7 @@ func (r *reader) retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = fn()
-		if err == nil || !isTransient(err) || attempt >= r.opts.Attempts {
+		if err == nil || ctx.Err() != nil || !isTransient(err) || attempt >= r.opts.Attempts {
 			return err
 		}
 		select {
@@ -336,10 +336,10 @@ func isTransient(err error) bool {
 	if errors.As(err, &se) && se.Status().Code >= 500 {
 		return true
 	}
-	// A dropped or timed-out connection, but not our own deadline: when
-	// the caller's context ends, retrying cannot help.
+	// A dropped or timed-out connection. (When the caller's own context
+	// ends, retry and Collect stop on ctx.Err() instead.)
 	var ne net.Error
-	return errors.As(err, &ne) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	return errors.As(err, &ne)
 }
 
 func statusMessage(err error) string {

@@ -34,6 +34,10 @@ func (t readOnlyTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.next.RoundTrip(req)
 }
 
+// WrappedRoundTripper lets client-go reach the transport underneath to
+// cancel requests; it adds no way to send anything.
+func (t readOnlyTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
 // ReadOnly returns a copy of cfg whose transport refuses every method but
 // GET. It wraps outermost, after auth and any other wrapper, so nothing
 // added later can bypass it.

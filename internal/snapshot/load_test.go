@@ -1,0 +1,213 @@
+package snapshot
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const nodeYAML = `apiVersion: v1
+kind: Node
+metadata: {name: n1, annotations: {kubectl.kubernetes.io/last-applied-configuration: "{}"}, managedFields: [{manager: kubectl}]}
+status: {nodeInfo: {osImage: Ubuntu 22.04.5 LTS}}
+`
+
+func write(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func gz(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	return b.Bytes()
+}
+
+func TestLoadFormats(t *testing.T) {
+	dir := t.TempDir()
+	list := `{"apiVersion":"v1","kind":"List","items":[
+	  {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","namespace":"a"},"spec":{"containers":[{"name":"c","image":"x","env":[{"name":"TOKEN","value":"s3cret"}]}]}},
+	  {"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d","namespace":"kube-system"}}]}`
+	multi := nodeYAML + "---\n# a comment-only document\n---\n" + `apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: nad, namespace: telco}
+spec: {config: "{}"}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+`
+	files := []string{
+		write(t, dir, "list.json", []byte(list)),
+		write(t, dir, "multi.yaml", []byte(multi)),
+		write(t, dir, "nodes.yaml.gz", gz(t, []byte(nodeYAML))), // same node again: deduplicated
+	}
+	s, err := LoadPaths(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Nodes) != 1 || len(s.Pods) != 1 || len(s.DaemonSets) != 1 {
+		t.Fatalf("nodes=%d pods=%d daemonsets=%d, want 1 each", len(s.Nodes), len(s.Pods), len(s.DaemonSets))
+	}
+	if n := len(s.CustomObjects(NetworkAttachmentDefinitions)); n != 1 {
+		t.Errorf("NetworkAttachmentDefinitions = %d, want 1", n)
+	}
+	if n := len(s.Custom["example.com/v1/Widget"]); n != 1 {
+		t.Errorf("unknown kind Widget not kept: %d", n)
+	}
+	if got := s.Pods[0].Spec.Containers[0].Env[0].Value; got != Redacted {
+		t.Errorf("env value kept as %q, want it redacted", got)
+	}
+	if s.Nodes[0].ManagedFields != nil || len(s.Nodes[0].Annotations) != 0 {
+		t.Errorf("managedFields or last-applied annotation kept: %+v", s.Nodes[0].ObjectMeta)
+	}
+	if c := s.Status(Nodes); c.Status != StatusRead || c.Count != 1 {
+		t.Errorf("nodes coverage = %+v", c)
+	}
+	if c := s.Status(PodDisruptionBudgets); c.Status != StatusNotInInput {
+		t.Errorf("PDB coverage = %+v, want not-in-input", c)
+	}
+}
+
+func TestLoadDirectoryWalksInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", []byte(nodeYAML))
+	write(t, dir, "README.md", []byte("# not an input"))
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	write(t, sub, "b.yml", []byte(strings.Replace(nodeYAML, "n1", "n2", 1)))
+	s, err := LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Nodes) != 2 {
+		t.Fatalf("got %d nodes, want 2", len(s.Nodes))
+	}
+}
+
+// TestBadInput: each kind of bad input is one error that names the file
+// (and the document and item where there is one), never a panic or a
+// silent skip.
+func TestBadInput(t *testing.T) {
+	full := gz(t, []byte(nodeYAML+"---\n"+nodeYAML))
+	cases := []struct {
+		name, file string
+		data       []byte
+		want       []string
+	}{
+		{"malformed YAML", "bad.yaml", []byte(nodeYAML + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n"), []string{"bad.yaml: document 2", "malformed YAML"}},
+		{"malformed JSON", "bad.json", []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"x"}`), []string{"bad.json: document 1", "malformed JSON"}},
+		{"List with a broken item", "list.json", []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","metadata":{"name":"b"}}]}`), []string{"list.json: document 1, item 2", "no kind"}},
+		{"object without kind", "nokind.yaml", []byte("apiVersion: v1\nmetadata: {name: x}\n"), []string{"nokind.yaml: document 1", "object has no kind"}},
+		{"object without apiVersion", "noapi.yaml", []byte("kind: Node\nmetadata: {name: x}\n"), []string{"noapi.yaml: document 1", "Node has no apiVersion"}},
+		{"wrong field type", "type.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata: {name: x}\nspec: {unschedulable: maybe}\n"), []string{"type.yaml: document 1", "decoding Node"}},
+		{"truncated gzip", "cut.yaml.gz", full[:len(full)/2], []string{"cut.yaml.gz", "truncated or corrupt"}},
+		{"gzip with a bad checksum", "sum.yaml.gz", append(append([]byte{}, full[:len(full)-8]...), 0, 0, 0, 0, 0, 0, 0, 0), []string{"sum.yaml.gz", "truncated or corrupt"}},
+		{"empty file", "empty.yaml", nil, []string{"empty.yaml", "empty"}},
+		{"only comments", "comments.yaml", []byte("# nothing\n---\n"), []string{"comments.yaml", "no objects"}},
+		{"a scalar, not an object", "scalar.json", []byte(`"hello"`), []string{"scalar.json: document 1", "not an object"}},
+		{"snapshot of a future version", "future.json", []byte(`{"apiVersion":"kubegap.dev/v9","kind":"Snapshot"}`), []string{"future.json: document 1", "not supported"}},
+		{"truncated snapshot", "snap.json", []byte(`{"apiVersion":"kubegap.dev/v1alpha1","kind":"Snapshot","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},`), []string{"snap.json: document 1", "malformed JSON"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(t, t.TempDir(), tc.file, tc.data)
+			_, err := LoadPaths([]string{p})
+			if err == nil {
+				t.Fatal("loaded bad input without an error")
+			}
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Errorf("error is %T, want *InputError", err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not contain %q", msg, w)
+				}
+			}
+		})
+	}
+	t.Run("missing path", func(t *testing.T) {
+		_, err := LoadPaths([]string{filepath.Join(t.TempDir(), "nope.yaml")})
+		if err == nil || !strings.Contains(err.Error(), "nope.yaml: no such file") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// TestSnapshotRoundTrip: what Write saves, LoadPaths reads back to the same
+// objects and the same coverage, gzipped or not.
+func TestSnapshotRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	in := write(t, dir, "in.yaml", []byte(nodeYAML+`---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: a, labels: {app: x}}
+spec: {nodeName: n1, containers: [{name: c, image: img:1, env: [{name: K, value: secret-value}]}]}
+---
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: nad, namespace: telco}
+spec: {config: "{}"}
+`))
+	s, err := LoadPaths([]string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Source.ServerVersion = "v1.35.4"
+	s.SetCoverage(PodDisruptionBudgets, StatusForbidden, "pdbs are forbidden")
+	for _, name := range []string{"snap.json", "snap.json.gz"} {
+		out := filepath.Join(dir, name)
+		if err := s.SaveFile(out); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(out)
+		if bytes.Contains(raw, []byte("secret-value")) {
+			t.Fatal("snapshot holds an environment variable value")
+		}
+		back, err := LoadPaths([]string{out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Source.Type != SourceSnapshot || back.Source.ServerVersion != "v1.35.4" {
+			t.Errorf("%s: source = %+v", name, back.Source)
+		}
+		if len(back.Nodes) != 1 || len(back.Pods) != 1 || len(back.CustomObjects(NetworkAttachmentDefinitions)) != 1 {
+			t.Errorf("%s: objects lost: nodes=%d pods=%d", name, len(back.Nodes), len(back.Pods))
+		}
+		if c := back.Status(PodDisruptionBudgets); c.Status != StatusForbidden || c.Message != "pdbs are forbidden" {
+			t.Errorf("%s: coverage not kept: %+v", name, c)
+		}
+		if back.Pods[0].Labels["app"] != "x" || back.Pods[0].Spec.NodeName != "n1" {
+			t.Errorf("%s: pod fields lost: %+v", name, back.Pods[0])
+		}
+	}
+}
+
+func TestSaveFileLeavesNothingOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	s := New(Source{Type: SourceFiles})
+	s.Finish()
+	if err := s.SaveFile(filepath.Join(dir, "missing-dir", "x.json")); err == nil {
+		t.Fatal("saving into a missing directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Fatalf("left files behind: %v", entries)
+	}
+}
