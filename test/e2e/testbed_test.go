@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,7 +159,7 @@ func TestKubeconfigFiles(t *testing.T) {
 			}
 			// SelfSubjectReview tells who the server thinks we are, over
 			// verified TLS.
-			rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), nil, metav1.CreateOptions{})
+			rev, err := cs.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 			if err != nil {
 				t.Fatalf("whoami: %v", err)
 			}

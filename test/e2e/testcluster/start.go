@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -260,6 +261,9 @@ func (c *Cluster) makeClients() error {
 		c.kubeconfigs[user] = path
 	}
 	admin := c.config(c.tokens[UserAdmin])
+	// The test bed's own requests (emptying namespaces touches deprecated
+	// kinds) should not fill test output with deprecation warnings.
+	admin.WarningHandler = rest.NoWarnings{}
 	dyn, err := dynamic.NewForConfig(admin)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)

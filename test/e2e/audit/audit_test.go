@@ -1,0 +1,219 @@
+// Package audit_test runs the kubegap binary against a real kube-apiserver:
+// a whole audit as the read-only user finds the gaps loaded into the
+// cluster, sends nothing but get/list/watch, and a snapshot of the cluster
+// audits offline to the same findings.
+package audit_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kubegap/kubegap/test/e2e/testcluster"
+)
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	loadOnce  sync.Once
+)
+
+// kubegap builds the binary once for the package.
+func kubegap(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kubegap-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kubegap")
+		out, err := exec.Command("go", "build", "-o", binPath, "../../../cmd/kubegap").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building kubegap: %v", buildErr)
+	}
+	return binPath
+}
+
+// loadDemo loads the demo cluster's objects into the test bed, once. The
+// image-policy webhook, which fails closed on every pod CREATE, goes in
+// last: after it no pod can be created, exactly the gap it stands for.
+func loadDemo(t *testing.T) *testcluster.Cluster {
+	c := testcluster.Get(t)
+	loadOnce.Do(func() {
+		c.LoadYAML(t, "../testdata/nad.yaml")
+		demo := "../../../internal/demo/cluster/"
+		var files []string
+		for _, f := range []string{"nodes.yaml", "azure-cni.yaml", "payments.yaml", "observability.yaml", "telco.yaml", "legacy.yaml"} {
+			files = append(files, demo+f)
+		}
+		c.LoadYAML(t, files...)
+		c.LoadYAML(t, demo+"webhook.yaml")
+	})
+	return c
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(kubegap(t), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+type report struct {
+	Source struct {
+		Type, ServerVersion string
+	}
+	Coverage []struct {
+		Resource, Status, Message string
+		Count                     int
+	}
+	Checks []struct {
+		ID, Status, Reason string
+	}
+	Findings []json.RawMessage
+}
+
+func decode(t *testing.T, r result) (report, map[string]bool) {
+	t.Helper()
+	var rep report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decoding the report: %v\nstderr: %s", err, r.stderr)
+	}
+	fired := map[string]bool{}
+	for _, raw := range rep.Findings {
+		var f struct{ Check string }
+		json.Unmarshal(raw, &f)
+		fired[f.Check] = true
+	}
+	return rep, fired
+}
+
+func TestAuditAsReaderFindsGapsAndOnlyReads(t *testing.T) {
+	c := loadDemo(t)
+	mark := c.Mark(t)
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader), "-o", "json")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (high findings)\nstderr: %s", r.code, r.stderr)
+	}
+	rep, fired := decode(t, r)
+	if rep.Source.Type != "cluster" || rep.Source.ServerVersion != "v1.37.2" {
+		t.Errorf("source = %+v", rep.Source)
+	}
+	for _, id := range []string{"host-binary-glibc", "pdb-blocks-drain", "image-pull-always", "webhook-blast-radius", "pod-sandbox-failures", "containerd-chained-cni"} {
+		if !fired[id] {
+			t.Errorf("check %s found nothing on the loaded gaps", id)
+		}
+	}
+	for _, cov := range rep.Coverage {
+		if cov.Status != "read" {
+			t.Errorf("the read-only user could not read %s: %s %s", cov.Resource, cov.Status, cov.Message)
+		}
+	}
+	if !strings.Contains(r.stdout, `"name": "azure-cns"`) || !strings.Contains(r.stdout, `"name": "aks-fips2004-10000001"`) {
+		t.Error("the findings do not name the DaemonSet and the 20.04 nodes")
+	}
+
+	reqs := c.RequestsSince(t, mark, testcluster.UserReader)
+	if len(reqs) == 0 {
+		t.Fatal("the audit log holds no request from the reader")
+	}
+	for _, q := range reqs {
+		switch q.Verb {
+		case "get", "list", "watch":
+		default:
+			t.Errorf("the audit sent %s %s", q.Verb, q.RequestURI)
+		}
+		if q.Resource == "secrets" || q.Resource == "configmaps" {
+			t.Errorf("the audit read %s: %s", q.Resource, q.RequestURI)
+		}
+	}
+}
+
+func TestAuditAsNamespaceViewerIsNotEvaluatedNotPassed(t *testing.T) {
+	c := loadDemo(t)
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserNSViewer), "-o", "json")
+	if r.code == 2 {
+		t.Fatalf("the audit could not run: %s", r.stderr)
+	}
+	rep, _ := decode(t, r)
+	forbidden := map[string]bool{}
+	for _, cov := range rep.Coverage {
+		if cov.Status == "forbidden" {
+			forbidden[cov.Resource] = true
+		}
+	}
+	for _, res := range []string{"v1/nodes", "v1/pods", "apps/v1/daemonsets"} {
+		if !forbidden[res] {
+			t.Errorf("coverage does not list %s as forbidden", res)
+		}
+	}
+	for _, ch := range rep.Checks {
+		if ch.Status == "pass" {
+			t.Errorf("check %s passed without its inputs", ch.ID)
+		}
+		if ch.Status == "not-evaluated" && !strings.Contains(ch.Reason, "forbidden") {
+			t.Errorf("check %s not-evaluated for %q, want the forbidden resource named", ch.ID, ch.Reason)
+		}
+	}
+}
+
+func TestSnapshotAuditsToTheSameFindings(t *testing.T) {
+	c := loadDemo(t)
+	kc := c.Kubeconfig(t, testcluster.UserReader)
+	live := run(t, "audit", "--kubeconfig", kc, "-o", "json")
+	snap := filepath.Join(t.TempDir(), "cluster.json.gz")
+	if r := run(t, "snapshot", "--kubeconfig", kc, "-o", snap, "-q"); r.code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) < 2 || raw[0] != 0x1f || raw[1] != 0x8b {
+		t.Error("a .gz snapshot is not gzipped")
+	}
+	offline := run(t, "audit", "--from", snap, "-o", "json")
+	if offline.code != live.code {
+		t.Errorf("exit %d offline, %d live", offline.code, live.code)
+	}
+	lr, _ := decode(t, live)
+	or, _ := decode(t, offline)
+	if or.Source.Type != "snapshot" || or.Source.ServerVersion != lr.Source.ServerVersion {
+		t.Errorf("offline source = %+v", or.Source)
+	}
+	if !reflect.DeepEqual(lr.Findings, or.Findings) {
+		t.Errorf("offline findings differ from live: %d live, %d offline", len(lr.Findings), len(or.Findings))
+	}
+	if bytes.Contains(raw, []byte("do-not-print-me")) {
+		t.Error("the snapshot holds an environment variable value")
+	}
+}
