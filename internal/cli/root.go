@@ -88,6 +88,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newVersionCommand(app),
 		newCasesCommand(app),
 		newImageCommand(app),
+		newMCPCommand(app),
 	)
 	return root
 }

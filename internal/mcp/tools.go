@@ -1,0 +1,315 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/images"
+	"github.com/kubegap/kubegap/internal/library"
+)
+
+// Library paging limits for search_cases.
+const (
+	defaultCaseLimit = 10
+	maxCaseLimit     = 50
+	// maxSummaryChars bounds a case summary in search results.
+	maxSummaryChars = 300
+)
+
+// GetFindingInput names one finding of a kept audit.
+type GetFindingInput struct {
+	AuditID   string `json:"audit_id" jsonschema:"audit_id from an audit response"`
+	FindingID string `json:"finding_id" jsonschema:"finding_id from an audit page, e.g. F3"`
+}
+
+// FindingDetail is a finding in full.
+type FindingDetail struct {
+	AuditID     string              `json:"audit_id"`
+	FindingID   string              `json:"finding_id"`
+	Check       string              `json:"check"`
+	Severity    string              `json:"severity"`
+	Title       string              `json:"title"`
+	Message     string              `json:"message"`
+	Objects     []finding.ObjectRef `json:"objects"`
+	Evidence    []string            `json:"evidence"`
+	Remediation string              `json:"remediation" jsonschema:"what to change; propose it to a human, do not apply it"`
+	Cases       []CaseRef           `json:"cases"`
+}
+
+// CaseRef names an incident case.
+type CaseRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+}
+
+func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetFindingInput) (*sdk.CallToolResult, FindingDetail, error) {
+	st, err := h.audits.get(in.AuditID)
+	if err != nil {
+		return nil, FindingDetail{}, err
+	}
+	n, ok := parseFindingID(in.FindingID)
+	if !ok || n > len(st.report.Findings) {
+		valid := "it has no findings"
+		if k := len(st.report.Findings); k > 0 {
+			valid = fmt.Sprintf("valid IDs are F1 to F%d", k)
+		}
+		return nil, FindingDetail{}, fmt.Errorf("unknown finding_id %q in audit %s: %s", in.FindingID, st.id, valid)
+	}
+	f := st.report.Findings[n-1]
+	lib, _ := library.Default()
+	out := FindingDetail{
+		AuditID:     st.id,
+		FindingID:   findingID(n),
+		Check:       f.Check,
+		Severity:    f.Severity.String(),
+		Title:       f.Title,
+		Message:     f.Message,
+		Objects:     nonNil(f.Objects),
+		Evidence:    nonNil(f.Evidence),
+		Remediation: f.Remediation,
+		Cases:       caseRefs(lib, f.Cases),
+	}
+	return nil, out, nil
+}
+
+// caseRefs looks up case titles. A library that fails to load still
+// yields the IDs: the citation matters more than its title.
+func caseRefs(lib *library.Library, ids []string) []CaseRef {
+	refs := make([]CaseRef, 0, len(ids))
+	for _, id := range ids {
+		ref := CaseRef{ID: id}
+		if lib != nil {
+			if c, ok := lib.Case(id); ok {
+				ref.Title = c.Title
+			}
+		}
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// ListChecksInput takes nothing.
+type ListChecksInput struct{}
+
+// ListChecksOutput lists every check.
+type ListChecksOutput struct {
+	Checks []CheckInfo `json:"checks"`
+}
+
+// CheckInfo describes a check, with the same fields as
+// 'kubegap checks show -o json'.
+type CheckInfo struct {
+	ID          string      `json:"id"`
+	Title       string      `json:"title"`
+	Severity    string      `json:"severity" jsonschema:"the highest severity the check reports"`
+	Description string      `json:"description"`
+	Reads       []CheckRead `json:"reads" jsonschema:"resources the check lists; a required one that cannot be read makes it not-evaluated"`
+	Cases       []CaseRef   `json:"cases"`
+}
+
+// CheckRead is one resource a check reads.
+type CheckRead struct {
+	Resource string `json:"resource"`
+	Optional bool   `json:"optional,omitempty"`
+}
+
+func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
+	info := CheckInfo{ID: c.ID, Title: c.Title, Severity: c.Severity.String(), Description: c.Description,
+		Reads: []CheckRead{}, Cases: caseRefs(lib, c.Cases)}
+	for _, in := range c.Reads {
+		info.Reads = append(info.Reads, CheckRead{Resource: in.Resource.String(), Optional: in.Optional})
+	}
+	return info
+}
+
+func (h *handlers) listChecks(_ context.Context, _ *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
+	lib, _ := library.Default()
+	out := ListChecksOutput{Checks: []CheckInfo{}}
+	for _, c := range checks.All() {
+		info := describeCheck(lib, c)
+		// The list stays short; explain_check has the description and reads.
+		info.Description, info.Reads = "", []CheckRead{}
+		out.Checks = append(out.Checks, info)
+	}
+	return nil, out, nil
+}
+
+// CheckIDInput names a check.
+type CheckIDInput struct {
+	ID string `json:"id" jsonschema:"check ID, as list_checks gives it"`
+}
+
+func (h *handlers) explainCheck(_ context.Context, _ *sdk.CallToolRequest, in CheckIDInput) (*sdk.CallToolResult, CheckInfo, error) {
+	c, ok := checks.Lookup(in.ID)
+	if !ok {
+		return nil, CheckInfo{}, fmt.Errorf("unknown check %q: valid IDs are %s", in.ID, strings.Join(checkIDs(), ", "))
+	}
+	lib, _ := library.Default()
+	return nil, describeCheck(lib, c), nil
+}
+
+func checkIDs() []string {
+	var ids []string
+	for _, c := range checks.All() {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// SearchCasesInput is a library query.
+type SearchCasesInput struct {
+	RootCause []string `json:"root_cause,omitempty" jsonschema:"root-cause facet values (OR); facets in the response list the valid ones"`
+	Component []string `json:"component,omitempty" jsonschema:"component facet values (OR)"`
+	Symptom   []string `json:"symptom,omitempty" jsonschema:"symptom facet values (OR)"`
+	Factor    []string `json:"factor,omitempty" jsonschema:"contributing-factor facet values (OR)"`
+	Search    string   `json:"search,omitempty" jsonschema:"words that must all appear in a case (case-insensitive); matches in titles rank first"`
+	Limit     int      `json:"limit,omitempty" jsonschema:"cases per page, 1 to 50; default 10"`
+	Offset    int      `json:"offset,omitempty" jsonschema:"matching cases to skip, for paging"`
+}
+
+// SearchCasesOutput is a page of matching cases with facet counts.
+type SearchCasesOutput struct {
+	Total      int          `json:"total" jsonschema:"matching cases across all pages"`
+	Offset     int          `json:"offset"`
+	Limit      int          `json:"limit"`
+	NextOffset int          `json:"next_offset,omitempty" jsonschema:"offset of the next page; absent on the last"`
+	Cases      []CaseBrief  `json:"cases"`
+	Facets     []FacetCount `json:"facets" jsonschema:"for each facet, the values carried by matching cases with their counts (selected values always listed)"`
+}
+
+// CaseBrief is a case as search results show it.
+type CaseBrief struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Date    string `json:"date"`
+	Summary string `json:"summary"`
+}
+
+// FacetCount is one facet's values under the current filter.
+type FacetCount struct {
+	Name   string       `json:"name" jsonschema:"rootCause, component, symptom or factor"`
+	Values []FacetValue `json:"values"`
+}
+
+// FacetValue is a facet value with the number of matching cases.
+type FacetValue struct {
+	ID       string `json:"id"`
+	Count    int    `json:"count"`
+	Selected bool   `json:"selected,omitempty"`
+}
+
+func (h *handlers) searchCases(_ context.Context, _ *sdk.CallToolRequest, in SearchCasesInput) (*sdk.CallToolResult, SearchCasesOutput, error) {
+	limit := in.Limit
+	switch {
+	case limit == 0:
+		limit = defaultCaseLimit
+	case limit < 0 || limit > maxCaseLimit:
+		return nil, SearchCasesOutput{}, fmt.Errorf("limit %d is out of range: use 1 to %d (default %d) and page with offset", limit, maxCaseLimit, defaultCaseLimit)
+	}
+	if in.Offset < 0 {
+		return nil, SearchCasesOutput{}, fmt.Errorf("offset %d is negative: use 0 or more", in.Offset)
+	}
+	lib, err := library.Default()
+	if err != nil {
+		return nil, SearchCasesOutput{}, fmt.Errorf("loading the incident library: %w", err)
+	}
+	res, err := lib.Query(library.Query{
+		RootCauses: in.RootCause, Components: in.Component, Symptoms: in.Symptom, Factors: in.Factor,
+		Search: in.Search, Limit: limit, Offset: in.Offset,
+	})
+	if err != nil {
+		// The library names the facet with its camel-case name; the tool's
+		// argument is what the agent typed.
+		msg := strings.NewReplacer("unknown rootCause", "unknown root_cause", "(valid:", "(valid values:").Replace(err.Error())
+		return nil, SearchCasesOutput{}, fmt.Errorf("%s", msg)
+	}
+	out := SearchCasesOutput{Total: res.Total, Offset: res.Offset, Limit: limit, Cases: []CaseBrief{}, Facets: []FacetCount{}}
+	for _, c := range res.Cases {
+		out.Cases = append(out.Cases, CaseBrief{ID: c.ID, Title: c.Title, Date: c.Date, Summary: firstLine(strings.Join(strings.Fields(c.Summary), " "), maxSummaryChars)})
+	}
+	if next := in.Offset + len(res.Cases); len(res.Cases) > 0 && next < res.Total {
+		out.NextOffset = next
+	}
+	for _, f := range res.Facets {
+		fc := FacetCount{Name: f.Name, Values: []FacetValue{}}
+		for _, v := range f.Values {
+			if v.Count > 0 || v.Selected {
+				fc.Values = append(fc.Values, FacetValue{ID: v.ID, Count: v.Count, Selected: v.Selected})
+			}
+		}
+		out.Facets = append(out.Facets, fc)
+	}
+	return nil, out, nil
+}
+
+// CaseIDInput names a case.
+type CaseIDInput struct {
+	ID string `json:"id" jsonschema:"case ID, e.g. azure-cni-v2-glibc (from a finding's cases or search_cases)"`
+}
+
+// CaseOutput is a whole case plus the checks that detect it.
+type CaseOutput struct {
+	library.Case
+	DetectedBy []CheckRef `json:"detected_by" jsonschema:"kubegap checks that look for this case's gap; empty when none does yet"`
+}
+
+// CheckRef names a check.
+type CheckRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+func (h *handlers) getCase(_ context.Context, _ *sdk.CallToolRequest, in CaseIDInput) (*sdk.CallToolResult, CaseOutput, error) {
+	lib, err := library.Default()
+	if err != nil {
+		return nil, CaseOutput{}, fmt.Errorf("loading the incident library: %w", err)
+	}
+	c, ok := lib.Case(in.ID)
+	if !ok {
+		return nil, CaseOutput{}, fmt.Errorf("unknown case %q: case IDs come from a finding's cases or from search_cases (the library holds %d cases)", in.ID, len(lib.Cases()))
+	}
+	out := CaseOutput{Case: c, DetectedBy: []CheckRef{}}
+	for _, ch := range checks.All() {
+		for _, id := range ch.Cases {
+			if id == c.ID {
+				out.DetectedBy = append(out.DetectedBy, CheckRef{ID: ch.ID, Title: ch.Title})
+				break
+			}
+		}
+	}
+	return nil, out, nil
+}
+
+// InspectImageInput names an image in a registry.
+type InspectImageInput struct {
+	Reference string `json:"reference" jsonschema:"image reference, e.g. mcr.microsoft.com/containernetworking/azure-cni:v1.7.16-0"`
+	Platform  string `json:"platform,omitempty" jsonschema:"os/arch[/variant] to pick from a multi-platform image; default linux/amd64"`
+}
+
+func (h *handlers) inspectImage(ctx context.Context, _ *sdk.CallToolRequest, in InspectImageInput) (*sdk.CallToolResult, *images.Report, error) {
+	if strings.TrimSpace(in.Reference) == "" {
+		return nil, nil, fmt.Errorf("reference is empty: pass an image reference such as registry.k8s.io/pause:3.10")
+	}
+	platform := in.Platform
+	if platform == "" {
+		platform = images.DefaultPlatform
+	}
+	r, err := images.InspectReference(ctx, in.Reference, platform, h.opts.Images)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inspecting %s (%s): %w", in.Reference, platform, err)
+	}
+	return nil, r, nil
+}
+
+// nonNil returns s, or an empty slice for nil, so JSON says [] not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
