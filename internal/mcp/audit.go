@@ -79,14 +79,14 @@ type CheckStatus struct {
 
 // FindingBrief is a finding as a page of an audit shows it.
 type FindingBrief struct {
-	FindingID    string              `json:"finding_id" jsonschema:"stable within the audit, e.g. F3; pass to get_finding"`
-	Check        string              `json:"check"`
-	Severity     string              `json:"severity"`
-	Title        string              `json:"title"`
-	Objects      []finding.ObjectRef `json:"objects" jsonschema:"the first few objects involved"`
-	ObjectsTotal int                 `json:"objects_total" jsonschema:"how many objects the finding names in all"`
-	Evidence     string              `json:"evidence,omitempty" jsonschema:"the first line of evidence; get_finding has it all"`
-	Cases        []string            `json:"cases" jsonschema:"incident case IDs; open with get_case"`
+	FindingID    string   `json:"finding_id" jsonschema:"stable within the audit, e.g. F3; pass to get_finding"`
+	Check        string   `json:"check"`
+	Severity     string   `json:"severity"`
+	Title        string   `json:"title"`
+	Objects      []string `json:"objects" jsonschema:"the first few objects involved, as Kind/namespace/name (Kind/name when cluster-scoped)"`
+	ObjectsTotal int      `json:"objects_total" jsonschema:"how many objects the finding names in all; get_finding lists them with apiVersion"`
+	Evidence     string   `json:"evidence,omitempty" jsonschema:"the first line of evidence; get_finding has it all"`
+	Cases        []string `json:"cases" jsonschema:"incident case IDs; open with get_case"`
 }
 
 func (h *handlers) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditInput) (*sdk.CallToolResult, AuditOutput, error) {
@@ -240,15 +240,14 @@ func brief(id int, f *finding.Finding) FindingBrief {
 		Check:        f.Check,
 		Severity:     f.Severity.String(),
 		Title:        f.Title,
-		Objects:      f.Objects[:min(len(f.Objects), maxBriefObjects)],
+		Objects:      []string{},
 		ObjectsTotal: len(f.Objects),
-		Cases:        f.Cases,
+		Cases:        nonNil(f.Cases),
 	}
-	if b.Objects == nil {
-		b.Objects = []finding.ObjectRef{}
-	}
-	if b.Cases == nil {
-		b.Cases = []string{}
+	// One string per object keeps a page small; get_finding has the
+	// structured references.
+	for _, o := range f.Objects[:min(len(f.Objects), maxBriefObjects)] {
+		b.Objects = append(b.Objects, o.String())
 	}
 	if len(f.Evidence) > 0 {
 		b.Evidence = firstLine(f.Evidence[0], maxEvidenceChars)
