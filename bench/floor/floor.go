@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -54,6 +55,8 @@ type Count struct {
 	Objects  int
 	Pages    int
 	Elapsed  time.Duration
+	// NotServed is true when the server answered 404 for the resource.
+	NotServed bool
 }
 
 // List reads every page of every resource and discards the objects. It
@@ -87,6 +90,11 @@ func List(ctx context.Context, cfg *rest.Config, resources []snapshot.Resource, 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			out[i], errs[i] = listAll(ctx, rc, dyn, res, opts.PageSize)
+			if apierrors.IsNotFound(errs[i]) {
+				// Not served (a CRD that is not installed): kubegap
+				// learns that from discovery and reads nothing either.
+				out[i], errs[i] = Count{Resource: res, NotServed: true}, nil
+			}
 		}()
 	}
 	wg.Wait()

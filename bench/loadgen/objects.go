@@ -363,7 +363,7 @@ func (w *workload) podSpec() corev1.PodSpec {
 	}
 	if w.sidecar {
 		spec.Containers = append(spec.Containers, corev1.Container{
-			Name: "envoy", Image: "docker.io/envoyproxy/envoy:v1.34.1", ImagePullPolicy: corev1.PullIfNotPresent,
+			Name: "mesh-proxy", Image: "docker.io/envoyproxy/envoy:v1.34.1", ImagePullPolicy: corev1.PullIfNotPresent,
 			Ports: []corev1.ContainerPort{{Name: "envoy-admin", ContainerPort: 15000}},
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"),
 				corev1.ResourceMemory: resource.MustParse("64Mi")}},
@@ -383,7 +383,7 @@ func podStatus(p *corev1.Pod, st podState, idx int, hostIP string) {
 	cond := func(t corev1.PodConditionType, s corev1.ConditionStatus) corev1.PodCondition {
 		return corev1.PodCondition{Type: t, Status: s, LastTransitionTime: start}
 	}
-	ps := corev1.PodStatus{QOSClass: corev1.PodQOSBurstable}
+	ps := corev1.PodStatus{QOSClass: p.Status.QOSClass} // computed by the API server, immutable
 	if st == podUnschedulable {
 		ps.Phase = corev1.PodPending
 		c := cond(corev1.PodScheduled, corev1.ConditionFalse)
