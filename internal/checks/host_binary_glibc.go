@@ -3,7 +3,9 @@ package checks
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -481,10 +483,7 @@ func osSummary(nodes []*corev1.Node, infos nodeOS) string {
 }
 
 func fleetText(fleet map[string]int) string {
-	keys := make([]string, 0, len(fleet))
-	for k := range fleet {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(fleet))
 	sort.Slice(keys, func(i, j int) bool {
 		a, errA := nodeos.ParseVersion(keys[i])
 		b, errB := nodeos.ParseVersion(keys[j])

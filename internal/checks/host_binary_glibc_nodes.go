@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,10 +262,7 @@ func moreText(more int) string {
 
 // countsText prints counts by key, largest first: "Ubuntu 20.04 ×3, Ubuntu 22.04 ×1".
 func countsText(counts map[string]int) string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(counts))
 	sort.Slice(keys, func(i, j int) bool {
 		if counts[keys[i]] != counts[keys[j]] {
 			return counts[keys[i]] > counts[keys[j]]

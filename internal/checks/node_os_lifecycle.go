@@ -3,6 +3,8 @@ package checks
 import (
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,11 +296,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 		g.sev = max(g.sev, sev)
 		g.nodes = append(g.nodes, a)
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groups))
 	var out []finding.Finding
 	for _, k := range keys {
 		g := groups[k]

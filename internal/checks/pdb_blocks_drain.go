@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -344,11 +346,7 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*corev1.Pod][]int) []find
 		}
 		g.pods = append(g.pods, pod)
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(groups))
 
 	var out []finding.Finding
 	for _, k := range keys {

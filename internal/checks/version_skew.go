@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,10 +162,7 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 		key := strconv.Itoa(int(class)) + "|" + nodePool(sn.node)
 		groups[key] = append(groups[key], *sn)
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(groups))
 	// Most severe first, then by pool.
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i][0] != keys[j][0] {
@@ -250,10 +249,7 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
 
 // versionCountsText prints "1.34 (3 nodes)" or "1.33 (1 node), 1.34 (2 nodes)".
 func versionCountsText(versions map[string]int) string {
-	keys := make([]string, 0, len(versions))
-	for k := range versions {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(versions))
 	sort.Slice(keys, func(i, j int) bool {
 		a, _ := parseKubeVersion(keys[i])
 		b, _ := parseKubeVersion(keys[j])
