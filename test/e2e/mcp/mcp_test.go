@@ -184,15 +184,15 @@ func TestMCPOverStdio(t *testing.T) {
 	cs := serve(t, bin, nil)
 
 	t.Run("initialize", func(t *testing.T) {
-		init := cs.InitializeResult()
-		if init == nil || init.ServerInfo == nil || init.ServerInfo.Name != "kubegap" {
-			t.Fatalf("initialize result %+v", init)
+		ir := cs.InitializeResult()
+		if ir == nil || ir.ServerInfo == nil || ir.ServerInfo.Name != "kubegap" {
+			t.Fatalf("initialize result %+v", ir)
 		}
-		if init.Capabilities == nil || init.Capabilities.Tools == nil {
-			t.Errorf("server does not advertise tools: %+v", init.Capabilities)
+		if ir.Capabilities == nil || ir.Capabilities.Tools == nil {
+			t.Errorf("server does not advertise tools: %+v", ir.Capabilities)
 		}
-		if !strings.Contains(init.Instructions, "read-only") {
-			t.Errorf("instructions do not state the read-only promise: %q", init.Instructions)
+		if !strings.Contains(ir.Instructions, "read-only") {
+			t.Errorf("instructions do not state the read-only promise: %q", ir.Instructions)
 		}
 	})
 
@@ -293,11 +293,11 @@ func TestMCPOverStdio(t *testing.T) {
 			t.Errorf("get_finding has %d objects, %d cases; the page showed %d, %d", len(f.Objects), len(f.Cases), len(b.Objects), len(b.Cases))
 		}
 		var c struct {
-			ID         string `json:"id"`
-			Title      string `json:"title"`
-			RootCause  struct{ Text string } `json:"rootCause"`
+			ID         string                 `json:"id"`
+			Title      string                 `json:"title"`
+			RootCause  struct{ Text string }  `json:"rootCause"`
 			Sources    []struct{ URL string } `json:"sources"`
-			DetectedBy []struct{ ID string } `json:"detected_by"`
+			DetectedBy []struct{ ID string }  `json:"detected_by"`
 		}
 		call(t, cs, "get_case", map[string]any{"id": f.Cases[0].ID}, &c)
 		if c.ID != f.Cases[0].ID || c.Title != f.Cases[0].Title || c.RootCause.Text == "" || len(c.Sources) == 0 {
