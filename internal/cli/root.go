@@ -96,6 +96,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 // Run runs kubegap with args and returns the exit code. Errors are printed
 // once, here, as a single line.
 func Run(ctx context.Context, app *App, args []string) int {
+	defer startProfiles(app)()
 	root := NewRootCommand(app)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
