@@ -50,7 +50,9 @@ func pushExecutableImage(t *testing.T) (ref, digest string) {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l, err := tarball.LayerFromReader(bytes.NewReader(layer.Bytes()))
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(layer.Bytes())), nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
