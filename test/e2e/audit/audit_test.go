@@ -16,6 +16,11 @@ import (
 	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
 )
 
@@ -25,7 +30,6 @@ var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
-	loadOnce  sync.Once
 )
 
 // kubegap builds the binary once for the package.
@@ -49,21 +53,33 @@ func kubegap(t *testing.T) string {
 	return binPath
 }
 
-// loadDemo loads the demo cluster's objects into the test bed, once. The
-// image-policy webhook, which fails closed on every pod CREATE, goes in
-// last: after it no pod can be created, exactly the gap it stands for.
+const demoDir = "../../../internal/demo/cluster/"
+
+// loadDemo loads the demo cluster's objects into the test bed for one test.
+// Objects the demo puts in kube-system and default go to namespaces of the
+// test's own, which the test bed removes with everything in them when the
+// test ends. The image-policy webhook, which fails closed on every pod
+// CREATE, goes in last: after it no pod can be created, exactly the gap it
+// stands for.
 func loadDemo(t *testing.T) *testcluster.Cluster {
 	c := testcluster.Get(t)
-	loadOnce.Do(func() {
-		c.LoadYAML(t, "../testdata/nad.yaml")
-		demo := "../../../internal/demo/cluster/"
-		var files []string
-		for _, f := range []string{"nodes.yaml", "azure-cni.yaml", "payments.yaml", "observability.yaml", "telco.yaml", "legacy.yaml"} {
-			files = append(files, demo+f)
+	c.LoadYAML(t, "testdata/nad-crd.yaml")
+	moved := map[string]string{"kube-system": c.Namespace(t), "default": c.Namespace(t)}
+	var files []string
+	for _, f := range []string{"nodes.yaml", "azure-cni.yaml", "payments.yaml", "observability.yaml", "telco.yaml", "legacy.yaml", "webhook.yaml"} {
+		files = append(files, demoDir+f)
+	}
+	var objs []runtime.Object
+	for _, o := range testcluster.ReadYAML(t, files...) {
+		if ns, ok := moved[o.GetNamespace()]; ok {
+			o.SetNamespace(ns)
+			if o.GetKind() == "Event" {
+				unstructured.SetNestedField(o.Object, ns, "involvedObject", "namespace")
+			}
 		}
-		c.LoadYAML(t, files...)
-		c.LoadYAML(t, demo+"webhook.yaml")
-	})
+		objs = append(objs, o)
+	}
+	c.Apply(t, objs...)
 	return c
 }
 
@@ -215,5 +231,60 @@ func TestSnapshotAuditsToTheSameFindings(t *testing.T) {
 	}
 	if bytes.Contains(raw, []byte("do-not-print-me")) {
 		t.Error("the snapshot holds an environment variable value")
+	}
+}
+
+// TestCleanNamespaceIsSilent: the workload checks stay quiet on a namespace
+// without their gaps, read from the same real cluster.
+func TestCleanNamespaceIsSilent(t *testing.T) {
+	c := testcluster.Get(t)
+	c.LoadYAML(t, demoDir+"nodes.yaml")
+	ns := c.Namespace(t)
+	c.LoadYAMLInto(t, ns, "testdata/clean.yaml")
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader), "-n", ns,
+		"--checks", "host-binary-glibc,image-pull-always,pdb-blocks-drain,pod-sandbox-failures", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	rep, fired := decode(t, r)
+	if len(fired) != 0 {
+		t.Errorf("checks fired on a clean namespace: %v\n%s", fired, r.stdout)
+	}
+	for _, ch := range rep.Checks {
+		if ch.Status != "pass" {
+			t.Errorf("check %s is %s (%s), want pass", ch.ID, ch.Status, ch.Reason)
+		}
+	}
+}
+
+// TestExecCredentialPlugin: a kubeconfig whose user gets its token from an
+// exec plugin, as EKS, GKE and AKS kubeconfigs do, works as it does in kubectl.
+func TestExecCredentialPlugin(t *testing.T) {
+	c := loadDemo(t)
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig(t, testcluster.UserReader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range cfg.AuthInfos {
+		token := ai.Token
+		ai.Token = ""
+		ai.Exec = &clientcmdapi.ExecConfig{
+			APIVersion:      "client.authentication.k8s.io/v1",
+			Command:         "/bin/sh",
+			Args:            []string{"-c", `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"`},
+			Env:             []clientcmdapi.ExecEnvVar{{Name: "TOKEN", Value: token}},
+			InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+		}
+	}
+	path := filepath.Join(t.TempDir(), "exec.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "audit", "--kubeconfig", path, "--checks", "host-binary-glibc", "-o", "json")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\nstderr: %s", r.code, r.stderr)
+	}
+	if _, fired := decode(t, r); !fired["host-binary-glibc"] {
+		t.Error("no finding through the exec-plugin kubeconfig")
 	}
 }
