@@ -3,6 +3,7 @@ package testcluster
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -172,4 +173,39 @@ func (f *fatalTB) Fatal(args ...any) {
 	f.msg = fmt.Sprint(args...)
 	// Stand in for runtime.Goexit, which would end the real test.
 	panic("fatal")
+}
+
+func TestSweepStaleDirs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// A PID that surely ended: a child we started and reaped.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	dirs := map[string]string{ // name -> owner.pid content ("" for none)
+		dirPrefix + "dead":      strconv.Itoa(dead),
+		dirPrefix + "alive":     strconv.Itoa(os.Getpid()),
+		dirPrefix + "settingup": "",
+		"unrelated-dir":         strconv.Itoa(dead),
+	}
+	for name, owner := range dirs {
+		d := filepath.Join(tmp, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(owner), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sweepStaleDirs()
+	for name := range dirs {
+		_, err := os.Stat(filepath.Join(tmp, name))
+		if gone, want := os.IsNotExist(err), name == dirPrefix+"dead"; gone != want {
+			t.Errorf("%s: removed = %v, want %v", name, gone, want)
+		}
+	}
 }

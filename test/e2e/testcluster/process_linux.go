@@ -1,6 +1,9 @@
 package testcluster
 
-import "syscall"
+import (
+	"errors"
+	"syscall"
+)
 
 // sysProcAttr puts the child in its own process group, so that stop reaches
 // anything it forks, and has the kernel SIGKILL it when the test binary
@@ -12,3 +15,10 @@ func sysProcAttr() *syscall.SysProcAttr {
 func terminateGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGTERM) }
 
 func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+
+// processAlive reports whether pid exists (EPERM means it does, owned by
+// another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,13 @@ const (
 	apiserverReadyTimeout = 180 * time.Second
 	stopGrace             = 5 * time.Second
 	startAttempts         = 3
+)
+
+// dirPrefix names cluster directories in the temp dir; ownerFile in each
+// holds the PID of the test binary that owns it.
+const (
+	dirPrefix = "kubegap-testbed-"
+	ownerFile = "owner.pid"
 )
 
 // repoModule identifies the repository root (for hack/ and deploy/).
@@ -87,9 +95,15 @@ func start() (*Cluster, error) {
 var errPortInUse = errors.New("a chosen port was taken")
 
 func startOnce(root, binDir string) (c *Cluster, err error) {
-	dir, err := os.MkdirTemp("", "kubegap-testbed-")
+	sweepStaleDirs()
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating the cluster directory: %w", err)
+	}
+	// Lets a later run remove this directory if this test binary dies
+	// before its teardown (a go test -timeout panic, a kill).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the owner file: %w", err)
 	}
 	c = &Cluster{Dir: dir, auditPath: filepath.Join(dir, "audit.log")}
 	defer func() {
@@ -365,6 +379,23 @@ func firstLines(b []byte, n int) string {
 func etcdSupports(bin, flag string) bool {
 	out, _ := exec.Command(bin, "--help").CombinedOutput()
 	return bytes.Contains(out, []byte(flag+" "))
+}
+
+// sweepStaleDirs removes cluster directories whose owning test binary no
+// longer runs. Its processes died with it; only the files remain.
+func sweepStaleDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not ours, or still being set up
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
 }
 
 // freePorts asks the kernel for n distinct free loopback ports. They are
