@@ -45,10 +45,14 @@ if [ ! -x "$bin/etcd" ]; then
       tail -n 20 "$aptlog" >&2
       exit 1
     fi
-    # The package may start a system etcd on the default ports. The test
-    # bed runs its own on free ports, so it is only in the way; stop it by
-    # service name, never by process name (test etcds may be running).
-    { as_root systemctl stop etcd || as_root service etcd stop; } >>"$aptlog" 2>&1 || true
+    # Under systemd the package starts a system etcd on the default ports.
+    # The test bed runs its own on free ports; stop the service through
+    # systemd, which stops only the service's own cgroup. Never use
+    # "service etcd stop" or pkill: the SysV script stops every process
+    # running /usr/bin/etcd, test-bed etcds included.
+    if [ -d /run/systemd/system ]; then
+      as_root systemctl stop etcd >>"$aptlog" 2>&1 || true
+    fi
   fi
   ln -sf "$(command -v etcd || echo /usr/bin/etcd)" "$bin/etcd"
 fi
