@@ -6,12 +6,15 @@
 # and finally checks that no etcd or kube-apiserver it started outlived it.
 #
 # Extra arguments go to go test, e.g. hack/test.sh -count=1 -run TestRBAC.
+# KUBEGAP_TEST_PKGS narrows vet, staticcheck and go test to some packages
+# (default ./...; CI always uses the default).
 # Needs Go on PATH; Debian packages are installed with apt-get (as root or
 # through sudo).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 STATICCHECK_VERSION=v0.8.2
+read -r -a pkgs <<<"${KUBEGAP_TEST_PKGS:-./...}"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/kubegap
 
 t0=$(date +%s)
@@ -23,6 +26,8 @@ section() {
   section_start=$(date +%s)
   printf '\n=== %s ===\n' "$*"
 }
+# Anything that fails without calling fail still says where.
+trap 'echo "FAIL: hack/test.sh line $LINENO: $BASH_COMMAND" >&2' ERR
 fail() {
   printf '\nFAIL: %s\n' "$*" >&2
   exit 1
@@ -70,7 +75,7 @@ bin_start=$(date +%s)
 KUBEGAP_TESTBIN_DIR=$(bash hack/testbed-bin.sh | tail -n 1) || fail "hack/testbed-bin.sh"
 export KUBEGAP_TESTBIN_DIR
 echo "binaries in $KUBEGAP_TESTBIN_DIR ($(($(date +%s) - bin_start)) s)"
-"$KUBEGAP_TESTBIN_DIR/etcd" --version | head -n 1
+"$KUBEGAP_TESTBIN_DIR/etcd" --version | sed -n 1p
 "$KUBEGAP_TESTBIN_DIR/kube-apiserver" --version
 
 # Control-plane processes that were running before this run (another
@@ -93,17 +98,17 @@ fi
 echo "ok"
 
 section "go vet"
-go vet ./... || fail "go vet"
+go vet "${pkgs[@]}" || fail "go vet"
 echo "ok"
 
 section "staticcheck"
-"$staticcheck" ./... || fail "staticcheck"
+"$staticcheck" "${pkgs[@]}" || fail "staticcheck"
 echo "ok"
 
 # --- tests -----------------------------------------------------------------
 section "go test (unit and end-to-end)"
 test_status=0
-go test -timeout 30m "$@" ./... || test_status=$?
+go test -timeout 30m "$@" "${pkgs[@]}" || test_status=$?
 
 # --- leaks -----------------------------------------------------------------
 section "leftover test-bed processes"
