@@ -10,10 +10,16 @@
 // and use it from tests:
 //
 //	c := testcluster.Get(t)
-//	ns := c.Namespace(t)
-//	c.LoadYAML(t, "testdata/daemonset.yaml")
-//	pods, err := c.Client(t, testcluster.UserReader).CoreV1().Pods(ns).List(ctx, opts)
-//	reqs := c.Requests(t, testcluster.UserReader)
+//	ns := c.Namespace(t)                              // deleted, contents and all, at the end
+//	c.LoadYAMLInto(t, ns, "testdata/daemonset.yaml")  // any kind, status included
+//	mark := c.Mark(t)
+//	run(t, "kubegap", "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader))
+//	for _, r := range c.RequestsSince(t, mark, testcluster.UserReader) { ... }
+//
+// Users: UserAdmin (system:masters), UserReader (deploy/rbac.yaml's
+// ClusterRole, cluster-wide), UserNSViewer (built-in "view" in
+// ViewerNamespace only) and UserNobody (no bindings). Each has a REST config,
+// a clientset and a kubeconfig file.
 //
 // The binaries come from the directory in $KUBEGAP_TESTBIN_DIR; when it is
 // unset, hack/testbed-bin.sh finds or builds them (it caches them, so only
