@@ -58,10 +58,10 @@ const (
 var ErrNotELF = errors.New("not an ELF file")
 
 // elfMagic is the first four bytes of every ELF file.
-var elfMagic = []byte{0x7f, 'E', 'L', 'F'}
+const elfMagic = "\x7fELF"
 
 // IsELF reports whether b starts with the ELF magic.
-func IsELF(b []byte) bool { return bytes.HasPrefix(b, elfMagic) }
+func IsELF(b []byte) bool { return len(b) >= 4 && string(b[:4]) == elfMagic }
 
 // Binary is what AnalyzeELF learned about one ELF file.
 type Binary struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // gzipMagic is a gzip member header: ID1 ID2 and CM=8 (deflate).
-var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+const gzipMagic = "\x1f\x8b\x08"
 
 const (
 	// probeInput caps the compressed bytes a probe may consume to produce
@@ -48,8 +48,9 @@ func ScanEmbedded(ctx context.Context, data []byte, opts Options) (payloads []Pa
 	opts = opts.withDefaults()
 	var zr *gzip.Reader
 	probes := 0
+	magic := []byte(gzipMagic)
 	for off := 0; off < len(data); {
-		i := bytes.Index(data[off:], gzipMagic)
+		i := bytes.Index(data[off:], magic)
 		if i < 0 {
 			break
 		}

@@ -22,6 +22,7 @@ const (
 
 // Report is the result of inspecting one image.
 type Report struct {
+	// APIVersion and Kind identify the JSON document: APIVersion, Kind.
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// Reference is the image reference or tarball path inspected.
