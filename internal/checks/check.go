@@ -63,12 +63,16 @@ type Context struct {
 type ImageFacts struct {
 	Image  string `json:"image"`
 	Digest string `json:"digest,omitempty"`
-	// MaxGlibc is the highest GLIBC_x.y any executable in the image needs,
-	// embedded payloads included; empty when none needs glibc.
+	// MaxGlibc is the highest GLIBC_x.y needed by an executable the image
+	// may install on a host: embedded payloads, and programs outside the
+	// base OS's own directories. Empty when none needs glibc.
 	MaxGlibc string `json:"maxGlibc,omitempty"`
-	// Executables lists each ELF executable that needs glibc, with its
-	// need, e.g. "/usr/bin/dropgz!azure-vnet: GLIBC_2.34".
+	// Executables lists those executables with their need, e.g.
+	// "/usr/bin/dropgz!azure-vnet: GLIBC_2.34".
 	Executables []string `json:"executables,omitempty"`
+	// ShippedGlibc is the glibc the image itself carries: what its programs
+	// get inside the container, not on the host.
+	ShippedGlibc string `json:"shippedGlibc,omitempty"`
 	// Err is why the image could not be inspected, if it could not.
 	Err string `json:"error,omitempty"`
 }

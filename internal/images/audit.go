@@ -176,9 +176,13 @@ func writeCache(file string, r *Report, opts Options) error {
 	return nil
 }
 
-// Facts condenses the report into what the audit checks read.
+// Facts is what the audit's host-binary-glibc check needs: the glibc that
+// binaries this image may install on a host require. Only host candidates
+// count (see hostCandidate): a distro base image's own programs run inside
+// the container against the image's glibc, and counting them would flag
+// every installer built on Debian or Azure Linux.
 func (r *Report) Facts() checks.ImageFacts {
-	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, MaxGlibc: r.MaxGlibc()}
+	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc}
 	crypto := map[string]bool{}
 	for i := range r.Executables {
 		e := &r.Executables[i]
@@ -192,6 +196,12 @@ func (r *Report) Facts() checks.ImageFacts {
 		}
 	}
 	for _, n := range r.GlibcNeeds() {
+		if !hostCandidate(n.Path) {
+			continue
+		}
+		if CompareVersions(n.Version, f.MaxGlibc) > 0 {
+			f.MaxGlibc = n.Version
+		}
 		s := n.Path + ": GLIBC_" + n.Version
 		if n.Version == "" {
 			s = n.Path + ": glibc (no versioned symbols)"
@@ -202,6 +212,26 @@ func (r *Report) Facts() checks.ImageFacts {
 		f.Executables = append(f.Executables, s)
 	}
 	return f
+}
+
+// systemDirs hold the programs and libraries of an image's base OS.
+var systemDirs = []string{"/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/",
+	"/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libexec/", "/usr/share/"}
+
+// hostCandidate is true for an executable an installer may copy onto a
+// host: a payload embedded in another binary (the dropgz pattern, whatever
+// the carrier's path), or a program outside the base OS's directories
+// (/opt/cni/bin/..., /usr/local/bin/..., /app/...).
+func hostCandidate(path string) bool {
+	if strings.Contains(path, "!") {
+		return true
+	}
+	for _, d := range systemDirs {
+		if strings.HasPrefix(path, d) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeFacts combines one reference's facts across platforms.

@@ -113,3 +113,30 @@ func TestMergeFacts(t *testing.T) {
 		t.Errorf("merged with error = %+v", m)
 	}
 }
+
+// TestFactsCountOnlyHostCandidates: a base image's own programs run inside
+// the container and do not make an installer host-incompatible; embedded
+// payloads and programs outside the OS directories do.
+func TestFactsCountOnlyHostCandidates(t *testing.T) {
+	glibc := func(v string) Binary { return Binary{Linkage: LinkGlibc, MinGlibc: v} }
+	static := Binary{Linkage: LinkStatic}
+	r := &Report{Reference: "example/installer:1", ShippedGlibc: "2.36", Executables: []Executable{
+		{Path: "/usr/bin/bash", Binary: glibc("2.34")},
+		{Path: "/usr/lib/systemd/systemd", Binary: glibc("2.36")},
+		{Path: "/opt/cni/bin/plugin", Binary: static},
+	}}
+	if f := r.Facts(); f.MaxGlibc != "" || len(f.Executables) != 0 || f.ShippedGlibc != "2.36" {
+		t.Errorf("base-image programs counted: %+v", f)
+	}
+	r.Executables = append(r.Executables,
+		Executable{Path: "/usr/bin/dropgz", Binary: static, Payloads: []Payload{{Name: "azure-vnet", Binary: &Binary{Linkage: LinkGlibc, MinGlibc: "2.34"}}}},
+		Executable{Path: "/usr/local/bin/installer-helper", Binary: glibc("2.17")},
+	)
+	f := r.Facts()
+	if f.MaxGlibc != "2.34" {
+		t.Errorf("MaxGlibc = %q, want 2.34 from the embedded payload", f.MaxGlibc)
+	}
+	if len(f.Executables) != 2 || !strings.Contains(strings.Join(f.Executables, ";"), "/usr/bin/dropgz!azure-vnet: GLIBC_2.34") {
+		t.Errorf("Executables = %v", f.Executables)
+	}
+}
