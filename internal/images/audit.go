@@ -35,10 +35,9 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 	opts = opts.withDefaults()
 	cache := cacheDir(opts)
 	type job struct {
-		ref  ImageRef
-		rep  *Report
-		err  error
-		plat string
+		ref ImageRef
+		rep *Report
+		err error
 	}
 	var jobs []*job
 	seen := map[ImageRef]bool{}
