@@ -125,6 +125,11 @@ func typed[T any, L any, PT object[T], PL interface {
 			if err := json.Unmarshal(raw, &o); err != nil {
 				return fmt.Errorf("decoding %s: %w", res.Kind, err)
 			}
+			// A manifest without a namespace lands in "default" when
+			// applied; read it where the cluster would put it.
+			if res.Namespaced && PT(&o).GetNamespace() == "" {
+				PT(&o).SetNamespace(metav1.NamespaceDefault)
+			}
 			prepare(&o)
 			*field(s) = append(*field(s), o)
 			return nil

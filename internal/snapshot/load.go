@@ -48,7 +48,8 @@ func (e *InputError) Error() string {
 		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	// Parsers report some errors over several lines; ours is one.
+	b.WriteString(strings.Join(strings.Fields(e.Err.Error()), " "))
 	return b.String()
 }
 
@@ -142,13 +143,14 @@ func isInputFile(name string) bool {
 
 type loader struct {
 	snap      *Snapshot
+	listed    map[Resource]bool // typed lists read, even empty ones
 	snapshots int // kubegap snapshot files read
 	files     int // plain files read
 	coverage  map[Resource]Coverage
 }
 
 func newLoader(src Source) *loader {
-	return &loader{snap: New(src), coverage: map[Resource]Coverage{}}
+	return &loader{snap: New(src), coverage: map[Resource]Coverage{}, listed: map[Resource]bool{}}
 }
 
 func (l *loader) loadFile(name string) error {
@@ -250,7 +252,7 @@ func (l *loader) loadYAML(name string, r *bufio.Reader) error {
 			doc--
 			continue
 		}
-		j, err := yaml.YAMLToJSON(chunk)
+		j, err := yaml.YAMLToJSONStrict(chunk) // duplicate keys are an error, not a silent overwrite
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed YAML: %w", err)}
 		}
@@ -319,6 +321,11 @@ func (l *loader) addDocument(raw []byte) error {
 			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
 		}
 		l.files++
+		// "kubectl get deployments -A -o json" of an empty cluster is a
+		// DeploymentList with no items: Deployments were read, none exist.
+		if r, ok := ByGroupKind(groupOf(tm.APIVersion), strings.TrimSuffix(tm.Kind, "List")); ok {
+			l.listed[r] = true
+		}
 		for i, item := range list.Items {
 			if err := l.addObject(item); err != nil {
 				return &docError{item: i + 1, err: err}
@@ -341,10 +348,7 @@ func (l *loader) addObject(raw []byte) error {
 	if tm.APIVersion == "" {
 		return fmt.Errorf("%s has no apiVersion", tm.Kind)
 	}
-	group := ""
-	if i := strings.LastIndex(tm.APIVersion, "/"); i >= 0 {
-		group = tm.APIVersion[:i]
-	}
+	group := groupOf(tm.APIVersion)
 	if r, ok := ByGroupKind(group, tm.Kind); ok && !r.Custom {
 		k, _ := kindFor(r)
 		return k.addJSON(l.snap, raw)
@@ -360,9 +364,20 @@ func (l *loader) addObject(raw []byte) error {
 	key := u.GetAPIVersion() + "/" + u.GetKind()
 	if r, ok := ByGroupKind(group, tm.Kind); ok {
 		key = r.APIVersion() + "/" + r.Kind
+		if r.Namespaced && u.GetNamespace() == "" {
+			u.SetNamespace("default")
+		}
 	}
 	l.snap.Custom[key] = append(l.snap.Custom[key], u)
 	return nil
+}
+
+// groupOf returns the API group of an apiVersion ("" for the core group).
+func groupOf(apiVersion string) string {
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
 }
 
 // snapshotFile is the on-disk form of a kubegap snapshot (see Save).
@@ -414,7 +429,7 @@ func (l *loader) finish() *Snapshot {
 		switch {
 		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):
 			s.SetCoverage(r, c.Status, c.Message)
-		case s.Count(r) > 0:
+		case s.Count(r) > 0 || l.listed[r]:
 			s.SetCoverage(r, StatusRead, "")
 		default:
 			s.SetCoverage(r, StatusNotInInput, "the input holds no "+r.Kind+" objects")

@@ -109,6 +109,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed YAML", "bad.yaml", []byte(nodeYAML + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n"), []string{"bad.yaml: document 2", "malformed YAML"}},
 		{"malformed JSON", "bad.json", []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"x"}`), []string{"bad.json: document 1", "malformed JSON"}},
 		{"List with a broken item", "list.json", []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","metadata":{"name":"b"}}]}`), []string{"list.json: document 1, item 2", "no kind"}},
+		{"duplicate key", "dup.yaml", []byte(nodeYAML + "kind: Pod\n"), []string{"dup.yaml: document 1", "malformed YAML", "already set"}},
 		{"object without kind", "nokind.yaml", []byte("apiVersion: v1\nmetadata: {name: x}\n"), []string{"nokind.yaml: document 1", "object has no kind"}},
 		{"object without apiVersion", "noapi.yaml", []byte("kind: Node\nmetadata: {name: x}\n"), []string{"noapi.yaml: document 1", "Node has no apiVersion"}},
 		{"wrong field type", "type.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata: {name: x}\nspec: {unschedulable: maybe}\n"), []string{"type.yaml: document 1", "decoding Node"}},
@@ -209,5 +210,45 @@ func TestSaveFileLeavesNothingOnFailure(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 0 {
 		t.Fatalf("left files behind: %v", entries)
+	}
+}
+
+func TestEmptyTypedListIsRead(t *testing.T) {
+	p := write(t, t.TempDir(), "deps.json", []byte(`{"apiVersion":"apps/v1","kind":"DeploymentList","metadata":{},"items":[]}
+{"apiVersion":"v1","kind":"List","items":[]}`))
+	s, err := LoadPaths([]string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Status(Deployments); c.Status != StatusRead || c.Count != 0 {
+		t.Errorf("an empty DeploymentList gives %+v, want read with 0 objects", c)
+	}
+	if c := s.Status(StatefulSets); c.Status != StatusNotInInput {
+		t.Errorf("StatefulSets = %+v, want not-in-input (an untyped empty List names no kind)", c)
+	}
+}
+
+func TestManifestWithoutNamespaceLandsInDefault(t *testing.T) {
+	p := write(t, t.TempDir(), "ds.yaml", []byte(`apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+---
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: nad}
+---
+`+nodeYAML))
+	s, err := LoadPaths([]string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := s.DaemonSets[0].Namespace; ns != "default" {
+		t.Errorf("DaemonSet namespace = %q, want default", ns)
+	}
+	if ns := s.CustomObjects(NetworkAttachmentDefinitions)[0].GetNamespace(); ns != "default" {
+		t.Errorf("NAD namespace = %q, want default", ns)
+	}
+	if ns := s.Nodes[0].Namespace; ns != "" {
+		t.Errorf("cluster-scoped Node got namespace %q", ns)
 	}
 }
