@@ -8,39 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubegap/kubegap/internal/checks"
-	"github.com/kubegap/kubegap/internal/finding"
 )
-
-// checkInfo is a check as `kubegap checks -o json` and the MCP tools show it.
-type checkInfo struct {
-	ID          string           `json:"id"`
-	Title       string           `json:"title"`
-	Severity    finding.Severity `json:"severity"`
-	Description string           `json:"description"`
-	Reads       []checkInput     `json:"reads"`
-	Cases       []checkCase      `json:"cases"`
-}
-
-type checkInput struct {
-	Resource string `json:"resource"`
-	Optional bool   `json:"optional,omitempty"`
-}
-
-type checkCase struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
-}
-
-func describeCheck(c checks.Check) checkInfo {
-	info := checkInfo{ID: c.ID, Title: c.Title, Severity: c.Severity, Description: c.Description}
-	for _, in := range c.Reads {
-		info.Reads = append(info.Reads, checkInput{Resource: in.Resource.String(), Optional: in.Optional})
-	}
-	for _, id := range c.Cases {
-		info.Cases = append(info.Cases, checkCase{ID: id, Title: caseTitle(id)})
-	}
-	return info
-}
 
 func newChecksCommand(app *App) *cobra.Command {
 	var output string
@@ -57,9 +25,9 @@ func newChecksCommand(app *App) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			all := checks.All()
 			if output == "json" {
-				infos := make([]checkInfo, 0, len(all))
+				infos := make([]checks.Info, 0, len(all))
 				for _, c := range all {
-					infos = append(infos, describeCheck(c))
+					infos = append(infos, checks.Describe(c, caseTitle))
 				}
 				return writeJSON(app.Out, infos)
 			}
@@ -87,7 +55,7 @@ func newChecksCommand(app *App) *cobra.Command {
 				}
 				return withCode(ExitError, fmt.Errorf("unknown check %q (known: %s)", args[0], strings.Join(ids, ", ")))
 			}
-			info := describeCheck(c)
+			info := checks.Describe(c, caseTitle)
 			if output == "json" {
 				return writeJSON(app.Out, info)
 			}

@@ -41,11 +41,8 @@ type FindingDetail struct {
 	Cases       []CaseRef           `json:"cases"`
 }
 
-// CaseRef names an incident case.
-type CaseRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
-}
+// CaseRef names a library case, with its title.
+type CaseRef = checks.CaseRef
 
 func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetFindingInput) (*sdk.CallToolResult, FindingDetail, error) {
 	st, err := h.audits.get(in.AuditID)
@@ -101,30 +98,21 @@ type ListChecksOutput struct {
 	Checks []CheckInfo `json:"checks"`
 }
 
-// CheckInfo describes a check, with the same fields as
-// 'kubegap checks show -o json'.
-type CheckInfo struct {
-	ID          string      `json:"id"`
-	Title       string      `json:"title"`
-	Severity    string      `json:"severity" jsonschema:"the highest severity the check reports"`
-	Description string      `json:"description"`
-	Reads       []CheckRead `json:"reads" jsonschema:"resources the check lists; a required one that cannot be read makes it not-evaluated"`
-	Cases       []CaseRef   `json:"cases"`
-}
+// CheckInfo describes a check, as 'kubegap checks show -o json' does.
+type CheckInfo = checks.Info
 
 // CheckRead is one resource a check reads.
-type CheckRead struct {
-	Resource string `json:"resource"`
-	Optional bool   `json:"optional,omitempty"`
-}
+type CheckRead = checks.InputInfo
 
 func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
-	info := CheckInfo{ID: c.ID, Title: c.Title, Severity: c.Severity.String(), Description: c.Description,
-		Reads: []CheckRead{}, Cases: caseRefs(lib, c.Cases)}
-	for _, in := range c.Reads {
-		info.Reads = append(info.Reads, CheckRead{Resource: in.Resource.String(), Optional: in.Optional})
-	}
-	return info
+	return checks.Describe(c, func(id string) string {
+		if lib != nil {
+			if cs, ok := lib.Case(id); ok {
+				return cs.Title
+			}
+		}
+		return ""
+	})
 }
 
 func (h *handlers) listChecks(_ context.Context, _ *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {

@@ -144,8 +144,8 @@ func isInputFile(name string) bool {
 type loader struct {
 	snap      *Snapshot
 	listed    map[Resource]bool // typed lists read, even empty ones
-	snapshots int // kubegap snapshot files read
-	files     int // plain files read
+	snapshots int               // kubegap snapshot files read
+	files     int               // plain files read
 	coverage  map[Resource]Coverage
 }
 
