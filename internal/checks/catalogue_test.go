@@ -1,0 +1,78 @@
+package checks
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/library"
+)
+
+// catalogue renders docs/checks.md from the registry and the library.
+func catalogue(lib *library.Library) []byte {
+	title := func(id string) string {
+		if c, ok := lib.Case(id); ok {
+			return c.Title
+		}
+		return ""
+	}
+	var b bytes.Buffer
+	b.WriteString("# Checks\n\n")
+	b.WriteString("Generated from the check registry by `UPDATE_DOCS=1 go test ./internal/checks -run TestCatalogue`;\n")
+	b.WriteString("a test fails when this file and the code disagree. `kubegap checks show ID` prints the same.\n\n")
+	b.WriteString("| ID | up to | title |\n|---|---|---|\n")
+	for _, c := range All() {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
+	}
+	for _, c := range All() {
+		info := Describe(c, title)
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\nSeverity: up to **%s**. Run it alone: `kubegap audit --checks %s`\n\nReads:\n\n", c.ID, c.Description, c.Severity, c.ID)
+		for _, in := range info.Reads {
+			opt := ""
+			if in.Optional {
+				opt = " (optional: its absence means none)"
+			}
+			fmt.Fprintf(&b, "- `%s`%s\n", in.Resource, opt)
+		}
+		b.WriteString("\nCases:\n\n")
+		for _, cr := range info.Cases {
+			fmt.Fprintf(&b, "- `%s`: %s\n", cr.ID, cr.Title)
+		}
+	}
+	return b.Bytes()
+}
+
+// TestCatalogue keeps docs/checks.md true to the code.
+func TestCatalogue(t *testing.T) {
+	lib, err := library.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalogue(lib)
+	const path = "../../docs/checks.md"
+	if os.Getenv("UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/checks.md is stale: run UPDATE_DOCS=1 go test ./internal/checks -run TestCatalogue (first difference near %q)",
+			firstDiff(string(got), string(want)))
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return bl[i]
+		}
+	}
+	return "(length differs)"
+}
