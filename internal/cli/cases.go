@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kubegap/kubegap/internal/textwrap"
 	"io"
 	"sort"
 	"strings"
@@ -431,13 +432,13 @@ const textWidth = 76
 func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering []checks.Check) error {
 	ew := &errWriter{w: w}
 	para := func(indent, text string) {
-		for _, line := range wrap(text, textWidth-len(indent)) {
+		for _, line := range textwrap.Wrap(text, textWidth-len(indent)) {
 			ew.printf("%s%s\n", indent, line)
 		}
 	}
 	bullets := func(items []string) {
 		for _, it := range items {
-			lines := wrap(it, textWidth-4)
+			lines := textwrap.Wrap(it, textWidth-4)
 			for i, line := range lines {
 				if i == 0 {
 					ew.printf("  - %s\n", line)
@@ -514,7 +515,7 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 	}
 	section("Sources")
 	for _, s := range c.Sources {
-		lines := wrap(fmt.Sprintf("[%s, %s] %s", s.Kind, s.Language, s.Title), textWidth-4)
+		lines := textwrap.Wrap(fmt.Sprintf("[%s, %s] %s", s.Kind, s.Language, s.Title), textWidth-4)
 		for i, line := range lines {
 			if i == 0 {
 				ew.printf("  - %s\n", line)
@@ -546,24 +547,4 @@ func checksLine(c *library.Case, covering []checks.Check) string {
 		msg += " " + c.Detectable.NoCheckYet
 	}
 	return msg
-}
-
-// wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width (a URL) gets a line of its own.
-func wrap(text string, width int) []string {
-	words := strings.Fields(text)
-	if len(words) == 0 {
-		return nil
-	}
-	var lines []string
-	line := words[0]
-	for _, word := range words[1:] {
-		if len([]rune(line))+1+len([]rune(word)) > width {
-			lines = append(lines, line)
-			line = word
-			continue
-		}
-		line += " " + word
-	}
-	return append(lines, line)
 }

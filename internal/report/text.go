@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
+	"github.com/kubegap/kubegap/internal/textwrap"
 )
 
 // TextOptions tune the text report.
@@ -19,6 +20,9 @@ type TextOptions struct {
 	// MaxObjects caps the objects printed per finding (0: 20). JSON always
 	// carries them all.
 	MaxObjects int
+	// Width wraps messages and fixes (0: 100 columns). Evidence is never
+	// wrapped, so that it stays searchable and copyable.
+	Width int
 }
 
 const (
@@ -41,6 +45,9 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 	tw := &textWriter{w: w, opts: opts}
 	if opts.MaxObjects == 0 {
 		tw.opts.MaxObjects = 20
+	}
+	if opts.Width == 0 {
+		tw.opts.Width = 100
 	}
 	tw.header(r)
 	for _, sev := range finding.Severities() {
@@ -117,8 +124,8 @@ func (t *textWriter) header(r *Report) {
 
 func (t *textWriter) finding(f finding.Finding) {
 	t.printf("\n  %s %s\n", t.color(ansiDim, "["+f.Check+"]"), t.color(ansiBold, f.Title))
-	if f.Message != "" {
-		t.printf("    %s\n", f.Message)
+	for _, line := range textwrap.Wrap(f.Message, t.opts.Width-4) {
+		t.printf("    %s\n", line)
 	}
 	if len(f.Objects) > 0 {
 		names := make([]string, 0, len(f.Objects))
@@ -138,8 +145,12 @@ func (t *textWriter) finding(f finding.Finding) {
 		}
 		t.printf("    %s %s\n", label, e)
 	}
-	if f.Remediation != "" {
-		t.printf("    fix:      %s\n", f.Remediation)
+	for i, line := range textwrap.Wrap(f.Remediation, t.opts.Width-14) {
+		label := "fix:     "
+		if i > 0 {
+			label = "         "
+		}
+		t.printf("    %s %s\n", label, line)
 	}
 	for i, id := range f.Cases {
 		label := "cases:   "

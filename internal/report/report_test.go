@@ -1,0 +1,107 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+func sample() *Report {
+	r := New(snapshot.Source{Type: snapshot.SourceCluster, Context: "prod", ServerVersion: "v1.35.4"},
+		[]snapshot.Coverage{{Resource: "v1/nodes", Status: snapshot.StatusRead, Count: 3},
+			{Resource: "v1/pods", Status: snapshot.StatusForbidden}})
+	var nodes []finding.ObjectRef
+	for i := range 30 {
+		nodes = append(nodes, finding.ObjectRef{APIVersion: "v1", Kind: "Node", Name: fmt.Sprintf("n%02d", i)})
+	}
+	r.Findings = []finding.Finding{
+		{Check: "b-check", Severity: finding.Low, Title: "low one", Objects: nodes[:1], Cases: []string{"case-b"}},
+		{Check: "a-check", Severity: finding.High, Title: "high one", Message: strings.Repeat("word ", 60),
+			Objects: nodes, Evidence: []string{"e1", "e2"}, Remediation: "fix it", Cases: []string{"case-a", "case-b"}},
+		{Check: "a-check", Severity: finding.Critical, Title: "critical one", Objects: nodes[:2], Cases: []string{"case-a"}},
+	}
+	r.Checks = []CheckResult{{ID: "a-check", Status: Fail, Findings: 2}, {ID: "b-check", Status: Fail, Findings: 1},
+		{ID: "c-check", Status: NotEvaluated, Reason: "v1/pods forbidden"}}
+	r.Finish()
+	return r
+}
+
+func TestFinishSortsAndCounts(t *testing.T) {
+	r := sample()
+	var order []string
+	for _, f := range r.Findings {
+		order = append(order, f.Title)
+	}
+	if got := strings.Join(order, ","); got != "critical one,high one,low one" {
+		t.Errorf("order = %s", got)
+	}
+	if r.Summary != (Summary{Critical: 1, High: 1, Low: 1}) {
+		t.Errorf("summary = %+v", r.Summary)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	titles := map[string]string{"case-a": "Case A"}
+	if err := WriteText(&b, sample(), TextOptions{CaseTitle: func(id string) string { return titles[id] }, Width: 60}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	crit, high, low := strings.Index(out, "CRITICAL (1)"), strings.Index(out, "HIGH (1)"), strings.Index(out, "LOW (1)")
+	if crit < 0 || high < crit || low < high {
+		t.Errorf("severity groups missing or out of order:\n%s", out)
+	}
+	for _, want := range []string{
+		"kubegap audit of cluster prod (server v1.35.4)",
+		"3 checks: 2 failed, 0 passed, 1 not evaluated",
+		"v1/pods forbidden",
+		"and 10 more (-o json lists all)",
+		"case-a — Case A",
+		"NOT EVALUATED (the answer is unknown, not a pass)",
+		"c-check: v1/pods forbidden",
+		"Findings: 1 critical · 1 high · 0 medium · 1 low · 0 info",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "    word") && len(line) > 60 {
+			t.Errorf("message line not wrapped at 60: %q", line)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour without Color")
+	}
+	b.Reset()
+	WriteText(&b, sample(), TextOptions{Color: true})
+	if !strings.Contains(b.String(), "\x1b[") {
+		t.Error("no colour with Color")
+	}
+}
+
+func TestWriteJSONEmptyListsAreArrays(t *testing.T) {
+	r := New(snapshot.Source{Type: snapshot.SourceFiles}, nil)
+	r.Finish()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"coverage", "checks", "findings"} {
+		if _, ok := m[k].([]any); !ok {
+			t.Errorf("%s = %v, want an array (never null)", k, m[k])
+		}
+	}
+	if m["apiVersion"] != APIVersion || m["kind"] != Kind {
+		t.Errorf("header = %v %v", m["apiVersion"], m["kind"])
+	}
+}
