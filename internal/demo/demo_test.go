@@ -1,0 +1,35 @@
+package demo
+
+import (
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// TestSnapshot: the demo loads through the offline loader, stands for a
+// whole live read, and holds the objects of the founding Azure report.
+func TestSnapshot(t *testing.T) {
+	s, err := Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source.Type != snapshot.SourceDemo || s.Source.ServerVersion != ServerVersion {
+		t.Errorf("source = %+v", s.Source)
+	}
+	for _, r := range snapshot.Known() {
+		if c := s.Status(r); c.Status != snapshot.StatusRead {
+			t.Errorf("%s coverage = %s, want read", r, c.Status)
+		}
+	}
+	ix := s.Index()
+	if ix.Node("aks-fips2004-10000001") == nil || len(s.CustomObjects(snapshot.NetworkAttachmentDefinitions)) == 0 {
+		t.Error("the demo lacks its Ubuntu 20.04 nodes or its NetworkAttachmentDefinition")
+	}
+	found := false
+	for _, ds := range s.DaemonSets {
+		found = found || ds.Namespace == "kube-system" && ds.Name == "azure-cns"
+	}
+	if !found {
+		t.Error("the demo lacks DaemonSet kube-system/azure-cns")
+	}
+}
