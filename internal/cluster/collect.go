@@ -233,11 +233,11 @@ func (r *reader) list(ctx context.Context, res snapshot.Resource) (*snapshot.Sna
 }
 
 func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
-	part := snapshot.New(snapshot.Source{})
-	ns := ""
-	if res.Namespaced {
-		ns = r.opts.Namespace
+	if !res.Custom {
+		return r.listPipelined(ctx, res)
 	}
+	part := snapshot.New(snapshot.Source{})
+	ns := r.namespace(res)
 	cont := ""
 	total := 0
 	for {
@@ -246,7 +246,7 @@ func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot
 		var n int
 		err := r.retry(ctx, func() error {
 			var err error
-			n, next, err = r.page(ctx, res, ns, opts, part)
+			n, next, err = r.customPage(ctx, res, ns, opts, part)
 			return err
 		})
 		if err != nil {
@@ -263,34 +263,127 @@ func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot
 	}
 }
 
-// page reads one page and appends its items to part.
-func (r *reader) page(ctx context.Context, res snapshot.Resource, ns string, opts metav1.ListOptions, part *snapshot.Snapshot) (int, string, error) {
-	if res.Custom {
-		ri := r.dyn.Resource(res.GVR())
-		var lister dynamic.ResourceInterface = ri
-		if ns != "" {
-			lister = ri.Namespace(ns)
-		}
-		list, err := lister.List(ctx, opts)
-		if err != nil {
-			return 0, "", err
-		}
-		part.AddCustom(res, list.Items)
-		return len(list.Items), list.GetContinue(), nil
+func (r *reader) namespace(res snapshot.Resource) string {
+	if res.Namespaced {
+		return r.opts.Namespace
 	}
+	return ""
+}
+
+// page is one LIST response body on its way to the decoder.
+type page struct {
+	body    []byte
+	last    bool
+	reserve int // room to make before adding the first page
+}
+
+// listPipelined reads the pages of a typed resource and decodes them in a
+// second goroutine: page n+1 is on the wire while page n is decoded and
+// trimmed, so the read takes about as long as the server takes to send.
+// The continue token comes from a scan of the body's list metadata (see
+// listMeta), which needs no decoding of the items.
+func (r *reader) listPipelined(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	part := snapshot.New(snapshot.Source{})
 	newList, add, _ := snapshot.ListKind(res)
-	list := newList()
-	err := r.typed.Get().AbsPath(listPath(res, ns)).
-		VersionedParams(&opts, scheme.ParameterCodec).
-		Do(ctx).Into(list)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// One page in the channel and one being decoded: the memory held in
+	// flight stays at a few pages whatever the resource's size.
+	pages := make(chan page, 1)
+	decoded := make(chan error, 1)
+	go func() {
+		var err error
+		total := 0
+		for p := range pages {
+			if err != nil {
+				continue // drain, so the sender never blocks
+			}
+			if p.reserve > 0 {
+				part.Reserve(res, p.reserve)
+			}
+			list := newList()
+			if _, _, derr := pageDecoder.Decode(p.body, nil, list); derr != nil {
+				err = fmt.Errorf("decoding a page of %s: %w", res, derr)
+				cancel()
+				continue
+			}
+			total += add(part, list)
+			if r.opts.Progress != nil {
+				r.opts.Progress(res, total, p.last)
+			}
+		}
+		decoded <- err
+	}()
+	finish := func(err error) (*snapshot.Snapshot, error) {
+		close(pages)
+		if derr := <-decoded; err == nil {
+			err = derr
+		}
+		if err != nil {
+			return nil, err
+		}
+		return part, nil
+	}
+
+	path := listPath(res, r.namespace(res))
+	cont := ""
+	for first := true; ; first = false {
+		opts := metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, FieldSelector: res.FieldSelector}
+		var body []byte
+		var next string
+		var remaining int64
+		err := r.retry(ctx, func() error {
+			result := r.typed.Get().AbsPath(path).VersionedParams(&opts, scheme.ParameterCodec).Do(ctx)
+			// Error, unlike Raw, turns a Status body into a typed API error
+			// with the server's message.
+			if err := result.Error(); err != nil {
+				return err
+			}
+			var err error
+			body, err = result.Raw()
+			if err != nil {
+				return err
+			}
+			next, remaining, err = listMeta(body)
+			return err
+		})
+		if err != nil {
+			return finish(err)
+		}
+		p := page{body: body, last: next == ""}
+		if first && remaining > 0 {
+			p.reserve = int(r.opts.PageSize + remaining)
+		}
+		select {
+		case pages <- p:
+		case <-ctx.Done():
+			return finish(ctx.Err())
+		}
+		if next == "" {
+			return finish(nil)
+		}
+		cont = next
+	}
+}
+
+// pageDecoder decodes LIST bodies in protobuf or JSON into typed lists,
+// without conversion: what the REST client itself does for Into.
+var pageDecoder = scheme.Codecs.UniversalDeserializer()
+
+// customPage reads one page of a custom resource and appends its items to part.
+func (r *reader) customPage(ctx context.Context, res snapshot.Resource, ns string, opts metav1.ListOptions, part *snapshot.Snapshot) (int, string, error) {
+	ri := r.dyn.Resource(res.GVR())
+	var lister dynamic.ResourceInterface = ri
+	if ns != "" {
+		lister = ri.Namespace(ns)
+	}
+	list, err := lister.List(ctx, opts)
 	if err != nil {
 		return 0, "", err
 	}
-	meta, ok := list.(metav1.ListInterface)
-	if !ok {
-		return 0, "", fmt.Errorf("%T is not a list", list)
-	}
-	return add(part, list), meta.GetContinue(), nil
+	part.AddCustom(res, list.Items)
+	return len(list.Items), list.GetContinue(), nil
 }
 
 func listPath(r snapshot.Resource, ns string) string {

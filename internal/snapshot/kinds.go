@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -28,6 +29,7 @@ type kind struct {
 	AddList func(s *Snapshot, list runtime.Object) int
 	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
 	merge   func(dst, src *Snapshot)
+	reserve func(s *Snapshot, n int)
 }
 
 var kinds = []kind{
@@ -147,7 +149,17 @@ func typed[T any, L any, PT object[T], PL interface {
 			*field(s) = append(*field(s), objs...)
 			return len(objs)
 		},
-		merge: func(dst, src *Snapshot) { *field(dst) = append(*field(dst), *field(src)...) },
+		merge: func(dst, src *Snapshot) {
+			if len(*field(dst)) == 0 {
+				// Take the list over rather than copy it: for 100k pods
+				// a copy would hold two full lists at once. Clipped, so
+				// that a later append to either cannot write into the other.
+				*field(dst) = slices.Clip(*field(src))
+				return
+			}
+			*field(dst) = append(*field(dst), *field(src)...)
+		},
+		reserve: func(s *Snapshot, n int) { *field(s) = slices.Grow(*field(s), n) },
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)
 			for i := range objs {

@@ -191,7 +191,18 @@ func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
 	s.Custom[key] = append(s.Custom[key], objs...)
 }
 
-// Merge appends every object of o to s. Call Finish after the last merge.
+// Reserve makes room for n more objects of r, so that a reader who knows
+// how many are coming (a LIST's remainingItemCount) fills one right-sized
+// list instead of growing it page by page. Custom resources are unaffected.
+func (s *Snapshot) Reserve(r Resource, n int) {
+	if k, ok := kindFor(r); ok && n > 0 {
+		k.reserve(s, n)
+	}
+}
+
+// Merge appends every object of o to s. Lists s does not have yet are taken
+// over from o without copying, so o must not be used afterwards. Call
+// Finish after the last merge.
 func (s *Snapshot) Merge(o *Snapshot) {
 	for _, k := range kinds {
 		k.merge(s, o)
