@@ -38,7 +38,7 @@ var kinds = []kind{
 	typed(Namespaces, func(s *Snapshot) *[]corev1.Namespace { return &s.Namespaces },
 		func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items }, nil),
 	typed(Pods, func(s *Snapshot) *[]corev1.Pod { return &s.Pods },
-		func(l *corev1.PodList) []corev1.Pod { return l.Items }, func(p *corev1.Pod) { trimPodSpec(&p.Spec) }),
+		func(l *corev1.PodList) []corev1.Pod { return l.Items }, nil),
 	typed(Services, func(s *Snapshot) *[]corev1.Service { return &s.Services },
 		func(l *corev1.ServiceList) []corev1.Service { return l.Items }, nil),
 	typed(Events, func(s *Snapshot) *[]corev1.Event { return &s.Events },
@@ -51,7 +51,7 @@ var kinds = []kind{
 		func(d *appsv1.Deployment) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
 	typed(ReplicaSets, func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
 		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items },
-		func(d *appsv1.ReplicaSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+		nil),
 	typed(StatefulSets, func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
 		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items },
 		func(d *appsv1.StatefulSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
@@ -104,10 +104,16 @@ func typed[T any, L any, PT object[T], PL interface {
 	runtime.Object
 }](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T)) kind {
 	gvk := schemaGVK(res)
-	prepare := func(o *T) {
+	prepare := func(s *Snapshot, o *T) {
 		trimMeta(PT(o))
 		if trim != nil {
 			trim(o)
+		}
+		switch o := any(o).(type) {
+		case *corev1.Pod:
+			trimPod(o, &s.intern)
+		case *appsv1.ReplicaSet:
+			trimReplicaSet(o, &s.intern)
 		}
 		PT(o).GetObjectKind().SetGroupVersionKind(gvk)
 	}
@@ -132,7 +138,7 @@ func typed[T any, L any, PT object[T], PL interface {
 			if res.Namespaced && PT(&o).GetNamespace() == "" {
 				PT(&o).SetNamespace(metav1.NamespaceDefault)
 			}
-			prepare(&o)
+			prepare(s, &o)
 			*field(s) = append(*field(s), o)
 			return nil
 		},
@@ -144,7 +150,7 @@ func typed[T any, L any, PT object[T], PL interface {
 			}
 			objs := items((*L)(l))
 			for i := range objs {
-				prepare(&objs[i])
+				prepare(s, &objs[i])
 			}
 			*field(s) = append(*field(s), objs...)
 			return len(objs)

@@ -84,6 +84,8 @@ type Snapshot struct {
 
 	coverage map[Resource]Coverage
 	index    *Index
+	// intern shares repeated strings while objects are added.
+	intern interner
 }
 
 // New returns an empty snapshot of the given source.
@@ -145,6 +147,7 @@ func (s *Snapshot) Finish() {
 		s.Custom[key] = dedupe(objs, func(o *unstructured.Unstructured) (string, string) { return o.GetNamespace(), o.GetName() })
 	}
 	s.index = buildIndex(s)
+	s.intern = interner{} // the objects keep the shared strings; the tables can go
 }
 
 // Index returns lookups over the snapshot's objects, built by Finish.
