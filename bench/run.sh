@@ -10,11 +10,14 @@
 #
 #   bench/run.sh --nodes 500 --pods 10000 [--runs 3] [--seed 1]
 #
-# The test bed's processes die with the harness, whatever ends it.
+# The test bed's processes die with the harness, whatever ends it. With
+# KUBEGAP_BENCH_HOLD=FILE the harness writes the read-only user's kubeconfig
+# path to FILE after loading and waits until FILE is removed (for profiling
+# by hand against the loaded cluster).
 set -euo pipefail
 
 nodes=500 pods=10000 runs=3 seed=1
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?}; shift 2 ;;

@@ -81,6 +81,9 @@ func TestBench(t *testing.T) {
 	logf("loaded in %.1f s:\n%s", st.Elapsed.Seconds(), st)
 
 	kc := c.Kubeconfig(t, testcluster.UserReader)
+	if hold := os.Getenv("KUBEGAP_BENCH_HOLD"); hold != "" {
+		holdCluster(t, hold, kc)
+	}
 	snapFile := filepath.Join(t.TempDir(), "snapshot.json.gz")
 	type command struct {
 		name string
@@ -139,4 +142,23 @@ func TestBench(t *testing.T) {
 		}
 	}
 	t.Logf("done at %s", time.Now().Format(time.RFC3339))
+}
+
+// holdCluster keeps the loaded cluster up for profiling by hand: it writes
+// the reader's kubeconfig path to file and waits until someone removes it.
+func holdCluster(t *testing.T, file, kubeconfig string) {
+	if err := os.WriteFile(file, []byte(kubeconfig+"\n"), 0o644); err != nil {
+		t.Fatalf("KUBEGAP_BENCH_HOLD: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "bench: holding the cluster; kubeconfig in %s, remove it to go on\n", file)
+	for {
+		if _, err := os.Stat(file); os.IsNotExist(err) {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }

@@ -1,0 +1,144 @@
+package snapshot
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func fullPod(name string) corev1.Pod {
+	tru := true
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "team-a", UID: types.UID("uid-" + name),
+			Labels:          map[string]string{"app": "web", "pod-template-hash": "abc"},
+			Annotations:     map[string]string{"kubernetes.io/config.mirror": "x", "prometheus.io/scrape": "true"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc", UID: "rs", Controller: &tru}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
+			ResourceVersion: "42", Finalizers: []string{"x"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: "node-1", HostNetwork: true, ServiceAccountName: "sa", PriorityClassName: "high",
+			Containers: []corev1.Container{{
+				Name: "web", Image: "nginx:1", ImagePullPolicy: corev1.PullAlways,
+				Env:           []corev1.EnvVar{{Name: "TOKEN", Value: "s3cret"}, {Name: "IP", ValueFrom: &corev1.EnvVarSource{}}},
+				Resources:     corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+				Ports:         []corev1.ContainerPort{{ContainerPort: 80}},
+				Command:       []string{"/bin/web"},
+				VolumeMounts:  []corev1.VolumeMount{{Name: "cni", MountPath: "/host/opt/cni/bin"}, {Name: "token", MountPath: "/var/run/secrets"}},
+				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}},
+			}},
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+			Volumes: []corev1.Volume{
+				{Name: "cni", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/opt/cni/bin"}}},
+				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
+			},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, HostIP: "10.0.0.1", PodIP: "10.1.0.1", QOSClass: corev1.PodQOSBurstable,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, Message: "long"},
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "long"},
+				{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "web", Image: "nginx:1", ImageID: "nginx@sha256:1", ContainerID: "containerd://1", RestartCount: 7,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, ContainerID: "containerd://0"}},
+			}},
+		},
+	}
+}
+
+func TestTrimPodKeepsWhatChecksRead(t *testing.T) {
+	s := New(Source{})
+	pods := []corev1.Pod{fullPod("a"), fullPod("b")}
+	_, add, _ := ListKind(Pods)
+	add(s, &corev1.PodList{Items: pods})
+	s.Finish()
+	p := &s.Pods[0]
+
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"name, namespace, uid", p.Name == "a" && p.Namespace == "team-a" && p.UID != ""},
+		{"labels", p.Labels["app"] == "web" && len(p.Labels) == 2},
+		{"kept annotation only", len(p.Annotations) == 1 && p.Annotations["kubernetes.io/config.mirror"] == "x"},
+		{"owner", len(p.OwnerReferences) == 1 && p.OwnerReferences[0].Name == "web-abc" && *p.OwnerReferences[0].Controller},
+		{"no managedFields, finalizers, resourceVersion", p.ManagedFields == nil && p.Finalizers == nil && p.ResourceVersion == ""},
+		{"spec scalars", p.Spec.NodeName == "node-1" && p.Spec.HostNetwork && p.Spec.ServiceAccountName == "sa" && p.Spec.PriorityClassName == "high"},
+		{"containers", len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == "nginx:1" && p.Spec.Containers[0].ImagePullPolicy == corev1.PullAlways},
+		{"init containers", len(p.Spec.InitContainers) == 1 && p.Spec.InitContainers[0].Image == "busybox"},
+		{"env names, values redacted", len(p.Spec.Containers[0].Env) == 2 && p.Spec.Containers[0].Env[0].Value == Redacted &&
+			p.Spec.Containers[0].Env[1].Value == "" && p.Spec.Containers[0].Env[1].ValueFrom == nil},
+		{"hostPath volume and its mount only", len(p.Spec.Volumes) == 1 && p.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
+			len(p.Spec.Containers[0].VolumeMounts) == 1 && p.Spec.Containers[0].VolumeMounts[0].Name == "cni"},
+		{"dropped spec", p.Spec.Containers[0].Resources.Limits == nil && p.Spec.Containers[0].Ports == nil &&
+			p.Spec.Containers[0].Command == nil && p.Spec.Containers[0].LivenessProbe == nil && p.Spec.Tolerations == nil},
+		{"status", p.Status.Phase == corev1.PodRunning && p.Status.HostIP == "10.0.0.1" && p.Status.PodIP == "10.1.0.1"},
+		{"Ready and failing conditions, no messages", len(p.Status.Conditions) == 1 && p.Status.Conditions[0].Type == corev1.PodReady &&
+			p.Status.Conditions[0].Reason == "ContainersNotReady" && p.Status.Conditions[0].Message == ""},
+		{"container status", len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount == 7 &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == "CrashLoopBackOff" && p.Status.ContainerStatuses[0].ImageID == "nginx@sha256:1"},
+		{"no container IDs", p.Status.ContainerStatuses[0].ContainerID == "" &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ContainerID == "" &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 1},
+		{"kind set", p.Kind == "Pod" && p.APIVersion == "v1"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: not as expected in %+v", c.name, *p)
+		}
+	}
+	// Equal label sets are one map.
+	if reflect.ValueOf(s.Pods[0].Labels).UnsafePointer() != reflect.ValueOf(s.Pods[1].Labels).UnsafePointer() {
+		t.Error("equal label sets of two pods are not shared")
+	}
+}
+
+func TestInternerLabelSets(t *testing.T) {
+	var in interner
+	a := in.labelSet(map[string]string{"a": "1", "b": "2"})
+	b := in.labelSet(map[string]string{"b": "2", "a": "1"})
+	c := in.labelSet(map[string]string{"a": "1", "b": "3"})
+	d := in.labelSet(map[string]string{"a": "1\x00b", "": "2"}) // keys and values cannot hold NUL, but must not collide
+	if reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer() {
+		t.Error("equal sets not shared")
+	}
+	if c["b"] != "3" || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(c).UnsafePointer() {
+		t.Errorf("different sets shared: %v %v", a, c)
+	}
+	if len(d) != 2 || in.labelSet(nil) != nil {
+		t.Errorf("d = %v", d)
+	}
+	if s := in.str(strings.Repeat("x", 3)); s != "xxx" || in.str("") != "" {
+		t.Errorf("str = %q", s)
+	}
+}
+
+func TestTrimReplicaSetTemplate(t *testing.T) {
+	p := fullPod("x")
+	rs := appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-abc", Namespace: "team-a", UID: "rs"},
+		Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: p.Labels, Annotations: map[string]string{"a": "b"}}, Spec: p.Spec}},
+	}
+	s := New(Source{})
+	_, add, _ := ListKind(ReplicaSets)
+	add(s, &appsv1.ReplicaSetList{Items: []appsv1.ReplicaSet{rs}})
+	got := s.ReplicaSets[0].Spec.Template
+	if got.Labels["app"] != "web" || got.Annotations != nil || len(got.Spec.Containers) != 1 ||
+		got.Spec.Containers[0].Image != "nginx:1" || got.Spec.Volumes != nil || got.Spec.NodeName != "" ||
+		got.Spec.Containers[0].Env[0].Value != Redacted || got.Spec.Containers[0].VolumeMounts != nil {
+		t.Errorf("template = %+v", got)
+	}
+}
