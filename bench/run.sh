@@ -13,11 +13,12 @@
 # The test bed's processes die with the harness, whatever ends it. With
 # KUBEGAP_BENCH_HOLD=FILE the harness writes the read-only user's kubeconfig
 # path to FILE after loading and waits until FILE is removed (for profiling
-# by hand against the loaded cluster).
+# by hand against the loaded cluster). KUBEGAP_BENCH_SNAPSHOT=FILE keeps the
+# snapshot the offline audit reads.
 set -euo pipefail
 
 nodes=500 pods=10000 runs=3 seed=1
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?}; shift 2 ;;

@@ -85,6 +85,9 @@ func TestBench(t *testing.T) {
 		holdCluster(t, hold, kc)
 	}
 	snapFile := filepath.Join(t.TempDir(), "snapshot.json.gz")
+	if keep := os.Getenv("KUBEGAP_BENCH_SNAPSHOT"); keep != "" {
+		snapFile = keep // kept after the run, for offline profiling
+	}
 	type command struct {
 		name string
 		argv []string

@@ -30,6 +30,10 @@ type kind struct {
 	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
 	merge   func(dst, src *Snapshot)
 	reserve func(s *Snapshot, n int)
+	// decodeJSON and addDecoded split addJSON in two, so that a loader can
+	// decode many objects in parallel and add them in order.
+	decodeJSON func(raw []byte) (any, error)
+	addDecoded func(s *Snapshot, obj any)
 }
 
 var kinds = []kind{
@@ -141,6 +145,18 @@ func typed[T any, L any, PT object[T], PL interface {
 			prepare(s, &o)
 			*field(s) = append(*field(s), o)
 			return nil
+		},
+		decodeJSON: func(raw []byte) (any, error) {
+			o := new(T)
+			if err := json.Unmarshal(raw, o); err != nil {
+				return nil, fmt.Errorf("decoding %s: %w", res.Kind, err)
+			}
+			return o, nil
+		},
+		addDecoded: func(s *Snapshot, obj any) {
+			o := obj.(*T)
+			prepare(s, o)
+			*field(s) = append(*field(s), *o)
 		},
 		NewList: func() runtime.Object { return PL(new(L)) },
 		AddList: func(s *Snapshot, list runtime.Object) int {

@@ -11,8 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -326,12 +329,7 @@ func (l *loader) addDocument(raw []byte) error {
 		if r, ok := ByGroupKind(groupOf(tm.APIVersion), strings.TrimSuffix(tm.Kind, "List")); ok {
 			l.listed[r] = true
 		}
-		for i, item := range list.Items {
-			if err := l.addObject(item); err != nil {
-				return &docError{item: i + 1, err: err}
-			}
-		}
-		return nil
+		return l.addItems(list.Items)
 	}
 	l.files++
 	return l.addObject(raw)
@@ -407,12 +405,68 @@ func (l *loader) addSnapshot(raw []byte) error {
 		c.Count = 0
 		l.coverage[r] = c
 	}
-	for i, item := range sf.Items {
-		if err := l.addObject(item); err != nil {
-			return &docError{item: i + 1, err: err}
+	return l.addItems(sf.Items)
+}
+
+// decodeChunk bounds the objects decoded ahead of being trimmed and added.
+const decodeChunk = 2048
+
+// addItems adds the items of a List or snapshot, in order. Objects of typed
+// kinds are decoded by all CPUs at once (JSON decoding is most of an
+// offline audit's time); everything else, and every error, goes through
+// addObject one by one, so the result and the error reported are what a
+// sequential load gives.
+func (l *loader) addItems(items []json.RawMessage) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	decoded := make([]any, min(decodeChunk, len(items)))
+	kinds := make([]*kind, len(decoded))
+	for start := 0; start < len(items); start += decodeChunk {
+		chunk := items[start:min(start+decodeChunk, len(items))]
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, len(chunk)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(chunk) {
+						return
+					}
+					kinds[i], decoded[i] = decodeTyped(chunk[i])
+				}
+			}()
+		}
+		wg.Wait()
+		for i, raw := range chunk {
+			if kinds[i] != nil {
+				kinds[i].addDecoded(l.snap, decoded[i])
+			} else if err := l.addObject(raw); err != nil {
+				return &docError{item: start + i + 1, err: err}
+			}
+			kinds[i], decoded[i], items[start+i] = nil, nil, nil // let the raw bytes go
 		}
 	}
 	return nil
+}
+
+// decodeTyped decodes an object of a typed kind. It returns a nil kind for
+// anything else, errors included, which addObject then handles.
+func decodeTyped(raw []byte) (*kind, any) {
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil || tm.Kind == "" || tm.APIVersion == "" {
+		return nil, nil
+	}
+	r, ok := ByGroupKind(groupOf(tm.APIVersion), tm.Kind)
+	if !ok || r.Custom {
+		return nil, nil
+	}
+	k, _ := kindFor(r)
+	obj, err := k.decodeJSON(raw)
+	if err != nil {
+		return nil, nil
+	}
+	return &k, obj
 }
 
 // finish records coverage. A snapshot's own coverage is kept (a resource it
