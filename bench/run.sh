@@ -8,7 +8,9 @@
 # snapshot taken once. It prints a table (median wall time, peak RSS) whose
 # last line is "ratio: X" = median live audit / median floor.
 #
-#   bench/run.sh --nodes 500 --pods 10000 [--runs 3] [--seed 1]
+#   bench/run.sh --nodes 500 --pods 10000 [--runs 3] [--seed 1] [--no-kubectl]
+#
+# --no-kubectl leaves kubectl out: it needs about 150 MB per 1,000 pods.
 #
 # The test bed's processes die with the harness, whatever ends it. With
 # KUBEGAP_BENCH_HOLD=FILE the harness writes the read-only user's kubeconfig
@@ -17,14 +19,15 @@
 # snapshot the offline audit reads.
 set -euo pipefail
 
-nodes=500 pods=10000 runs=3 seed=1
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+nodes=500 pods=10000 runs=3 seed=1 kubectl=1
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?}; shift 2 ;;
     --pods) pods=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
     --seed) seed=${2:?}; shift 2 ;;
+    --no-kubectl) kubectl=0; shift ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -56,7 +59,7 @@ KUBEGAP_TESTBIN_DIR=${KUBEGAP_TESTBIN_DIR:-$(bash hack/testbed-bin.sh | tail -n 
 export KUBEGAP_TESTBIN_DIR
 
 KUBEGAP_BENCH=1 KUBEGAP_BENCH_NODES=$nodes KUBEGAP_BENCH_PODS=$pods KUBEGAP_BENCH_RUNS=$runs \
-  KUBEGAP_BENCH_SEED=$seed KUBEGAP_BENCH_BIN=$work KUBEGAP_BENCH_OUT=$work/result.txt \
+  KUBEGAP_BENCH_SEED=$seed KUBEGAP_BENCH_KUBECTL=$kubectl KUBEGAP_BENCH_BIN=$work KUBEGAP_BENCH_OUT=$work/result.txt \
   "$work/harness.test" -test.run '^TestBench$' -test.timeout 0 -test.v >&2 &
 harness_pid=$!
 wait "$harness_pid"
