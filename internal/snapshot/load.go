@@ -214,8 +214,17 @@ func firstByte(br *bufio.Reader) (byte, error) {
 	}
 }
 
-func (l *loader) loadJSON(name string, r io.Reader) error {
+func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 	dec := json.NewDecoder(r)
+	if head, _ := r.Peek(len(snapshotHead)); string(head) == snapshotHead {
+		if err := l.streamSnapshot(dec); err != nil {
+			return withPlace(err, name, 1)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return &InputError{File: name, Document: 2, Err: errors.New("a snapshot file holds one document")}
+		}
+		return nil
+	}
 	for doc := 1; ; doc++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -393,6 +402,12 @@ func (l *loader) addSnapshot(raw []byte) error {
 		return fmt.Errorf("reading snapshot: %w", err)
 	}
 	l.snapshots++
+	l.snapshotHead(sf)
+	return l.addItems(sf.Items)
+}
+
+// snapshotHead takes a snapshot's source and coverage.
+func (l *loader) snapshotHead(sf snapshotFile) {
 	if l.snapshots == 1 {
 		l.snap.Source.ServerVersion = sf.Source.ServerVersion
 		l.snap.Source.Context = sf.Source.Context
@@ -405,7 +420,83 @@ func (l *loader) addSnapshot(raw []byte) error {
 		c.Count = 0
 		l.coverage[r] = c
 	}
-	return l.addItems(sf.Items)
+}
+
+// snapshotHead starts every snapshot file Write writes.
+const snapshotHead = `{"apiVersion":"` + SnapshotAPIVersion + `","kind":"` + SnapshotKind + `",`
+
+// streamSnapshot reads a snapshot file item by item, so that neither the
+// whole document nor all its items are held as raw JSON at once: at 100k
+// pods that would be hundreds of MB read three times over. Files that do
+// not start as Write writes them go through addDocument instead.
+func (l *loader) streamSnapshot(dec *json.Decoder) error {
+	malformed := func(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
+	if _, err := dec.Token(); err != nil { // {
+		return malformed(err)
+	}
+	l.snapshots++
+	var head snapshotFile
+	item := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		key, _ := t.(string)
+		if key != "items" {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return malformed(err)
+			}
+			var err error
+			switch key {
+			case "source":
+				err = json.Unmarshal(v, &head.Source)
+			case "coverage":
+				err = json.Unmarshal(v, &head.Coverage)
+			}
+			if err != nil {
+				return fmt.Errorf("reading snapshot: %w", err)
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return malformed(orMissing(err, "items array"))
+		}
+		chunk := make([]json.RawMessage, 0, decodeChunk)
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return malformed(err)
+			}
+			if chunk = append(chunk, raw); len(chunk) == decodeChunk {
+				if err := l.addItemsAt(chunk, item); err != nil {
+					return err
+				}
+				item += len(chunk)
+				chunk = chunk[:0]
+			}
+		}
+		if err := l.addItemsAt(chunk, item); err != nil {
+			return err
+		}
+		item += len(chunk)
+		if _, err := dec.Token(); err != nil { // ]
+			return malformed(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return malformed(err)
+	}
+	l.snapshotHead(head)
+	return nil
+}
+
+func orMissing(err error, what string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("no " + what)
 }
 
 // decodeChunk bounds the objects decoded ahead of being trimmed and added.
@@ -416,7 +507,11 @@ const decodeChunk = 2048
 // offline audit's time); everything else, and every error, goes through
 // addObject one by one, so the result and the error reported are what a
 // sequential load gives.
-func (l *loader) addItems(items []json.RawMessage) error {
+func (l *loader) addItems(items []json.RawMessage) error { return l.addItemsAt(items, 0) }
+
+// addItemsAt is addItems for items that follow offset others, for error
+// positions.
+func (l *loader) addItemsAt(items []json.RawMessage, offset int) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	decoded := make([]any, min(decodeChunk, len(items)))
 	kinds := make([]*kind, len(decoded))
@@ -442,7 +537,7 @@ func (l *loader) addItems(items []json.RawMessage) error {
 			if kinds[i] != nil {
 				kinds[i].addDecoded(l.snap, decoded[i])
 			} else if err := l.addObject(raw); err != nil {
-				return &docError{item: start + i + 1, err: err}
+				return &docError{item: offset + start + i + 1, err: err}
 			}
 			kinds[i], decoded[i], items[start+i] = nil, nil, nil // let the raw bytes go
 		}
