@@ -158,3 +158,15 @@ func TestSpecRejectsBadSizes(t *testing.T) {
 		}
 	}
 }
+
+func TestPodSuffixesAreUnique(t *testing.T) {
+	s := Spec{Nodes: 1, Seed: 3}
+	seen := map[string]int{}
+	for i := range 300000 {
+		k := s.podSuffix(i)
+		if j, dup := seen[k]; dup {
+			t.Fatalf("pods %d and %d share suffix %q", j, i, k)
+		}
+		seen[k] = i
+	}
+}

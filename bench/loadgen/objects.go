@@ -259,7 +259,7 @@ func (s *Spec) dsPod(d int, dsUID types.UID, n int) (*corev1.Pod, podState) {
 			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{spec.NodeName}}}}}}}}
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: ds.name + "-" + hashName(r, 5), Namespace: metav1.NamespaceSystem,
+			Name: ds.name + "-" + s.podSuffix(idx), Namespace: metav1.NamespaceSystem,
 			Labels: map[string]string{"k8s-app": ds.name, "controller-revision-hash": "6d8f7b9c4", "pod-template-generation": "3"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.name, UID: dsUID,
 				Controller: ptr(true), BlockOwnerDeletion: ptr(true)}},
@@ -280,7 +280,7 @@ func (s *Spec) workloadPod(w *workload, ownerUID types.UID, j int) (*corev1.Pod,
 	labels := map[string]string{"app.kubernetes.io/name": w.app, "app.kubernetes.io/instance": w.name, "app": w.name}
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: w.name + "-" + w.rsHash, UID: ownerUID,
 		Controller: ptr(true), BlockOwnerDeletion: ptr(true)}
-	name := w.name + "-" + w.rsHash + "-" + hashName(r, 5)
+	name := w.name + "-" + w.rsHash + "-" + s.podSuffix(1<<24+idx)
 	if w.stateful {
 		owner.Kind, owner.Name = "StatefulSet", w.name
 		name = fmt.Sprintf("%s-%d", w.name, j)

@@ -205,3 +205,17 @@ func hashName(r *rand.Rand, n int) string {
 	}
 	return string(b)
 }
+
+// podSuffix is the five-character suffix of pod idx: looks random, like
+// the controllers' suffixes, but is a bijection of the index (27^5 names,
+// multiplied by a number prime to 3), so no two pods ever share a name.
+func (s *Spec) podSuffix(idx int) string {
+	const space = 27 * 27 * 27 * 27 * 27
+	v := (uint64(idx)*2654435761 + s.Seed*7919) % space
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = hashAlphabet[v%27]
+		v /= 27
+	}
+	return string(b)
+}
