@@ -565,8 +565,13 @@ func (l *loader) addItemsAt(items []json.RawMessage, offset int) error {
 // decodeTyped decodes an object of a typed kind. It returns a nil kind for
 // anything else, errors included, which addObject then handles.
 func decodeTyped(raw []byte) (*kind, any) {
-	var tm typeMeta
-	if err := json.Unmarshal(raw, &tm); err != nil || tm.Kind == "" || tm.APIVersion == "" {
+	tm, ok := leadingTypeMeta(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &tm); err != nil {
+			return nil, nil
+		}
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
 		return nil, nil
 	}
 	r, ok := ByGroupKind(groupOf(tm.APIVersion), tm.Kind)
@@ -602,4 +607,29 @@ func (l *loader) finish() *Snapshot {
 		}
 	}
 	return s
+}
+
+// leadingTypeMeta reads kind and apiVersion when an object starts with them
+// as encoding/json writes a typed object: {"kind":"K","apiVersion":"V",.
+// It spares a full scan of every item of a snapshot just to learn its
+// kind; anything else (other order, escapes, white space) gives ok=false.
+func leadingTypeMeta(raw []byte) (tm typeMeta, ok bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"kind":"`))
+	if !ok {
+		return tm, false
+	}
+	i := bytes.IndexAny(rest, `"\`)
+	if i < 0 || rest[i] != '"' {
+		return tm, false
+	}
+	tm.Kind, rest = string(rest[:i]), rest[i+1:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"apiVersion":"`)); !ok {
+		return typeMeta{}, false
+	}
+	i = bytes.IndexAny(rest, `"\`)
+	if i < 0 || rest[i] != '"' {
+		return typeMeta{}, false
+	}
+	tm.APIVersion = string(rest[:i])
+	return tm, true
 }

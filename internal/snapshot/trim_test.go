@@ -142,3 +142,26 @@ func TestTrimReplicaSetTemplate(t *testing.T) {
 		t.Errorf("template = %+v", got)
 	}
 }
+
+func TestLeadingTypeMeta(t *testing.T) {
+	cases := []struct {
+		in     string
+		kind   string
+		apiVer string
+		ok     bool
+	}{
+		{`{"kind":"Pod","apiVersion":"v1","metadata":{}}`, "Pod", "v1", true},
+		{`{"kind":"DaemonSet","apiVersion":"apps/v1"}`, "DaemonSet", "apps/v1", true},
+		{`{"apiVersion":"v1","kind":"Pod"}`, "", "", false},
+		{`{ "kind":"Pod","apiVersion":"v1"}`, "", "", false},
+		{`{"kind":"P\"od","apiVersion":"v1"}`, "", "", false},
+		{`{"kind":"Pod","metadata":{}}`, "", "", false},
+		{`{"kind":"Pod`, "", "", false},
+	}
+	for _, c := range cases {
+		tm, ok := leadingTypeMeta([]byte(c.in))
+		if ok != c.ok || tm.Kind != c.kind || tm.APIVersion != c.apiVer {
+			t.Errorf("leadingTypeMeta(%s) = %+v, %v; want %q %q %v", c.in, tm, ok, c.kind, c.apiVer, c.ok)
+		}
+	}
+}
