@@ -44,6 +44,7 @@ func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 
 // load reads the snapshot the flags choose. Progress goes to stderr.
 func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.Resource, quiet bool) (*snapshot.Snapshot, error) {
+	tuneGC(app)
 	switch {
 	case f.demo && len(f.from) > 0:
 		return nil, errors.New("--demo and --from cannot be combined")

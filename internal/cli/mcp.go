@@ -6,7 +6,7 @@ import (
 	kgmcp "github.com/kubegap/kubegap/internal/mcp"
 )
 
-func newMCPCommand(_ *App) *cobra.Command {
+func newMCPCommand(app *App) *cobra.Command {
 	var opts kgmcp.Options
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -27,6 +27,7 @@ Logs and errors go to stderr; stdout carries only the protocol.`,
   codex mcp add kubegap -- kubegap mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC(app)
 			opts.Version = buildVersion()
 			if err := kgmcp.Run(cmd.Context(), opts); err != nil && cmd.Context().Err() == nil {
 				return withCode(ExitError, err)

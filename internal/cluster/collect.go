@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -57,9 +55,6 @@ func (o *Options) defaults() {
 	}
 }
 
-// collectGCPercent is the GOGC Collect runs with unless the user set one.
-const collectGCPercent = 50
-
 // UnreachableError means the API server could not be used at all: the
 // kubeconfig points nowhere, the credentials are refused, or what came back
 // was not an API server. The audit cannot run.
@@ -99,14 +94,6 @@ func Prepare(cfg *rest.Config, userAgent string) *rest.Config {
 // Kubernetes API data.
 func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resource, opts Options) (*snapshot.Snapshot, error) {
 	opts.defaults()
-	// While the snapshot grows, decoding makes several times as much
-	// garbage as it keeps, and the default GOGC lets the heap reach twice
-	// what is kept before each collection: at 100k pods, hundreds of MB that
-	// hold nothing. Collecting at 50% costs little here, since the read
-	// waits on the network. A GOGC the user set wins.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(collectGCPercent))
-	}
 	cfg = Prepare(cfg, "kubegap")
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -29,8 +28,6 @@ const (
 	SnapshotKind       = "Snapshot"
 )
 
-// loadGCPercent is the GOGC LoadPaths runs with unless the user set one.
-const loadGCPercent = 50
 
 // maxDocument bounds one YAML document or JSON value, so a hostile or broken
 // file cannot make the loader buffer without limit.
@@ -66,11 +63,6 @@ func (e *InputError) Unwrap() error { return e.Err }
 // walked for .yaml, .yml and .json files, gzipped or not. The first bad
 // document ends the load with an *InputError.
 func LoadPaths(paths []string) (*Snapshot, error) {
-	// As for a live read: decoding makes far more garbage than it keeps,
-	// and the default GOGC would let the heap reach twice what is kept.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
-	}
 	files, err := expand(paths)
 	if err != nil {
 		return nil, err
