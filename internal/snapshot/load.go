@@ -28,7 +28,6 @@ const (
 	SnapshotKind       = "Snapshot"
 )
 
-
 // maxDocument bounds one YAML document or JSON value, so a hostile or broken
 // file cannot make the loader buffer without limit.
 const maxDocument = 1 << 30
