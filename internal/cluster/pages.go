@@ -2,10 +2,10 @@ package cluster
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // protobufMagic starts every Kubernetes protobuf response body.
@@ -33,12 +33,12 @@ func listMeta(body []byte) (cont string, remaining int64, err error) {
 		return l.Metadata.Continue, remaining, nil
 	}
 	// runtime.Unknown: 1 typeMeta, 2 raw, 3 contentEncoding, 4 contentType.
-	raw, ok, err := protoField(body[len(protobufMagic):], 2)
+	raw, ok, err := bytesField(body[len(protobufMagic):], 2)
 	if err != nil || !ok {
 		return "", 0, fmt.Errorf("reading the protobuf envelope: %w", orMissing(err, "raw"))
 	}
 	// Every List type: 1 metadata (ListMeta), 2 items.
-	meta, ok, err := protoField(raw, 1)
+	meta, ok, err := bytesField(raw, 1)
 	if err != nil {
 		return "", 0, fmt.Errorf("reading the list: %w", err)
 	}
@@ -47,16 +47,28 @@ func listMeta(body []byte) (cont string, remaining int64, err error) {
 	}
 	// ListMeta: 1 selfLink, 2 resourceVersion, 3 continue, 4 remainingItemCount.
 	for b := meta; len(b) > 0; {
-		num, typ, val, n, err := protoNext(b)
-		if err != nil {
-			return "", 0, fmt.Errorf("reading the list's metadata: %w", err)
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", 0, fmt.Errorf("reading the list's metadata: %w", protowire.ParseError(n))
 		}
+		b = b[n:]
 		switch {
-		case num == 3 && typ == wireBytes:
-			cont = string(val)
-		case num == 4 && typ == wireVarint:
-			v, _ := binary.Uvarint(val)
-			remaining = int64(v)
+		case num == 3 && typ == protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return "", 0, fmt.Errorf("reading the list's metadata: %w", protowire.ParseError(m))
+			}
+			cont, n = string(v), m
+		case num == 4 && typ == protowire.VarintType:
+			v, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				return "", 0, fmt.Errorf("reading the list's metadata: %w", protowire.ParseError(m))
+			}
+			remaining, n = int64(v), m
+		default:
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return "", 0, fmt.Errorf("reading the list's metadata: %w", protowire.ParseError(n))
+			}
 		}
 		b = b[n:]
 	}
@@ -70,65 +82,26 @@ func orMissing(err error, field string) error {
 	return fmt.Errorf("no %s field", field)
 }
 
-// Protobuf wire types that Kubernetes messages use.
-const (
-	wireVarint = 0
-	wireI64    = 1
-	wireBytes  = 2
-	wireI32    = 5
-)
-
-var errTruncated = errors.New("truncated protobuf message")
-
-// protoField returns the bytes of the first length-delimited field num of
-// a message.
-func protoField(msg []byte, num uint64) ([]byte, bool, error) {
+// bytesField returns the payload of the first length-delimited field num
+// of a message.
+func bytesField(msg []byte, num protowire.Number) ([]byte, bool, error) {
 	for b := msg; len(b) > 0; {
-		n, typ, val, size, err := protoNext(b)
-		if err != nil {
-			return nil, false, err
+		n, typ, size := protowire.ConsumeTag(b)
+		if size < 0 {
+			return nil, false, protowire.ParseError(size)
 		}
-		if n == num && typ == wireBytes {
-			return val, true, nil
+		b = b[size:]
+		if n == num && typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return nil, false, protowire.ParseError(m)
+			}
+			return v, true, nil
+		}
+		if size = protowire.ConsumeFieldValue(n, typ, b); size < 0 {
+			return nil, false, protowire.ParseError(size)
 		}
 		b = b[size:]
 	}
 	return nil, false, nil
-}
-
-// protoNext decodes the field at the start of b: its number, wire type,
-// value (the payload of a length-delimited field, the raw varint bytes of
-// a varint) and total size.
-func protoNext(b []byte) (num uint64, typ int, val []byte, size int, err error) {
-	tag, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, 0, nil, 0, errTruncated
-	}
-	num, typ = tag>>3, int(tag&7)
-	rest := b[n:]
-	switch typ {
-	case wireVarint:
-		_, m := binary.Uvarint(rest)
-		if m <= 0 {
-			return 0, 0, nil, 0, errTruncated
-		}
-		return num, typ, rest[:m], n + m, nil
-	case wireI64:
-		if len(rest) < 8 {
-			return 0, 0, nil, 0, errTruncated
-		}
-		return num, typ, rest[:8], n + 8, nil
-	case wireI32:
-		if len(rest) < 4 {
-			return 0, 0, nil, 0, errTruncated
-		}
-		return num, typ, rest[:4], n + 4, nil
-	case wireBytes:
-		l, m := binary.Uvarint(rest)
-		if m <= 0 || l > uint64(len(rest)-m) {
-			return 0, 0, nil, 0, errTruncated
-		}
-		return num, typ, rest[m : m+int(l)], n + m + int(l), nil
-	}
-	return 0, 0, nil, 0, fmt.Errorf("unsupported protobuf wire type %d", typ)
 }
