@@ -19,10 +19,9 @@ import (
 // objects live, how to decode, trim, sort and count them. The table below is
 // the one place a new typed resource is wired in.
 type kind struct {
-	res     Resource
-	count   func(*Snapshot) int
-	finish  func(*Snapshot)
-	addJSON func(s *Snapshot, raw []byte) error
+	res    Resource
+	count  func(*Snapshot) int
+	finish func(*Snapshot)
 	// NewList returns an empty typed list for a live LIST response.
 	NewList func() runtime.Object
 	// AddList appends a decoded list's items, trimmed, and returns how many.
@@ -30,8 +29,9 @@ type kind struct {
 	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
 	merge   func(dst, src *Snapshot)
 	reserve func(s *Snapshot, n int)
-	// decodeJSON and addDecoded split addJSON in two, so that a loader can
-	// decode many objects in parallel and add them in order.
+	// decodeJSON decodes one object; addDecoded trims and appends it. They
+	// are apart so that a loader can decode many objects in parallel and
+	// add them in order.
 	decodeJSON func(raw []byte) (any, error)
 	addDecoded func(s *Snapshot, obj any)
 }
@@ -132,24 +132,15 @@ func typed[T any, L any, PT object[T], PL interface {
 			})
 			*field(s) = dedupe(objs, func(o *T) (string, string) { return PT(o).GetNamespace(), PT(o).GetName() })
 		},
-		addJSON: func(s *Snapshot, raw []byte) error {
-			var o T
-			if err := json.Unmarshal(raw, &o); err != nil {
-				return fmt.Errorf("decoding %s: %w", res.Kind, err)
-			}
-			// A manifest without a namespace lands in "default" when
-			// applied; read it where the cluster would put it.
-			if res.Namespaced && PT(&o).GetNamespace() == "" {
-				PT(&o).SetNamespace(metav1.NamespaceDefault)
-			}
-			prepare(s, &o)
-			*field(s) = append(*field(s), o)
-			return nil
-		},
 		decodeJSON: func(raw []byte) (any, error) {
 			o := new(T)
 			if err := json.Unmarshal(raw, o); err != nil {
 				return nil, fmt.Errorf("decoding %s: %w", res.Kind, err)
+			}
+			// A manifest without a namespace lands in "default" when
+			// applied; read it where the cluster would put it.
+			if res.Namespaced && PT(o).GetNamespace() == "" {
+				PT(o).SetNamespace(metav1.NamespaceDefault)
 			}
 			return o, nil
 		},

@@ -358,7 +358,12 @@ func (l *loader) addObject(raw []byte) error {
 	group := groupOf(tm.APIVersion)
 	if r, ok := ByGroupKind(group, tm.Kind); ok && !r.Custom {
 		k, _ := kindFor(r)
-		return k.addJSON(l.snap, raw)
+		obj, err := k.decodeJSON(raw)
+		if err != nil {
+			return err
+		}
+		k.addDecoded(l.snap, obj)
+		return nil
 	}
 	var u unstructured.Unstructured
 	if err := u.UnmarshalJSON(raw); err != nil {

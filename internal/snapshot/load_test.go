@@ -251,4 +251,14 @@ metadata: {name: nad}
 	if ns := s.Nodes[0].Namespace; ns != "" {
 		t.Errorf("cluster-scoped Node got namespace %q", ns)
 	}
+
+	// Items of a List take the parallel decoding path: the same rule holds.
+	p = write(t, t.TempDir(), "list.json", []byte(`{"apiVersion":"v1","kind":"List","items":[
+	  {"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"listed"}}]}`))
+	if s, err = LoadPaths([]string{p}); err != nil {
+		t.Fatal(err)
+	}
+	if ns := s.DaemonSets[0].Namespace; ns != "default" {
+		t.Errorf("List item DaemonSet namespace = %q, want default", ns)
+	}
 }
