@@ -301,7 +301,7 @@ func encodeCursor(c cursor) string {
 }
 
 func decodeCursor(s string) (cursor, error) {
-	bad := fmt.Errorf("cursor %q is not one this server issued: pass next_cursor from the previous audit response unchanged, or use audit_id with page", truncate(s, 40))
+	bad := fmt.Errorf("cursor %q is not one this server issued: pass next_cursor from the previous audit response unchanged, or use audit_id with page", firstLine(s, 40))
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return cursor{}, bad
@@ -311,13 +311,6 @@ func decodeCursor(s string) (cursor, error) {
 		return cursor{}, bad
 	}
 	return c, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // storedAudit is one audit's report kept for paging and get_finding.
