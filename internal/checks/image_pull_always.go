@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"sort"
@@ -12,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/finding"
@@ -189,19 +189,20 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 		d := &s.DaemonSets[i]
 		w := pullWorkload{res: snapshot.DaemonSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
 			scale: d.Status.DesiredNumberScheduled, scaleFrom: "status.desiredNumberScheduled",
-			pods: ix.PodsOwnedBy(d.UID)}
+			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.DaemonSets.Kind, &d.ObjectMeta))}
 		if w.scale == 0 && len(w.pods) > 0 {
 			// Files without status: the pods show where it runs.
 			w.scale, w.scaleFrom = int32(len(w.pods)), "pods owned"
 		}
 		wls = append(wls, w)
 	}
-	rsOf := map[types.UID][]types.UID{}
+	rsOf := map[snapshot.OwnerID][]snapshot.OwnerID{} // Deployment → its ReplicaSets
 	for i := range s.ReplicaSets {
 		rs := &s.ReplicaSets[i]
 		for _, o := range rs.OwnerReferences {
-			if o.Controller != nil && *o.Controller && o.Kind == "Deployment" {
-				rsOf[o.UID] = append(rsOf[o.UID], rs.UID)
+			if o.Controller != nil && *o.Controller && o.Kind == snapshot.Deployments.Kind {
+				id := snapshot.RefID(rs.Namespace, o)
+				rsOf[id] = append(rsOf[id], snapshot.IDOf(snapshot.ReplicaSets.Kind, &rs.ObjectMeta))
 			}
 		}
 	}
@@ -212,15 +213,16 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 		if w.scale < pullAlwaysMinReplicas {
 			continue
 		}
-		for _, rs := range rsOf[d.UID] {
-			w.pods = append(w.pods, ix.PodsOwnedBy(rs)...)
+		for _, rs := range rsOf[snapshot.IDOf(snapshot.Deployments.Kind, &d.ObjectMeta)] {
+			w.pods = append(w.pods, ix.PodsControlledBy(rs)...)
 		}
 		wls = append(wls, w)
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
 		w := pullWorkload{res: snapshot.StatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
-			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas", pods: ix.PodsOwnedBy(d.UID)}
+			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas",
+			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.StatefulSets.Kind, &d.ObjectMeta))}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
 		}
@@ -257,6 +259,20 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 		paths = append(paths, fmt.Sprintf("containers[%d]", i))
 	}
 	return cs, paths
+}
+
+// containerStatuses yields a pod's init and regular container statuses,
+// without copying them (this runs once per pod of every flagged workload).
+func containerStatuses(p *corev1.Pod) iter.Seq[*corev1.ContainerStatus] {
+	return func(yield func(*corev1.ContainerStatus) bool) {
+		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for i := range list {
+				if !yield(&list[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
@@ -302,7 +318,7 @@ func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.
 	var loopEv []string
 	looping := 0
 	for _, p := range w.pods {
-		for _, st := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		for st := range containerStatuses(p) {
 			if st.State.Waiting == nil || st.State.Waiting.Reason != "CrashLoopBackOff" || !always[st.Name] {
 				continue
 			}

@@ -176,3 +176,22 @@ func TestImagePullAlwaysSilent(t *testing.T) {
 		t.Errorf("findings on pinned images and harmless events: %+v", fs)
 	}
 }
+
+func TestImagePullAlwaysMatchesOwnersWithoutUIDs(t *testing.T) {
+	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/no-uids.yaml"))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	a, okA := findingAbout(fs, "DaemonSet", "monitoring", "agent-a")
+	b, okB := findingAbout(fs, "DaemonSet", "monitoring", "agent-b")
+	if !okA || !okB {
+		t.Fatalf("want findings about both DaemonSets, got %d findings", len(fs))
+	}
+	// Without UIDs, the owner reference's kind and name pick the owner.
+	if !hasObject([]finding.Finding{a}, "Pod", "monitoring", "agent-a-x") || !evidenceHas(a, "restartCount=9") {
+		t.Errorf("agent-a does not name its crash-looping pod; objects %v", a.Objects)
+	}
+	if hasObject([]finding.Finding{b}, "Pod", "monitoring", "agent-a-x") {
+		t.Errorf("agent-b claims agent-a's pod; objects %v", b.Objects)
+	}
+}

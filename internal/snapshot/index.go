@@ -3,6 +3,7 @@ package snapshot
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -15,7 +16,7 @@ type Index struct {
 	namespaces  map[string]*corev1.Namespace
 	podsByNode  map[string][]*corev1.Pod
 	podsByNS    map[string][]*corev1.Pod
-	podsByOwner map[types.UID][]*corev1.Pod
+	podsByOwner map[OwnerID][]*corev1.Pod
 	replicaSets map[types.UID]*appsv1.ReplicaSet
 	deployments map[types.UID]*appsv1.Deployment
 }
@@ -27,7 +28,7 @@ func buildIndex(s *Snapshot) *Index {
 		namespaces:  make(map[string]*corev1.Namespace, len(s.Namespaces)),
 		podsByNode:  map[string][]*corev1.Pod{},
 		podsByNS:    map[string][]*corev1.Pod{},
-		podsByOwner: map[types.UID][]*corev1.Pod{},
+		podsByOwner: map[OwnerID][]*corev1.Pod{},
 		replicaSets: make(map[types.UID]*appsv1.ReplicaSet, len(s.ReplicaSets)),
 		deployments: make(map[types.UID]*appsv1.Deployment, len(s.Deployments)),
 	}
@@ -45,15 +46,20 @@ func buildIndex(s *Snapshot) *Index {
 		ix.podsByNS[p.Namespace] = append(ix.podsByNS[p.Namespace], p)
 		for _, o := range p.OwnerReferences {
 			if o.Controller != nil && *o.Controller {
-				ix.podsByOwner[o.UID] = append(ix.podsByOwner[o.UID], p)
+				id := RefID(p.Namespace, o)
+				ix.podsByOwner[id] = append(ix.podsByOwner[id], p)
 			}
 		}
 	}
 	for i := range s.ReplicaSets {
-		ix.replicaSets[s.ReplicaSets[i].UID] = &s.ReplicaSets[i]
+		if uid := s.ReplicaSets[i].UID; uid != "" {
+			ix.replicaSets[uid] = &s.ReplicaSets[i]
+		}
 	}
 	for i := range s.Deployments {
-		ix.deployments[s.Deployments[i].UID] = &s.Deployments[i]
+		if uid := s.Deployments[i].UID; uid != "" {
+			ix.deployments[uid] = &s.Deployments[i]
+		}
 	}
 	return ix
 }
@@ -70,8 +76,34 @@ func (ix *Index) PodsOnNode(node string) []*corev1.Pod { return ix.podsByNode[no
 // PodsInNamespace returns the pods of one namespace.
 func (ix *Index) PodsInNamespace(ns string) []*corev1.Pod { return ix.podsByNS[ns] }
 
-// PodsOwnedBy returns the pods whose controller is the object with this UID.
-func (ix *Index) PodsOwnedBy(uid types.UID) []*corev1.Pod { return ix.podsByOwner[uid] }
+// PodsControlledBy returns the pods whose controller is owner.
+func (ix *Index) PodsControlledBy(owner OwnerID) []*corev1.Pod { return ix.podsByOwner[owner] }
+
+// OwnerID names a controller as owner references do: by UID when there is
+// one. Objects from hand-written files often have no UIDs; they are matched
+// by kind, namespace and name instead, never under an empty UID (which
+// would make every such pod belong to every such owner).
+type OwnerID struct {
+	UID                   types.UID
+	Kind, Namespace, Name string
+}
+
+// IDOf is the OwnerID of an object of the given kind.
+func IDOf(kind string, m *metav1.ObjectMeta) OwnerID {
+	if m.UID != "" {
+		return OwnerID{UID: m.UID}
+	}
+	return OwnerID{Kind: kind, Namespace: m.Namespace, Name: m.Name}
+}
+
+// RefID is the OwnerID an owner reference of an object in namespace ns
+// points to (owners of namespaced objects live in the same namespace).
+func RefID(ns string, r metav1.OwnerReference) OwnerID {
+	if r.UID != "" {
+		return OwnerID{UID: r.UID}
+	}
+	return OwnerID{Kind: r.Kind, Namespace: ns, Name: r.Name}
+}
 
 // PodsMatching returns the pods of a namespace that a label selector selects.
 // A nil or empty selector selects nothing, as for PDBs and Services.
