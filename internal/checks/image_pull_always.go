@@ -173,7 +173,7 @@ type pullWorkload struct {
 	spec      *corev1.PodSpec
 	scale     int32  // pods it runs (DaemonSet: nodes)
 	scaleFrom string // the field scale was read from
-	pods      []*corev1.Pod
+	pods      []*snapshot.Pod
 }
 
 func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
@@ -263,9 +263,9 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 
 // containerStatuses yields a pod's init and regular container statuses,
 // without copying them (this runs once per pod of every flagged workload).
-func containerStatuses(p *corev1.Pod) iter.Seq[*corev1.ContainerStatus] {
-	return func(yield func(*corev1.ContainerStatus) bool) {
-		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+func containerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
+	return func(yield func(*snapshot.ContainerStatus) bool) {
+		for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 			for i := range list {
 				if !yield(&list[i]) {
 					return
@@ -418,12 +418,12 @@ func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.
 func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Finding {
 	type hit struct {
 		e    *corev1.Event
-		pod  *corev1.Pod
+		pod  *snapshot.Pod
 		node string
 		at   int
 	}
 	byReg := map[string][]hit{}
-	var podByKey map[string]*corev1.Pod // built on the first hit only
+	var podByKey map[string]*snapshot.Pod // built on the first hit only
 	for i := range s.Events {
 		e := &s.Events[i]
 		if e.Type != "" && e.Type != corev1.EventTypeWarning {
@@ -437,7 +437,7 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 			continue
 		}
 		if podByKey == nil {
-			podByKey = make(map[string]*corev1.Pod, len(s.Pods))
+			podByKey = make(map[string]*snapshot.Pod, len(s.Pods))
 			for j := range s.Pods {
 				podByKey[s.Pods[j].Namespace+"/"+s.Pods[j].Name] = &s.Pods[j]
 			}

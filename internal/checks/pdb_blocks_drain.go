@@ -54,7 +54,7 @@ func pdbBlocksDrainCheck() Check {
 // pdbView is what the check learned about one budget.
 type pdbView struct {
 	pdb      *policyv1.PodDisruptionBudget
-	pods     []*corev1.Pod // active (not terminal) pods it selects
+	pods     []*snapshot.Pod // active (not terminal) pods it selects
 	selector string
 }
 
@@ -72,11 +72,11 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 
 	var out []finding.Finding
 	views := make([]pdbView, 0, len(s.PodDisruptionBudgets))
-	budgetsOf := map[*corev1.Pod][]int{}
+	budgetsOf := map[*snapshot.Pod][]int{}
 	for i := range s.PodDisruptionBudgets {
 		p := &s.PodDisruptionBudgets[i]
 		v := pdbView{pdb: p}
-		var candidates []*corev1.Pod
+		var candidates []*snapshot.Pod
 		switch {
 		case p.Spec.Selector == nil:
 			// policy/v1: a null selector selects no pod.
@@ -149,7 +149,7 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 	// not-Ready pods are themselves protected by the budget (the eviction
 	// API lets Pending pods go).
 	var healthy, runningNotReady int
-	var notReady []*corev1.Pod
+	var notReady []*snapshot.Pod
 	for _, pod := range v.pods {
 		switch {
 		case podReady(pod):
@@ -324,10 +324,10 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 // pdbOverlapFindings reports pods selected by more than one budget, one
 // finding per set of budgets: the eviction API refuses to evict such a pod
 // at all, whatever the budgets allow.
-func pdbOverlapFindings(views []pdbView, budgetsOf map[*corev1.Pod][]int) []finding.Finding {
+func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []finding.Finding {
 	type group struct {
 		budgets []int
-		pods    []*corev1.Pod
+		pods    []*snapshot.Pod
 	}
 	groups := map[string]*group{}
 	for pod, bs := range budgetsOf {
@@ -409,7 +409,7 @@ func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) findi
 
 // podOwners names the controllers of the pods, e.g. "ReplicaSet
 // kube-system/coredns-5d78c9869d", at most three.
-func podOwners(pods []*corev1.Pod) string {
+func podOwners(pods []*snapshot.Pod) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range pods {

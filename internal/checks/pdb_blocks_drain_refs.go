@@ -117,7 +117,7 @@ func (c *cappedRefs) list() []finding.ObjectRef {
 }
 
 // addPodAndNode records a pod and, when it is bound, its node.
-func (c *cappedRefs) addPodAndNode(p *corev1.Pod) {
+func (c *cappedRefs) addPodAndNode(p *snapshot.Pod) {
 	c.add(objRef(snapshot.Pods, p.Namespace, p.Name))
 	if p.Spec.NodeName != "" {
 		c.add(objRef(snapshot.Nodes, "", p.Spec.NodeName))
@@ -125,7 +125,7 @@ func (c *cappedRefs) addPodAndNode(p *corev1.Pod) {
 }
 
 // podReady reports whether the pod's Ready condition is True.
-func podReady(p *corev1.Pod) bool {
+func podReady(p *snapshot.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
@@ -136,7 +136,7 @@ func podReady(p *corev1.Pod) bool {
 
 // podTerminal reports whether the pod has finished or is being deleted: such
 // pods count for no budget and no sandbox.
-func podTerminal(p *corev1.Pod) bool {
+func podTerminal(p *snapshot.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 

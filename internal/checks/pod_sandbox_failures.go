@@ -138,7 +138,7 @@ func podSandboxFailuresCheck() Check {
 
 // sandboxHit is one stuck pod with the latest sandbox event about it.
 type sandboxHit struct {
-	pod   *corev1.Pod
+	pod   *snapshot.Pod
 	event *corev1.Event
 	at    int      // where the signature matched in the message
 	texts []string // what the signature matched
@@ -151,7 +151,7 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 	}
 	s := ctx.Snapshot
 
-	stuck := map[string]*corev1.Pod{}
+	stuck := map[string]*snapshot.Pod{}
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if sandboxStuck(p) {
@@ -169,7 +169,7 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 
 	// The latest sandbox event per stuck pod; events of an earlier pod with
 	// the same name (a StatefulSet replica) are told apart by UID.
-	latest := map[*corev1.Pod]*corev1.Event{}
+	latest := map[*snapshot.Pod]*corev1.Event{}
 	for i := range s.Events {
 		e := &s.Events[i]
 		if e.Reason != sandboxEventReason || (e.InvolvedObject.Kind != "" && e.InvolvedObject.Kind != "Pod") {
@@ -218,14 +218,14 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 
 // sandboxStuck reports whether a pod is bound to a node but none of its
 // containers has started: the state a failed sandbox leaves it in.
-func sandboxStuck(p *corev1.Pod) bool {
+func sandboxStuck(p *snapshot.Pod) bool {
 	if podTerminal(p) || p.Spec.NodeName == "" {
 		return false
 	}
 	if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return false
 	}
-	for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+	for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 		for _, cs := range list {
 			if cs.State.Running != nil || cs.State.Terminated != nil {
 				return false

@@ -41,6 +41,7 @@ func largeSnapshot() *snapshot.Snapshot {
 	}
 	one := int32(perDeploy)
 	pod := 0
+	var pods []corev1.Pod
 	for d := range deploys {
 		ns := fmt.Sprintf("ns-%03d", d%namespaces)
 		app := fmt.Sprintf("app-%04d", d)
@@ -75,10 +76,12 @@ func largeSnapshot() *snapshot.Snapshot {
 					Message: `Failed to create pod sandbox: plugin type="azure-vnet" failed (add): /lib/x86_64-linux-gnu/libc.so.6: version ` +
 						"`GLIBC_2.34' not found"})
 			}
-			s.Pods = append(s.Pods, p)
+			pods = append(pods, p)
 			pod++
 		}
 	}
+	_, addPods, _ := snapshot.ListKind(snapshot.Pods)
+	addPods(s, &corev1.PodList{Items: pods})
 	for i := range 20 {
 		s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%d", i), Namespace: "kube-system", UID: types.UID(fmt.Sprintf("ds-%d", i))},

@@ -14,9 +14,9 @@ type Index struct {
 	s           *Snapshot
 	nodes       map[string]*corev1.Node
 	namespaces  map[string]*corev1.Namespace
-	podsByNode  map[string][]*corev1.Pod
-	podsByNS    map[string][]*corev1.Pod
-	podsByOwner map[OwnerID][]*corev1.Pod
+	podsByNode  map[string][]*Pod
+	podsByNS    map[string][]*Pod
+	podsByOwner map[OwnerID][]*Pod
 	replicaSets map[types.UID]*appsv1.ReplicaSet
 	deployments map[types.UID]*appsv1.Deployment
 }
@@ -26,9 +26,9 @@ func buildIndex(s *Snapshot) *Index {
 		s:           s,
 		nodes:       make(map[string]*corev1.Node, len(s.Nodes)),
 		namespaces:  make(map[string]*corev1.Namespace, len(s.Namespaces)),
-		podsByNode:  map[string][]*corev1.Pod{},
-		podsByNS:    map[string][]*corev1.Pod{},
-		podsByOwner: map[OwnerID][]*corev1.Pod{},
+		podsByNode:  map[string][]*Pod{},
+		podsByNS:    map[string][]*Pod{},
+		podsByOwner: map[OwnerID][]*Pod{},
 		replicaSets: make(map[types.UID]*appsv1.ReplicaSet, len(s.ReplicaSets)),
 		deployments: make(map[types.UID]*appsv1.Deployment, len(s.Deployments)),
 	}
@@ -71,13 +71,13 @@ func (ix *Index) Node(name string) *corev1.Node { return ix.nodes[name] }
 func (ix *Index) Namespace(name string) *corev1.Namespace { return ix.namespaces[name] }
 
 // PodsOnNode returns the pods bound to a node.
-func (ix *Index) PodsOnNode(node string) []*corev1.Pod { return ix.podsByNode[node] }
+func (ix *Index) PodsOnNode(node string) []*Pod { return ix.podsByNode[node] }
 
 // PodsInNamespace returns the pods of one namespace.
-func (ix *Index) PodsInNamespace(ns string) []*corev1.Pod { return ix.podsByNS[ns] }
+func (ix *Index) PodsInNamespace(ns string) []*Pod { return ix.podsByNS[ns] }
 
 // PodsControlledBy returns the pods whose controller is owner.
-func (ix *Index) PodsControlledBy(owner OwnerID) []*corev1.Pod { return ix.podsByOwner[owner] }
+func (ix *Index) PodsControlledBy(owner OwnerID) []*Pod { return ix.podsByOwner[owner] }
 
 // OwnerID names a controller as owner references do: by UID when there is
 // one. Objects from hand-written files often have no UIDs; they are matched
@@ -107,11 +107,11 @@ func RefID(ns string, r metav1.OwnerReference) OwnerID {
 
 // PodsMatching returns the pods of a namespace that a label selector selects.
 // A nil or empty selector selects nothing, as for PDBs and Services.
-func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*corev1.Pod {
+func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
-	var out []*corev1.Pod
+	var out []*Pod
 	for _, p := range ix.podsByNS[ns] {
 		if sel.Matches(labels.Set(p.Labels)) {
 			out = append(out, p)

@@ -23,7 +23,7 @@ func TestPodsControlledBy(t *testing.T) {
 	}})
 	s.Finish()
 	ix := s.Index()
-	names := func(ps []*corev1.Pod) (out []string) {
+	names := func(ps []*Pod) (out []string) {
 		for _, p := range ps {
 			out = append(out, p.Name)
 		}

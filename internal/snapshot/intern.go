@@ -14,6 +14,8 @@ import (
 // snapshot is filled by one goroutine.
 type interner struct {
 	strs   map[string]string
+	yes    *bool
+	no     *bool
 	labels map[string]map[string]string
 	key    strings.Builder
 	keys   []string
@@ -64,4 +66,25 @@ func (in *interner) labelSet(m map[string]string) map[string]string {
 	}
 	in.labels[key] = c
 	return c
+}
+
+// boolPtr returns a shared pointer to *b's value, or nil: owner references
+// and container statuses each hold one, and a pointer of their own costs 8
+// bytes each.
+func (in *interner) boolPtr(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		if in.yes == nil {
+			in.yes = new(bool)
+			*in.yes = true
+		}
+		return in.yes
+	default:
+		if in.no == nil {
+			in.no = new(bool)
+		}
+		return in.no
+	}
 }

@@ -1,11 +1,11 @@
 package snapshot
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 
+	json "github.com/go-json-experiment/json"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,8 +41,11 @@ var kinds = []kind{
 		func(l *corev1.NodeList) []corev1.Node { return l.Items }, trimNode),
 	typed(Namespaces, func(s *Snapshot) *[]corev1.Namespace { return &s.Namespaces },
 		func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items }, nil),
-	typed(Pods, func(s *Snapshot) *[]corev1.Pod { return &s.Pods },
-		func(l *corev1.PodList) []corev1.Pod { return l.Items }, nil),
+	kindOf[corev1.Pod, corev1.PodList](Pods, func(s *Snapshot) *[]Pod { return &s.Pods },
+		func(l *corev1.PodList) []corev1.Pod { return l.Items },
+		func(s *Snapshot, p *corev1.Pod) Pod { return keepPod(p, &s.intern) },
+		func(p *Pod) (string, string) { return p.Namespace, p.Name },
+		func(p *Pod) runtime.Object { return p.Object() }),
 	typed(Services, func(s *Snapshot) *[]corev1.Service { return &s.Services },
 		func(l *corev1.ServiceList) []corev1.Service { return l.Items }, nil),
 	typed(Events, func(s *Snapshot) *[]corev1.Event { return &s.Events },
@@ -103,34 +106,49 @@ type object[T any] interface {
 	runtime.Object
 }
 
+// typed is the kind of a resource kept as its own API type, trimmed by
+// trimMeta, trim and the per-type trimming below.
 func typed[T any, L any, PT object[T], PL interface {
 	*L
 	runtime.Object
 }](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T)) kind {
 	gvk := schemaGVK(res)
-	prepare := func(s *Snapshot, o *T) {
+	keep := func(s *Snapshot, o *T) T {
 		trimMeta(PT(o))
 		if trim != nil {
 			trim(o)
 		}
-		switch o := any(o).(type) {
-		case *corev1.Pod:
-			trimPod(o, &s.intern)
-		case *appsv1.ReplicaSet:
-			trimReplicaSet(o, &s.intern)
+		if rs, ok := any(o).(*appsv1.ReplicaSet); ok {
+			trimReplicaSet(rs, &s.intern)
 		}
 		PT(o).GetObjectKind().SetGroupVersionKind(gvk)
+		return *o
 	}
+	return kindOf[T, L, T, PT, PL](res, field, items, keep,
+		func(o *T) (string, string) { return PT(o).GetNamespace(), PT(o).GetName() },
+		func(o *T) runtime.Object { return PT(o) })
+}
+
+// kindOf is the kind of a resource decoded as T, arriving in lists L, and
+// kept in the snapshot as S (a projection of T, or T itself): keep turns a
+// decoded object into what is kept, key names it and object turns it back
+// into an API object for writing.
+func kindOf[T any, L any, S any, PT object[T], PL interface {
+	*L
+	runtime.Object
+}](res Resource, field func(*Snapshot) *[]S, items func(*L) []T,
+	keep func(*Snapshot, *T) S, key func(*S) (ns, name string), object func(*S) runtime.Object) kind {
 	return kind{
 		res:   res,
 		count: func(s *Snapshot) int { return len(*field(s)) },
 		finish: func(s *Snapshot) {
 			objs := *field(s)
 			sort.SliceStable(objs, func(i, j int) bool {
-				a, b := PT(&objs[i]), PT(&objs[j])
-				return lessNN(a.GetNamespace(), a.GetName(), b.GetNamespace(), b.GetName())
+				ns1, n1 := key(&objs[i])
+				ns2, n2 := key(&objs[j])
+				return lessNN(ns1, n1, ns2, n2)
 			})
-			*field(s) = dedupe(objs, func(o *T) (string, string) { return PT(o).GetNamespace(), PT(o).GetName() })
+			*field(s) = dedupe(objs, key)
 		},
 		decodeJSON: func(raw []byte) (any, error) {
 			o := new(T)
@@ -145,9 +163,7 @@ func typed[T any, L any, PT object[T], PL interface {
 			return o, nil
 		},
 		addDecoded: func(s *Snapshot, obj any) {
-			o := obj.(*T)
-			prepare(s, o)
-			*field(s) = append(*field(s), *o)
+			*field(s) = append(*field(s), keep(s, obj.(*T)))
 		},
 		NewList: func() runtime.Object { return PL(new(L)) },
 		AddList: func(s *Snapshot, list runtime.Object) int {
@@ -157,9 +173,8 @@ func typed[T any, L any, PT object[T], PL interface {
 			}
 			objs := items((*L)(l))
 			for i := range objs {
-				prepare(s, &objs[i])
+				*field(s) = append(*field(s), keep(s, &objs[i]))
 			}
-			*field(s) = append(*field(s), objs...)
 			return len(objs)
 		},
 		merge: func(dst, src *Snapshot) {
@@ -176,7 +191,7 @@ func typed[T any, L any, PT object[T], PL interface {
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)
 			for i := range objs {
-				if err := fn(PT(&objs[i])); err != nil {
+				if err := fn(object(&objs[i])); err != nil {
 					return err
 				}
 			}

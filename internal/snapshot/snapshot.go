@@ -66,7 +66,7 @@ type Snapshot struct {
 
 	Nodes                           []corev1.Node
 	Namespaces                      []corev1.Namespace
-	Pods                            []corev1.Pod
+	Pods                            []Pod
 	Services                        []corev1.Service
 	Events                          []corev1.Event
 	DaemonSets                      []appsv1.DaemonSet

@@ -28,17 +28,23 @@ func schemaGVK(r Resource) schema.GroupVersionKind {
 func trimMeta(m metav1.Object) {
 	m.SetManagedFields(nil)
 	if a := m.GetAnnotations(); len(a) > 0 {
-		var kept map[string]string
-		for k, v := range a {
-			if keptAnnotations[k] {
-				if kept == nil {
-					kept = map[string]string{}
-				}
-				kept[k] = v
-			}
-		}
-		m.SetAnnotations(kept)
+		m.SetAnnotations(keptAnnotationsOf(a))
 	}
+}
+
+// keptAnnotationsOf returns the annotations of a that some check reads, or
+// nil.
+func keptAnnotationsOf(a map[string]string) map[string]string {
+	var kept map[string]string
+	for k, v := range a {
+		if keptAnnotations[k] {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = v
+		}
+	}
+	return kept
 }
 
 // trimPodSpec redacts environment variable values.
@@ -68,94 +74,9 @@ func trimNode(n *corev1.Node) {
 	n.Status.Images = nil
 }
 
-// trimPod keeps of a pod only what checks read, or may plausibly read to
-// explain a finding, and shares repeated strings through in. A pod is by far
-// the most numerous object, so every byte kept per pod is 100 MB at 100k
-// pods. Kept:
-//
-//   - metadata: name, namespace, uid, labels, the annotations trimMeta
-//     keeps, owner references, creation and deletion timestamps;
-//   - spec: nodeName, hostNetwork, serviceAccountName, priorityClassName,
-//     priority; for every container (init, regular, ephemeral) its name,
-//     image, imagePullPolicy, mounts of hostPath volumes and environment
-//     variable names (values redacted, as everywhere); hostPath volumes;
-//   - status: phase, reason, message, the Ready condition and every
-//     condition that is not True (type, status, reason,
-//     lastTransitionTime), hostIP, podIP, startTime, qosClass,
-//     nominatedNodeName, and for every container status its name, image,
-//     imageID, ready, started, restartCount, state and last state.
-//
-// Dropped: where environment values come from, resources, probes, ports,
-// commands, security contexts, affinity, tolerations, other
-// volumes and the long condition messages.
-func trimPod(p *corev1.Pod, in *interner) {
-	m := &p.ObjectMeta
-	kept := corev1.Pod{TypeMeta: p.TypeMeta}
-	kept.ObjectMeta = metav1.ObjectMeta{
-		Name: m.Name, Namespace: in.str(m.Namespace), UID: m.UID,
-		Labels: in.labelSet(m.Labels), Annotations: m.Annotations,
-		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-	}
-	if len(m.OwnerReferences) > 0 {
-		kept.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
-		for i, o := range m.OwnerReferences {
-			o.APIVersion, o.Kind, o.Name = in.str(o.APIVersion), in.str(o.Kind), in.str(o.Name)
-			kept.OwnerReferences[i] = o
-		}
-	}
-
-	s := &p.Spec
-	kept.Spec = corev1.PodSpec{
-		NodeName: in.str(s.NodeName), HostNetwork: s.HostNetwork,
-		ServiceAccountName: in.str(s.ServiceAccountName), PriorityClassName: in.str(s.PriorityClassName),
-		Priority: s.Priority,
-	}
-	hostPaths := map[string]bool{}
-	for _, v := range s.Volumes {
-		if v.HostPath != nil {
-			hostPaths[v.Name] = true
-		}
-	}
-	kept.Spec.InitContainers = trimContainers(s.InitContainers, hostPaths, in)
-	kept.Spec.Containers = trimContainers(s.Containers, hostPaths, in)
-	for _, e := range s.EphemeralContainers {
-		kept.Spec.EphemeralContainers = append(kept.Spec.EphemeralContainers, corev1.EphemeralContainer{
-			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: e.Name, Image: in.str(e.Image),
-				ImagePullPolicy: corev1.PullPolicy(in.str(string(e.ImagePullPolicy)))}})
-	}
-	for _, v := range s.Volumes {
-		if v.HostPath != nil {
-			kept.Spec.Volumes = append(kept.Spec.Volumes, corev1.Volume{Name: in.str(v.Name),
-				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: in.str(v.HostPath.Path), Type: v.HostPath.Type}}})
-		}
-	}
-
-	st := &p.Status
-	kept.Status = corev1.PodStatus{
-		Phase: corev1.PodPhase(in.str(string(st.Phase))), Reason: in.str(st.Reason), Message: st.Message,
-		HostIP: in.str(st.HostIP), PodIP: st.PodIP, StartTime: st.StartTime,
-		QOSClass: corev1.PodQOSClass(in.str(string(st.QOSClass))), NominatedNodeName: in.str(st.NominatedNodeName),
-		InitContainerStatuses:      trimContainerStatuses(st.InitContainerStatuses, in),
-		ContainerStatuses:          trimContainerStatuses(st.ContainerStatuses, in),
-		EphemeralContainerStatuses: trimContainerStatuses(st.EphemeralContainerStatuses, in),
-	}
-	for _, c := range st.Conditions {
-		// Ready, and whatever is not true: a healthy pod's five true
-		// conditions would cost 600 bytes and say nothing Ready does not.
-		if c.Type != corev1.PodReady && c.Status == corev1.ConditionTrue {
-			continue
-		}
-		kept.Status.Conditions = append(kept.Status.Conditions, corev1.PodCondition{
-			Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
-			Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
-		})
-	}
-	*p = kept
-}
-
-// trimContainers keeps the name, image, pull policy, environment variable
-// names and the mounts of the volumes in mounts (all mounts when mounts is
-// nil).
+// trimContainers keeps of a template's containers the name, image, pull
+// policy, environment variable names and the mounts of the volumes in
+// mounts (all mounts when mounts is nil).
 func trimContainers(cs []corev1.Container, mounts map[string]bool, in *interner) []corev1.Container {
 	if len(cs) == 0 {
 		return nil
@@ -180,19 +101,6 @@ func trimContainers(cs []corev1.Container, mounts map[string]bool, in *interner)
 			}
 			out[i].Env = env
 		}
-	}
-	return out
-}
-
-func trimContainerStatuses(cs []corev1.ContainerStatus, in *interner) []corev1.ContainerStatus {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]corev1.ContainerStatus, len(cs))
-	for i, c := range cs {
-		out[i] = corev1.ContainerStatus{Name: in.str(c.Name), Image: in.str(c.Image), ImageID: in.str(c.ImageID),
-			Ready: c.Ready, Started: c.Started, RestartCount: c.RestartCount,
-			State: trimState(c.State, in), LastTerminationState: trimState(c.LastTerminationState, in)}
 	}
 	return out
 }

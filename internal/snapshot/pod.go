@@ -1,0 +1,267 @@
+package snapshot
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Pod is what kubegap keeps of a pod. Pods are by far the most numerous
+// objects, and a corev1.Pod is 1,240 bytes before a single container is
+// added, so the snapshot holds this projection instead: every byte kept per
+// pod is 100 MB at 100k pods. Field names and types follow corev1.Pod, so
+// that p.Spec.NodeName or p.Status.Phase read as they do there. A check
+// that needs a pod field not here adds it here, in keepPod and in
+// (*Pod).Object.
+//
+// Dropped, besides what trimMeta drops: resources, probes, ports, commands,
+// environment variables, security contexts, affinity, tolerations, volumes
+// other than hostPath, condition messages and every condition that is True
+// other than Ready.
+type Pod struct {
+	Name      string
+	Namespace string
+	UID       types.UID
+	// Labels is shared between pods with equal labels: read only.
+	Labels map[string]string
+	// Annotations holds only the annotations trimMeta keeps.
+	Annotations       map[string]string
+	OwnerReferences   []metav1.OwnerReference
+	CreationTimestamp metav1.Time
+	DeletionTimestamp *metav1.Time
+
+	Spec   PodSpec
+	Status PodStatus
+}
+
+// PodSpec is what kubegap keeps of a pod's spec.
+type PodSpec struct {
+	NodeName           string
+	ServiceAccountName string
+	PriorityClassName  string
+	Priority           *int32
+	HostNetwork        bool
+	// Containers of each kind: name, image, pull policy and the mounts of
+	// hostPath volumes.
+	InitContainers      []Container
+	Containers          []Container
+	EphemeralContainers []Container
+	// Volumes holds the hostPath volumes only.
+	Volumes []HostPathVolume
+}
+
+// Container is what kubegap keeps of a container.
+type Container struct {
+	Name            string
+	Image           string
+	ImagePullPolicy corev1.PullPolicy
+	// VolumeMounts are the mounts of hostPath volumes.
+	VolumeMounts []corev1.VolumeMount
+}
+
+// HostPathVolume is a hostPath volume of a pod.
+type HostPathVolume struct {
+	Name string
+	Path string
+	Type *corev1.HostPathType
+}
+
+// PodStatus is what kubegap keeps of a pod's status.
+type PodStatus struct {
+	Phase             corev1.PodPhase
+	Reason            string
+	Message           string
+	HostIP            string
+	PodIP             string
+	NominatedNodeName string
+	QOSClass          corev1.PodQOSClass
+	StartTime         *metav1.Time
+	// Conditions holds Ready and every condition that is not True, without
+	// messages: a healthy pod's other True conditions say nothing Ready
+	// does not.
+	Conditions                 []corev1.PodCondition
+	InitContainerStatuses      []ContainerStatus
+	ContainerStatuses          []ContainerStatus
+	EphemeralContainerStatuses []ContainerStatus
+}
+
+// ContainerStatus is what kubegap keeps of a container's status. States
+// keep no container IDs.
+type ContainerStatus struct {
+	Name                 string
+	Image                string
+	ImageID              string
+	Ready                bool
+	Started              *bool
+	RestartCount         int32
+	State                corev1.ContainerState
+	LastTerminationState corev1.ContainerState
+}
+
+// keepPod projects a decoded pod onto Pod, sharing repeated strings, label
+// sets and pointers through in.
+func keepPod(p *corev1.Pod, in *interner) Pod {
+	m := &p.ObjectMeta
+	kept := Pod{
+		Name: m.Name, Namespace: in.str(m.Namespace), UID: m.UID,
+		Labels: in.labelSet(m.Labels), Annotations: keptAnnotationsOf(m.Annotations),
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+	}
+	if len(m.OwnerReferences) > 0 {
+		kept.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
+		for i, o := range m.OwnerReferences {
+			kept.OwnerReferences[i] = metav1.OwnerReference{
+				APIVersion: in.str(o.APIVersion), Kind: in.str(o.Kind), Name: in.str(o.Name), UID: o.UID,
+				Controller: in.boolPtr(o.Controller), BlockOwnerDeletion: in.boolPtr(o.BlockOwnerDeletion),
+			}
+		}
+	}
+
+	s := &p.Spec
+	kept.Spec = PodSpec{
+		NodeName: in.str(s.NodeName), HostNetwork: s.HostNetwork,
+		ServiceAccountName: in.str(s.ServiceAccountName), PriorityClassName: in.str(s.PriorityClassName),
+		Priority: s.Priority,
+	}
+	var hostPaths map[string]bool
+	for _, v := range s.Volumes {
+		if v.HostPath != nil {
+			if hostPaths == nil {
+				hostPaths = map[string]bool{}
+			}
+			hostPaths[v.Name] = true
+			kept.Spec.Volumes = append(kept.Spec.Volumes, HostPathVolume{Name: in.str(v.Name), Path: in.str(v.HostPath.Path), Type: v.HostPath.Type})
+		}
+	}
+	kept.Spec.InitContainers = keepContainers(s.InitContainers, hostPaths, in)
+	kept.Spec.Containers = keepContainers(s.Containers, hostPaths, in)
+	if len(s.EphemeralContainers) > 0 {
+		kept.Spec.EphemeralContainers = make([]Container, len(s.EphemeralContainers))
+		for i, e := range s.EphemeralContainers {
+			kept.Spec.EphemeralContainers[i] = keepContainer((*corev1.Container)(&e.EphemeralContainerCommon), hostPaths, in)
+		}
+	}
+
+	st := &p.Status
+	kept.Status = PodStatus{
+		Phase: corev1.PodPhase(in.str(string(st.Phase))), Reason: in.str(st.Reason), Message: st.Message,
+		HostIP: in.str(st.HostIP), PodIP: st.PodIP, StartTime: st.StartTime,
+		QOSClass: corev1.PodQOSClass(in.str(string(st.QOSClass))), NominatedNodeName: in.str(st.NominatedNodeName),
+		InitContainerStatuses:      keepContainerStatuses(st.InitContainerStatuses, in),
+		ContainerStatuses:          keepContainerStatuses(st.ContainerStatuses, in),
+		EphemeralContainerStatuses: keepContainerStatuses(st.EphemeralContainerStatuses, in),
+	}
+	n := 0
+	for _, c := range st.Conditions {
+		if c.Type == corev1.PodReady || c.Status != corev1.ConditionTrue {
+			n++
+		}
+	}
+	if n > 0 {
+		kept.Status.Conditions = make([]corev1.PodCondition, 0, n)
+		for _, c := range st.Conditions {
+			if c.Type != corev1.PodReady && c.Status == corev1.ConditionTrue {
+				continue
+			}
+			kept.Status.Conditions = append(kept.Status.Conditions, corev1.PodCondition{
+				Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
+				Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
+			})
+		}
+	}
+	return kept
+}
+
+func keepContainers(cs []corev1.Container, hostPaths map[string]bool, in *interner) []Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]Container, len(cs))
+	for i := range cs {
+		out[i] = keepContainer(&cs[i], hostPaths, in)
+	}
+	return out
+}
+
+func keepContainer(c *corev1.Container, hostPaths map[string]bool, in *interner) Container {
+	out := Container{Name: in.str(c.Name), Image: in.str(c.Image), ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy)))}
+	for _, m := range c.VolumeMounts {
+		if hostPaths[m.Name] {
+			out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: in.str(m.Name),
+				MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})
+		}
+	}
+	return out
+}
+
+func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []ContainerStatus {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]ContainerStatus, len(cs))
+	for i, c := range cs {
+		out[i] = ContainerStatus{Name: in.str(c.Name), Image: in.str(c.Image), ImageID: in.str(c.ImageID),
+			Ready: c.Ready, Started: in.boolPtr(c.Started), RestartCount: c.RestartCount,
+			State: trimState(c.State, in), LastTerminationState: trimState(c.LastTerminationState, in)}
+	}
+	return out
+}
+
+// Object returns the pod as a corev1.Pod holding what Pod keeps, for
+// writing snapshots.
+func (p *Pod) Object() *corev1.Pod {
+	out := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: Pods.APIVersion(), Kind: Pods.Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: p.Annotations,
+			OwnerReferences: p.OwnerReferences, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+		},
+		Spec: corev1.PodSpec{
+			NodeName: p.Spec.NodeName, ServiceAccountName: p.Spec.ServiceAccountName,
+			PriorityClassName: p.Spec.PriorityClassName, Priority: p.Spec.Priority, HostNetwork: p.Spec.HostNetwork,
+			InitContainers: coreContainers(p.Spec.InitContainers),
+			Containers:     coreContainers(p.Spec.Containers),
+		},
+		Status: corev1.PodStatus{
+			Phase: p.Status.Phase, Reason: p.Status.Reason, Message: p.Status.Message,
+			HostIP: p.Status.HostIP, PodIP: p.Status.PodIP, NominatedNodeName: p.Status.NominatedNodeName,
+			QOSClass: p.Status.QOSClass, StartTime: p.Status.StartTime, Conditions: p.Status.Conditions,
+			InitContainerStatuses:      coreContainerStatuses(p.Status.InitContainerStatuses),
+			ContainerStatuses:          coreContainerStatuses(p.Status.ContainerStatuses),
+			EphemeralContainerStatuses: coreContainerStatuses(p.Status.EphemeralContainerStatuses),
+		},
+	}
+	for _, c := range p.Spec.EphemeralContainers {
+		out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, corev1.EphemeralContainer{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: c.Name, Image: c.Image,
+				ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts}})
+	}
+	for _, v := range p.Spec.Volumes {
+		out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: v.Name,
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: v.Path, Type: v.Type}}})
+	}
+	return out
+}
+
+func coreContainers(cs []Container) []corev1.Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts}
+	}
+	return out
+}
+
+func coreContainerStatuses(cs []ContainerStatus) []corev1.ContainerStatus {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, Ready: c.Ready,
+			Started: c.Started, RestartCount: c.RestartCount, State: c.State, LastTerminationState: c.LastTerminationState}
+	}
+	return out
+}
