@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -227,10 +226,9 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 		}
 		return nil
 	}
-	dec := stdjson.NewDecoder(r)
+	dec := jsontext.NewDecoder(r)
 	for doc := 1; ; doc++ {
-		var raw stdjson.RawMessage
-		err := dec.Decode(&raw)
+		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
 				return &InputError{File: name, Err: errors.New("file holds no objects")}
@@ -240,6 +238,8 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed JSON: %w", readErr(err))}
 		}
+		// raw is only valid until the next read; addDocument is done with
+		// it before then.
 		if err := l.addDocument(raw); err != nil {
 			return withPlace(err, name, doc)
 		}
@@ -330,7 +330,7 @@ func (l *loader) addDocument(raw []byte) error {
 		return fmt.Errorf("snapshot version %s is not supported (this kubegap reads %s)", tm.APIVersion, SnapshotAPIVersion)
 	case strings.HasSuffix(tm.Kind, "List"):
 		var list struct {
-			Items []stdjson.RawMessage `json:"items"`
+			Items []jsontext.Value `json:"items"`
 		}
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
@@ -397,11 +397,11 @@ func groupOf(apiVersion string) string {
 
 // snapshotFile is the on-disk form of a kubegap snapshot (see Save).
 type snapshotFile struct {
-	APIVersion string               `json:"apiVersion"`
-	Kind       string               `json:"kind"`
-	Source     Source               `json:"source"`
-	Coverage   []Coverage           `json:"coverage"`
-	Items      []stdjson.RawMessage `json:"items"`
+	APIVersion string           `json:"apiVersion"`
+	Kind       string           `json:"kind"`
+	Source     Source           `json:"source"`
+	Coverage   []Coverage       `json:"coverage"`
+	Items      []jsontext.Value `json:"items"`
 }
 
 func (l *loader) addSnapshot(raw []byte) error {
@@ -501,13 +501,13 @@ func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error)
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
 		return malformed(orMissing(err, "items array"))
 	}
-	chunks := make(chan []stdjson.RawMessage, 1)
+	chunks := make(chan []jsontext.Value, 1)
 	stop := make(chan struct{})
 	var readErr error // set before chunks is closed
 	go func() {
 		defer close(chunks)
 		for {
-			chunk := make([]stdjson.RawMessage, 0, decodeChunk)
+			chunk := make([]jsontext.Value, 0, decodeChunk)
 			for len(chunk) < decodeChunk && dec.PeekKind() != ']' {
 				v, err := dec.ReadValue()
 				if err != nil {
@@ -559,11 +559,11 @@ const decodeChunk = 2048
 // offline audit's time); everything else, and every error, goes through
 // addObject one by one, so the result and the error reported are what a
 // sequential load gives.
-func (l *loader) addItems(items []stdjson.RawMessage) error { return l.addItemsAt(items, 0) }
+func (l *loader) addItems(items []jsontext.Value) error { return l.addItemsAt(items, 0) }
 
 // addItemsAt is addItems for items that follow offset others, for error
 // positions.
-func (l *loader) addItemsAt(items []stdjson.RawMessage, offset int) error {
+func (l *loader) addItemsAt(items []jsontext.Value, offset int) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	decoded := make([]any, min(decodeChunk, len(items)))
 	kinds := make([]*kind, len(decoded))
