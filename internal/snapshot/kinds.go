@@ -54,14 +54,12 @@ var kinds = []kind{
 		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items },
 		func(d *appsv1.DaemonSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
 	typed(Deployments, func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
-		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items },
-		func(d *appsv1.Deployment) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }, nil),
 	typed(ReplicaSets, func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
 		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items },
 		nil),
 	typed(StatefulSets, func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
-		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items },
-		func(d *appsv1.StatefulSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items }, nil),
 	typed(PodDisruptionBudgets, func(s *Snapshot) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets },
 		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }, nil),
 	typed(EndpointSlices, func(s *Snapshot) *[]discoveryv1.EndpointSlice { return &s.EndpointSlices },
@@ -118,8 +116,13 @@ func typed[T any, L any, PT object[T], PL interface {
 		if trim != nil {
 			trim(o)
 		}
-		if rs, ok := any(o).(*appsv1.ReplicaSet); ok {
-			trimReplicaSet(rs, &s.intern)
+		switch o := any(o).(type) {
+		case *appsv1.ReplicaSet:
+			trimReplicaSet(o, &s.intern)
+		case *appsv1.Deployment:
+			trimWorkloadTemplate(&o.Spec.Template, &s.intern)
+		case *appsv1.StatefulSet:
+			trimWorkloadTemplate(&o.Spec.Template, &s.intern)
 		}
 		PT(o).GetObjectKind().SetGroupVersionKind(gvk)
 		return *o

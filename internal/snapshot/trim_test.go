@@ -144,6 +144,42 @@ func TestTrimReplicaSetTemplate(t *testing.T) {
 	}
 }
 
+func TestTrimWorkloadTemplate(t *testing.T) {
+	p := fullPod("x")
+	p.Spec.NodeSelector = map[string]string{"pool": "a"}
+	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	d := appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", UID: "d"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: p.Labels, Annotations: map[string]string{"a": "b"}}, Spec: p.Spec}},
+	}
+	s := New(Source{})
+	_, add, _ := ListKind(Deployments)
+	add(s, &appsv1.DeploymentList{Items: []appsv1.Deployment{d}})
+	got := s.Deployments[0].Spec.Template
+	c := got.Spec.Containers[0]
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"labels, no other annotations", got.Labels["app"] == "web" && got.Annotations == nil},
+		{"scheduling", got.Spec.NodeSelector["pool"] == "a" && len(got.Spec.Tolerations) == 1 && got.Spec.ServiceAccountName == "sa" &&
+			got.Spec.PriorityClassName == "high" && got.Spec.HostNetwork && got.Spec.NodeName == "node-1"},
+		{"containers", len(got.Spec.Containers) == 1 && c.Image == "nginx:1" && c.ImagePullPolicy == corev1.PullAlways &&
+			len(got.Spec.InitContainers) == 1},
+		{"resources", c.Resources.Limits.Cpu().String() == "1" && c.Resources.Requests.Memory().String() == "1Gi"},
+		{"env names, values redacted", len(c.Env) == 2 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
+		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
+			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
+		{"dropped", c.Ports == nil && c.Command == nil && c.LivenessProbe == nil},
+	}
+	for _, tc := range checks {
+		if !tc.ok {
+			t.Errorf("%s: not as expected in %+v", tc.name, got)
+		}
+	}
+}
+
 func TestLeadingTypeMeta(t *testing.T) {
 	cases := []struct {
 		in     string
