@@ -125,7 +125,15 @@ func TestBench(t *testing.T) {
 	var liveOut int64
 	for run := range cfg.runs {
 		for i, cmd := range cmds {
+			thaw := func() {}
+			if cmd.name == offline.name {
+				// The offline audit needs no cluster: freeze it, or the
+				// API server's garbage collection after the live runs
+				// takes the CPUs (measured: 3.7 s alone, 6.2-6.6 s beside it).
+				thaw = c.Freeze(t)
+			}
 			s, err := Measure(ctx, nil, cmd.argv, cmd.ok...)
+			thaw()
 			if err != nil {
 				t.Fatalf("run %d of %s: %v", run+1, cmd.name, err)
 			}

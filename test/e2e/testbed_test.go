@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -249,5 +250,23 @@ func TestCleanup(t *testing.T) {
 	}
 	if _, err := admin.CoreV1().Nodes().Get(ctx, "testbed-cleanup-node", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("node after cleanup: err = %v, want NotFound", err)
+	}
+}
+
+// TestFreeze: a frozen test bed answers nothing, and answers again once
+// thawed (the benchmark freezes it while it measures offline audits).
+func TestFreeze(t *testing.T) {
+	c := testcluster.Get(t)
+	cs := c.Client(t, testcluster.UserAdmin)
+	thaw := c.Freeze(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	_, err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	cancel()
+	if err == nil {
+		t.Error("a frozen API server answered")
+	}
+	thaw()
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		t.Fatalf("after thawing: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -94,4 +95,9 @@ func (p *process) tail(n int) string {
 		sb.WriteByte('\n')
 	}
 	return sb.String()
+}
+
+// signal sends sig to the process's group.
+func (p *process) signal(sig syscall.Signal) error {
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
 }
