@@ -5,8 +5,9 @@
 # (kube-apiserver v1.37.2 + etcd on loopback), fills it with a generated
 # cluster once, then times, several times each: the floor, a live audit as
 # the read-only user, kubectl get pods -A -o json, and an offline audit of a
-# snapshot taken once. It prints a table (median wall time, peak RSS) whose
-# last line is "ratio: X" = median live audit / median floor.
+# snapshot taken once (with the test bed frozen: it needs no cluster). It
+# prints a table (median wall time, peak RSS) whose last line is
+# "ratio: X" = median live audit / median floor.
 #
 #   bench/run.sh --nodes 500 --pods 10000 [--runs 3] [--seed 1] [--no-kubectl]
 #
