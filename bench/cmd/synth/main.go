@@ -33,19 +33,22 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "synth: %v\n", err)
 		os.Exit(2)
 	}
 }
 
-func run() error {
+func run(args []string) error {
 	var spec loadgen.Spec
-	flag.IntVar(&spec.Nodes, "nodes", 500, "nodes")
-	flag.IntVar(&spec.Pods, "pods", 10000, "pods, DaemonSet pods included")
-	flag.Uint64Var(&spec.Seed, "seed", 1, "seed")
-	out := flag.String("o", "", "snapshot file to write (.gz to compress)")
-	flag.Parse()
+	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
+	fs.IntVar(&spec.Nodes, "nodes", 500, "nodes")
+	fs.IntVar(&spec.Pods, "pods", 10000, "pods, DaemonSet pods included")
+	fs.Uint64Var(&spec.Seed, "seed", 1, "seed")
+	out := fs.String("o", "", "snapshot file to write (.gz to compress)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	if *out == "" {
 		return fmt.Errorf("-o is required")
 	}
