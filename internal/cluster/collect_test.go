@@ -28,6 +28,9 @@ type fakeAPI struct {
 	fault  func(r *http.Request, n int) (status int, body string, handled bool)
 	calls  map[string]int
 	denied map[string]bool // resource → 403
+	// claim, when set, is the remainingItemCount every page reports
+	// instead of the true one.
+	claim int64
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -92,12 +95,16 @@ func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request, kind string, n in
 		}
 		items = append(items, map[string]any{"metadata": meta})
 	}
-	cont := ""
+	meta := map[string]any{}
 	if end < n {
-		cont = fmt.Sprint(end)
+		meta["continue"] = fmt.Sprint(end)
+		meta["remainingItemCount"] = n - end
+		if f.claim != 0 {
+			meta["remainingItemCount"] = f.claim
+		}
 	}
 	json.NewEncoder(w).Encode(map[string]any{"kind": kind + "List", "apiVersion": "v1",
-		"metadata": map[string]any{"continue": cont}, "items": items})
+		"metadata": meta, "items": items})
 }
 
 func status(code int, reason, msg string) string {
@@ -140,6 +147,20 @@ func TestCollectPagesAndCoverage(t *testing.T) {
 	}
 	if s.Source.ServerVersion != "v1.35.4" {
 		t.Errorf("server version = %q", s.Source.ServerVersion)
+	}
+}
+
+// TestCollectDistrustsRemainingItemCount: the first page's
+// remainingItemCount sizes the list, but a garbage count (2^50 pods) from a
+// broken or hostile server must not be allocated up front.
+func TestCollectDistrustsRemainingItemCount(t *testing.T) {
+	f := &fakeAPI{nodes: 3, pods: 31, denied: map[string]bool{}, claim: 1 << 50}
+	s, err := collect(t, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pods) != 31 || len(s.Nodes) != 3 {
+		t.Fatalf("nodes=%d pods=%d, want 3 and 31", len(s.Nodes), len(s.Pods))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unsafe"
 
 	json "github.com/go-json-experiment/json"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -77,6 +78,10 @@ var kinds = []kind{
 			return l.Items
 		}, nil),
 }
+
+// maxReserve bounds the bytes Reserve allocates for one resource's list:
+// 135k pods, 48k nodes, well above what a real cluster's list needs.
+const maxReserve = 64 << 20
 
 func kindFor(r Resource) (kind, bool) {
 	for _, k := range kinds {
@@ -190,7 +195,15 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			}
 			*field(dst) = append(*field(dst), *field(src)...)
 		},
-		reserve: func(s *Snapshot, n int) { *field(s) = slices.Grow(*field(s), n) },
+		reserve: func(s *Snapshot, n int) {
+			// n is a claim made by the input (a snapshot's counts, a LIST's
+			// remainingItemCount), not objects seen: trust it only as far
+			// as maxReserve, so that a hostile claim of a billion objects
+			// cannot exhaust memory before a single one arrives. Beyond
+			// the bound, lists grow as objects are added.
+			n = min(n, maxReserve/int(unsafe.Sizeof(*new(S))))
+			*field(s) = slices.Grow(*field(s), n)
+		},
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)
 			for i := range objs {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const nodeYAML = `apiVersion: v1
@@ -300,5 +301,29 @@ metadata: {name: nad}
 	}
 	if ns := s.DaemonSets[0].Namespace; ns != "default" {
 		t.Errorf("List item DaemonSet namespace = %q, want default", ns)
+	}
+}
+
+// TestCountsAreOnlyHints: a snapshot's counts size its lists, but a hostile
+// count (here 900 million pods, 446 GB of pods) must not be allocated: it
+// ended the process with "fatal error: out of memory" before the bound.
+func TestCountsAreOnlyHints(t *testing.T) {
+	data := []byte(snapshotHead + `"coverage":[{"resource":"v1/pods","status":"read","count":900000000}],` +
+		`"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"a"}}]}`)
+	s, err := LoadPaths([]string{write(t, t.TempDir(), "huge.json", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pods) != 1 {
+		t.Fatalf("%d pods, want 1", len(s.Pods))
+	}
+	r := New(Source{})
+	r.Reserve(Pods, 1<<40)
+	if got := cap(r.Pods) * int(unsafe.Sizeof(Pod{})); got > maxReserve+int(unsafe.Sizeof(Pod{})) {
+		t.Errorf("Reserve allocated %d bytes, above the %d bound", got, maxReserve)
+	}
+	r.Reserve(Pods, 10)
+	if cap(r.Pods) < 10 {
+		t.Errorf("a small reservation was not made: cap %d", cap(r.Pods))
 	}
 }
