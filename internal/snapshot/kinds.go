@@ -163,6 +163,11 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			if err := json.Unmarshal(raw, o); err != nil {
 				return nil, fmt.Errorf("decoding %s: %w", res.Kind, err)
 			}
+			// Findings name objects; a nameless one is bad input (a
+			// misspelt "Metadata:" key reads as no metadata at all).
+			if PT(o).GetName() == "" && PT(o).GetGenerateName() == "" {
+				return nil, fmt.Errorf("%s has no metadata.name", res.Kind)
+			}
 			// A manifest without a namespace lands in "default" when
 			// applied; read it where the cluster would put it.
 			if res.Namespaced && PT(o).GetNamespace() == "" {

@@ -148,6 +148,8 @@ func TestBadInput(t *testing.T) {
 		{"List with a broken item", "list.json", []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","metadata":{"name":"b"}}]}`), []string{"list.json: document 1, item 2", "no kind"}},
 		{"duplicate key", "dup.yaml", []byte(nodeYAML + "kind: Pod\n"), []string{"dup.yaml: document 1", "malformed YAML", "already set"}},
 		{"object without kind", "nokind.yaml", []byte("apiVersion: v1\nmetadata: {name: x}\n"), []string{"nokind.yaml: document 1", "object has no kind"}},
+		{"typed object without a name", "noname.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n"), []string{"noname.yaml: document 1", "Pod has no metadata.name"}},
+		{"misspelt metadata key", "case.yaml", []byte("apiVersion: v1\nkind: Node\nMetadata: {name: x}\n"), []string{"case.yaml: document 1", "Node has no metadata.name"}},
 		{"object without apiVersion", "noapi.yaml", []byte("kind: Node\nmetadata: {name: x}\n"), []string{"noapi.yaml: document 1", "Node has no apiVersion"}},
 		{"wrong field type", "type.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata: {name: x}\nspec: {unschedulable: maybe}\n"), []string{"type.yaml: document 1", "decoding Node"}},
 		{"truncated gzip", "cut.yaml.gz", full[:len(full)/2], []string{"cut.yaml.gz", "truncated or corrupt"}},
