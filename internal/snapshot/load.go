@@ -503,7 +503,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error)
 	}
 	chunks := make(chan []jsontext.Value, 1)
 	stop := make(chan struct{})
-	var readErr error // set before chunks is closed
+	var cutErr error // set before chunks is closed
 	go func() {
 		defer close(chunks)
 		for {
@@ -511,14 +511,14 @@ func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error)
 			for len(chunk) < decodeChunk && dec.PeekKind() != ']' {
 				v, err := dec.ReadValue()
 				if err != nil {
-					readErr = malformed(err)
+					cutErr = malformed(err)
 					break
 				}
 				chunk = append(chunk, bytes.Clone(v)) // v is only valid until the next read
 			}
-			if readErr == nil && len(chunk) < decodeChunk {
+			if cutErr == nil && len(chunk) < decodeChunk {
 				if t, err := dec.ReadToken(); err != nil || t.Kind() != ']' {
-					readErr = malformed(orMissing(err, "end of items"))
+					cutErr = malformed(orMissing(err, "end of items"))
 				}
 			}
 			select {
@@ -526,7 +526,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error)
 			case <-stop:
 				return
 			}
-			if readErr != nil || len(chunk) < decodeChunk {
+			if cutErr != nil || len(chunk) < decodeChunk {
 				return
 			}
 		}
@@ -541,7 +541,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error)
 		}
 		item += len(chunk)
 	}
-	return readErr
+	return cutErr
 }
 
 func orMissing(err error, what string) error {
