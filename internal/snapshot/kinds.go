@@ -80,7 +80,7 @@ var kinds = []kind{
 }
 
 // maxReserve bounds the bytes Reserve allocates for one resource's list:
-// 135k pods, 48k nodes, well above what a real cluster's list needs.
+// 135k pods, 85k nodes, well above what a real cluster's list needs.
 const maxReserve = 64 << 20
 
 func kindFor(r Resource) (kind, bool) {
