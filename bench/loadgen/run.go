@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -59,13 +61,8 @@ func (s Stats) String() string {
 		fmt.Fprintf(&b, "  %-16s %7d objects %8d requests %7.1f s %8.0f req/s\n", p.Name, p.Objects, p.Requests,
 			p.Elapsed.Seconds(), float64(p.Requests)/max(p.Elapsed.Seconds(), 1e-9))
 	}
-	kinds := make([]string, 0, len(s.Objects))
-	for k := range s.Objects {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
 	var parts []string
-	for _, k := range kinds {
+	for _, k := range slices.Sorted(maps.Keys(s.Objects)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, s.Objects[k]))
 	}
 	fmt.Fprintf(&b, "  total %d objects, %d requests in %.1f s: %.0f objects/s, %.0f requests/s\n  (%s)",

@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -124,15 +125,6 @@ func (r *runtimeRegression) affects(runtimeVersion string) bool {
 		return false
 	}
 	return !r.hasFix || kv.patch < r.fixed.patch
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // rangeText describes the affected range for messages.
@@ -376,7 +368,7 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 		"consumes them. In this combination, after an upgrade to containerd 1.7.29 or later the later plugin was reported "+
 		"unable to find the interfaces the earlier one had moved into the pod's network namespace (bond: \"Link not found\"), "+
 		"failing sandbox creation for pods that use the attachment; changing CNI plugin versions did not help%s.",
-		len(nodes), strings.Join(sortedKeys(versions), ", "), reg.rangeText(), dsName, len(nads), nadWord,
+		len(nodes), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
 		strings.Join(nadNames, ", "), verb, moreText(more))
 	f.Remediation = "Keep nodes that run these attachments on a containerd release before 1.7.29 (1.7.24 is reported working), " +
 		"or test the chained attachment on the target release before rolling it out; track containerd issue #13545 for a fix " +

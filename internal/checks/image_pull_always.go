@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -453,14 +454,8 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 		}
 		byReg[reg] = append(byReg[reg], hit{e: e, pod: pod, node: node, at: at})
 	}
-	regs := make([]string, 0, len(byReg))
-	for r := range byReg {
-		regs = append(regs, r)
-	}
-	sort.Strings(regs)
-
 	var out []finding.Finding
-	for _, reg := range regs {
+	for _, reg := range slices.Sorted(maps.Keys(byReg)) {
 		hits := byReg[reg]
 		sort.Slice(hits, func(i, j int) bool {
 			a, b := hits[i].e, hits[j].e

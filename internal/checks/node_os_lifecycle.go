@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,13 +194,8 @@ func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []fi
 			byOS[info.ID] = append(byOS[info.ID], &nodes[i])
 		}
 	}
-	ids := make([]string, 0, len(byOS))
-	for id := range byOS {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var out []finding.Finding
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(byOS)) {
 		group := byOS[id]
 		info := infos[group[0].Name]
 		eoss := info.EndOfStandardSupport.Format(time.DateOnly)

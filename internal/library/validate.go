@@ -2,9 +2,10 @@ package library
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -196,11 +197,7 @@ func contains(list []string, v string) bool {
 // must be cited by a check or say in detectable.noCheckYet why none exists.
 func ValidateCitations(lib *Library, citations map[string][]string) []error {
 	var errs []error
-	checkIDs := make([]string, 0, len(citations))
-	for id := range citations {
-		checkIDs = append(checkIDs, id)
-	}
-	sort.Strings(checkIDs)
+	checkIDs := slices.Sorted(maps.Keys(citations))
 	cited := map[string]bool{}
 	for _, check := range checkIDs {
 		cases := citations[check]

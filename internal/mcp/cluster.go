@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -51,10 +51,10 @@ func (h *handlers) readCluster(ctx context.Context, in AuditInput, resources []s
 		return nil, errors.New("no kubeconfig with any context found (looked at the kubeconfig argument, the server's --kubeconfig, KUBECONFIG and ~/.kube/config): pass kubeconfig, or audit files or demo=true instead")
 	}
 	if contextName == "" {
-		return nil, fmt.Errorf("the kubeconfig has no current context: pass context, one of %s", quoteList(contextNames(raw.Contexts)))
+		return nil, fmt.Errorf("the kubeconfig has no current context: pass context, one of %s", quoteList(slices.Sorted(maps.Keys(raw.Contexts))))
 	}
 	if _, ok := raw.Contexts[contextName]; !ok {
-		return nil, fmt.Errorf("context %q is not in the kubeconfig: use one of %s", contextName, quoteList(contextNames(raw.Contexts)))
+		return nil, fmt.Errorf("context %q is not in the kubeconfig: use one of %s", contextName, quoteList(slices.Sorted(maps.Keys(raw.Contexts))))
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -78,15 +78,6 @@ func (h *handlers) allowContext(name string) error {
 	}
 	return fmt.Errorf("context %q refused: this server was started with --allow-context and audits only %s; pass one of those as context, or audit files or demo=true",
 		shown, quoteList(h.opts.AllowContexts))
-}
-
-func contextNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func quoteList(ss []string) string {
