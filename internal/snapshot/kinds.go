@@ -53,14 +53,18 @@ var kinds = []kind{
 		func(l *corev1.EventList) []corev1.Event { return l.Items }, nil),
 	typed(DaemonSets, func(s *Snapshot) *[]appsv1.DaemonSet { return &s.DaemonSets },
 		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items },
-		func(d *appsv1.DaemonSet) { trimPodSpec(&d.Spec.Template.Spec); trimMeta(&d.Spec.Template.ObjectMeta) }),
+		func(d *appsv1.DaemonSet, _ *interner) {
+			trimPodSpec(&d.Spec.Template.Spec)
+			trimMeta(&d.Spec.Template.ObjectMeta)
+		}),
 	typed(Deployments, func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
-		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items }, nil),
+		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items },
+		func(d *appsv1.Deployment, in *interner) { trimWorkloadTemplate(&d.Spec.Template, in) }),
 	typed(ReplicaSets, func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
-		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items },
-		nil),
+		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items }, trimReplicaSet),
 	typed(StatefulSets, func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
-		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items }, nil),
+		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items },
+		func(d *appsv1.StatefulSet, in *interner) { trimWorkloadTemplate(&d.Spec.Template, in) }),
 	typed(PodDisruptionBudgets, func(s *Snapshot) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets },
 		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }, nil),
 	typed(EndpointSlices, func(s *Snapshot) *[]discoveryv1.EndpointSlice { return &s.EndpointSlices },
@@ -110,24 +114,17 @@ type object[T any] interface {
 }
 
 // typed is the kind of a resource kept as its own API type, trimmed by
-// trimMeta, trim and the per-type trimming below.
+// trimMeta and then by trim, which shares strings through the snapshot's
+// interner.
 func typed[T any, L any, PT object[T], PL interface {
 	*L
 	runtime.Object
-}](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T)) kind {
+}](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T, *interner)) kind {
 	gvk := schemaGVK(res)
 	keep := func(s *Snapshot, o *T) T {
 		trimMeta(PT(o))
 		if trim != nil {
-			trim(o)
-		}
-		switch o := any(o).(type) {
-		case *appsv1.ReplicaSet:
-			trimReplicaSet(o, &s.intern)
-		case *appsv1.Deployment:
-			trimWorkloadTemplate(&o.Spec.Template, &s.intern)
-		case *appsv1.StatefulSet:
-			trimWorkloadTemplate(&o.Spec.Template, &s.intern)
+			trim(o, &s.intern)
 		}
 		PT(o).GetObjectKind().SetGroupVersionKind(gvk)
 		return *o

@@ -151,16 +151,20 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 		ContainerStatuses:          keepContainerStatuses(st.ContainerStatuses, in),
 		EphemeralContainerStatuses: keepContainerStatuses(st.EphemeralContainerStatuses, in),
 	}
+	keep := func(c *corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady || c.Status != corev1.ConditionTrue
+	}
 	n := 0
-	for _, c := range st.Conditions {
-		if c.Type == corev1.PodReady || c.Status != corev1.ConditionTrue {
+	for i := range st.Conditions {
+		if keep(&st.Conditions[i]) {
 			n++
 		}
 	}
 	if n > 0 {
-		kept.Status.Conditions = make([]corev1.PodCondition, 0, n)
-		for _, c := range st.Conditions {
-			if c.Type != corev1.PodReady && c.Status == corev1.ConditionTrue {
+		kept.Status.Conditions = make([]corev1.PodCondition, 0, n) // exact: pods are many
+		for i := range st.Conditions {
+			c := &st.Conditions[i]
+			if !keep(c) {
 				continue
 			}
 			kept.Status.Conditions = append(kept.Status.Conditions, corev1.PodCondition{
@@ -184,14 +188,8 @@ func keepContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 }
 
 func keepContainer(c *corev1.Container, hostPaths map[string]bool, in *interner) Container {
-	out := Container{Name: in.str(c.Name), Image: in.str(c.Image), ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy)))}
-	for _, m := range c.VolumeMounts {
-		if hostPaths[m.Name] {
-			out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: in.str(m.Name),
-				MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})
-		}
-	}
-	return out
+	return Container{Name: in.str(c.Name), Image: in.str(c.Image), ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy))),
+		VolumeMounts: hostPathMounts(c.VolumeMounts, hostPaths, in)}
 }
 
 func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []ContainerStatus {

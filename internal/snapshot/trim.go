@@ -70,27 +70,22 @@ func redactEnv(env []corev1.EnvVar) {
 
 // trimNode drops the image list, the largest part of a Node's status, which
 // no check reads.
-func trimNode(n *corev1.Node) {
+func trimNode(n *corev1.Node, _ *interner) {
 	n.Status.Images = nil
 }
 
 // trimContainers keeps of a template's containers the name, image, pull
-// policy, environment variable names and the mounts of the volumes in
-// mounts (all mounts when mounts is nil).
-func trimContainers(cs []corev1.Container, mounts map[string]bool, in *interner) []corev1.Container {
+// policy, environment variable names and the mounts of the hostPath
+// volumes named in hostPaths.
+func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *interner) []corev1.Container {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
 		out[i] = corev1.Container{Name: in.str(c.Name), Image: in.str(c.Image),
-			ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy)))}
-		for _, m := range c.VolumeMounts {
-			if mounts == nil || mounts[m.Name] {
-				out[i].VolumeMounts = append(out[i].VolumeMounts, corev1.VolumeMount{Name: in.str(m.Name),
-					MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})
-			}
-		}
+			ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy))),
+			VolumeMounts:    hostPathMounts(c.VolumeMounts, hostPaths, in)}
 		if len(c.Env) > 0 {
 			env := make([]corev1.EnvVar, len(c.Env))
 			for j, e := range c.Env {
@@ -100,6 +95,18 @@ func trimContainers(cs []corev1.Container, mounts map[string]bool, in *interner)
 				}
 			}
 			out[i].Env = env
+		}
+	}
+	return out
+}
+
+// hostPathMounts keeps the mounts of the volumes named in hostPaths.
+func hostPathMounts(ms []corev1.VolumeMount, hostPaths map[string]bool, in *interner) []corev1.VolumeMount {
+	var out []corev1.VolumeMount
+	for _, m := range ms {
+		if hostPaths[m.Name] {
+			out = append(out, corev1.VolumeMount{Name: in.str(m.Name),
+				MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})
 		}
 	}
 	return out
@@ -127,8 +134,8 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 	t := &rs.Spec.Template
 	t.ObjectMeta = metav1.ObjectMeta{Labels: in.labelSet(t.Labels)}
 	t.Spec = corev1.PodSpec{
-		InitContainers: trimContainers(t.Spec.InitContainers, map[string]bool{}, in),
-		Containers:     trimContainers(t.Spec.Containers, map[string]bool{}, in),
+		InitContainers: trimContainers(t.Spec.InitContainers, nil, in),
+		Containers:     trimContainers(t.Spec.Containers, nil, in),
 	}
 	rs.Namespace = in.str(rs.Namespace)
 }
