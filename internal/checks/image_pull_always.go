@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"regexp"
 	"slices"
@@ -260,20 +259,6 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 		paths = append(paths, fmt.Sprintf("containers[%d]", i))
 	}
 	return cs, paths
-}
-
-// containerStatuses yields a pod's init and regular container statuses,
-// without copying them (this runs once per pod of every flagged workload).
-func containerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
-	return func(yield func(*snapshot.ContainerStatus) bool) {
-		for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-			for i := range list {
-				if !yield(&list[i]) {
-					return
-				}
-			}
-		}
-	}
 }
 
 func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {

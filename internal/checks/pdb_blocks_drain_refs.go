@@ -2,10 +2,12 @@ package checks
 
 // Helpers shared by the workload-centric checks (pdb-blocks-drain,
 // pod-sandbox-failures, image-pull-always, webhook-blast-radius): capped
-// object lists, pod readiness, trimmed quotes of event messages.
+// object lists, pod readiness and container statuses, trimmed quotes of
+// event messages.
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 
@@ -138,6 +140,20 @@ func podReady(p *snapshot.Pod) bool {
 // pods count for no budget and no sandbox.
 func podTerminal(p *snapshot.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// containerStatuses yields a pod's init and regular container statuses,
+// without copying them (it runs for every pod a check looks at).
+func containerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
+	return func(yield func(*snapshot.ContainerStatus) bool) {
+		for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for i := range list {
+				if !yield(&list[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // quoteMessage collapses whitespace in an event message and, when it is

@@ -225,11 +225,9 @@ func sandboxStuck(p *snapshot.Pod) bool {
 	if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return false
 	}
-	for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.State.Running != nil || cs.State.Terminated != nil {
-				return false
-			}
+	for cs := range containerStatuses(p) {
+		if cs.State.Running != nil || cs.State.Terminated != nil {
+			return false
 		}
 	}
 	return true
