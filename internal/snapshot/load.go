@@ -191,6 +191,9 @@ func (l *loader) load(name string, r io.Reader) error {
 	return l.loadYAML(name, br)
 }
 
+// malformed is a JSON syntax or read error, as the user sees it.
+func malformed(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
+
 func readErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
 		return fmt.Errorf("file is truncated or corrupt: %w", err)
@@ -236,7 +239,7 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed JSON: %w", readErr(err))}
+			return &InputError{File: name, Document: doc, Err: malformed(err)}
 		}
 		// raw is only valid until the next read; addDocument is done with
 		// it before then.
@@ -444,7 +447,6 @@ const snapshotHead = `{"apiVersion":"` + SnapshotAPIVersion + `","kind":"` + Sna
 // the speed of encoding/json's Decoder.
 func (l *loader) streamSnapshot(r io.Reader) error {
 	dec := jsontext.NewDecoder(r)
-	malformed := func(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
 		return malformed(orMissing(err, "object"))
 	}
@@ -479,7 +481,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
-		if err := l.streamItems(dec, malformed); err != nil {
+		if err := l.streamItems(dec); err != nil {
 			return err
 		}
 	}
@@ -497,7 +499,7 @@ var errSecondDocument = errors.New("a snapshot file holds one document")
 
 // streamItems reads the items array of a snapshot, a chunk ahead of the
 // chunk being decoded and added.
-func (l *loader) streamItems(dec *jsontext.Decoder, malformed func(error) error) error {
+func (l *loader) streamItems(dec *jsontext.Decoder) error {
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
 		return malformed(orMissing(err, "items array"))
 	}
