@@ -19,11 +19,47 @@ const (
 type Status string
 
 // Check statuses. A check whose inputs could not be read is never Pass.
+//
+//   - Fail: the check reported findings (other rules may still be
+//     incomplete: see CheckResult.Rules).
+//   - Pass: every rule ran on complete input and found nothing.
+//   - Partial: no finding, but some rule ran on incomplete input or was
+//     skipped: absence proves nothing there.
+//   - NotEvaluated: no rule had anything to work on.
 const (
 	Fail         Status = "fail"
 	Pass         Status = "pass"
+	Partial      Status = "partial"
 	NotEvaluated Status = "not-evaluated"
 )
+
+// RuleStatus is how one rule of a check went.
+type RuleStatus string
+
+// Rule statuses.
+const (
+	// RuleEvaluated: the rule ran on complete input; its findings, or their
+	// absence, are the answer.
+	RuleEvaluated RuleStatus = "evaluated"
+	// RulePartial: the rule ran on the objects present, but some input is
+	// incomplete (files, a namespace scope, objects it could not judge), so
+	// finding nothing proves nothing.
+	RulePartial RuleStatus = "partial"
+	// RuleSkipped: the rule could not run at all.
+	RuleSkipped RuleStatus = "skipped"
+)
+
+// RuleResult is how one rule of a check went. Checks list every rule; a
+// report reader sees which questions were answered and which were not.
+type RuleResult struct {
+	ID     string     `json:"id"`
+	Status RuleStatus `json:"status"`
+	// Reason says what was missing, for partial and skipped rules.
+	Reason string `json:"reason,omitempty"`
+	// Missing lists the inputs that would complete the rule, as coverage
+	// names them ("apps/v1/deployments").
+	Missing []string `json:"missing,omitempty"`
+}
 
 // Report is the result of an audit. Its JSON form is a public contract:
 // change it only by adding fields.
@@ -44,6 +80,8 @@ type CheckResult struct {
 	Status   Status `json:"status"`
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings,omitempty"`
+	// Rules lists each rule of the check and how it went.
+	Rules []RuleResult `json:"rules,omitempty"`
 }
 
 // Summary counts findings by severity.

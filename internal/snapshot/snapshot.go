@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"sort"
+	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,6 +33,29 @@ type Source struct {
 	// ServerVersion is the API server's gitVersion (live), or what the
 	// snapshot recorded. Empty for plain files.
 	ServerVersion string `json:"serverVersion,omitempty"`
+	// Scope is where the read looked.
+	Scope Scope `json:"scope"`
+}
+
+// Scope is where a read looked: every namespace, or only some. Objects of
+// namespaced resources outside these namespaces are unknown, never absent.
+type Scope struct {
+	// Namespaces the read was limited to; empty means every namespace.
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// AllNamespaces reports whether the scope is the whole cluster.
+func (s Scope) AllNamespaces() bool { return len(s.Namespaces) == 0 }
+
+// String is "all namespaces" or "namespace payments" / "namespaces a, b".
+func (s Scope) String() string {
+	switch len(s.Namespaces) {
+	case 0:
+		return "all namespaces"
+	case 1:
+		return "namespace " + s.Namespaces[0]
+	}
+	return "namespaces " + strings.Join(s.Namespaces, ", ")
 }
 
 // Status is how reading one resource went.
@@ -56,6 +80,14 @@ type Coverage struct {
 	Status   Status `json:"status"`
 	Count    int    `json:"count"`
 	Message  string `json:"message,omitempty"`
+	// Complete is true when the objects of the resource in the snapshot
+	// are all there are in scope: a live read, a kubegap snapshot, a
+	// recipe dump. Objects from plain files are present but not complete:
+	// an object missing from them is unknown, not absent.
+	Complete bool `json:"complete"`
+	// Namespaces the read of a namespaced resource was limited to; empty
+	// means every namespace (or a cluster-scoped resource).
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // Snapshot is what checks read. Objects are trimmed (no managedFields, no
