@@ -28,6 +28,14 @@ type Case struct {
 	Sources             []Source      `json:"sources" yaml:"sources"`
 	Detectable          Detectability `json:"detectable" yaml:"detectable"`
 	Unverified          []string      `json:"unverified,omitempty" yaml:"unverified,omitempty"`
+	// Inferred names the sections that no listed source states outright,
+	// with why they are still written: "lessons: our reading of the
+	// postmortem". A section is supported by a source (Source.Supports) or
+	// named here; validation allows nothing else.
+	Inferred map[string]string `json:"inferred,omitempty" yaml:"inferred,omitempty"`
+	// Reviewed is the date (YYYY-MM-DD) of the last claim-by-claim check of
+	// the case against its sources.
+	Reviewed string `json:"reviewed,omitempty" yaml:"reviewed,omitempty"`
 }
 
 // Cause is a taxonomy category with the case's own explanation.
@@ -45,6 +53,10 @@ type Source struct {
 	Kind string `json:"kind" yaml:"kind"`
 	// Language is a BCP 47 tag such as en or zh.
 	Language string `json:"language" yaml:"language"`
+	// Supports names the case sections this source supports: date,
+	// organization, summary, symptoms, trigger, rootCause,
+	// contributingFactors, detection, remediation, actionItems, lessons.
+	Supports []string `json:"supports,omitempty" yaml:"supports,omitempty"`
 }
 
 // Detectability says whether the gap behind a case can be seen read-only
