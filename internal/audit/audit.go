@@ -6,7 +6,6 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/checks"
@@ -76,33 +75,135 @@ type Options struct {
 // Run runs the checks over the snapshot. It never fails: a check that
 // cannot answer, errs or panics is reported not-evaluated with the reason,
 // and the other checks still run.
+//
+// Every check runs on whatever of its inputs are present, so a finding the
+// objects prove is never hidden because some other input is missing. Its
+// status then says how far its silence can be trusted: pass only when every
+// rule ran on complete input (see checks.Context.Complete).
 func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	r := report.New(s.Source, s.Coverage())
-	ctx := &checks.Context{Snapshot: s, Images: opts.Images}
 	for _, c := range cs {
+		ctx := &checks.Context{Snapshot: s, Images: opts.Images}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
-		if reason := missingInput(s, c); reason != "" {
-			res.Status, res.Reason = report.NotEvaluated, reason
-			r.Checks = append(r.Checks, res)
-			continue
-		}
 		fs, err := runOne(c, ctx)
+		res.Rules = ruleResults(s, c, ctx)
 		switch {
 		case errors.Is(err, checks.ErrNotEvaluated):
 			res.Status = report.NotEvaluated
 			res.Reason = strings.TrimPrefix(err.Error(), checks.ErrNotEvaluated.Error()+": ")
+			skipAll(res.Rules, res.Reason)
+			fs = nil
 		case err != nil:
 			res.Status, res.Reason = report.NotEvaluated, "check failed: "+err.Error()
+			skipAll(res.Rules, res.Reason)
+			fs = nil
 		case len(fs) > 0:
 			res.Status, res.Findings = report.Fail, len(fs)
 			r.Findings = append(r.Findings, fs...)
+			res.Reason = incompleteReason(res.Rules)
 		default:
-			res.Status = report.Pass
+			res.Status, res.Reason = statusOf(res.Rules)
 		}
 		r.Checks = append(r.Checks, res)
 	}
 	r.Finish()
 	return r
+}
+
+// ruleResults judges each rule of c: by the completeness of the inputs it
+// needs, then by what the check itself said while running.
+func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []report.RuleResult {
+	notes := ctx.Notes()
+	var out []report.RuleResult
+	for _, rule := range checks.RulesOf(c) {
+		rr := report.RuleResult{ID: rule.ID, Status: report.RuleEvaluated}
+		var why []string
+		present := len(rule.Needs) == 0
+		for _, need := range rule.Needs {
+			if ctx.Present(need) {
+				present = true
+			}
+			if ctx.Complete(need) {
+				continue
+			}
+			rr.Missing = append(rr.Missing, need.String())
+			why = append(why, inputGap(s, need))
+		}
+		if len(why) > 0 {
+			rr.Status = report.RulePartial
+			if !present {
+				rr.Status = report.RuleSkipped
+			}
+		}
+		if n, ok := notes[rule.ID]; ok {
+			why = append([]string{n.Reason}, why...)
+			if n.Skipped {
+				rr.Status = report.RuleSkipped
+			} else if rr.Status == report.RuleEvaluated {
+				rr.Status = report.RulePartial
+			}
+		}
+		rr.Reason = strings.Join(why, "; ")
+		out = append(out, rr)
+	}
+	return out
+}
+
+// inputGap says why r is not complete, as a report reader needs it.
+func inputGap(s *snapshot.Snapshot, r snapshot.Resource) string {
+	cov := s.Status(r)
+	switch {
+	case cov.Complete && len(cov.Namespaces) > 0:
+		return r.String() + " read only in " + snapshot.Scope{Namespaces: cov.Namespaces}.String()
+	case cov.Status == snapshot.StatusRead && cov.Count > 0:
+		return r.String() + ": the input holds some objects but is not known to hold all"
+	case cov.Status == snapshot.StatusRead:
+		return r.String() + " not in the input"
+	case cov.Status == snapshot.StatusNotRead:
+		return r.String() + " was not read"
+	}
+	msg := r.String() + " " + string(cov.Status)
+	if cov.Message != "" {
+		msg += " (" + cov.Message + ")"
+	}
+	return msg
+}
+
+func skipAll(rules []report.RuleResult, reason string) {
+	for i := range rules {
+		rules[i].Status, rules[i].Reason = report.RuleSkipped, reason
+	}
+}
+
+// statusOf is the status of a check that found nothing.
+func statusOf(rules []report.RuleResult) (report.Status, string) {
+	skipped, partial := 0, 0
+	for _, rr := range rules {
+		switch rr.Status {
+		case report.RuleSkipped:
+			skipped++
+		case report.RulePartial:
+			partial++
+		}
+	}
+	switch {
+	case skipped == len(rules):
+		return report.NotEvaluated, incompleteReason(rules)
+	case skipped+partial > 0:
+		return report.Partial, incompleteReason(rules)
+	}
+	return report.Pass, ""
+}
+
+// incompleteReason sums up the rules that did not run on complete input.
+func incompleteReason(rules []report.RuleResult) string {
+	var why []string
+	for _, rr := range rules {
+		if rr.Status != report.RuleEvaluated {
+			why = append(why, rr.ID+" "+string(rr.Status)+": "+rr.Reason)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // runOne runs a check, turning a panic into an error so one broken check
@@ -120,29 +221,4 @@ func runOne(c checks.Check, ctx *checks.Context) (fs []finding.Finding, err erro
 		}
 	}
 	return fs, err
-}
-
-// missingInput explains why a check cannot run on this snapshot, or returns
-// "" when every required input was read.
-func missingInput(s *snapshot.Snapshot, c checks.Check) string {
-	var why []string
-	for _, in := range c.Reads {
-		if in.Optional {
-			continue
-		}
-		cov := s.Status(in.Resource)
-		switch cov.Status {
-		case snapshot.StatusRead:
-		case snapshot.StatusNotRead:
-			why = append(why, in.Resource.String()+" was not read")
-		default:
-			msg := in.Resource.String() + " " + string(cov.Status)
-			if cov.Message != "" {
-				msg += " (" + cov.Message + ")"
-			}
-			why = append(why, msg)
-		}
-	}
-	sort.Strings(why)
-	return strings.Join(why, "; ")
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
@@ -71,14 +74,17 @@ func TestResourcesIsTheUnionInKnownOrder(t *testing.T) {
 	}
 }
 
-// TestRunStatuses: pass, fail, not-evaluated for a forbidden required
-// input, an optional input that does not block, a check's own
-// not-evaluated, an error and a panic — and the audit goes on after each.
+// TestRunStatuses: pass, fail, partial for a forbidden input beside a
+// complete one, not-evaluated when nothing could be read, an optional input
+// that is not served, a check's own not-evaluated, an error and a panic —
+// and the audit goes on after each.
 func TestRunStatuses(t *testing.T) {
 	s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
 	s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+	s.SetComplete(snapshot.Nodes, nil)
 	s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, `pods is forbidden: User "x" cannot list`)
 	s.SetCoverage(snapshot.NetworkAttachmentDefinitions, snapshot.StatusNotServed, "")
+	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
 	s.Finish()
 	ran := map[string]bool{}
 	mark := func(id string, f func(*checks.Context) ([]finding.Finding, error)) func(*checks.Context) ([]finding.Finding, error) {
@@ -89,6 +95,7 @@ func TestRunStatuses(t *testing.T) {
 		fakeCheck("pass", checks.Needs(snapshot.Nodes), mark("pass", none)),
 		fakeCheck("fail", checks.Needs(snapshot.Nodes), mark("fail", oneFinding(finding.Medium))),
 		fakeCheck("forbidden", checks.Needs(snapshot.Nodes, snapshot.Pods), mark("forbidden", none)),
+		fakeCheck("forbidden-only", checks.Needs(snapshot.Pods), mark("forbidden-only", none)),
 		fakeCheck("optional", []checks.Input{{Resource: snapshot.Nodes}, checks.Optional(snapshot.NetworkAttachmentDefinitions)}, mark("optional", none)),
 		fakeCheck("unread", checks.Needs(snapshot.Events), mark("unread", none)),
 		fakeCheck("cannot", checks.Needs(snapshot.Nodes), mark("cannot", func(*checks.Context) ([]finding.Finding, error) {
@@ -106,14 +113,15 @@ func TestRunStatuses(t *testing.T) {
 		status report.Status
 		reason string
 	}{
-		"pass":      {report.Pass, ""},
-		"fail":      {report.Fail, ""},
-		"forbidden": {report.NotEvaluated, "v1/pods forbidden (pods is forbidden"},
-		"optional":  {report.Pass, ""},
-		"unread":    {report.NotEvaluated, "v1/events was not read"},
-		"cannot":    {report.NotEvaluated, "no node reports its OS"},
-		"errs":      {report.NotEvaluated, "check failed: boom"},
-		"panics":    {report.NotEvaluated, "check failed: panic"},
+		"pass":           {report.Pass, ""},
+		"fail":           {report.Fail, ""},
+		"forbidden":      {report.Partial, "forbidden partial: v1/pods forbidden (pods is forbidden"},
+		"forbidden-only": {report.NotEvaluated, "forbidden-only skipped: v1/pods forbidden"},
+		"optional":       {report.Pass, ""},
+		"unread":         {report.NotEvaluated, "unread skipped: v1/events was not read"},
+		"cannot":         {report.NotEvaluated, "no node reports its OS"},
+		"errs":           {report.NotEvaluated, "check failed: boom"},
+		"panics":         {report.NotEvaluated, "check failed: panic"},
 	}
 	for _, c := range r.Checks {
 		w := want[c.ID]
@@ -121,13 +129,90 @@ func TestRunStatuses(t *testing.T) {
 			t.Errorf("%s: %s %q, want %s %q", c.ID, c.Status, c.Reason, w.status, w.reason)
 		}
 	}
-	if ran["forbidden"] || ran["unread"] {
-		t.Error("a check ran without its required input")
+	// Every check runs on what is present: a missing input never hides
+	// what the present objects prove.
+	for _, c := range cs {
+		if !ran[c.ID] {
+			t.Errorf("%s did not run", c.ID)
+		}
 	}
 	if len(r.Findings) != 1 || r.Findings[0].Check != "fail" || r.Summary.Medium != 1 {
 		t.Errorf("findings = %+v, summary = %+v", r.Findings, r.Summary)
 	}
 	if !r.AtOrAbove(finding.Medium) || r.AtOrAbove(finding.High) {
 		t.Error("AtOrAbove disagrees with the findings")
+	}
+}
+
+// TestRuleVerdicts: per-rule status from input completeness (files, a
+// namespace scope) and from what the check says while it runs; a finding
+// is reported even when another rule could not run.
+func TestRuleVerdicts(t *testing.T) {
+	files := snapshot.New(snapshot.Source{Type: snapshot.SourceFiles})
+	files.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+	files.SetCoverage(snapshot.DaemonSets, snapshot.StatusNotInInput, "")
+	files.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}
+	files.Finish()
+	scoped := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, Scope: snapshot.Scope{Namespaces: []string{"payments"}}})
+	scoped.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+	scoped.SetComplete(snapshot.Nodes, nil)
+	scoped.SetCoverage(snapshot.DaemonSets, snapshot.StatusRead, "")
+	scoped.SetComplete(snapshot.DaemonSets, []string{"payments"})
+	scoped.Finish()
+	complete := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
+	for _, r := range []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets} {
+		complete.SetCoverage(r, snapshot.StatusRead, "")
+		complete.SetComplete(r, nil)
+	}
+	complete.Finish()
+	twoRules := func(run func(*checks.Context) ([]finding.Finding, error)) checks.Check {
+		c := fakeCheck("two", checks.Needs(snapshot.Nodes, snapshot.DaemonSets), run)
+		c.Rules = []checks.Rule{
+			{ID: "nodes-only", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: "daemonsets", Needs: []snapshot.Resource{snapshot.DaemonSets}},
+		}
+		return c
+	}
+	none := func(*checks.Context) ([]finding.Finding, error) { return nil, nil }
+	for _, tc := range []struct {
+		name   string
+		snap   *snapshot.Snapshot
+		run    func(*checks.Context) ([]finding.Finding, error)
+		status report.Status
+		rules  string
+	}{
+		{"complete", complete, none, report.Pass, "nodes-only=evaluated daemonsets=evaluated"},
+		{"files", files, none, report.Partial, "nodes-only=partial daemonsets=skipped"},
+		{"files finding", files, oneFinding(finding.High), report.Fail, "nodes-only=partial daemonsets=skipped"},
+		{"namespace scope", scoped, none, report.Partial, "nodes-only=evaluated daemonsets=partial"},
+		{"check skips a rule", complete, func(c *checks.Context) ([]finding.Finding, error) {
+			c.Skip("daemonsets", "no server version")
+			return nil, nil
+		}, report.Partial, "nodes-only=evaluated daemonsets=skipped"},
+		{"check cannot judge", complete, func(c *checks.Context) ([]finding.Finding, error) {
+			c.Incomplete("nodes-only", "2 nodes run an OS kubegap does not know")
+			return nil, nil
+		}, report.Partial, "nodes-only=partial daemonsets=evaluated"},
+		{"check skips every rule", complete, func(c *checks.Context) ([]finding.Finding, error) {
+			c.Skip("daemonsets", "x")
+			c.Skip("nodes-only", "y")
+			return nil, nil
+		}, report.NotEvaluated, "nodes-only=skipped daemonsets=skipped"},
+	} {
+		r := Run(tc.snap, []checks.Check{twoRules(tc.run)}, Options{})
+		res := r.Checks[0]
+		var rules []string
+		for _, rr := range res.Rules {
+			rules = append(rules, rr.ID+"="+string(rr.Status))
+			if rr.Status != report.RuleEvaluated && rr.Reason == "" {
+				t.Errorf("%s: rule %s is %s without a reason", tc.name, rr.ID, rr.Status)
+			}
+		}
+		if res.Status != tc.status || strings.Join(rules, " ") != tc.rules {
+			t.Errorf("%s: %s [%s], want %s [%s]", tc.name, res.Status, strings.Join(rules, " "), tc.status, tc.rules)
+		}
+		if res.Status != report.Pass && res.Status != report.Fail && res.Reason == "" {
+			t.Errorf("%s: %s without a reason", tc.name, res.Status)
+		}
 	}
 }

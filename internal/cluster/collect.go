@@ -104,6 +104,9 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 		return nil, &UnreachableError{Host: cfg.Host, Err: explain(err)}
 	}
 	snap := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, Context: opts.Context, ServerVersion: ver.GitVersion})
+	if opts.Namespace != "" {
+		snap.Source.Scope.Namespaces = []string{opts.Namespace}
+	}
 
 	served, err := servedResources(dc, resources)
 	if err != nil {
@@ -174,6 +177,9 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 			snap.Merge(res.part)
 		}
 		snap.SetCoverage(res.res, res.status, res.message)
+		if res.status == snapshot.StatusRead || res.status == snapshot.StatusNotServed {
+			snap.SetComplete(res.res, snap.Source.Scope.Namespaces)
+		}
 	}
 	snap.Finish()
 	return snap, nil

@@ -31,6 +31,7 @@ func Snapshot() (*snapshot.Snapshot, error) {
 	// hold does not exist, rather than "not in the input".
 	for _, r := range snapshot.Known() {
 		s.SetCoverage(r, snapshot.StatusRead, "")
+		s.SetComplete(r, nil)
 	}
 	return s, nil
 }

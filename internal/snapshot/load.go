@@ -110,7 +110,7 @@ func expand(paths []string) ([]string, error) {
 			if err != nil {
 				return &InputError{File: path, Err: unwrapPathError(err)}
 			}
-			if !d.IsDir() && isInputFile(d.Name()) {
+			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources) {
 				found = append(found, path)
 			}
 			return nil
@@ -150,11 +150,17 @@ type loader struct {
 	listed    map[Resource]bool // typed lists read, even empty ones
 	snapshots int               // kubegap snapshot files read
 	files     int               // plain files read
+	lists     int               // List documents read
 	coverage  map[Resource]Coverage
+	snapScope Scope // the scope a snapshot file recorded
+	// recipe holds the resources read whole from a recipe dump's files.
+	recipe map[Resource]bool
+	// served is what a recipe dump's api-resources.txt lists; nil without.
+	served map[string]bool
 }
 
 func newLoader(src Source) *loader {
-	return &loader{snap: New(src), coverage: map[Resource]Coverage{}, listed: map[Resource]bool{}}
+	return &loader{snap: New(src), coverage: map[Resource]Coverage{}, listed: map[Resource]bool{}, recipe: map[Resource]bool{}}
 }
 
 func (l *loader) loadFile(name string) error {
@@ -163,7 +169,39 @@ func (l *loader) loadFile(name string) error {
 		return &InputError{File: name, Err: unwrapPathError(err)}
 	}
 	defer f.Close()
-	return l.load(name, f)
+	if isRecipeMeta(name) {
+		return l.loadRecipeMeta(name, f)
+	}
+	r, named := recipeResource(name)
+	named = named && inRecipeDump(name)
+	lists, files, snaps := l.lists, l.files, l.snapshots
+	if err := l.load(name, f); err != nil {
+		return err
+	}
+	// A file named after its resource that holds exactly one List is what
+	// `kubectl get RESOURCE -A -o json` wrote: every object there is.
+	if named && l.lists == lists+1 && l.files == files+1 && l.snapshots == snaps {
+		l.recipe[r] = true
+	}
+	return nil
+}
+
+// loadRecipeMeta reads a recipe dump's api-resources.txt or version.json.
+func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
+	if filepath.Base(name) == RecipeVersion {
+		v, err := readVersion(f)
+		if err != nil {
+			return &InputError{File: name, Err: err}
+		}
+		l.snap.Source.ServerVersion = v
+		return nil
+	}
+	served, err := readAPIResources(f)
+	if err != nil {
+		return &InputError{File: name, Err: err}
+	}
+	l.served = served
+	return nil
 }
 
 // load reads one file: gzip is detected by its magic bytes, JSON by its
@@ -339,6 +377,7 @@ func (l *loader) addDocument(raw []byte) error {
 			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
 		}
 		l.files++
+		l.lists++
 		// "kubectl get deployments -A -o json" of an empty cluster is a
 		// DeploymentList with no items: Deployments were read, none exist.
 		if r, ok := ByGroupKind(groupOf(tm.APIVersion), strings.TrimSuffix(tm.Kind, "List")); ok {
@@ -422,6 +461,7 @@ func (l *loader) snapshotHead(sf snapshotFile) {
 	if l.snapshots == 1 {
 		l.snap.Source.ServerVersion = sf.Source.ServerVersion
 		l.snap.Source.Context = sf.Source.Context
+		l.snapScope = sf.Source.Scope
 	}
 	for _, c := range sf.Coverage {
 		r, ok := Parse(c.Resource)
@@ -624,19 +664,32 @@ func decodeTyped(raw []byte) (*kind, any) {
 }
 
 // finish records coverage. A snapshot's own coverage is kept (a resource it
-// could not read stays forbidden or not-served); plain files read every
-// resource they hold, and nothing of what they lack.
+// could not read stays forbidden or not-served) and what it read is
+// complete, in the scope it recorded. A recipe dump's files are complete,
+// and what its api-resources.txt lacks is not served. Plain files read the
+// resources they hold, never completely, and nothing of what they lack:
+// an object missing from them is unknown, not absent.
 func (l *loader) finish() *Snapshot {
 	s := l.snap
 	s.Finish()
 	if l.snapshots > 0 && l.files == 0 {
 		s.Source.Type = SourceSnapshot
+		s.Source.Scope = l.snapScope
 	}
 	for _, r := range Known() {
 		c, fromSnapshot := l.coverage[r]
 		switch {
 		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):
 			s.SetCoverage(r, c.Status, c.Message)
+			if c.Status == StatusRead || c.Status == StatusNotServed {
+				s.SetComplete(r, l.snapScope.Namespaces)
+			}
+		case l.recipe[r]:
+			s.SetCoverage(r, StatusRead, "")
+			s.SetComplete(r, nil)
+		case l.served != nil && !l.served[RecipeName(r)] && s.Count(r) == 0:
+			s.SetCoverage(r, StatusNotServed, "not listed by kubectl api-resources")
+			s.SetComplete(r, nil)
 		case s.Count(r) > 0 || l.listed[r]:
 			s.SetCoverage(r, StatusRead, "")
 		default:

@@ -125,9 +125,27 @@ func New(src Source) *Snapshot {
 	return &Snapshot{Source: src, Custom: map[string][]unstructured.Unstructured{}, coverage: map[Resource]Coverage{}}
 }
 
-// SetCoverage records how reading r went.
+// SetCoverage records how reading r went. The objects are not marked
+// complete: see SetComplete.
 func (s *Snapshot) SetCoverage(r Resource, st Status, message string) {
 	s.coverage[r] = Coverage{Resource: r.String(), Status: st, Message: message}
+}
+
+// SetComplete marks the objects of r as all there are: in the whole
+// cluster, or, for a namespaced r read in some namespaces only, in those.
+// Only a read that listed r whole may say so (a live read, a kubegap
+// snapshot, a recipe dump); objects from plain files are never complete.
+func (s *Snapshot) SetComplete(r Resource, namespaces []string) {
+	c, ok := s.coverage[r]
+	if !ok {
+		c = Coverage{Resource: r.String(), Status: StatusRead}
+	}
+	c.Complete = true
+	c.Namespaces = nil
+	if r.Namespaced && len(namespaces) > 0 {
+		c.Namespaces = append([]string(nil), namespaces...)
+	}
+	s.coverage[r] = c
 }
 
 // Status is how reading r went; StatusNotRead when nothing was recorded.
