@@ -117,7 +117,8 @@ func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []re
 	var out []report.RuleResult
 	for _, rule := range checks.RulesOf(c) {
 		rr := report.RuleResult{ID: rule.ID, Status: report.RuleEvaluated}
-		var why []string
+		gaps := map[string][]string{}
+		var order []string
 		present := len(rule.Needs) == 0
 		for _, need := range rule.Needs {
 			if ctx.Present(need) {
@@ -127,7 +128,15 @@ func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []re
 				continue
 			}
 			rr.Missing = append(rr.Missing, need.String())
-			why = append(why, inputGap(s, need))
+			g := inputGap(s, need)
+			if _, ok := gaps[g]; !ok {
+				order = append(order, g)
+			}
+			gaps[g] = append(gaps[g], snapshot.RecipeName(need))
+		}
+		var why []string
+		for _, g := range order {
+			why = append(why, g+": "+strings.Join(gaps[g], ", "))
 		}
 		if len(why) > 0 {
 			rr.Status = report.RulePartial
@@ -149,20 +158,21 @@ func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []re
 	return out
 }
 
-// inputGap says why r is not complete, as a report reader needs it.
+// inputGap names the way r falls short of complete, as a report reader
+// needs it; resources that fall short the same way are listed together.
 func inputGap(s *snapshot.Snapshot, r snapshot.Resource) string {
 	cov := s.Status(r)
 	switch {
 	case cov.Complete && len(cov.Namespaces) > 0:
-		return r.String() + " read only in " + snapshot.Scope{Namespaces: cov.Namespaces}.String()
+		return "read only in " + snapshot.Scope{Namespaces: cov.Namespaces}.String()
 	case cov.Status == snapshot.StatusRead && cov.Count > 0:
-		return r.String() + ": the input holds some objects but is not known to hold all"
-	case cov.Status == snapshot.StatusRead:
-		return r.String() + " not in the input"
+		return "in the input, but not known to be all there is"
+	case cov.Status == snapshot.StatusRead, cov.Status == snapshot.StatusNotInInput:
+		return "not in the input"
 	case cov.Status == snapshot.StatusNotRead:
-		return r.String() + " was not read"
+		return "not read"
 	}
-	msg := r.String() + " " + string(cov.Status)
+	msg := string(cov.Status)
 	if cov.Message != "" {
 		msg += " (" + cov.Message + ")"
 	}

@@ -115,10 +115,10 @@ func TestRunStatuses(t *testing.T) {
 	}{
 		"pass":           {report.Pass, ""},
 		"fail":           {report.Fail, ""},
-		"forbidden":      {report.Partial, "forbidden partial: v1/pods forbidden (pods is forbidden"},
-		"forbidden-only": {report.NotEvaluated, "forbidden-only skipped: v1/pods forbidden"},
+		"forbidden":      {report.Partial, "forbidden partial: forbidden (pods is forbidden"},
+		"forbidden-only": {report.NotEvaluated, "forbidden-only skipped: forbidden (pods is forbidden: User \"x\" cannot list): pods"},
 		"optional":       {report.Pass, ""},
-		"unread":         {report.NotEvaluated, "unread skipped: v1/events was not read"},
+		"unread":         {report.NotEvaluated, "unread skipped: not read: events"},
 		"cannot":         {report.NotEvaluated, "no node reports its OS"},
 		"errs":           {report.NotEvaluated, "check failed: boom"},
 		"panics":         {report.NotEvaluated, "check failed: panic"},

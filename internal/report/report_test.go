@@ -26,7 +26,8 @@ func sample() *Report {
 		{Check: "a-check", Severity: finding.Critical, Title: "critical one", Objects: nodes[:2], Cases: []string{"case-a"}},
 	}
 	r.Checks = []CheckResult{{ID: "a-check", Status: Fail, Findings: 2}, {ID: "b-check", Status: Fail, Findings: 1},
-		{ID: "c-check", Status: NotEvaluated, Reason: "v1/pods forbidden"}}
+		{ID: "c-check", Status: NotEvaluated, Reason: "v1/pods forbidden",
+			Rules: []RuleResult{{ID: "c-check", Status: RuleSkipped, Reason: "v1/pods forbidden", Missing: []string{"v1/pods"}}}}}
 	r.Finish()
 	return r
 }
@@ -58,12 +59,14 @@ func TestWriteText(t *testing.T) {
 	}
 	for _, want := range []string{
 		"kubegap audit of cluster prod (server v1.35.4)",
-		"3 checks: 2 failed, 0 passed, 1 not evaluated",
-		"v1/pods forbidden",
+		"scope: all namespaces",
+		"3 checks: 2 failed, 0 passed, 0 partial, 1 not evaluated",
 		"and 10 more (-o json lists all)",
 		"case-a — Case A",
-		"NOT EVALUATED (the answer is unknown, not a pass)",
-		"c-check: v1/pods forbidden",
+		"COULD NOT LOOK (unknown, never a pass)",
+		"  c-check: not-evaluated\n    rule skipped: v1/pods forbidden",
+		"TO COMPLETE THE AUDIT\n  v1/pods (forbidden)",
+		`resources: ["pods"], verbs: [get, list, watch]}`,
 		"Findings: 1 critical · 1 high · 0 medium · 1 low · 0 info",
 	} {
 		if !strings.Contains(out, want) {

@@ -50,6 +50,7 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 		tw.opts.Width = 100
 	}
 	tw.header(r)
+	tw.unknowns(r)
 	for _, sev := range finding.Severities() {
 		var group []finding.Finding
 		for _, f := range r.Findings {
@@ -65,7 +66,6 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 			tw.finding(f)
 		}
 	}
-	tw.notEvaluated(r)
 	tw.summary(r)
 	return tw.err
 }
@@ -105,8 +105,9 @@ func (t *textWriter) header(r *Report) {
 		counts[c.Status]++
 	}
 	t.printf("%s %s\n", t.color(ansiBold, "kubegap audit of"), src)
-	t.printf("%d checks: %d failed, %d passed, %d not evaluated\n",
-		len(r.Checks), counts[Fail], counts[Pass], counts[NotEvaluated])
+	t.printf("scope: %s\n", scopeLine(r))
+	t.printf("%s: %d failed, %d passed, %d partial, %d not evaluated\n",
+		plural(len(r.Checks), "check", "checks"), counts[Fail], counts[Pass], counts[Partial], counts[NotEvaluated])
 	var read, other []string
 	for _, c := range r.Coverage {
 		if c.Status == snapshot.StatusRead {
@@ -170,18 +171,82 @@ func (t *textWriter) finding(f finding.Finding) {
 	}
 }
 
-func (t *textWriter) notEvaluated(r *Report) {
+// unknowns leads the report with what could not be looked at: checks not
+// evaluated or partial, their rules, and what would complete each input.
+func (t *textWriter) unknowns(r *Report) {
 	first := true
 	for _, c := range r.Checks {
-		if c.Status != NotEvaluated {
+		var open []RuleResult
+		for _, rr := range c.Rules {
+			if rr.Status != RuleEvaluated {
+				open = append(open, rr)
+			}
+		}
+		if c.Status != NotEvaluated && c.Status != Partial && len(open) == 0 {
 			continue
 		}
 		if first {
-			t.printf("\n%s\n", t.color(ansiBold, "NOT EVALUATED (the answer is unknown, not a pass)"))
+			t.printf("\n%s\n", t.color(ansiBold, "COULD NOT LOOK (unknown, never a pass)"))
 			first = false
 		}
-		t.printf("  %s: %s\n", c.ID, c.Reason)
+		state := string(c.Status)
+		if c.Status == Fail {
+			state = "findings below, but incomplete"
+		}
+		t.printf("  %s: %s\n", c.ID, state)
+		if len(open) == 0 {
+			for _, line := range textwrap.Wrap(c.Reason, t.opts.Width-6) {
+				t.printf("      %s\n", line)
+			}
+		}
+		for _, rr := range open {
+			label := rr.ID
+			if rr.ID == c.ID {
+				label = "rule"
+			}
+			for i, line := range textwrap.Wrap(fmt.Sprintf("%s %s: %s", label, rr.Status, rr.Reason), t.opts.Width-6) {
+				indent := "  "
+				if i > 0 {
+					indent = "    "
+				}
+				t.printf("  %s%s\n", indent, line)
+			}
+		}
 	}
+	missing := Missing(r)
+	if len(missing) == 0 {
+		return
+	}
+	t.printf("\n%s\n", t.color(ansiBold, "TO COMPLETE THE AUDIT"))
+	var dump []string
+	for _, m := range missing {
+		if m.Status == snapshot.StatusRead && !m.Complete || m.Status == snapshot.StatusNotInInput {
+			dump = append(dump, m.Resource)
+			continue
+		}
+		t.printf("  %s (%s)\n", m.Resource, describeCoverage(m))
+		for _, line := range textwrap.Wrap(m.Fix, t.opts.Width-6) {
+			t.printf("      %s\n", line)
+		}
+	}
+	if len(dump) > 0 {
+		msg := fmt.Sprintf("Files cannot show that an object does not exist. Dump %s whole with kubectl: "+
+			"'kubegap recipe' prints the commands (one file per resource, which the audit then trusts as complete), "+
+			"or audit the cluster live, or a 'kubegap snapshot' of it.", plural(len(dump), "resource", "resources"))
+		for _, line := range textwrap.Wrap(msg, t.opts.Width-4) {
+			t.printf("  %s\n", line)
+		}
+	}
+}
+
+func describeCoverage(m MissingInput) string {
+	if m.Status == snapshot.StatusRead {
+		if m.Complete {
+			return "read in part of the cluster only"
+		}
+		return "some objects in the input, not known to be all"
+	}
+	return string(m.Status)
 }
 
 func (t *textWriter) summary(r *Report) {

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// MissingInput is one resource whose absence or incompleteness kept rules
+// from a full answer, with what would complete it.
+type MissingInput struct {
+	Resource string          `json:"resource"`
+	Status   snapshot.Status `json:"status"`
+	// Complete is the coverage's completeness: objects present but not all
+	// (files, a namespace scope) when Status is read.
+	Complete bool `json:"complete"`
+	// NeededBy lists "check/rule" pairs that needed it.
+	NeededBy []string `json:"neededBy"`
+	// Fix is the command or RBAC rule that would complete it.
+	Fix string `json:"fix"`
+}
+
+// Missing lists the inputs that kept rules from a full answer, in the
+// order of the coverage, each with its fix.
+func Missing(r *Report) []MissingInput {
+	need := map[string][]string{}
+	for _, c := range r.Checks {
+		for _, rr := range c.Rules {
+			for _, m := range rr.Missing {
+				who := c.ID
+				if rr.ID != c.ID {
+					who += "/" + rr.ID
+				}
+				need[m] = append(need[m], who)
+			}
+		}
+	}
+	var out []MissingInput
+	for _, cov := range r.Coverage {
+		who, ok := need[cov.Resource]
+		if !ok {
+			continue
+		}
+		out = append(out, MissingInput{Resource: cov.Resource, Status: cov.Status, Complete: cov.Complete,
+			NeededBy: slices.Compact(who), Fix: fixFor(r.Source, cov)})
+	}
+	return out
+}
+
+// fixFor says how to complete one resource's read.
+func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
+	res, known := snapshot.Parse(cov.Resource)
+	name := cov.Resource
+	if known {
+		name = snapshot.RecipeName(res)
+	}
+	switch cov.Status {
+	case snapshot.StatusForbidden:
+		group, plural := "", name
+		if known {
+			group, plural = res.Group, res.Resource
+		}
+		return fmt.Sprintf(`grant list on it: a ClusterRole rule {apiGroups: [%q], resources: [%q], verbs: [get, list, watch]} (deploy/rbac.yaml holds them all)`, group, plural)
+	case snapshot.StatusError:
+		return "read it again: the API server failed while listing it"
+	}
+	if cov.Complete && len(cov.Namespaces) > 0 {
+		return "audit without -n/--namespace, as a user who may list " + name + " in every namespace"
+	}
+	switch src.Type {
+	case snapshot.SourceFiles, snapshot.SourceSnapshot:
+		return fmt.Sprintf("dump it whole: kubectl get %s -A -o json > DIR/%s.json beside DIR/%s (kubegap recipe prints every command)",
+			name, name, snapshot.RecipeAPIResources)
+	}
+	return "read it: kubegap audit lists what its checks need; make sure it was not skipped"
+}
+
+// Unknown reports whether any check did not answer in full: partial or
+// not evaluated, or failed with rules left partial or skipped.
+func (r *Report) Unknown() bool {
+	for _, c := range r.Checks {
+		if c.Status == Partial || c.Status == NotEvaluated {
+			return true
+		}
+		for _, rr := range c.Rules {
+			if rr.Status != RuleEvaluated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scopeLine is the scope as the header prints it.
+func scopeLine(r *Report) string {
+	s := r.Source.Scope.String()
+	if r.Source.Type == snapshot.SourceFiles {
+		s += ", files (objects not in them are unknown)"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
