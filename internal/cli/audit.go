@@ -45,16 +45,26 @@ func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 // load reads the snapshot the flags choose. Progress goes to stderr.
 func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.Resource, quiet bool) (*snapshot.Snapshot, error) {
 	tuneGC(app)
+	if f.allNamespaces && f.namespace() != "" {
+		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
+	}
+	var offline func() (*snapshot.Snapshot, error)
 	switch {
 	case f.demo && len(f.from) > 0:
 		return nil, errors.New("--demo and --from cannot be combined")
 	case f.demo:
-		return demo.Snapshot()
+		offline = demo.Snapshot
 	case len(f.from) > 0:
-		return snapshot.LoadPaths(f.from)
+		offline = func() (*snapshot.Snapshot, error) { return snapshot.LoadPaths(f.from) }
 	}
-	if f.allNamespaces && f.namespace() != "" {
-		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
+	if offline != nil {
+		// -n means the same offline as live: the audit sees only that
+		// namespace's objects, and says so in its scope.
+		s, err := offline()
+		if err == nil && f.namespace() != "" {
+			err = s.Restrict([]string{f.namespace()})
+		}
+		return s, err
 	}
 	cfg, err := f.kube.ToRESTConfig()
 	if err != nil {
@@ -93,6 +103,7 @@ type auditFlags struct {
 	skipChecks    []string
 	quiet         bool
 	inspectImages bool
+	failOnUnknown bool
 }
 
 func newAuditCommand(app *App) *cobra.Command {
@@ -119,6 +130,8 @@ could not run.`,
 	cmd.Flags().StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
 	cmd.Flags().StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
 	cmd.Flags().BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
+	cmd.Flags().BoolVar(&fl.failOnUnknown, "fail-on-unknown", false,
+		"exit 1 when any check could not look at everything it needs (partial or not evaluated)")
 	cmd.Flags().BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts (contacts registries; results cached by digest)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -162,6 +175,9 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if rep.AtOrAbove(failOn) {
 		return withCode(ExitFindings, nil)
+	}
+	if fl.failOnUnknown && rep.Unknown() {
+		return withCode(ExitFindings, errors.New("--fail-on-unknown: some checks could not look at everything they need (see COULD NOT LOOK)"))
 	}
 	return nil
 }

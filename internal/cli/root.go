@@ -89,6 +89,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newCasesCommand(app),
 		newImageCommand(app),
 		newMCPCommand(app),
+		newRecipeCommand(app),
 	)
 	return root
 }

@@ -40,7 +40,7 @@ const (
 type AuditInput struct {
 	Context     string   `json:"context,omitempty" jsonschema:"kube context to audit; default: the server's --context, else the kubeconfig's current context"`
 	Kubeconfig  string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
-	Namespace   string   `json:"namespace,omitempty" jsonschema:"read only this namespace of a live cluster (cluster-scoped objects such as nodes are still read); default: all namespaces"`
+	Namespace   string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to files and demo too; default: all namespaces"`
 	Files       []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster"`
 	Demo        bool     `json:"demo,omitempty" jsonschema:"audit kubegap's embedded demo cluster, which shows the founding gaps"`
 	Checks      []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
@@ -72,8 +72,8 @@ type AuditOutput struct {
 // CheckStatus is how one check went in an audit.
 type CheckStatus struct {
 	ID       string `json:"id"`
-	Status   string `json:"status" jsonschema:"fail, pass or not-evaluated"`
-	Reason   string `json:"reason,omitempty" jsonschema:"why a check was not evaluated (missing RBAC, resource not served, no data)"`
+	Status   string `json:"status" jsonschema:"fail (findings), pass (every rule ran on complete input), partial (some input incomplete or unread: silence proves nothing there) or not-evaluated"`
+	Reason   string `json:"reason,omitempty" jsonschema:"for partial, not-evaluated or incomplete checks: which rules could not run on complete input and why (RBAC, files, namespace scope)"`
 	Findings int    `json:"findings,omitempty"`
 }
 
@@ -164,8 +164,8 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	switch {
 	case in.Demo && len(in.Files) > 0:
 		return nil, errors.New("demo and files cannot be combined: pass one of them, or neither to audit a live cluster")
-	case offline && (in.Context != "" || in.Kubeconfig != "" || in.Namespace != ""):
-		return nil, errors.New("context, kubeconfig and namespace apply to a live cluster only: drop them, or drop files/demo")
+	case offline && (in.Context != "" || in.Kubeconfig != ""):
+		return nil, errors.New("context and kubeconfig apply to a live cluster only: drop them, or drop files/demo")
 	case in.Demo:
 		snap, err = demo.Snapshot()
 		if err != nil {
@@ -179,6 +179,12 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	default:
 		snap, err = h.readCluster(ctx, in, audit.Resources(selected))
 		if err != nil {
+			return nil, err
+		}
+	}
+	// The same -n as the CLI: offline input is cut to the namespace.
+	if offline && in.Namespace != "" {
+		if err := snap.Restrict([]string{in.Namespace}); err != nil {
 			return nil, err
 		}
 	}

@@ -325,6 +325,26 @@ func TestAuditNotEvaluatedReason(t *testing.T) {
 	}
 }
 
+// TestAuditNamespaceScope: namespace works the same on every source and
+// the result states its scope; a check whose inputs lie outside the scope
+// is never pass.
+func TestAuditNamespaceScope(t *testing.T) {
+	cs := connect(t, Options{})
+	var out AuditOutput
+	call(t, cs, ToolAudit, map[string]any{"demo": true, "namespace": "payments"}, &out)
+	if got := out.Source.Scope.Namespaces; len(got) != 1 || got[0] != "payments" {
+		t.Fatalf("scope = %+v, want namespace payments", out.Source.Scope)
+	}
+	for _, c := range out.Checks {
+		if c.Status == "pass" {
+			t.Errorf("%s passes on a namespace-scoped audit: %+v", c.ID, c)
+		}
+		if c.ID == "host-binary-glibc" && c.Status == "fail" {
+			t.Errorf("host-binary-glibc fails in payments, whose namespace holds no installer DaemonSet: %+v", c)
+		}
+	}
+}
+
 func TestGetFinding(t *testing.T) {
 	cs := connect(t, Options{})
 	var page AuditOutput
@@ -523,7 +543,7 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"negative page", ToolAudit, map[string]any{"demo": true, "page": -1}, []string{"page -1"}},
 		{"bad severity", ToolAudit, map[string]any{"demo": true, "min_severity": "urgent"}, []string{"min_severity", "critical"}},
 		{"demo and files", ToolAudit, map[string]any{"demo": true, "files": []string{"x"}}, []string{"cannot be combined"}},
-		{"namespace with demo", ToolAudit, map[string]any{"demo": true, "namespace": "x"}, []string{"live cluster only"}},
+		{"context with demo", ToolAudit, map[string]any{"demo": true, "context": "x"}, []string{"live cluster only"}},
 		{"unknown audit_id", ToolAudit, map[string]any{"audit_id": "A99-000000", "page": 2}, []string{`unknown audit_id "A99-000000"`, page.AuditID}},
 		{"bad cursor", ToolAudit, map[string]any{"cursor": "garbage!"}, []string{"cursor", "next_cursor"}},
 		{"forged cursor", ToolAudit, map[string]any{"cursor": encodeCursor(cursor{AuditID: page.AuditID, PageSize: 9999})}, []string{"cursor"}},

@@ -71,6 +71,9 @@ type Report struct {
 	Checks     []CheckResult       `json:"checks"`
 	Findings   []finding.Finding   `json:"findings"`
 	Summary    Summary             `json:"summary"`
+	// MissingInputs lists what kept rules from a full answer and how to
+	// complete it; empty when every rule ran on complete input.
+	MissingInputs []MissingInput `json:"missingInputs,omitempty"`
 }
 
 // CheckResult is how one check went.
@@ -120,6 +123,7 @@ func New(src snapshot.Source, cov []snapshot.Coverage) *Report {
 // Finish sorts findings (most severe first, then by check and first object)
 // and counts them.
 func (r *Report) Finish() {
+	r.MissingInputs = Missing(r)
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]
 		if a.Severity != b.Severity {

@@ -30,6 +30,8 @@ type kind struct {
 	each    func(s *Snapshot, fn func(obj runtime.Object) error) error
 	merge   func(dst, src *Snapshot)
 	reserve func(s *Snapshot, n int)
+	// restrict keeps only the objects in namespaces for which keep is true.
+	restrict func(s *Snapshot, keep func(ns string) bool)
 	// decodeJSON decodes one object; addDecoded trims and appends it. They
 	// are apart so that a loader can decode many objects in parallel and
 	// add them in order.
@@ -186,6 +188,12 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 				*field(s) = append(*field(s), keep(s, &objs[i]))
 			}
 			return len(objs)
+		},
+		restrict: func(s *Snapshot, keepNS func(string) bool) {
+			*field(s) = slices.DeleteFunc(*field(s), func(o S) bool {
+				ns, _ := key(&o)
+				return !keepNS(ns)
+			})
 		},
 		merge: func(dst, src *Snapshot) {
 			if len(*field(dst)) == 0 {

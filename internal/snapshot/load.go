@@ -169,7 +169,7 @@ func (l *loader) loadFile(name string) error {
 		return &InputError{File: name, Err: unwrapPathError(err)}
 	}
 	defer f.Close()
-	if isRecipeMeta(name) {
+	if isRecipeMeta(name) && inRecipeDump(name) {
 		return l.loadRecipeMeta(name, f)
 	}
 	r, named := recipeResource(name)

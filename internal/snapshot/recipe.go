@@ -119,3 +119,57 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// RecipeScript is a POSIX shell script that dumps rs with kubectl alone, in
+// the layout the loader trusts as complete. $KUBECTL picks the kubectl
+// command and its flags ("kubectl --context prod"), $DIR the directory.
+// A resource kubectl cannot list (forbidden, not served) leaves no file,
+// so the audit reports it unknown (or not served, from api-resources.txt)
+// rather than empty.
+func RecipeScript(rs []Resource) string {
+	var b strings.Builder
+	b.WriteString(`#!/bin/sh
+# Dump what kubegap's checks read, with kubectl alone, so that
+# 'kubegap audit --from "$DIR"' treats each resource as complete: one file
+# per resource, plus what the server serves and its version.
+# KUBECTL="kubectl --context prod" DIR=prod-dump sh recipe.sh
+set -u
+KUBECTL=${KUBECTL:-kubectl}
+DIR=${DIR:-kubegap-dump}
+mkdir -p "$DIR" || exit 2
+status=0
+dump() { # dump FILE ARGS...: kubectl's output to FILE, or no FILE at all
+  file=$1; shift
+  if $KUBECTL "$@" >"$DIR/$file.tmp"; then
+    mv "$DIR/$file.tmp" "$DIR/$file"
+  else
+    rm -f "$DIR/$file.tmp"
+    echo "kubegap recipe: could not dump $file; the audit will report it unknown" >&2
+    status=1
+  fi
+}
+`)
+	fmt.Fprintf(&b, "dump %s version -o json\n", RecipeVersion)
+	fmt.Fprintf(&b, "dump %s api-resources -o name\n", RecipeAPIResources)
+	for _, r := range rs {
+		args := "get " + RecipeName(r)
+		if r.Namespaced {
+			args += " -A"
+		}
+		if r.FieldSelector != "" {
+			args += " --field-selector " + r.FieldSelector
+		}
+		if r.Custom {
+			// A custom resource the server does not serve is no error:
+			// api-resources.txt already says so.
+			fmt.Fprintf(&b, "grep -qx '%s' \"$DIR/%s\" 2>/dev/null && dump %s.json %s -o json\n",
+				RecipeName(r), RecipeAPIResources, RecipeName(r), args)
+			continue
+		}
+		fmt.Fprintf(&b, "dump %s.json %s -o json\n", RecipeName(r), args)
+	}
+	b.WriteString(`echo "dumped into $DIR; audit it with: kubegap audit --from $DIR" >&2
+exit $status
+`)
+	return b.String()
+}

@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -263,4 +265,45 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	for key, objs := range o.Custom {
 		s.Custom[key] = append(s.Custom[key], objs...)
 	}
+}
+
+// Restrict limits the snapshot to some namespaces, as a live read with -n
+// would have read it: objects of namespaced resources elsewhere are
+// dropped, the source's scope says so, and a complete read stays complete
+// only within those namespaces. Cluster-scoped objects are kept. Asking
+// for a namespace outside a scoped snapshot's own scope is an error.
+func (s *Snapshot) Restrict(namespaces []string) error {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	if prev := s.Source.Scope.Namespaces; len(prev) > 0 {
+		for _, ns := range namespaces {
+			if !slices.Contains(prev, ns) {
+				return fmt.Errorf("namespace %q is outside the input's scope (%s)", ns, s.Source.Scope)
+			}
+		}
+	}
+	keep := func(ns string) bool { return slices.Contains(namespaces, ns) }
+	for _, k := range kinds {
+		if k.res.Namespaced {
+			k.restrict(s, keep)
+		}
+	}
+	for key, objs := range s.Custom {
+		s.Custom[key] = slices.DeleteFunc(objs, func(o unstructured.Unstructured) bool {
+			return o.GetNamespace() != "" && !keep(o.GetNamespace())
+		})
+	}
+	s.Source.Scope = Scope{Namespaces: slices.Clone(namespaces)}
+	for r, c := range s.coverage {
+		if !r.Namespaced {
+			continue
+		}
+		if c.Complete {
+			c.Namespaces = slices.Clone(namespaces)
+		}
+		s.coverage[r] = c
+	}
+	s.index = buildIndex(s)
+	return nil
 }
