@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # testbed-bin.sh makes sure the binaries of the end-to-end test bed exist:
-# kube-apiserver v1.37.2, built from the Go module proxy through the tools
-# module in hack/testbed, and etcd from Debian's etcd-server package.
+# kube-apiserver and kubectl v1.37.2, built from the Go module proxy through
+# the tools module in hack/testbed, and etcd from Debian's etcd-server package.
 #
 # Binaries are cached in $KUBEGAP_TESTBIN (default ~/.cache/kubegap/testbin):
 # a second run builds nothing. Prints the directory that holds both binaries
@@ -73,6 +73,24 @@ if [ ! -x "$bin/kube-apiserver" ] || [ ! -f "$bin/kube-apiserver.ok" ]; then
   mv "$bin/kube-apiserver.tmp" "$bin/kube-apiserver"
   touch "$bin/kube-apiserver.ok"
   log "built kube-apiserver in $(($(date +%s) - start))s"
+fi
+
+# kubectl: the recipe test dumps the test bed with the real client. Built
+# from the same module; most of its packages are already in the build cache.
+if [ ! -x "$bin/kubectl" ] || [ ! -f "$bin/kubectl.ok" ]; then
+  log "building kubectl $K8S_VERSION from the Go module proxy into $bin"
+  start=$(date +%s)
+  (
+    cd "$here/testbed"
+    CGO_ENABLED=0 go build -trimpath -o "$bin/kubectl.tmp" \
+      -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
+        -X k8s.io/component-base/version.gitMajor=1 \
+        -X k8s.io/component-base/version.gitMinor=37" \
+      k8s.io/kubernetes/cmd/kubectl
+  ) >&2
+  mv "$bin/kubectl.tmp" "$bin/kubectl"
+  touch "$bin/kubectl.ok"
+  log "built kubectl in $(($(date +%s) - start))s"
 fi
 
 echo "$bin"

@@ -91,6 +91,10 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 		case errors.Is(err, checks.ErrNotEvaluated):
 			res.Status = report.NotEvaluated
 			res.Reason = strings.TrimPrefix(err.Error(), checks.ErrNotEvaluated.Error()+": ")
+			// Name what was missing too: "no nodes" may mean "nodes forbidden".
+			if why := incompleteReason(res.Rules); why != "" {
+				res.Reason += " (" + why + ")"
+			}
 			skipAll(res.Rules, res.Reason)
 			fs = nil
 		case err != nil:

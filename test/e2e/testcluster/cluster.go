@@ -3,6 +3,7 @@ package testcluster
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,6 +48,8 @@ type Cluster struct {
 	// Dir holds the cluster's files: process logs, the audit log and one
 	// kubeconfig per user. It is removed at teardown.
 	Dir string
+	// BinDir holds the test-bed binaries: etcd, kube-apiserver, kubectl.
+	BinDir string
 
 	caData      []byte
 	tokens      map[string]string
@@ -128,6 +131,10 @@ func Get(t testing.TB) *Cluster {
 	}
 	return s.cluster
 }
+
+// Kubectl is the path of the test bed's kubectl, of the same version as
+// its kube-apiserver.
+func (c *Cluster) Kubectl() string { return filepath.Join(c.BinDir, "kubectl") }
 
 // Config returns a fresh REST config for user; callers may change it.
 func (c *Cluster) Config(t testing.TB, user string) *rest.Config {

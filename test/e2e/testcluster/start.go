@@ -105,7 +105,7 @@ func startOnce(root, binDir string) (c *Cluster, err error) {
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the owner file: %w", err)
 	}
-	c = &Cluster{Dir: dir, auditPath: filepath.Join(dir, "audit.log")}
+	c = &Cluster{Dir: dir, BinDir: binDir, auditPath: filepath.Join(dir, "audit.log")}
 	defer func() {
 		if err != nil {
 			if serr := c.stop(); serr != nil {
@@ -470,7 +470,7 @@ func binaries(root string) (string, error) {
 			return "", fmt.Errorf("%s printed no directory", script)
 		}
 	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
 		p := filepath.Join(dir, b)
 		if st, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("test-bed binary: %w (run hack/testbed-bin.sh)", err)

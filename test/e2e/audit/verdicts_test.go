@@ -1,0 +1,102 @@
+package audit_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/test/e2e/testcluster"
+)
+
+// TestNamespaceViewerScopedAudit: an audit limited to the one namespace the
+// viewer may read states that scope, and no check passes whose inputs lie
+// outside it.
+func TestNamespaceViewerScopedAudit(t *testing.T) {
+	c := loadDemo(t)
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserNSViewer),
+		"-n", testcluster.ViewerNamespace, "-o", "json")
+	if r.code == 2 {
+		t.Fatalf("the audit could not run: %s", r.stderr)
+	}
+	rep, _ := decode(t, r)
+	if !slices.Equal(rep.Source.Scope.Namespaces, []string{testcluster.ViewerNamespace}) {
+		t.Errorf("source scope = %+v, want %s", rep.Source.Scope, testcluster.ViewerNamespace)
+	}
+	for _, ch := range rep.Checks {
+		if ch.Status == "pass" {
+			t.Errorf("check %s passed on a namespace-scoped read", ch.ID)
+		}
+	}
+	text := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserNSViewer), "-n", testcluster.ViewerNamespace)
+	if !strings.Contains(text.stdout, "scope: namespace "+testcluster.ViewerNamespace) {
+		t.Errorf("the text report does not state the scope:\n%s", text.stdout)
+	}
+}
+
+// TestRecipeDumpAuditsLikeLive: the dump 'kubegap recipe' makes with the
+// real kubectl audits to the live audit's statuses and findings.
+func TestRecipeDumpAuditsLikeLive(t *testing.T) {
+	c := loadDemo(t)
+	kc := c.Kubeconfig(t, testcluster.UserReader)
+	live := run(t, "audit", "--kubeconfig", kc, "-o", "json")
+	recipe := run(t, "recipe")
+	if recipe.code != 0 {
+		t.Fatalf("recipe: exit %d: %s", recipe.code, recipe.stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "dump")
+	sh := exec.Command("sh", "-c", recipe.stdout)
+	sh.Env = append(os.Environ(), "KUBECTL="+c.Kubectl()+" --kubeconfig "+kc, "DIR="+dir)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("running the recipe: %v\n%s", err, out)
+	}
+	offline := run(t, "audit", "--from", dir, "-o", "json")
+	if offline.code != live.code {
+		t.Errorf("exit %d from the dump, %d live\n%s", offline.code, live.code, offline.stderr)
+	}
+	lr, _ := decode(t, live)
+	or, _ := decode(t, offline)
+	if or.Source.ServerVersion != lr.Source.ServerVersion {
+		t.Errorf("server version %q from the dump, %q live", or.Source.ServerVersion, lr.Source.ServerVersion)
+	}
+	status := func(r report) map[string]string {
+		m := map[string]string{}
+		for _, ch := range r.Checks {
+			m[ch.ID] = ch.Status
+		}
+		return m
+	}
+	if ls, os := status(lr), status(or); !reflect.DeepEqual(ls, os) {
+		t.Errorf("statuses differ:\nlive: %v\ndump: %v", ls, os)
+	}
+	canon := func(raw []json.RawMessage) []string {
+		var out []string
+		for _, f := range raw {
+			out = append(out, string(f))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if lf, of := canon(lr.Findings), canon(or.Findings); !slices.Equal(lf, of) {
+		t.Errorf("findings differ: %d live, %d from the dump", len(lf), len(of))
+		for _, f := range of {
+			if !slices.Contains(lf, f) {
+				t.Logf("only in the dump: %s", f)
+			}
+		}
+		for _, f := range lf {
+			if !slices.Contains(of, f) {
+				t.Logf("only live: %s", f)
+			}
+		}
+	}
+	for _, cov := range or.Coverage {
+		if cov.Status == "not-in-input" {
+			t.Errorf("the dump lacks %s", cov.Resource)
+		}
+	}
+}
