@@ -307,3 +307,14 @@ func (s *Snapshot) Restrict(namespaces []string) error {
 	s.index = buildIndex(s)
 	return nil
 }
+
+// Drop removes every object of r and records it as not in the input: the
+// snapshot a read that never reached r would have made.
+func (s *Snapshot) Drop(r Resource) {
+	if k, ok := kindFor(r); ok {
+		k.restrict(s, func(string) bool { return false })
+	}
+	delete(s.Custom, r.APIVersion()+"/"+r.Kind)
+	s.coverage[r] = Coverage{Resource: r.String(), Status: StatusNotInInput, Message: "the input holds no " + r.Kind + " objects"}
+	s.index = buildIndex(s)
+}
