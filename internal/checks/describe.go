@@ -7,8 +7,16 @@ type Info struct {
 	Title       string      `json:"title"`
 	Severity    string      `json:"severity" jsonschema:"the highest severity the check reports"`
 	Description string      `json:"description,omitempty"`
-	Reads       []InputInfo `json:"reads" jsonschema:"resources the check lists; a required one that cannot be read makes it not-evaluated"`
+	Reads       []InputInfo `json:"reads" jsonschema:"resources the check lists"`
+	Rules       []RuleInfo  `json:"rules" jsonschema:"the questions the check answers; each passes only when the resources it needs were read completely"`
 	Cases       []CaseRef   `json:"cases"`
+}
+
+// RuleInfo describes one rule of a check.
+type RuleInfo struct {
+	ID      string   `json:"id"`
+	Summary string   `json:"summary,omitempty"`
+	Needs   []string `json:"needs"`
 }
 
 // InputInfo is one resource a check reads.
@@ -29,6 +37,13 @@ func Describe(c Check, caseTitle func(id string) string) Info {
 		Reads: make([]InputInfo, 0, len(c.Reads)), Cases: make([]CaseRef, 0, len(c.Cases))}
 	for _, in := range c.Reads {
 		info.Reads = append(info.Reads, InputInfo{Resource: in.Resource.String(), Optional: in.Optional})
+	}
+	for _, r := range RulesOf(c) {
+		ri := RuleInfo{ID: r.ID, Summary: r.Summary, Needs: []string{}}
+		for _, n := range r.Needs {
+			ri.Needs = append(ri.Needs, n.String())
+		}
+		info.Rules = append(info.Rules, ri)
 	}
 	for _, id := range c.Cases {
 		ref := CaseRef{ID: id}

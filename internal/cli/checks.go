@@ -70,6 +70,10 @@ func newChecksCommand(app *App) *cobra.Command {
 				}
 				fmt.Fprintf(app.Out, "  %s%s\n", in.Resource, opt)
 			}
+			fmt.Fprintln(app.Out, "\nrules (each passes only on complete input of what it needs):")
+			for _, r := range info.Rules {
+				fmt.Fprintf(app.Out, "  %s: %s\n      needs %s\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
+			}
 			fmt.Fprintln(app.Out, "\ncases:")
 			for _, cc := range info.Cases {
 				fmt.Fprintf(app.Out, "  %s — %s\n", cc.ID, cc.Title)
