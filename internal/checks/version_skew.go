@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,15 +25,57 @@ func versionSkewCheck() Check {
 		ID:       "version-skew",
 		Title:    "Kubelets outside the supported version skew, or pools left behind an upgrade",
 		Severity: finding.High,
-		Description: "Compares each node's kubelet version with the API server's (or, for offline input without a " +
-			"server version, the newest kubelet). Kubelets newer than the API server, or more than three minor " +
-			"versions older (two for kubelets before 1.25), are unsupported. Pools one or more minors behind while " +
+		Description: "Compares each node's kubelet version, and each kube-proxy's image version, with the API " +
+			"server's. Offline, the API server version comes from a recipe dump's version.json or a kubegap " +
+			"snapshot, else from the image of a kube-apiserver static pod; without any, the newest kubelet stands " +
+			"in as a lower bound and the check is partial (a kubelet newer than the API server cannot be seen). " +
+			"Kubelets and kube-proxies newer than the API server, or more than three minor versions older (two " +
+			"before 1.25), are unsupported (Kubernetes version skew policy). Pools one or more minors behind while " +
 			"other nodes are current show an upgrade in progress or abandoned: add-ons chosen by the control-plane " +
 			"version are then already running on nodes with the old node image.",
-		Reads: Needs(snapshot.Nodes),
+		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods),
+		Rules: []Rule{
+			{ID: ruleKubeletSkew, Summary: "kubelets within the supported skew of the API server, pools not left behind",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleKubeProxySkew, Summary: "kube-proxy (DaemonSet or static pods) within the supported skew of the API server",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Pods}},
+		},
 		Cases: []string{caseAzureCNIGlibc},
 		Run:   runVersionSkew,
 	}
+}
+
+const (
+	ruleKubeletSkew   = "kubelet-skew"
+	ruleKubeProxySkew = "kube-proxy-skew"
+)
+
+// apiServerVersion is the control plane's version and where it came from:
+// the API server itself (live, a snapshot, a recipe dump's version.json),
+// else the oldest kube-apiserver static pod image in the input (the
+// narrowest bound when HA instances differ). ok is false when neither is there.
+func apiServerVersion(s *snapshot.Snapshot) (v kubeVersion, evidence string, ok bool) {
+	if v, ok := parseKubeVersion(s.Source.ServerVersion); ok {
+		return v, fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion), true
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Namespace != "kube-system" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			if path.Base(imageRepository(c.Image)) != "kube-apiserver" {
+				continue
+			}
+			_, tag, _ := imageParts(c.Image)
+			pv, good := parseKubeVersion(tag)
+			if good && (!ok || pv.minorsBehind(v) < 0) {
+				v, ok = pv, true
+				evidence = fmt.Sprintf("control plane %s, from the image of Pod kube-system/%s (%s): the input has no API server version", tag, p.Name, c.Image)
+			}
+		}
+	}
+	return v, evidence, ok
 }
 
 // kubeVersion is a Kubernetes major.minor.patch; provider suffixes
@@ -116,6 +159,10 @@ type skewNode struct {
 func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
+		if cp, cpEvidence, known := apiServerVersion(s); known {
+			ctx.Skip(ruleKubeletSkew, "the input holds no nodes")
+			return kubeProxySkew(s, cp, cpEvidence), nil
+		}
 		return nil, NotEvaluated("the snapshot holds no nodes")
 	}
 	var nodes []skewNode
@@ -135,12 +182,13 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 	if len(nodes) == 0 {
 		return nil, NotEvaluated("no node reports a kubelet version")
 	}
-	cp, live := parseKubeVersion(s.Source.ServerVersion)
-	cpEvidence := fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion)
-	if !live {
+	cp, cpEvidence, known := apiServerVersion(s)
+	if !known {
 		cp = newest
 		cpEvidence = fmt.Sprintf("control plane at least %s: the input has no API server version, so the newest kubelet "+
 			"(Node %s status.nodeInfo.kubeletVersion) stands in for it", newest.minorString(), newestNode)
+		ctx.Incomplete(ruleKubeletSkew, "no API server version in the input (add version.json from kubectl version -o json): "+
+			"skew is measured against the newest kubelet, a lower bound, and kubelets newer than the API server cannot be seen")
 	}
 	groups := map[string][]skewNode{} // class|pool -> nodes
 	current := 0
@@ -175,6 +223,11 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 		class := skewClass(k[0] - '0')
 		pool := k[2:]
 		out = append(out, skewFinding(class, pool, groups[k], cp, cpEvidence, current, len(nodes)))
+	}
+	if known {
+		out = append(out, kubeProxySkew(s, cp, cpEvidence)...)
+	} else {
+		ctx.Skip(ruleKubeProxySkew, "no API server version in the input to compare kube-proxy with")
 	}
 	return out, nil
 }
@@ -264,4 +317,72 @@ func versionCountsText(versions map[string]int) string {
 		parts[i] = fmt.Sprintf("%s (%d %s)", k, versions[k], word)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// kubeProxySkew finds kube-proxy DaemonSets and static kube-proxy pods
+// (GKE runs it so) whose image version is newer than the API server, or
+// further behind it than the skew policy allows.
+func kubeProxySkew(s *snapshot.Snapshot, cp kubeVersion, cpEvidence string) []finding.Finding {
+	type proxy struct {
+		ref   finding.ObjectRef
+		image string
+		v     kubeVersion
+	}
+	var proxies []proxy
+	isProxy := func(image string) (kubeVersion, bool) {
+		if !strings.HasPrefix(path.Base(imageRepository(image)), "kube-proxy") {
+			return kubeVersion{}, false
+		}
+		_, tag, _ := imageParts(image)
+		return parseKubeVersion(tag)
+	}
+	for i := range s.DaemonSets {
+		ds := &s.DaemonSets[i]
+		for _, c := range ds.Spec.Template.Spec.Containers {
+			if v, ok := isProxy(c.Image); ok {
+				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}, c.Image, v})
+			}
+		}
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "DaemonSet" {
+			continue // judged through its DaemonSet
+		}
+		for _, c := range p.Spec.Containers {
+			if v, ok := isProxy(c.Image); ok {
+				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v})
+			}
+		}
+	}
+	var out []finding.Finding
+	for _, px := range proxies {
+		behind := px.v.minorsBehind(cp)
+		limit := maxKubeletSkew(px.v) // kube-proxy follows the kubelet's numbers
+		if behind >= 0 && behind <= limit {
+			continue
+		}
+		f := finding.Finding{
+			Check:    "version-skew",
+			Severity: finding.High,
+			Objects:  []finding.ObjectRef{px.ref},
+			Evidence: []string{cpEvidence, fmt.Sprintf("%s image %s", px.ref, px.image)},
+			Cases:    []string{caseAzureCNIGlibc},
+		}
+		if behind < 0 {
+			f.Title = fmt.Sprintf("kube-proxy %s is newer than the API server %s", px.v.minorString(), cp.minorString())
+			f.Message = fmt.Sprintf("%s runs kube-proxy %s while the API server is %s. The version skew policy never allows "+
+				"kube-proxy to be newer than the API server; it may rely on APIs the server does not serve.", px.ref, px.v.minorString(), cp.minorString())
+			f.Remediation = "Run the kube-proxy image of the control plane's minor version (managed clusters: the provider's kube-proxy add-on for that version)."
+		} else {
+			f.Title = fmt.Sprintf("kube-proxy %s is beyond the supported skew behind the API server %s", px.v.minorString(), cp.minorString())
+			f.Message = fmt.Sprintf("%s runs kube-proxy %s, more than %d minor versions behind the API server at %s. "+
+				"The version skew policy does not support it, and the control plane cannot be upgraded further until it is.",
+				px.ref, px.v.minorString(), limit, cp.minorString())
+			f.Remediation = "Upgrade kube-proxy to the control plane's minor version. On managed clusters, check whether the " +
+				"provider upgrades the kube-proxy add-on with the control plane or leaves it to you."
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -142,3 +142,53 @@ func TestParseKubeVersion(t *testing.T) {
 		t.Error("maxKubeletSkew")
 	}
 }
+
+// TestKubeProxySkew: kube-proxy beyond the skew policy is found from its
+// image, with the control-plane version taken from a kube-apiserver static
+// pod when the input has no server version; a current one is not.
+func TestKubeProxySkew(t *testing.T) {
+	s := loadFixture(t, "version-skew/kube-proxy.yaml")
+	ctx := &Context{Snapshot: s}
+	fs, err := versionSkewCheck().Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || !hasObject(fs, "DaemonSet", "kube-system", "kube-proxy") || fs[0].Severity != finding.High {
+		t.Fatalf("findings = %+v, want one high on DaemonSet kube-system/kube-proxy", fs)
+	}
+	if !strings.Contains(fs[0].Title, "kube-proxy 1.30 is beyond the supported skew behind the API server 1.35") ||
+		!strings.Contains(strings.Join(fs[0].Evidence, "\n"), "Pod kube-system/kube-apiserver-cp-1") {
+		t.Errorf("finding = %+v", fs[0])
+	}
+	if len(ctx.Notes()) != 0 {
+		t.Errorf("the static pod gives the server version, yet rules are noted: %+v", ctx.Notes())
+	}
+
+	// Too new: the same kube-proxy against an older control plane.
+	s.Source.ServerVersion = "v1.29.3"
+	fs, _ = versionSkewCheck().Run(&Context{Snapshot: s})
+	var newer int
+	for _, f := range fs {
+		if strings.Contains(f.Title, "kube-proxy") && strings.Contains(f.Title, "newer than the API server 1.29") {
+			newer++
+		}
+	}
+	if newer != 2 {
+		t.Errorf("want both kube-proxies newer than 1.29: %+v", fs)
+	}
+}
+
+// TestVersionSkewWithoutServerVersion: offline input without any server
+// version leaves the kubelet rule partial and skips kube-proxy: unknown,
+// never pass.
+func TestVersionSkewWithoutServerVersion(t *testing.T) {
+	s := loadFixture(t, "version-skew/uniform.yaml")
+	ctx := &Context{Snapshot: s}
+	if _, err := versionSkewCheck().Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := ctx.Notes()
+	if n[ruleKubeletSkew].Skipped || n[ruleKubeletSkew].Reason == "" || !n[ruleKubeProxySkew].Skipped {
+		t.Errorf("notes = %+v, want kubelet-skew partial and kube-proxy-skew skipped", n)
+	}
+}
