@@ -4,6 +4,21 @@
 // version, and when the vendor stops standard support. The facts live in an
 // embedded data table, os-images.yaml, with their sources; an osImage the
 // table does not list is reported unknown, never guessed.
+//
+// Managed services support their own node images of a release for a
+// different time than the OS vendor does. ProviderOf tells the service
+// from a node's spec.providerID and labels, and ProviderWindow gives that
+// service's window for the distro and version Identify reported:
+//
+//	info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+//	p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels)
+//	if w, ok := nodeos.ProviderWindow(p, info.Distro, info.Version); ok {
+//		// w.EndOfSupport: no more node images or patches from the service;
+//		// w.ImagesRemoved (when set): scaling and reimaging fail.
+//	}
+//
+// No window means unknown, not supported forever. Both tables refuse an
+// entry that was not verified at an https source on a recorded day.
 package nodeos
 
 import (
