@@ -51,7 +51,9 @@ type containerdFacts struct {
 		Creators  []string `json:"creators"`
 		Consumers []string `json:"consumers"`
 	} `json:"chains"`
-	Multus struct {
+	// Sources back the chain and Multus facts (each regression has its own).
+	Sources []string `json:"sources"`
+	Multus  struct {
 		ImageRepositorySuffixes []string `json:"imageRepositorySuffixes"`
 		ThickTagMarker          string   `json:"thickTagMarker"`
 		DaemonSetNamePrefixes   []string `json:"daemonSetNamePrefixes"`

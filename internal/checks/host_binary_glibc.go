@@ -45,8 +45,10 @@ func hostBinaryGlibcCheck() Check {
 
 // hostBinaryFacts is data/host-binaries.yaml.
 type hostBinaryFacts struct {
-	HostBinaryPaths []string       `json:"hostBinaryPaths"`
-	Images          []imageLinkage `json:"images"`
+	HostBinaryPaths []string `json:"hostBinaryPaths"`
+	// Sources back hostBinaryPaths (each image has its own).
+	Sources []string       `json:"sources"`
+	Images  []imageLinkage `json:"images"`
 }
 
 // imageLinkage is what is known about the binaries one image repository

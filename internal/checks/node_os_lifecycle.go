@@ -63,8 +63,10 @@ type lifecycleFacts struct {
 		Match  []string `json:"match"`
 		Source string   `json:"source"`
 	} `json:"patchCoordinators"`
-	AKSNodeImageLabel  string `json:"aksNodeImageLabel"`
-	AKSNodeImageSource string `json:"aksNodeImageSource"`
+	// Sources back inPlaceUpdateOS (each coordinator has its own source).
+	Sources            []string `json:"sources"`
+	AKSNodeImageLabel  string   `json:"aksNodeImageLabel"`
+	AKSNodeImageSource string   `json:"aksNodeImageSource"`
 	Thresholds         struct {
 		BehindFleetDays     int     `json:"behindFleetDays"`
 		StaleDays           int     `json:"staleDays"`

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"github.com/kubegap/kubegap/internal/textwrap"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -456,6 +458,9 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 	if c.Organization != "" {
 		meta += " · Organization: " + c.Organization
 	}
+	if c.Reviewed != "" {
+		meta += " · Reviewed: " + c.Reviewed
+	}
 	ew.printf("%s\n\n", meta)
 
 	labels := func(facet string, ids []string) string {
@@ -513,6 +518,16 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 		section("Unverified")
 		bullets(c.Unverified)
 	}
+	if len(c.Inferred) > 0 {
+		// Sections no source states outright, with why they are written.
+		section("Inferred")
+		names := slices.Sorted(maps.Keys(c.Inferred))
+		items := make([]string, len(names))
+		for i, n := range names {
+			items[i] = n + ": " + c.Inferred[n]
+		}
+		bullets(items)
+	}
 	section("Sources")
 	for _, s := range c.Sources {
 		lines := textwrap.Wrap(fmt.Sprintf("[%s, %s] %s", s.Kind, s.Language, s.Title), textWidth-4)
@@ -524,6 +539,11 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 			}
 		}
 		ew.printf("    %s\n", s.URL)
+		if len(s.Supports) > 0 {
+			for _, line := range textwrap.Wrap("supports: "+strings.Join(s.Supports, ", "), textWidth-4) {
+				ew.printf("    %s\n", line)
+			}
+		}
 	}
 	ew.printf("\n%s\n", checksLine(c, covering))
 	return ew.err

@@ -144,6 +144,17 @@ func TestCasesShowReal(t *testing.T) {
 		if !strings.Contains(out, "["+s.Kind+", "+s.Language+"]") || !strings.Contains(out, s.URL) {
 			t.Errorf("source %s not shown with kind and language", s.URL)
 		}
+		if len(s.Supports) == 0 || !strings.Contains(out, s.URL+"\n    supports: "+s.Supports[0]) {
+			t.Errorf("source %s not shown with the sections it supports %v", s.URL, s.Supports)
+		}
+	}
+	if c.Reviewed == "" || !strings.Contains(out, "Reviewed: "+c.Reviewed) {
+		t.Errorf("review date %q not shown", c.Reviewed)
+	}
+	for name := range c.Inferred {
+		if !strings.Contains(out, "\nInferred\n") || !strings.Contains(out, "  - "+name+": ") {
+			t.Errorf("inferred section %s not shown", name)
+		}
 	}
 	// What the last line says depends on the registry: derive it.
 	covering := checksCiting(checks.All(), id)
@@ -178,6 +189,11 @@ func TestCasesShowJSONReal(t *testing.T) {
 	}
 	if doc.Kind != "Case" || doc.ID != "ubuntu-systemd-dns-2022" || len(doc.Sources) == 0 || doc.Checks == nil {
 		t.Errorf("unexpected document: %+v", doc)
+	}
+	for _, s := range doc.Sources {
+		if len(s.Supports) == 0 {
+			t.Errorf("source %s has no supports in the JSON", s.URL)
+		}
 	}
 }
 
@@ -292,8 +308,11 @@ detection: Events showed it.
 remediation: [Roll back.]
 lessons: [Stage changes.]
 sources:
-- {url: "https://example.com/` + date + `", title: Report, kind: knowledge-base, language: zh}
+- {url: "https://example.com/` + date + `", title: Report, kind: knowledge-base, language: zh,
+   supports: [date, summary, symptoms, trigger, rootCause, contributingFactors, detection, remediation]}
 detectable: ` + readOnly + `
+inferred: {lessons: our reading of the report}
+reviewed: 2026-12-01
 `
 }
 
@@ -414,11 +433,12 @@ func TestCasesShowChecksLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{
-		"glibc-case\nInstaller binary needs newer glibc\nDate: 2026-08-31\n",
+		"glibc-case\nInstaller binary needs newer glibc\nDate: 2026-08-31 · Reviewed: 2026-12-01\n",
 		"Root cause:  Dependency or ABI incompatibility (dependency-incompatibility)\n",
 		"Components:  CNI plugin and installer (cni-plugin), Node OS userland (node-os)\n",
 		"  - Global rollout (global-rollout): It went everywhere.\n",
-		"  - [knowledge-base, zh] Report\n    https://example.com/2026-08-31\n",
+		"  - [knowledge-base, zh] Report\n    https://example.com/2026-08-31\n    supports: date, summary, symptoms, trigger, rootCause,\n",
+		"\nInferred\n  - lessons: our reading of the report\n",
 		"\nDetectable read-only\n  Yes. Compare images with osImage.\n",
 	} {
 		if !strings.Contains(out, w) {

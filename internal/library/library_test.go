@@ -2,6 +2,7 @@ package library
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -25,6 +26,7 @@ symptoms:
 factors:
 - {id: global-rollout, name: Global rollout, description: d}
 - {id: monoculture, name: Monoculture, description: d}
+- {id: latent-change, name: Latent change, description: d}
 `
 
 // validCase is a case that passes every rule; each broken fixture changes
@@ -56,11 +58,15 @@ sources:
   title: Issue one
   kind: issue
   language: en
+  supports: [date, organization, summary, symptoms, trigger, rootCause, contributingFactors, detection, remediation, actionItems]
 detectable:
   readOnly: true
   signal: DaemonSet image against node osImage.
 unverified:
 - The exact first bad tag.
+inferred:
+  lessons: our reading of the issue
+reviewed: 2026-12-01
 `
 
 // edit returns validCase with old replaced by new, failing the test if old
@@ -71,6 +77,20 @@ func edit(t *testing.T, old, new string) string {
 		t.Fatalf("fixture text %q not in validCase", old)
 	}
 	return strings.Replace(validCase, old, new, 1)
+}
+
+// edits applies edit for each old/new pair in turn, for fixtures that must
+// change two places to break exactly one rule.
+func edits(t *testing.T, pairs ...string) string {
+	t.Helper()
+	out := validCase
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(out, pairs[i]) {
+			t.Fatalf("fixture text %q not in the edited case", pairs[i])
+		}
+		out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+	}
+	return out
 }
 
 func fsWith(files map[string]string) fstest.MapFS {
@@ -145,13 +165,26 @@ func TestValidationRules(t *testing.T) {
 		{"missing detection", map[string]string{"cases/c.yaml": edit(t, "detection: Pod events named the missing symbol.\n", "")}, []string{"detection is required"}},
 		{"missing remediation", map[string]string{"cases/c.yaml": edit(t, "remediation:\n- Pin the older installer image.\n", "")}, []string{"remediation needs at least one entry"}},
 		{"missing lessons", map[string]string{"cases/c.yaml": edit(t, "lessons:\n- What runs on the host must match the host.\n", "")}, []string{"lessons needs at least one entry"}},
-		{"no sources", map[string]string{"cases/c.yaml": edit(t, "sources:\n- url: https://example.com/issue/1\n  title: Issue one\n  kind: issue\n  language: en\n", "sources: []\n")}, []string{"sources needs at least one entry"}},
+		{"no sources", map[string]string{"cases/c.yaml": edit(t, "sources:\n- url: https://example.com/issue/1\n  title: Issue one\n  kind: issue\n  language: en\n  supports: [date, organization, summary, symptoms, trigger, rootCause, contributingFactors, detection, remediation, actionItems]\n", "sources: []\n")}, []string{"sources needs at least one entry"}},
 		{"source url not http", map[string]string{"cases/c.yaml": edit(t, "url: https://example.com/issue/1", "url: ftp://example.com/issue/1")}, []string{"sources[0]: url", "not an http(s) URL"}},
 		{"source url missing", map[string]string{"cases/c.yaml": edit(t, "- url: https://example.com/issue/1\n  title", "- title")}, []string{"sources[0]: url is required"}},
 		{"source without title", map[string]string{"cases/c.yaml": edit(t, "  title: Issue one\n", "")}, []string{"sources[0]: title is required"}},
 		{"source kind unknown", map[string]string{"cases/c.yaml": edit(t, "kind: issue", "kind: tweet")}, []string{`sources[0]: kind "tweet"`, "knowledge-base"}},
 		{"source without language", map[string]string{"cases/c.yaml": edit(t, "  language: en\n", "")}, []string{"sources[0]: language is required"}},
 		{"source language malformed", map[string]string{"cases/c.yaml": edit(t, "language: en", "language: English")}, []string{`sources[0]: language "English"`}},
+		{"no contributing factors", map[string]string{"cases/c.yaml": edits(t, "contributingFactors:\n- category: global-rollout\n  text: The DaemonSet reached every node at once.\n", "", "contributingFactors, ", "")}, []string{"contributingFactors needs at least one entry"}},
+		{"missing reviewed", map[string]string{"cases/c.yaml": edit(t, "reviewed: 2026-12-01\n", "")}, []string{"reviewed is required"}},
+		{"reviewed month only", map[string]string{"cases/c.yaml": edit(t, "reviewed: 2026-12-01", "reviewed: 2026-12")}, []string{`reviewed "2026-12" is not YYYY-MM-DD`}},
+		{"source without supports", map[string]string{"cases/c.yaml": edit(t, "detectable:\n", "- url: https://example.com/blog\n  title: A blog\n  kind: blog\n  language: en\ndetectable:\n")}, []string{"sources[1]: supports is required"}},
+		{"supports an unknown section", map[string]string{"cases/c.yaml": edit(t, "supports: [date,", "supports: [title, date,")}, []string{`sources[0]: supports "title", which is not a section`, "valid: date, organization"}},
+		{"supports a section twice", map[string]string{"cases/c.yaml": edit(t, "supports: [date,", "supports: [date, date,")}, []string{"sources[0]: supports lists date twice"}},
+		{"supports an absent section", map[string]string{"cases/c.yaml": edit(t, "organization: Example Corp\n", "")}, []string{"sources[0]: supports organization, which the case does not have"}},
+		{"section without support", map[string]string{"cases/c.yaml": edit(t, "detection, ", "")}, []string{"detection is not supported by any source"}},
+		{"optional section without support", map[string]string{"cases/c.yaml": edit(t, "organization, ", "")}, []string{"organization is not supported by any source"}},
+		{"lessons neither supported nor inferred", map[string]string{"cases/c.yaml": edit(t, "inferred:\n  lessons: our reading of the issue\n", "")}, []string{"lessons is not supported by any source"}},
+		{"inferred unknown section", map[string]string{"cases/c.yaml": edit(t, "  lessons: our reading of the issue\n", "  lessons: our reading of the issue\n  title: ours\n")}, []string{`inferred: "title" is not a section`}},
+		{"inferred without reason", map[string]string{"cases/c.yaml": edit(t, "lessons: our reading of the issue", "lessons: ''")}, []string{"inferred: lessons needs the reason"}},
+		{"inferred absent section", map[string]string{"cases/c.yaml": edits(t, "organization: Example Corp\n", "", "organization, ", "", "  lessons: our", "  organization: guessed\n  lessons: our")}, []string{"inferred: organization, which the case does not have"}},
 		{"read-only without signal", map[string]string{"cases/c.yaml": edit(t, "  signal: DaemonSet image against node osImage.\n", "")}, []string{"detectable.signal is required"}},
 		{"not read-only without why", map[string]string{"cases/c.yaml": edit(t, "  readOnly: true\n  signal: DaemonSet image against node osImage.\n", "  readOnly: false\n")}, []string{"detectable.why is required"}},
 	}
@@ -196,6 +229,10 @@ func TestTaxonomyProblems(t *testing.T) {
 		{"duplicate id", strings.Replace(testTaxonomy, "{id: os-auto-update", "{id: dependency-incompatibility", 1), "defined twice"},
 		{"bad id", strings.Replace(testTaxonomy, "{id: monoculture", "{id: Mono Culture", 1), "not lowercase-hyphenated"},
 		{"unknown field", testTaxonomy + "severities: []\n", "field severities not found"},
+		{"no description", strings.Replace(testTaxonomy, "{id: monoculture, name: Monoculture, description: d}", "{id: monoculture, name: Monoculture}", 1), `factor value "monoculture" has no description`},
+		{"multi-line description", strings.Replace(testTaxonomy, "{id: monoculture, name: Monoculture, description: d}", "{id: monoculture, name: Monoculture, description: \"one\\ntwo\"}", 1), "must be one line"},
+		{"too many values", strings.Replace(testTaxonomy, "components:\n", "components:\n"+manyTerms("c", 23), 1), "facet component has 27 values, more than 25"},
+
 		{"empty facet", strings.Replace(testTaxonomy, "symptoms:\n- {id: sandbox-failure, name: Sandbox, description: d}\n- {id: dns-failure, name: DNS failure, description: d}\n", "symptoms: []\n", 1), "facet symptom has no values"},
 	}
 	for _, tt := range tests {
@@ -213,11 +250,20 @@ func TestTaxonomyProblems(t *testing.T) {
 	}
 }
 
+// manyTerms returns n facet values prefix-1 ... prefix-n in taxonomy YAML.
+func manyTerms(prefix string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "- {id: %s-%d, name: %s %d, description: d}\n", prefix, i, prefix, i)
+	}
+	return b.String()
+}
+
 // queryFixture is four cases with known facets:
 //
 //	a: dependency-incompatibility; cni-plugin, node-os; sandbox; global-rollout   2026-08-31
 //	b: os-auto-update; node-os, cluster-dns; dns-failure; monoculture, global      2022-08-30
-//	c: runtime-regression; container-runtime, cni-plugin; sandbox; (none)          2026-06
+//	c: runtime-regression; container-runtime, cni-plugin; sandbox; latent-change   2026-06
 //	d: dependency-incompatibility; cni-plugin; sandbox, dns-failure; monoculture   2026-08-31
 func queryFixture(t *testing.T) *Library {
 	t.Helper()
@@ -236,7 +282,7 @@ func queryFixture(t *testing.T) *Library {
 	c = strings.Replace(c, "date: 2026-08-31", "date: 2026-06", 1)
 	c = strings.Replace(c, "category: dependency-incompatibility", "category: runtime-regression", 1)
 	c = strings.Replace(c, "components: [cni-plugin, node-os]", "components: [container-runtime, cni-plugin]", 1)
-	c = strings.Replace(c, "contributingFactors:\n- category: global-rollout\n  text: The DaemonSet reached every node at once.\n", "", 1)
+	c = strings.Replace(c, "- category: global-rollout\n  text: The DaemonSet reached every node at once.", "- category: latent-change\n  text: The change showed only on new sandboxes.", 1)
 	c = strings.Replace(c, "Test against the oldest node OS.", "Bisect the netns visibility change.", 1)
 	c = strings.Replace(c, "A CNI installer copied a binary needing a newer glibc onto old nodes.", "A containerd upgrade hid interfaces between chained plugins.", 1)
 
@@ -334,8 +380,8 @@ func checkFacetCounts(t *testing.T, lib *Library, res Result) {
 			}
 			sum += v.Count
 		}
-		// Factors are optional, so a case may carry none.
-		if f.Name != FacetFactor && sum < res.Total {
+		// Every case carries at least one value of every facet.
+		if sum < res.Total {
 			t.Errorf("facet %s counts sum to %d, fewer than the %d matching cases", f.Name, sum, res.Total)
 		}
 	}

@@ -60,14 +60,23 @@ func (t *Taxonomy) Term(facet, id string) (Term, bool) {
 	return Term{}, false
 }
 
+// MaxFacetValues is the most values one facet may have. Past about 25 a
+// facet stops browsing well (the list no longer fits a sidebar, and values
+// start to overlap); merge near-duplicates instead of adding more.
+const MaxFacetValues = 25
+
 // validate checks what cases and queries rely on: every facet has values,
-// and every value has a well-formed, unique ID and a name.
+// no more than MaxFacetValues, and every value has a well-formed, unique
+// ID, a name and a one-line description.
 func (t *Taxonomy) validate() []error {
 	var errs []error
 	for _, facet := range FacetNames() {
 		terms := t.Terms(facet)
 		if len(terms) == 0 {
 			errs = append(errs, fmt.Errorf("taxonomy.yaml: facet %s has no values", facet))
+		}
+		if len(terms) > MaxFacetValues {
+			errs = append(errs, fmt.Errorf("taxonomy.yaml: facet %s has %d values, more than %d: merge near-duplicates", facet, len(terms), MaxFacetValues))
 		}
 		seen := map[string]bool{}
 		for i, term := range terms {
@@ -80,6 +89,12 @@ func (t *Taxonomy) validate() []error {
 			seen[term.ID] = true
 			if strings.TrimSpace(term.Name) == "" {
 				errs = append(errs, fmt.Errorf("taxonomy.yaml: %s value %q has no name", facet, term.ID))
+			}
+			switch d := strings.TrimSpace(term.Description); {
+			case d == "":
+				errs = append(errs, fmt.Errorf("taxonomy.yaml: %s value %q has no description: say in one line what it covers", facet, term.ID))
+			case strings.Contains(d, "\n"):
+				errs = append(errs, fmt.Errorf("taxonomy.yaml: %s value %q: the description must be one line", facet, term.ID))
 			}
 		}
 	}

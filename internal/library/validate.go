@@ -36,6 +36,12 @@ func validDate(s string) bool {
 	return err == nil
 }
 
+// validDay accepts YYYY-MM-DD only: a review happens on a day.
+func validDay(s string) bool {
+	_, err := time.Parse("2006-01-02", s)
+	return err == nil
+}
+
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // validateCase returns every rule c breaks, each as a message about a field
@@ -122,11 +128,126 @@ func validateCase(c *Case, tax *Taxonomy) []error {
 		errs = append(errs, checkSource(i, s)...)
 	}
 
+	if len(c.ContributingFactors) == 0 {
+		// The fourth facet: a case filed under no factor is invisible to
+		// anyone browsing the library by what made things worse.
+		add("contributingFactors needs at least one entry")
+	}
+	switch {
+	case blank(c.Reviewed):
+		add("reviewed is required: the date (YYYY-MM-DD) of the last check of every claim against the sources")
+	case !validDay(c.Reviewed):
+		add("reviewed %q is not YYYY-MM-DD", c.Reviewed)
+	}
+	errs = append(errs, checkTraceability(c)...)
+
 	if c.Detectable.ReadOnly && blank(c.Detectable.Signal) {
 		add("detectable.signal is required when detectable.readOnly is true: say what a read-only audit looks at")
 	}
 	if !c.Detectable.ReadOnly && blank(c.Detectable.Why) {
 		add("detectable.why is required when detectable.readOnly is false: say why the API cannot show the gap")
+	}
+	return errs
+}
+
+// Section names a source may support or a case may list as inferred: the
+// parts of a case that carry claims. Title, facets and detectable are ours
+// (a label, a filing, an analysis) and are not traced to a source.
+const (
+	SectionDate                = "date"
+	SectionOrganization        = "organization"
+	SectionSummary             = "summary"
+	SectionSymptoms            = "symptoms"
+	SectionTrigger             = "trigger"
+	SectionRootCause           = "rootCause"
+	SectionContributingFactors = "contributingFactors"
+	SectionDetection           = "detection"
+	SectionRemediation         = "remediation"
+	SectionActionItems         = "actionItems"
+	SectionLessons             = "lessons"
+)
+
+var sectionNames = []string{
+	SectionDate, SectionOrganization, SectionSummary, SectionSymptoms, SectionTrigger, SectionRootCause,
+	SectionContributingFactors, SectionDetection, SectionRemediation, SectionActionItems, SectionLessons,
+}
+
+// SectionNames returns the sections a source may support, in case order.
+func SectionNames() []string { return append([]string(nil), sectionNames...) }
+
+// presentSections returns the sections c fills in. Required sections are
+// always present (their absence is reported elsewhere); optional ones count
+// only when written.
+func presentSections(c *Case) []string {
+	var out []string
+	for _, s := range sectionNames {
+		switch s {
+		case SectionOrganization:
+			if blank(c.Organization) {
+				continue
+			}
+		case SectionContributingFactors:
+			if len(c.ContributingFactors) == 0 {
+				continue
+			}
+		case SectionActionItems:
+			if len(c.ActionItems) == 0 {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkTraceability enforces that every claim-bearing section of c can be
+// traced: some source names it in supports, or inferred names it with the
+// reason it is written anyway. It also refuses names that are not sections
+// and supports or inferred entries for sections the case does not have,
+// which are usually slips.
+func checkTraceability(c *Case) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(c.Sources) == 0 {
+		return nil // "sources needs at least one entry" says it all
+	}
+	present := presentSections(c)
+	supported := map[string]bool{}
+	for i, s := range c.Sources {
+		if len(s.Supports) == 0 {
+			add("sources[%d]: supports is required: name the sections this source backs (%s)", i, strings.Join(sectionNames, ", "))
+		}
+		seen := map[string]bool{}
+		for _, name := range s.Supports {
+			switch {
+			case !contains(sectionNames, name):
+				add("sources[%d]: supports %q, which is not a section (valid: %s)", i, name, strings.Join(sectionNames, ", "))
+			case !contains(present, name):
+				add("sources[%d]: supports %s, which the case does not have", i, name)
+			case seen[name]:
+				add("sources[%d]: supports lists %s twice", i, name)
+			}
+			seen[name] = true
+			supported[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Inferred)) {
+		switch {
+		case !contains(sectionNames, name):
+			add("inferred: %q is not a section (valid: %s)", name, strings.Join(sectionNames, ", "))
+		case !contains(present, name):
+			add("inferred: %s, which the case does not have", name)
+		case blank(c.Inferred[name]):
+			add("inferred: %s needs the reason it is written without a source", name)
+		}
+	}
+	for _, name := range present {
+		if !supported[name] && blank(c.Inferred[name]) {
+			if _, listed := c.Inferred[name]; listed {
+				continue // reported above as a missing reason
+			}
+			add("%s is not supported by any source: add it to a source's supports, or to inferred with the reason", name)
+		}
 	}
 	return errs
 }

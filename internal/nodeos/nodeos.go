@@ -4,6 +4,21 @@
 // version, and when the vendor stops standard support. The facts live in an
 // embedded data table, os-images.yaml, with their sources; an osImage the
 // table does not list is reported unknown, never guessed.
+//
+// Managed services support their own node images of a release for a
+// different time than the OS vendor does. ProviderOf tells the service
+// from a node's spec.providerID and labels, and ProviderWindow gives that
+// service's window for the distro and version Identify reported:
+//
+//	info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+//	p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels)
+//	if w, ok := nodeos.ProviderWindow(p, info.Distro, info.Version); ok {
+//		// w.EndOfSupport: no more node images or patches from the service;
+//		// w.ImagesRemoved (when set): scaling and reimaging fail.
+//	}
+//
+// No window means unknown, not supported forever. Both tables refuse an
+// entry that was not verified at an https source on a recorded day.
 package nodeos
 
 import (
@@ -154,18 +169,22 @@ func Entries() ([]Entry, error) {
 
 // Entry is one row of os-images.yaml.
 type Entry struct {
-	ID                   string   `json:"id"`
-	Distro               string   `json:"distro"`
-	Version              string   `json:"version,omitempty"`
-	OSImage              string   `json:"osImage"`
-	Kernel               string   `json:"kernel,omitempty"`
-	Libc                 Libc     `json:"libc"`
-	Glibc                string   `json:"glibc,omitempty"`
-	EndOfStandardSupport string   `json:"endOfStandardSupport,omitempty"`
-	EndOfExtendedSupport string   `json:"endOfExtendedSupport,omitempty"`
-	Evidence             string   `json:"evidence"`
-	Sources              []string `json:"sources"`
-	Note                 string   `json:"note,omitempty"`
+	ID                   string `json:"id"`
+	Distro               string `json:"distro"`
+	Version              string `json:"version,omitempty"`
+	OSImage              string `json:"osImage"`
+	Kernel               string `json:"kernel,omitempty"`
+	Libc                 Libc   `json:"libc"`
+	Glibc                string `json:"glibc,omitempty"`
+	EndOfStandardSupport string `json:"endOfStandardSupport,omitempty"`
+	EndOfExtendedSupport string `json:"endOfExtendedSupport,omitempty"`
+	// Evidence is always "verified": every fact was read in a listed
+	// source. The loader refuses anything else.
+	Evidence string `json:"evidence"`
+	// Checked is the day (YYYY-MM-DD) the entry was last read at its sources.
+	Checked string   `json:"checked"`
+	Sources []string `json:"sources"`
+	Note    string   `json:"note,omitempty"`
 }
 
 //go:embed os-images.yaml
@@ -216,13 +235,8 @@ func compileEntry(e Entry) (compiled, error) {
 	if e.ID == "" || e.Distro == "" {
 		return c, fmt.Errorf("id and distro are required")
 	}
-	if len(e.Sources) == 0 {
-		return c, fmt.Errorf("no sources")
-	}
-	switch e.Evidence {
-	case "verified", "memory", "uncertain":
-	default:
-		return c, fmt.Errorf("evidence %q: want verified, memory or uncertain", e.Evidence)
+	if err := checkProvenance(e.Evidence, e.Checked, e.Sources); err != nil {
+		return c, err
 	}
 	if e.OSImage == "" {
 		return c, fmt.Errorf("no osImage pattern")
@@ -260,6 +274,28 @@ func compileEntry(e Entry) (compiled, error) {
 		return c, fmt.Errorf("extended support ends before standard support")
 	}
 	return c, nil
+}
+
+// checkProvenance enforces what makes a table row trustworthy: it was
+// verified at a source (never "memory" or "uncertain", values an earlier
+// version of the table allowed), on a known day, and the sources are https
+// addresses a reader can open.
+func checkProvenance(evidence, checked string, sources []string) error {
+	if evidence != "verified" {
+		return fmt.Errorf("evidence %q: every entry must be verified at a listed source (memory and uncertain entries are checked or removed)", evidence)
+	}
+	if _, err := time.Parse(time.DateOnly, checked); err != nil {
+		return fmt.Errorf("checked %q: want the day the entry was verified (YYYY-MM-DD)", checked)
+	}
+	if len(sources) == 0 {
+		return fmt.Errorf("no sources")
+	}
+	for _, src := range sources {
+		if !strings.HasPrefix(src, "https://") || len(src) <= len("https://") {
+			return fmt.Errorf("source %q is not an https URL", src)
+		}
+	}
+	return nil
 }
 
 func parseDate(s string) (time.Time, error) {
