@@ -2,9 +2,10 @@ package checks
 
 import "sort"
 
-// All returns every check, sorted by ID. Adding a check is one file with a
-// constructor plus one line here; TestEveryCheckIsRegistered keeps the two
-// in step.
+// All returns every check, sorted by ID: the founding checks of this
+// package, and those of the area packages. Adding a check is one file with
+// a constructor plus one line in its area's checks.go (or, for a founding
+// check, here); tests keep the lists in step with the files.
 func All() []Check {
 	all := []Check{
 		// One line per check: the constructor from the check's own file.
@@ -16,6 +17,11 @@ func All() []Check {
 		podSandboxFailuresCheck(),
 		versionSkewCheck(),
 		webhookBlastRadiusCheck(),
+	}
+	for _, area := range [][]Check{
+		// One line per area package: internal/checks/<area>.Checks().
+	} {
+		all = append(all, area...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all

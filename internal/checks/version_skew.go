@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -50,32 +51,10 @@ const (
 	ruleKubeProxySkew = "kube-proxy-skew"
 )
 
-// apiServerVersion is the control plane's version and where it came from:
-// the API server itself (live, a snapshot, a recipe dump's version.json),
-// else the oldest kube-apiserver static pod image in the input (the
-// narrowest bound when HA instances differ). ok is false when neither is there.
-func apiServerVersion(s *snapshot.Snapshot) (v kubeVersion, evidence string, ok bool) {
-	if v, ok := parseKubeVersion(s.Source.ServerVersion); ok {
-		return v, fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion), true
-	}
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if p.Namespace != "kube-system" {
-			continue
-		}
-		for _, c := range p.Spec.Containers {
-			if path.Base(imageRepository(c.Image)) != "kube-apiserver" {
-				continue
-			}
-			_, tag, _ := imageParts(c.Image)
-			pv, good := parseKubeVersion(tag)
-			if good && (!ok || pv.minorsBehind(v) < 0) {
-				v, ok = pv, true
-				evidence = fmt.Sprintf("control plane %s, from the image of Pod kube-system/%s (%s): the input has no API server version", tag, p.Name, c.Image)
-			}
-		}
-	}
-	return v, evidence, ok
+// apiServerVersion is check.ServerVersion in this file's types.
+func apiServerVersion(s *snapshot.Snapshot) (kubeVersion, string, bool) {
+	v, evidence, ok := check.ServerVersion(s)
+	return kubeVersion{v.Major, v.Minor, v.Patch}, evidence, ok
 }
 
 // kubeVersion is a Kubernetes major.minor.patch; provider suffixes

@@ -224,6 +224,9 @@ type reader struct {
 // list reads every page of one resource into a snapshot of its own, so that
 // a restart after an expired continue token starts from nothing.
 func (r *reader) list(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	if res.Named {
+		return r.getNamed(ctx, res)
+	}
 	const restarts = 3
 	var err error
 	for i := 0; i < restarts; i++ {

@@ -9,9 +9,14 @@ import (
 	json "github.com/go-json-experiment/json"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -83,6 +88,40 @@ var kinds = []kind{
 		func(l *admissionv1.MutatingWebhookConfigurationList) []admissionv1.MutatingWebhookConfiguration {
 			return l.Items
 		}, nil),
+	typed(Jobs, func(s *Snapshot) *[]batchv1.Job { return &s.Jobs },
+		func(l *batchv1.JobList) []batchv1.Job { return l.Items },
+		func(j *batchv1.Job, in *interner) { trimWorkloadTemplate(&j.Spec.Template, in) }),
+	typed(CronJobs, func(s *Snapshot) *[]batchv1.CronJob { return &s.CronJobs },
+		func(l *batchv1.CronJobList) []batchv1.CronJob { return l.Items },
+		func(c *batchv1.CronJob, in *interner) { trimWorkloadTemplate(&c.Spec.JobTemplate.Spec.Template, in) }),
+	typed(Ingresses, func(s *Snapshot) *[]networkingv1.Ingress { return &s.Ingresses },
+		func(l *networkingv1.IngressList) []networkingv1.Ingress { return l.Items }, nil),
+	typed(IngressClasses, func(s *Snapshot) *[]networkingv1.IngressClass { return &s.IngressClasses },
+		func(l *networkingv1.IngressClassList) []networkingv1.IngressClass { return l.Items }, nil),
+	typed(NetworkPolicies, func(s *Snapshot) *[]networkingv1.NetworkPolicy { return &s.NetworkPolicies },
+		func(l *networkingv1.NetworkPolicyList) []networkingv1.NetworkPolicy { return l.Items }, nil),
+	typed(PersistentVolumes, func(s *Snapshot) *[]corev1.PersistentVolume { return &s.PersistentVolumes },
+		func(l *corev1.PersistentVolumeList) []corev1.PersistentVolume { return l.Items }, nil),
+	typed(PersistentVolumeClaims, func(s *Snapshot) *[]corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims },
+		func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items }, nil),
+	typed(StorageClasses, func(s *Snapshot) *[]storagev1.StorageClass { return &s.StorageClasses },
+		func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items }, nil),
+	typed(CSIDrivers, func(s *Snapshot) *[]storagev1.CSIDriver { return &s.CSIDrivers },
+		func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items }, nil),
+	typed(HorizontalPodAutoscalers, func(s *Snapshot) *[]autoscalingv2.HorizontalPodAutoscaler { return &s.HorizontalPodAutoscalers },
+		func(l *autoscalingv2.HorizontalPodAutoscalerList) []autoscalingv2.HorizontalPodAutoscaler {
+			return l.Items
+		}, nil),
+	typed(ClusterRoles, func(s *Snapshot) *[]rbacv1.ClusterRole { return &s.ClusterRoles },
+		func(l *rbacv1.ClusterRoleList) []rbacv1.ClusterRole { return l.Items }, nil),
+	typed(ClusterRoleBindings, func(s *Snapshot) *[]rbacv1.ClusterRoleBinding { return &s.ClusterRoleBindings },
+		func(l *rbacv1.ClusterRoleBindingList) []rbacv1.ClusterRoleBinding { return l.Items }, nil),
+	typed(Roles, func(s *Snapshot) *[]rbacv1.Role { return &s.Roles },
+		func(l *rbacv1.RoleList) []rbacv1.Role { return l.Items }, nil),
+	typed(RoleBindings, func(s *Snapshot) *[]rbacv1.RoleBinding { return &s.RoleBindings },
+		func(l *rbacv1.RoleBindingList) []rbacv1.RoleBinding { return l.Items }, nil),
+	typed(ConfigMaps, func(s *Snapshot) *[]corev1.ConfigMap { return &s.ConfigMaps },
+		func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }, keepNamedConfigMap),
 }
 
 // maxReserve bounds the bytes Reserve allocates for one resource's list:
@@ -124,6 +163,7 @@ func typed[T any, L any, PT object[T], PL interface {
 }](res Resource, field func(*Snapshot) *[]T, items func(*L) []T, trim func(*T, *interner)) kind {
 	gvk := schemaGVK(res)
 	keep := func(s *Snapshot, o *T) T {
+		noteWrittenAs(PT(o), res.APIVersion())
 		trimMeta(PT(o))
 		if trim != nil {
 			trim(o, &s.intern)

@@ -155,6 +155,9 @@ type loader struct {
 	snapScope Scope // the scope a snapshot file recorded
 	// recipe holds the resources read whole from a recipe dump's files.
 	recipe map[Resource]bool
+	// named holds, per Named resource, the names a recipe dump settled:
+	// its object, or an empty file for one that does not exist.
+	named map[Resource]map[string]bool
 	// served is what a recipe dump's api-resources.txt lists; nil without.
 	served map[string]bool
 }
@@ -171,6 +174,18 @@ func (l *loader) loadFile(name string) error {
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
 		return l.loadRecipeMeta(name, f)
+	}
+	if r, nn, ok := recipeNamed(name); ok && inRecipeDump(name) {
+		if l.named == nil {
+			l.named = map[Resource]map[string]bool{}
+		}
+		if l.named[r] == nil {
+			l.named[r] = map[string]bool{}
+		}
+		l.named[r][nn] = true
+		if st, err := f.Stat(); err == nil && st.Size() == 0 {
+			return nil // kubectl --ignore-not-found: the object does not exist
+		}
 	}
 	r, named := recipeResource(name)
 	named = named && inRecipeDump(name)
@@ -417,7 +432,9 @@ func (l *loader) addObject(raw []byte) error {
 	if u.GetName() == "" && u.GetGenerateName() == "" {
 		return fmt.Errorf("%s has no metadata.name", tm.Kind)
 	}
+	noteWrittenAs(&u, u.GetAPIVersion())
 	trimMeta(&u)
+	trimCustom(&u)
 	key := u.GetAPIVersion() + "/" + u.GetKind()
 	if r, ok := ByGroupKind(group, tm.Kind); ok {
 		key = r.APIVersion() + "/" + r.Kind
@@ -684,7 +701,7 @@ func (l *loader) finish() *Snapshot {
 			if c.Status == StatusRead || c.Status == StatusNotServed {
 				s.SetComplete(r, l.snapScope.Namespaces)
 			}
-		case l.recipe[r]:
+		case l.recipe[r] || r.Named && len(l.named[r]) == len(NamesOf(r)):
 			s.SetCoverage(r, StatusRead, "")
 			s.SetComplete(r, nil)
 		case l.served != nil && !l.served[RecipeName(r)] && s.Count(r) == 0:

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -14,7 +15,7 @@ import (
 // that needs a pod field not here adds it here, in keepPod and in
 // (*Pod).Object.
 //
-// Dropped, besides what trimMeta drops: resources, probes, ports, commands,
+// Dropped, besides what trimMeta drops: probes, ports, commands,
 // environment variables, security contexts, affinity, tolerations, volumes
 // other than hostPath, condition messages and every condition that is True
 // other than Ready.
@@ -57,6 +58,57 @@ type Container struct {
 	ImagePullPolicy corev1.PullPolicy
 	// VolumeMounts are the mounts of hostPath volumes.
 	VolumeMounts []corev1.VolumeMount
+	// Resources are the container's CPU and memory requests and limits.
+	Resources Resources
+}
+
+// Resources are a container's CPU (millicores) and memory (bytes) requests
+// and limits; 0 means not set. Four numbers instead of corev1's maps: pods
+// are many.
+type Resources struct {
+	CPURequest, CPULimit       int64
+	MemoryRequest, MemoryLimit int64
+}
+
+func keepResources(r corev1.ResourceRequirements) Resources {
+	var out Resources
+	if q, ok := r.Requests[corev1.ResourceCPU]; ok {
+		out.CPURequest = q.MilliValue()
+	}
+	if q, ok := r.Limits[corev1.ResourceCPU]; ok {
+		out.CPULimit = q.MilliValue()
+	}
+	if q, ok := r.Requests[corev1.ResourceMemory]; ok {
+		out.MemoryRequest = q.Value()
+	}
+	if q, ok := r.Limits[corev1.ResourceMemory]; ok {
+		out.MemoryLimit = q.Value()
+	}
+	return out
+}
+
+// Requirements turns r back into corev1's form.
+func (r Resources) Requirements() corev1.ResourceRequirements {
+	var out corev1.ResourceRequirements
+	set := func(l *corev1.ResourceList, name corev1.ResourceName, q *resource.Quantity) {
+		if *l == nil {
+			*l = corev1.ResourceList{}
+		}
+		(*l)[name] = *q
+	}
+	if r.CPURequest > 0 {
+		set(&out.Requests, corev1.ResourceCPU, resource.NewMilliQuantity(r.CPURequest, resource.DecimalSI))
+	}
+	if r.CPULimit > 0 {
+		set(&out.Limits, corev1.ResourceCPU, resource.NewMilliQuantity(r.CPULimit, resource.DecimalSI))
+	}
+	if r.MemoryRequest > 0 {
+		set(&out.Requests, corev1.ResourceMemory, resource.NewQuantity(r.MemoryRequest, resource.BinarySI))
+	}
+	if r.MemoryLimit > 0 {
+		set(&out.Limits, corev1.ResourceMemory, resource.NewQuantity(r.MemoryLimit, resource.BinarySI))
+	}
+	return out
 }
 
 // HostPathVolume is a hostPath volume of a pod.
@@ -189,7 +241,7 @@ func keepContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 
 func keepContainer(c *corev1.Container, hostPaths map[string]bool, in *interner) Container {
 	return Container{Name: in.str(c.Name), Image: in.str(c.Image), ImagePullPolicy: corev1.PullPolicy(in.str(string(c.ImagePullPolicy))),
-		VolumeMounts: hostPathMounts(c.VolumeMounts, hostPaths, in)}
+		VolumeMounts: hostPathMounts(c.VolumeMounts, hostPaths, in), Resources: keepResources(c.Resources)}
 }
 
 func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []ContainerStatus {
@@ -247,7 +299,8 @@ func coreContainers(cs []Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts}
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts,
+			Resources: c.Resources.Requirements()}
 	}
 	return out
 }

@@ -65,6 +65,34 @@ func inRecipeDump(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// recipeNamed finds the Named resource and the namespace/name a file of a
+// recipe dump holds: "configmaps.kube-system.kube-proxy.json". Namespaces
+// hold no dots, so the first dot after the resource ends the namespace.
+func recipeNamed(path string) (Resource, string, bool) {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(path)), ".gz")
+	base, ok := strings.CutSuffix(base, ".json")
+	if !ok {
+		return Resource{}, "", false
+	}
+	for _, r := range Known() {
+		rest, ok := strings.CutPrefix(base, RecipeName(r)+".")
+		if !r.Named || !ok {
+			continue
+		}
+		ns, name, ok := strings.Cut(rest, ".")
+		if !ok {
+			continue
+		}
+		nn := ns + "/" + name
+		for _, want := range NamesOf(r) {
+			if strings.EqualFold(want, nn) {
+				return r, want, true
+			}
+		}
+	}
+	return Resource{}, "", false
+}
+
 // isRecipeMeta reports whether a file is one of the recipe's two files
 // about the server, which are not Kubernetes objects.
 func isRecipeMeta(path string) bool {
@@ -152,6 +180,16 @@ dump() { # dump FILE ARGS...: kubectl's output to FILE, or no FILE at all
 	fmt.Fprintf(&b, "dump %s version -o json\n", RecipeVersion)
 	fmt.Fprintf(&b, "dump %s api-resources -o name\n", RecipeAPIResources)
 	for _, r := range rs {
+		if r.Named {
+			// One GET per object, as deploy/rbac.yaml grants them; an
+			// object that does not exist leaves an empty file.
+			for _, nn := range NamesOf(r) {
+				ns, name, _ := strings.Cut(nn, "/")
+				fmt.Fprintf(&b, "dump %s.%s.%s.json get %s -n %s %s --ignore-not-found -o json\n",
+					RecipeName(r), ns, name, RecipeName(r), ns, name)
+			}
+			continue
+		}
 		args := "get " + RecipeName(r)
 		if r.Namespaced {
 			args += " -A"

@@ -14,6 +14,20 @@ type Resource struct {
 	// FieldSelector narrows live LISTs, for resources where checks only read
 	// a part (Warning events) and the whole would be large.
 	FieldSelector string
+	// Named resources are read object by object (one GET each of the names
+	// NamesOf gives) instead of listed: for resources of which kubegap may
+	// read only a few objects (ConfigMaps). A name that is not found is
+	// known absent.
+	Named bool
+}
+
+// NamesOf lists the objects, as namespace/name, that a Named resource is
+// read as.
+func NamesOf(r Resource) []string {
+	if r.Named && r.Resource == "configmaps" && r.Group == "" {
+		return NamedConfigMaps
+	}
+	return nil
 }
 
 // APIVersion is group/version, or version alone for the core group.
@@ -54,7 +68,58 @@ var (
 		Resource: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration"}
 	NetworkAttachmentDefinitions = Resource{Group: "k8s.cni.cncf.io", Version: "v1",
 		Resource: "network-attachment-definitions", Kind: "NetworkAttachmentDefinition", Namespaced: true, Custom: true}
+
+	Jobs     = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
+	CronJobs = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
+
+	Ingresses       = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses", Kind: "Ingress", Namespaced: true}
+	IngressClasses  = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses", Kind: "IngressClass"}
+	NetworkPolicies = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies",
+		Kind: "NetworkPolicy", Namespaced: true}
+
+	PersistentVolumes      = Resource{Version: "v1", Resource: "persistentvolumes", Kind: "PersistentVolume"}
+	PersistentVolumeClaims = Resource{Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true}
+	StorageClasses         = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Kind: "StorageClass"}
+	CSIDrivers             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers", Kind: "CSIDriver"}
+
+	HorizontalPodAutoscalers = Resource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers",
+		Kind: "HorizontalPodAutoscaler", Namespaced: true}
+
+	ClusterRoles        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles", Kind: "ClusterRole"}
+	ClusterRoleBindings = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings", Kind: "ClusterRoleBinding"}
+	Roles               = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles", Kind: "Role", Namespaced: true}
+	RoleBindings        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings", Kind: "RoleBinding", Namespaced: true}
+
+	// APIServices and CRDs are read as unstructured objects: their typed
+	// packages would pull kube-aggregator and apiextensions into the build.
+	// CRDs keep no schemas (see trimCRD).
+	APIServices = Resource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices",
+		Kind: "APIService", Custom: true}
+	CustomResourceDefinitions = Resource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions",
+		Kind: "CustomResourceDefinition", Custom: true}
+
+	// Custom resources of add-ons some checks understand; a CRD that is not
+	// installed is not served, which a live read reports as none.
+	CertManagerCertificates = Resource{Group: "cert-manager.io", Version: "v1", Resource: "certificates",
+		Kind: "Certificate", Namespaced: true, Custom: true}
+	KarpenterNodePools = Resource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools", Kind: "NodePool", Custom: true}
+
+	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
+	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
+	// They hold public certificates and component settings, never secrets.
+	ConfigMaps = Resource{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, Named: true}
 )
+
+// NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
+// cluster CA bundle every namespace gets, service-mesh trust roots, and the
+// kube-proxy and CoreDNS settings.
+var NamedConfigMaps = []string{
+	"kube-system/kube-root-ca.crt",
+	"kube-system/kube-proxy",
+	"kube-system/coredns",
+	"istio-system/istio-ca-root-cert",
+	"linkerd/linkerd-identity-trust-roots",
+}
 
 // Known lists every resource kubegap can read, in the order reports list them.
 func Known() []Resource {
@@ -64,6 +129,12 @@ func Known() []Resource {
 		PodDisruptionBudgets, EndpointSlices,
 		ValidatingWebhookConfigurations, MutatingWebhookConfigurations,
 		NetworkAttachmentDefinitions,
+		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
+		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers,
+		HorizontalPodAutoscalers,
+		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
+		ConfigMaps,
 	}
 }
 

@@ -8,9 +8,14 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -111,6 +116,22 @@ type Snapshot struct {
 	EndpointSlices                  []discoveryv1.EndpointSlice
 	ValidatingWebhookConfigurations []admissionv1.ValidatingWebhookConfiguration
 	MutatingWebhookConfigurations   []admissionv1.MutatingWebhookConfiguration
+	Jobs                            []batchv1.Job
+	CronJobs                        []batchv1.CronJob
+	Ingresses                       []networkingv1.Ingress
+	IngressClasses                  []networkingv1.IngressClass
+	NetworkPolicies                 []networkingv1.NetworkPolicy
+	PersistentVolumes               []corev1.PersistentVolume
+	PersistentVolumeClaims          []corev1.PersistentVolumeClaim
+	StorageClasses                  []storagev1.StorageClass
+	CSIDrivers                      []storagev1.CSIDriver
+	HorizontalPodAutoscalers        []autoscalingv2.HorizontalPodAutoscaler
+	ClusterRoles                    []rbacv1.ClusterRole
+	ClusterRoleBindings             []rbacv1.ClusterRoleBinding
+	Roles                           []rbacv1.Role
+	RoleBindings                    []rbacv1.RoleBinding
+	// ConfigMaps holds only the NamedConfigMaps that exist.
+	ConfigMaps []corev1.ConfigMap
 
 	// Custom holds custom resources (and kinds kubegap does not know, from
 	// files), keyed by apiVersion/kind, e.g. "k8s.cni.cncf.io/v1/NetworkAttachmentDefinition".
@@ -241,7 +262,9 @@ func dedupe[T any](objs []T, key func(*T) (string, string)) []T {
 func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
 	key := r.APIVersion() + "/" + r.Kind
 	for i := range objs {
+		noteWrittenAs(&objs[i], r.APIVersion())
 		trimMeta(&objs[i])
+		trimCustom(&objs[i])
 	}
 	s.Custom[key] = append(s.Custom[key], objs...)
 }

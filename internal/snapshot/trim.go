@@ -1,9 +1,15 @@
 package snapshot
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -15,9 +21,47 @@ const Redacted = "(redacted)"
 // dropped on load: they are often large (last-applied-configuration holds
 // whole manifests, environment values included) and no check needs them.
 var keptAnnotations = map[string]bool{
+	AnnotationWrittenAs:                              true,
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+}
+
+// AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
+// the API versions, other than the one it was read through, that its
+// managedFields and last-applied-configuration show it was written with
+// ("extensions/v1beta1,apps/v1beta2"), comma-separated and sorted. Those
+// fields themselves are dropped; a client that still writes through a
+// version the next release removes is what the removed-API check looks for.
+const AnnotationWrittenAs = "kubegap.dev/written-as"
+
+// noteWrittenAs records AnnotationWrittenAs on m from its managedFields and
+// last-applied configuration, before trimMeta drops them. own is the
+// apiVersion the object was read through.
+func noteWrittenAs(m metav1.Object, own string) {
+	seen := map[string]bool{}
+	for _, f := range m.GetManagedFields() {
+		if f.APIVersion != "" && f.APIVersion != own {
+			seen[f.APIVersion] = true
+		}
+	}
+	if la := m.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; la != "" {
+		var tm struct {
+			APIVersion string `json:"apiVersion"`
+		}
+		if json.Unmarshal([]byte(la), &tm) == nil && tm.APIVersion != "" && tm.APIVersion != own {
+			seen[tm.APIVersion] = true
+		}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	a := m.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationWrittenAs] = strings.Join(slices.Sorted(maps.Keys(seen)), ",")
+	m.SetAnnotations(a)
 }
 
 func schemaGVK(r Resource) schema.GroupVersionKind {
@@ -143,10 +187,11 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 // trimWorkloadTemplate keeps of a Deployment's or StatefulSet's pod
 // template what checks read or plausibly will: labels; scheduling (node
 // name and selector, affinity, tolerations, priority class, runtime class,
-// service account, host network); hostPath volumes; and per container its name, image, pull
-// policy, resources, hostPath mounts and environment variable names
-// (values redacted). Probes, ports, commands, security contexts, lifecycle
-// hooks, other volumes and where environment values come from are dropped:
+// service account, host network, topology spread); hostPath volumes; and per
+// container its name, image, pull policy, resources, command and arguments,
+// probes, hostPath mounts and environment variable names (values
+// redacted). Ports, security contexts, lifecycle hooks, other volumes and
+// where environment values come from are dropped:
 // at 7,000 Deployments the whole templates held 60 MB. DaemonSets keep
 // their whole templates: checks read far more of them, and there are few.
 func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
@@ -171,10 +216,49 @@ func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
 	}
 	for i, c := range spec.InitContainers {
 		kept.InitContainers[i].Resources = c.Resources
+		kept.InitContainers[i].Command, kept.InitContainers[i].Args = c.Command, c.Args
 	}
 	for i, c := range spec.Containers {
 		kept.Containers[i].Resources = c.Resources
+		// Probes and arguments: the probe check reads them, and add-on
+		// checks read controller flags (--watch-ingress-without-class).
+		kept.Containers[i].Command, kept.Containers[i].Args = c.Command, c.Args
+		kept.Containers[i].LivenessProbe = c.LivenessProbe
+		kept.Containers[i].ReadinessProbe = c.ReadinessProbe
+		kept.Containers[i].StartupProbe = c.StartupProbe
 	}
+	kept.TopologySpreadConstraints = spec.TopologySpreadConstraints
 	*spec = kept
 	t.ObjectMeta = metav1.ObjectMeta{Labels: in.labelSet(t.Labels), Annotations: keptAnnotationsOf(t.Annotations)}
+}
+
+// keepNamedConfigMap guards the rule that kubegap holds only the ConfigMaps
+// it names: one from files that is not among NamedConfigMaps keeps its
+// name but no data, so that no setting or value of another reaches a
+// report or a snapshot.
+func keepNamedConfigMap(cm *corev1.ConfigMap, _ *interner) {
+	if !slices.Contains(NamedConfigMaps, cm.Namespace+"/"+cm.Name) {
+		cm.Data, cm.BinaryData = nil, nil
+	}
+}
+
+// trimCustom drops what no check reads from custom resources of some
+// kinds: a CRD keeps its names, versions (without schemas) and conversion
+// settings; its OpenAPI schemas are most of its size.
+func trimCustom(u *unstructured.Unstructured) {
+	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
+		return
+	}
+	versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+	for i, v := range versions {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "schema")
+			versions[i] = m
+		}
+	}
+	if versions != nil {
+		_ = unstructured.SetNestedSlice(u.Object, versions, "spec", "versions")
+	}
+	unstructured.RemoveNestedField(u.Object, "spec", "validation")
+	unstructured.RemoveNestedField(u.Object, "status", "acceptedNames")
 }

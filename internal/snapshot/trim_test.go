@@ -76,6 +76,7 @@ func TestTrimPodKeepsWhatChecksRead(t *testing.T) {
 		{"owner", len(p.OwnerReferences) == 1 && p.OwnerReferences[0].Name == "web-abc" && *p.OwnerReferences[0].Controller},
 		{"spec scalars", p.Spec.NodeName == "node-1" && p.Spec.HostNetwork && p.Spec.ServiceAccountName == "sa" && p.Spec.PriorityClassName == "high"},
 		{"containers", len(p.Spec.Containers) == 1 && p.Spec.Containers[0].Image == "nginx:1" && p.Spec.Containers[0].ImagePullPolicy == corev1.PullAlways},
+		{"resources as four numbers", p.Spec.Containers[0].Resources == Resources{CPULimit: 1000}},
 		{"init containers", len(p.Spec.InitContainers) == 1 && p.Spec.InitContainers[0].Image == "busybox"},
 		{"hostPath volume and its mount only", len(p.Spec.Volumes) == 1 && p.Spec.Volumes[0].Path == "/opt/cni/bin" &&
 			len(p.Spec.Containers[0].VolumeMounts) == 1 && p.Spec.Containers[0].VolumeMounts[0].Name == "cni"},
@@ -95,7 +96,7 @@ func TestTrimPodKeepsWhatChecksRead(t *testing.T) {
 	// Written back as an API object: what was kept, and nothing else.
 	o := p.Object()
 	if o.Kind != "Pod" || o.APIVersion != "v1" || o.ManagedFields != nil || o.Finalizers != nil || o.ResourceVersion != "" ||
-		o.Spec.Containers[0].Env != nil || o.Spec.Containers[0].Resources.Limits != nil || o.Spec.Containers[0].LivenessProbe != nil ||
+		o.Spec.Containers[0].Env != nil || o.Spec.Containers[0].Resources.Limits.Cpu().String() != "1" || o.Spec.Containers[0].LivenessProbe != nil ||
 		o.Spec.Tolerations != nil || o.Spec.Volumes[0].HostPath.Path != "/opt/cni/bin" || o.Status.ContainerStatuses[0].ContainerID != "" ||
 		o.Status.ContainerStatuses[0].RestartCount != 7 || o.Labels["app"] != "web" || o.Annotations["kubernetes.io/config.mirror"] != "x" {
 		t.Errorf("Object() = %+v", o)
@@ -171,7 +172,8 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		{"env names, values redacted", len(c.Env) == 2 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
 		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
 			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
-		{"dropped", c.Ports == nil && c.Command == nil && c.LivenessProbe == nil},
+		{"command and probes", len(c.Command) == 1 && c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil},
+		{"dropped", c.Ports == nil && c.SecurityContext == nil && c.Lifecycle == nil},
 	}
 	for _, tc := range checks {
 		if !tc.ok {

@@ -1,4 +1,4 @@
-package checks
+package check
 
 // Info describes a check for people and agents: what `kubegap checks -o
 // json` prints and the MCP tools return.

@@ -1,0 +1,192 @@
+// Package check is what every kubegap check is made of: the Check itself,
+// its rules and inputs, the Context it runs on, and the helpers checks
+// share. Checks live in internal/checks (the founding ones) and in its area
+// packages (internal/checks/<area>); internal/checks lists them all.
+package check
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Check is one audit check.
+type Check struct {
+	// ID is stable: users select and suppress checks by it. Lowercase, hyphenated.
+	ID    string
+	Title string
+	// Severity is the highest severity the check reports.
+	Severity finding.Severity
+	// Description says what the check looks for and why, in a few sentences.
+	Description string
+	// Reads are the resources the check needs. The live reader lists exactly
+	// the union of the enabled checks' Reads; a required resource that could
+	// not be read makes the check not-evaluated, never pass.
+	Reads []Input
+	// Rules are the questions the check answers, each with the inputs its
+	// "nothing found" depends on. A check is pass only when every rule ran
+	// on complete input; see Context.Complete. A check without Rules has
+	// one rule, named after the check, that needs every input in Reads.
+	Rules []Rule
+	// Cases are the incident library case IDs the check cites.
+	Cases []string
+	// Run looks for the gap. It returns ErrNotEvaluated (wrapped with the
+	// reason) when the snapshot cannot answer the question.
+	Run func(*Context) ([]finding.Finding, error)
+}
+
+// Rule is one question a check answers.
+type Rule struct {
+	// ID is stable within the check, lowercase and hyphenated.
+	ID string
+	// Summary says what the rule looks for, in one line.
+	Summary string
+	// Needs are the resources that must be complete (every object in
+	// scope present) for the rule's silence to prove anything. Findings
+	// from the objects that are present are reported either way.
+	Needs []snapshot.Resource
+}
+
+// Input is one resource a check reads.
+type Input struct {
+	Resource snapshot.Resource
+	// Optional inputs may be missing: a NetworkAttachmentDefinition CRD that
+	// is not served means there are no attachments, not an unknown answer.
+	Optional bool
+}
+
+// Needs lists required inputs.
+func Needs(rs ...snapshot.Resource) []Input {
+	in := make([]Input, len(rs))
+	for i, r := range rs {
+		in[i] = Input{Resource: r}
+	}
+	return in
+}
+
+// Optional marks an input as optional.
+func Optional(r snapshot.Resource) Input { return Input{Resource: r, Optional: true} }
+
+// Context is what a check runs on.
+type Context struct {
+	Snapshot *snapshot.Snapshot
+	// Images holds what --inspect-images learned about images, keyed by the
+	// image reference as written in the pod spec. Nil without the flag.
+	Images map[string]ImageFacts
+
+	// notes are what the check said about its rules while running.
+	notes map[string]RuleNote
+}
+
+// RuleNote is what a check said about one rule while it ran: that it was
+// skipped, or ran on objects it could not fully judge.
+type RuleNote struct {
+	Skipped bool
+	Reason  string
+}
+
+// Complete reports whether every object of r in the whole cluster is in
+// the snapshot, so that an object missing from it does not exist. False
+// for plain files, for reads limited to some namespaces (namespaced r),
+// and for anything forbidden, failed or not read. A resource the API
+// server does not serve is complete: there are none.
+func (c *Context) Complete(r snapshot.Resource) bool {
+	cov := c.Snapshot.Status(r)
+	return cov.Complete && (len(cov.Namespaces) == 0 || !r.Namespaced)
+}
+
+// CompleteIn reports whether every object of r in namespace ns is in the
+// snapshot: Complete, or a complete read scoped to namespaces holding ns.
+func (c *Context) CompleteIn(r snapshot.Resource, ns string) bool {
+	cov := c.Snapshot.Status(r)
+	if !cov.Complete {
+		return false
+	}
+	if len(cov.Namespaces) == 0 || !r.Namespaced {
+		return true
+	}
+	for _, n := range cov.Namespaces {
+		if n == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// Present reports whether the snapshot holds any view of r: objects read
+// (completely or not) or a complete read that found none.
+func (c *Context) Present(r snapshot.Resource) bool {
+	cov := c.Snapshot.Status(r)
+	return cov.Complete || cov.Status == snapshot.StatusRead && cov.Count > 0
+}
+
+// Skip records that a rule could not run at all, with the reason.
+func (c *Context) Skip(rule, format string, args ...any) {
+	c.note(rule, RuleNote{Skipped: true, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Incomplete records that a rule ran, but on objects it could not fully
+// judge (an OS image it does not know, a server version it could not
+// learn): its silence proves nothing. Findings it made still stand.
+func (c *Context) Incomplete(rule, format string, args ...any) {
+	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...)})
+}
+
+func (c *Context) note(rule string, n RuleNote) {
+	if c.notes == nil {
+		c.notes = map[string]RuleNote{}
+	}
+	old, seen := c.notes[rule]
+	switch {
+	case !seen:
+	case old.Skipped && !n.Skipped:
+		return // a skip outranks a partial note
+	case old.Skipped == n.Skipped && old.Reason != n.Reason:
+		n.Reason = old.Reason + "; " + n.Reason
+	}
+	c.notes[rule] = n
+}
+
+// Notes returns what the check said about its rules, by rule ID.
+func (c *Context) Notes() map[string]RuleNote { return c.notes }
+
+// RulesOf returns c's rules, or its one implicit rule.
+func RulesOf(c Check) []Rule {
+	if len(c.Rules) > 0 {
+		return c.Rules
+	}
+	r := Rule{ID: c.ID, Summary: c.Title}
+	for _, in := range c.Reads {
+		r.Needs = append(r.Needs, in.Resource)
+	}
+	return []Rule{r}
+}
+
+// ImageFacts is what inspecting one image showed about its executables.
+type ImageFacts struct {
+	Image  string `json:"image"`
+	Digest string `json:"digest,omitempty"`
+	// MaxGlibc is the highest GLIBC_x.y needed by an executable the image
+	// may install on a host: embedded payloads, and programs outside the
+	// base OS's own directories. Empty when none needs glibc.
+	MaxGlibc string `json:"maxGlibc,omitempty"`
+	// Executables lists those executables with their need, e.g.
+	// "/usr/bin/dropgz!azure-vnet: GLIBC_2.34".
+	Executables []string `json:"executables,omitempty"`
+	// ShippedGlibc is the glibc the image itself carries: what its programs
+	// get inside the container, not on the host.
+	ShippedGlibc string `json:"shippedGlibc,omitempty"`
+	// Err is why the image could not be inspected, if it could not.
+	Err string `json:"error,omitempty"`
+}
+
+// ErrNotEvaluated marks a check that could not answer. Wrap it with the
+// reason: fmt.Errorf("%w: no node reports its OS", ErrNotEvaluated).
+var ErrNotEvaluated = errors.New("not evaluated")
+
+// NotEvaluated returns ErrNotEvaluated with a reason.
+func NotEvaluated(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotEvaluated, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,208 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// What checks share: image references, Kubernetes versions, object
+// references and the limits on how much a finding lists.
+
+// MaxListedObjects is how many objects of one kind a finding names; the
+// message says how many more there are.
+const MaxListedObjects = 50
+
+// MaxEvidence is how many evidence lines of one kind a finding carries.
+const MaxEvidence = 20
+
+// ImageParts splits an image reference into repository, tag and digest.
+func ImageParts(image string) (repo, tag, digest string) {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image, digest = image[:i], image[i+1:]
+	}
+	slash := strings.LastIndex(image, "/")
+	if c := strings.LastIndex(image, ":"); c > slash {
+		image, tag = image[:c], image[c+1:]
+	}
+	return image, tag, digest
+}
+
+// ImageRegistry is the registry host of an image: the first path component
+// when it looks like a host, docker.io otherwise.
+func ImageRegistry(image string) string {
+	repo, _, _ := ImageParts(image)
+	first, _, found := strings.Cut(repo, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return first
+	}
+	return "docker.io"
+}
+
+// ImageName is the last path element of an image's repository, lowercase:
+// "kube-proxy" for registry.k8s.io/kube-proxy:v1.35.0.
+func ImageName(image string) string {
+	repo, _, _ := ImageParts(image)
+	return strings.ToLower(path.Base(repo))
+}
+
+// IsTemplated reports whether an image reference is an unrendered
+// template placeholder (${VAR}, {{ .Values.x }}, $(VAR)) rather than an
+// image: manifests from charts and kustomize bases carry them.
+func IsTemplated(image string) bool {
+	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(")
+}
+
+// KubeVersion is a Kubernetes major.minor.patch; provider suffixes
+// (-eks-036c24b, -gke.1014001, +k3s1) are dropped.
+type KubeVersion struct{ Major, Minor, Patch int }
+
+// ParseKubeVersion reads "v1.35.4", "1.35", "v1.33.5-eks-1234".
+func ParseKubeVersion(s string) (KubeVersion, bool) {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	if i := strings.IndexAny(t, "-+"); i >= 0 {
+		t = t[:i]
+	}
+	parts := strings.Split(t, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return KubeVersion{}, false
+	}
+	var v [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return KubeVersion{}, false
+		}
+		v[i] = n
+	}
+	return KubeVersion{v[0], v[1], v[2]}, true
+}
+
+// MinorsBehind is how many minor versions v is older than ref, negative
+// when newer; a major change counts as far apart.
+func (v KubeVersion) MinorsBehind(ref KubeVersion) int {
+	if v.Major != ref.Major {
+		return (ref.Major - v.Major) * 100
+	}
+	return ref.Minor - v.Minor
+}
+
+// Less orders versions.
+func (v KubeVersion) Less(o KubeVersion) bool {
+	if v.Major != o.Major {
+		return v.Major < o.Major
+	}
+	if v.Minor != o.Minor {
+		return v.Minor < o.Minor
+	}
+	return v.Patch < o.Patch
+}
+
+func (v KubeVersion) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// MinorString is "1.35".
+func (v KubeVersion) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// ServerVersion is the control plane's version and where it came from:
+// the API server itself (live, a snapshot, a recipe dump's version.json),
+// else the oldest kube-apiserver static pod image in the input (the
+// narrowest bound when HA instances differ). ok is false when neither is
+// there: a check then marks the rules that need it incomplete or skipped.
+func ServerVersion(s *snapshot.Snapshot) (v KubeVersion, evidence string, ok bool) {
+	if v, ok := ParseKubeVersion(s.Source.ServerVersion); ok {
+		return v, fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion), true
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Namespace != "kube-system" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			if ImageName(c.Image) != "kube-apiserver" {
+				continue
+			}
+			_, tag, _ := ImageParts(c.Image)
+			pv, good := ParseKubeVersion(tag)
+			if good && (!ok || pv.Less(v)) {
+				v, ok = pv, true
+				evidence = fmt.Sprintf("control plane %s, from the image of Pod kube-system/%s (%s): the input has no API server version",
+					tag, p.Name, c.Image)
+			}
+		}
+	}
+	return v, evidence, ok
+}
+
+// Ref names an object for a finding.
+func Ref(apiVersion, kind string, m metav1.Object) finding.ObjectRef {
+	return finding.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+}
+
+// NodeRef names a node for a finding.
+func NodeRef(name string) finding.ObjectRef {
+	return finding.ObjectRef{APIVersion: "v1", Kind: "Node", Name: name}
+}
+
+// NodeRefs names the first MaxListedObjects nodes and says how many are
+// left; MoreText turns that count into a message suffix.
+func NodeRefs(nodes []*corev1.Node) (refs []finding.ObjectRef, more int) {
+	for i, n := range nodes {
+		if i == MaxListedObjects {
+			return refs, len(nodes) - i
+		}
+		refs = append(refs, NodeRef(n.Name))
+	}
+	return refs, 0
+}
+
+// MoreText is the message suffix for nodes left off a finding's objects.
+func MoreText(more int) string {
+	if more == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the first %d nodes are listed; %d more are affected)", MaxListedObjects, more)
+}
+
+// poolLabels name a node's pool on AKS, EKS managed node groups, GKE and
+// Karpenter.
+var poolLabels = [...]string{
+	"kubernetes.azure.com/agentpool",
+	"agentpool",
+	"eks.amazonaws.com/nodegroup",
+	"cloud.google.com/gke-nodepool",
+	"karpenter.sh/nodepool",
+}
+
+// NodePool names a node's pool as "label=value", or "" when no known label
+// says.
+func NodePool(n *corev1.Node) string {
+	for _, l := range poolLabels {
+		if v := n.Labels[l]; v != "" {
+			return l + "=" + v
+		}
+	}
+	return ""
+}
+
+// Plural is "1 node" or "3 nodes".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// ListText joins up to max items with ", " and says how many more.
+func ListText(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
+}
