@@ -89,6 +89,8 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newCasesCommand(app),
 		newImageCommand(app),
 		newMCPCommand(app),
+		newServeCommand(app),
+		newSiteCommand(app),
 	)
 	return root
 }
