@@ -200,6 +200,9 @@
       var apply = function () {
         var sev = filters.elements.severity.value, chk = filters.elements.check.value, ns = filters.elements.namespace.value;
         var all = document.querySelectorAll('[data-finding]'), shown = 0;
+        if (!sev && !chk && !ns && !document.querySelector('[data-finding][hidden]')) {
+          return; // nothing filtered, nothing to undo: the page is as written
+        }
         Array.prototype.forEach.call(all, function (el) {
           var ok = (!sev || el.getAttribute('data-severity') === sev) && (!chk || el.getAttribute('data-check') === chk) &&
             (!ns || (' ' + el.getAttribute('data-ns') + ' ').indexOf(' ' + ns + ' ') >= 0);
@@ -219,6 +222,7 @@
       var sp = new URLSearchParams(location.search);
       ['severity', 'check', 'namespace'].forEach(function (k) { var v = sp.get(k); if (v) { filters.elements[k].value = v; } });
       apply();
+      document.body.setAttribute('data-ready', '');
     }
   }
 })();
