@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -172,6 +174,24 @@ func (b *browser) shoot(name string, w int64) {
 	b.do(chromedp.EmulateViewport(1280, 900))
 }
 
+// shootDark saves a desktop screenshot in the dark theme.
+func (b *browser) shootDark(name string) {
+	if os.Getenv("KUBEGAP_SCREENSHOTS") == "" {
+		return
+	}
+	b.t.Helper()
+	media := func(scheme string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+			return err
+		})
+	}
+	b.do(media("dark"))
+	b.shoot(name, 1280)
+	b.do(media("light"))
+}
+
 // paths are where the pages are in each mode.
 type paths struct {
 	cases  string
@@ -229,6 +249,8 @@ func runBrowserFlow(t *testing.T, origin string, p paths, label string) {
 	if !strings.Contains(b.eval("location.search"), "component=cni-plugin") {
 		t.Errorf("selection not in the URL")
 	}
+	b.shoot(label+"-cases-filtered-desktop", 1280)
+	b.shootDark(label + "-cases-filtered-dark")
 	// A second value of the same facet widens the list (OR).
 	two := countMatching(lib, library.FacetComponent, "cni-plugin", "kubelet")
 	b.do(chromedp.Click(chromedp.CSS(`a[data-facet="component"][data-value="kubelet"]`)))
@@ -278,6 +300,7 @@ func runBrowserFlow(t *testing.T, origin string, p paths, label string) {
 	b.waitFor(`document.getElementById('f-severity')`)
 	b.shoot(label+"-report-desktop", 1280)
 	b.shoot(label+"-report-360", 360)
+	b.shootDark(label + "-report-dark")
 	b.eval(`(function(){var s=document.getElementById('f-severity'); s.value='high'; s.dispatchEvent(new Event('change')); return ''})()`)
 	b.waitFor(`document.getElementById('finding-count').textContent === '` + fmt.Sprintf("%d of %d findings", high, len(rep.Findings)) + `'`)
 	if n := b.eval(`String(document.querySelectorAll('[data-finding]:not([hidden])').length)`); n != fmt.Sprint(high) {

@@ -407,3 +407,32 @@ func TestPagesWorkWithoutScript(t *testing.T) {
 func demoSource() snapshot.Source {
 	return snapshot.Source{Type: snapshot.SourceFiles, Paths: []string{"<b>dump.yaml</b>"}}
 }
+
+func TestReportShowsGapsFirst(t *testing.T) {
+	o := testOptions(t)
+	r := hostileReport()
+	r.Source.Scope.Namespaces = []string{"payments"}
+	r.Coverage = append(r.Coverage, snapshot.Coverage{Resource: "apps/v1/daemonsets", Status: snapshot.StatusForbidden, Message: "RBAC"})
+	r.Checks = append(r.Checks, report.CheckResult{ID: "pdb-blocks-drain", Status: report.Partial,
+		Rules: []report.RuleResult{{ID: "single-replica", Status: report.RuleSkipped, Reason: "no deployments read"}}})
+	o.Report = r
+	s, err := NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, s, "/report")
+	gaps, summary := strings.Index(body, "Not everything was evaluated"), strings.Index(body, `id="summary-h"`)
+	if gaps < 0 || gaps > summary {
+		t.Fatalf("gaps panel missing or after the summary (%d, %d)", gaps, summary)
+	}
+	for _, w := range []string{"namespace payments", "apps/v1/daemonsets</code>: forbidden", "Checks evaluated in part", "rule <code>single-replica</code> skipped: no deployments read", "Checks not evaluated"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("gaps panel lacks %q", w)
+		}
+	}
+	// A complete report has no such panel.
+	_, body = get(t, testServer(t), "/report")
+	if strings.Contains(body, "Not everything was evaluated") {
+		t.Errorf("the demo report is complete, yet shows a gaps panel")
+	}
+}
