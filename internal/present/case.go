@@ -68,6 +68,10 @@ type Case struct {
 	AgentPrompt string
 	// NoCheck says why no check covers the case, when none does.
 	NoCheck string
+	// SourceViews are the sources with the sections each supports.
+	SourceViews []Source
+	// Inferences are the sections no source states outright.
+	Inferences []Inference
 }
 
 // CheckLine points from a case to the audit that looks for it, or says
@@ -81,7 +85,7 @@ func (c *Case) CheckLine() string {
 
 // NewCase presents c. all is the check registry (checks.All()).
 func NewCase(c *library.Case, tax *library.Taxonomy, all []checks.Check) Case {
-	p := Case{Case: *c}
+	p := Case{Case: *c, SourceViews: Sources(c), Inferences: Inferences(c)}
 	p.RootCauseTerm = Explained{Term: term(tax, library.FacetRootCause, c.RootCause.Category), Text: c.RootCause.Text}
 	for _, f := range c.ContributingFactors {
 		p.Factors = append(p.Factors, Explained{Term: term(tax, library.FacetFactor, f.Category), Text: f.Text})

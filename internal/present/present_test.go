@@ -103,3 +103,20 @@ func TestNewFinding(t *testing.T) {
 		t.Errorf("ObjectNames(2) = %v", got)
 	}
 }
+
+func TestSchemaFieldsByName(t *testing.T) {
+	type withFields struct {
+		Supports []string
+		Inferred map[string]string
+	}
+	v := withFields{Supports: []string{"rootCause", "trigger"}, Inferred: map[string]string{"lessons": "our reading"}}
+	if got := stringsField(v, "Supports"); len(got) != 2 || SectionName(got[0]) != "root cause" {
+		t.Errorf("stringsField = %v", got)
+	}
+	if got := stringMapField(v, "Inferred"); got["lessons"] != "our reading" {
+		t.Errorf("stringMapField = %v", got)
+	}
+	if stringsField(struct{ X int }{}, "Supports") != nil || stringMapField(struct{ Inferred int }{}, "Inferred") != nil {
+		t.Errorf("a missing or differently typed field must read as empty")
+	}
+}

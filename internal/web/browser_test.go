@@ -233,6 +233,26 @@ func runBrowserFlow(t *testing.T, origin string, p paths, label string) {
 	b.shoot(label+"-cases-desktop", 1280)
 	b.shoot(label+"-cases-360", 360)
 
+	// Keyboard: the first Tab reaches the skip link, Enter moves to main,
+	// and Tab from there walks the facet links.
+	b.do(chromedp.KeyEvent("\t"))
+	if got := b.eval(`document.activeElement.className`); got != "skip" {
+		t.Errorf("first Tab focuses %q, want the skip link", got)
+	}
+	b.do(chromedp.KeyEvent("\r"))
+	b.waitFor(`location.hash === '#main'`)
+	var walked []string
+	for i := 0; i < 3; i++ {
+		b.do(chromedp.KeyEvent("\t"))
+		walked = append(walked, b.eval(`document.activeElement.tagName + ' ' + (document.activeElement.getAttribute('data-facet') || '')`))
+		if walked[i] == "A rootCause" {
+			break
+		}
+	}
+	if walked[len(walked)-1] != "A rootCause" {
+		t.Errorf("Tab after the skip link walks %v, never reaching the first facet link", walked)
+	}
+
 	// Select a facet value: the list and the counts change.
 	one := countMatching(lib, library.FacetComponent, "cni-plugin")
 	b.do(chromedp.Click(chromedp.CSS(`a[data-facet="component"][data-value="cni-plugin"]`)))
