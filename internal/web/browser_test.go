@@ -229,6 +229,9 @@ func runBrowserFlow(t *testing.T, origin string, p paths, label string) {
 	if got, want := b.text("#case-count"), fmt.Sprintf("1 to %d of %d cases", min(total, defaultPerPage), total); got != want {
 		t.Fatalf("case count %q, want %q", got, want)
 	}
+	if b.eval(`document.documentElement.className`) != "js" {
+		t.Errorf("the page's script did not run")
+	}
 	countsBefore := b.eval(`Array.from(document.querySelectorAll('aside.facets li:not([hidden]) a')).map(a=>a.dataset.value+'='+a.querySelector('.count').textContent).join(',')`)
 	b.shoot(label+"-cases-desktop", 1280)
 	b.shoot(label+"-cases-360", 360)
@@ -356,5 +359,39 @@ func TestBrowserHTMLReport(t *testing.T) {
 	id := o.Report.Findings[0].Cases[0]
 	if b.eval(`document.querySelector('a[href="#case-`+id+`"]') && document.getElementById('case-`+id+`') ? 'ok' : 'missing'`) != "ok" {
 		t.Errorf("case %s is not an anchor in the page", id)
+	}
+}
+
+// TestBrowserServerWithoutJavaScript runs the server's pages with script
+// execution off: facets, paging and the report filter are links and GET
+// forms, so they work the same.
+func TestBrowserServerWithoutJavaScript(t *testing.T) {
+	chromiumPath(t)
+	o := testOptions(t)
+	ts := httptest.NewServer(testServer(t))
+	defer ts.Close()
+	b := newBrowser(t, ts.URL)
+	defer b.done()
+	b.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	b.do(chromedp.Navigate(ts.URL + "/cases"))
+	b.waitFor(`document.body.dataset.mode === 'server'`)
+	if b.eval(`document.documentElement.className`) == "js" {
+		t.Fatal("the page's script ran: script execution is not off")
+	}
+	one := countMatching(o.Library, library.FacetComponent, "cni-plugin")
+	b.do(chromedp.Click(chromedp.CSS(`a[data-facet="component"][data-value="cni-plugin"]`)))
+	b.waitFor(`document.querySelector('a.on[data-value="cni-plugin"]')`)
+	if got := b.text("#case-count"); got != fmt.Sprintf("1 to %d of %d cases", min(one, defaultPerPage), one) {
+		t.Errorf("without JavaScript, selecting cni-plugin shows %q", got)
+	}
+	b.do(chromedp.Navigate(ts.URL + "/report"))
+	b.do(chromedp.SetValue(chromedp.CSS("#f-severity"), "high"), chromedp.Click(chromedp.CSS(`#report-filters button`)))
+	b.waitFor(`location.search.indexOf('severity=high') >= 0`)
+	high := o.Report.Summary.Count(finding.High)
+	if n := b.eval(`String(document.querySelectorAll('[data-finding]').length)`); n != fmt.Sprint(high) {
+		t.Errorf("without JavaScript, severity=high shows %s findings, want %d", n, high)
 	}
 }

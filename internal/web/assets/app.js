@@ -5,6 +5,7 @@
 (function () {
   'use strict';
   var mode = document.body.getAttribute('data-mode');
+  document.documentElement.classList.add('js');
 
   // ---- case list of the static site -----------------------------------
   var idxEl = document.getElementById('case-index');
