@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -393,5 +394,39 @@ func TestBrowserServerWithoutJavaScript(t *testing.T) {
 	high := o.Report.Summary.Count(finding.High)
 	if n := b.eval(`String(document.querySelectorAll('[data-finding]').length)`); n != fmt.Sprint(high) {
 		t.Errorf("without JavaScript, severity=high shows %s findings, want %d", n, high)
+	}
+}
+
+// TestBrowserUpload uploads a JSON report through the form and sees it,
+// escaped, on the page it leads to.
+func TestBrowserUpload(t *testing.T) {
+	chromiumPath(t)
+	ts := httptest.NewServer(testServer(t))
+	defer ts.Close()
+	data, err := json.Marshal(hostileReport())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "hostile.json")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, ts.URL)
+	defer b.done()
+	b.do(chromedp.Navigate(ts.URL+"/report"),
+		chromedp.SetUploadFiles(chromedp.CSS("#report-file"), []string{file}),
+		chromedp.Click(chromedp.CSS(`form.upload button`)))
+	b.waitFor(`location.search.indexOf('r=') >= 0`)
+	if got := b.text("#report-name"); got != "hostile.json" {
+		t.Errorf("uploaded report named %q", got)
+	}
+	if got := b.text("article.finding h4"); got != "<script>alert(1)</script>" {
+		t.Errorf("finding title %q, want the markup shown as text", got)
+	}
+	// The filter keeps the uploaded report.
+	b.eval(`(function(){var s=document.getElementById('f-severity'); s.value='high'; s.dispatchEvent(new Event('change')); return ''})()`)
+	b.waitFor(`location.search.indexOf('severity=high') >= 0 && location.search.indexOf('r=') >= 0`)
+	if got := b.text("#report-name"); got != "hostile.json" {
+		t.Errorf("after filtering, the page shows %q", got)
 	}
 }
