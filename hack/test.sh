@@ -60,6 +60,8 @@ command -v go >/dev/null 2>&1 || fail "go is not on PATH (kubegap needs Go $(sed
 go version
 need_cmd pgrep procps
 need_cmd flock util-linux
+# Headless Chromium for the web pages' browser tests (internal/web).
+need_cmd chromium chromium
 
 staticcheck="$cache/tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
 if [ ! -x "$staticcheck" ]; then

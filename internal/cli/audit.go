@@ -125,7 +125,7 @@ could not run.`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
-	cmd.Flags().StringVarP(&fl.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&fl.output, "output", "o", "text", "output format: text, json or html (one self-contained page)")
 	cmd.Flags().StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info")
 	cmd.Flags().StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
 	cmd.Flags().StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
@@ -141,8 +141,8 @@ could not run.`,
 }
 
 func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
-	if fl.output != "text" && fl.output != "json" {
-		return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", fl.output))
+	if fl.output != "text" && fl.output != "json" && fl.output != "html" {
+		return withCode(ExitError, fmt.Errorf("unknown output format %q (want text, json or html)", fl.output))
 	}
 	failOn, err := finding.ParseSeverity(fl.failOn)
 	if err != nil {
@@ -164,6 +164,8 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	switch fl.output {
 	case "json":
 		err = report.WriteJSON(app.Out, rep)
+	case "html":
+		err = writeHTMLReport(app.Out, rep)
 	default:
 		err = report.WriteText(app.Out, rep, report.TextOptions{
 			Color:     app.OutIsTerminal && app.Getenv("NO_COLOR") == "",

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kubegap/kubegap/internal/textwrap"
 	"io"
 	"maps"
 	"slices"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/present"
+	"github.com/kubegap/kubegap/internal/textwrap"
 )
 
 // casesDeps is what the cases commands read: the library and the check
@@ -24,17 +25,22 @@ type casesDeps struct {
 }
 
 // facetFlag ties a library facet to its CLI flag and the label text output
-// uses for it.
+// uses for it (present.FacetLabel).
 type facetFlag struct{ facet, flag, label string }
 
 // facetFlags lists the facets in display order.
 func facetFlags() []facetFlag {
-	return []facetFlag{
-		{library.FacetRootCause, "root-cause", "root cause"},
-		{library.FacetComponent, "component", "component"},
-		{library.FacetSymptom, "symptom", "symptom"},
-		{library.FacetFactor, "factor", "factor"},
+	flags := map[string]string{
+		library.FacetRootCause: "root-cause",
+		library.FacetComponent: "component",
+		library.FacetSymptom:   "symptom",
+		library.FacetFactor:    "factor",
 	}
+	var out []facetFlag
+	for _, f := range library.FacetNames() {
+		out = append(out, facetFlag{f, flags[f], present.FacetLabel(f)})
+	}
+	return out
 }
 
 // casesListOptions are the flags of `cases list` (and of bare `cases`).
@@ -120,16 +126,16 @@ func newCasesShowCommand(app *App, deps casesDeps) *cobra.Command {
 			if !ok {
 				return withCode(ExitError, unknownCaseError(lib, args[0]))
 			}
-			covering := checksCiting(deps.checks(), c.ID)
+			tax := lib.Taxonomy()
+			pc := present.NewCase(&c, &tax, deps.checks())
 			if output == "json" {
-				ids := make([]string, len(covering))
-				for i, ch := range covering {
+				ids := make([]string, len(pc.Checks))
+				for i, ch := range pc.Checks {
 					ids[i] = ch.ID
 				}
 				return writeJSON(app.Out, caseJSON{APIVersion: apiVersion, Kind: "Case", Case: c, Checks: ids})
 			}
-			tax := lib.Taxonomy()
-			return writeCaseText(app.Out, &c, &tax, covering)
+			return writeCaseText(app.Out, &pc)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
@@ -289,21 +295,6 @@ func unknownCaseError(lib *library.Library, id string) error {
 	return fmt.Errorf("unknown case %q (see kubegap cases list)", id)
 }
 
-// checksCiting returns the checks whose Cases include id, sorted by ID.
-func checksCiting(all []checks.Check, id string) []checks.Check {
-	var out []checks.Check
-	for _, c := range all {
-		for _, cid := range c.Cases {
-			if cid == id {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -392,7 +383,7 @@ func writeFacetsText(w io.Writer, f *facetsJSON) error {
 	ew := &errWriter{w: w}
 	ew.printf("Facets of %d cases. Filter with kubegap cases list --FLAG VALUE.\n", f.Total)
 	for _, fj := range f.Facets {
-		ew.printf("\n%s (%s)\n", facetTitle(fj.Name), fj.Flag)
+		ew.printf("\n%s (%s)\n", present.FacetTitle(fj.Name), fj.Flag)
 		width := 0
 		for _, v := range fj.Values {
 			width = max(width, len(v.ID))
@@ -404,34 +395,11 @@ func writeFacetsText(w io.Writer, f *facetsJSON) error {
 	return ew.err
 }
 
-func facetTitle(facet string) string {
-	switch facet {
-	case library.FacetRootCause:
-		return "Root causes"
-	case library.FacetComponent:
-		return "Components"
-	case library.FacetSymptom:
-		return "Symptoms"
-	case library.FacetFactor:
-		return "Contributing factors"
-	}
-	return facet
-}
-
-// termLabel renders a facet value as "Name (id)", falling back to the ID
-// alone if the taxonomy lacks it (a loaded library never does).
-func termLabel(tax *library.Taxonomy, facet, id string) string {
-	if t, ok := tax.Term(facet, id); ok {
-		return t.Name + " (" + id + ")"
-	}
-	return id
-}
-
 // textWidth is where case text wraps: readable in an 80-column terminal
 // with the indent.
 const textWidth = 76
 
-func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering []checks.Check) error {
+func writeCaseText(w io.Writer, c *present.Case) error {
 	ew := &errWriter{w: w}
 	para := func(indent, text string) {
 		for _, line := range textwrap.Wrap(text, textWidth-len(indent)) {
@@ -463,22 +431,26 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 	}
 	ew.printf("%s\n\n", meta)
 
-	labels := func(facet string, ids []string) string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = termLabel(tax, facet, id)
+	labels := func(terms []present.Term) string {
+		out := make([]string, len(terms))
+		for i, t := range terms {
+			out[i] = t.Label()
 		}
 		return strings.Join(out, ", ")
 	}
-	ew.printf("Root cause:  %s\n", termLabel(tax, library.FacetRootCause, c.RootCause.Category))
-	ew.printf("Components:  %s\n", labels(library.FacetComponent, c.Components))
-	ew.printf("Symptoms:    %s\n", labels(library.FacetSymptom, c.SymptomCategories))
-	factorIDs := make([]string, len(c.ContributingFactors))
-	for i, f := range c.ContributingFactors {
-		factorIDs[i] = f.Category
+	facetHeads := map[string]string{
+		library.FacetRootCause: "Root cause:  ",
+		library.FacetComponent: "Components:  ",
+		library.FacetSymptom:   "Symptoms:    ",
+		library.FacetFactor:    "Factors:     ",
 	}
-	if len(factorIDs) > 0 {
-		ew.printf("Factors:     %s\n", labels(library.FacetFactor, factorIDs))
+	for _, ft := range c.Facets {
+		// A case always has a root cause, components and symptoms; the
+		// factors line is left out when there are none.
+		if ft.Facet == library.FacetFactor && len(ft.Terms) == 0 {
+			continue
+		}
+		ew.printf("%s%s\n", facetHeads[ft.Facet], labels(ft.Terms))
 	}
 
 	section("Summary")
@@ -488,12 +460,12 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 	section("Trigger")
 	para("  ", c.Trigger)
 	section("Root cause")
-	para("  ", c.RootCause.Text)
-	if len(c.ContributingFactors) > 0 {
+	para("  ", c.RootCauseTerm.Text)
+	if len(c.Factors) > 0 {
 		section("Contributing factors")
-		items := make([]string, len(c.ContributingFactors))
-		for i, f := range c.ContributingFactors {
-			items[i] = termLabel(tax, library.FacetFactor, f.Category) + ": " + f.Text
+		items := make([]string, len(c.Factors))
+		for i, f := range c.Factors {
+			items[i] = f.Label() + ": " + f.Text
 		}
 		bullets(items)
 	}
@@ -509,11 +481,7 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 	bullets(c.Lessons)
 
 	section("Detectable read-only")
-	if c.Detectable.ReadOnly {
-		para("  ", "Yes. "+c.Detectable.Signal)
-	} else {
-		para("  ", "No. "+c.Detectable.Why)
-	}
+	para("  ", c.DetectableText)
 	if len(c.Unverified) > 0 {
 		section("Unverified")
 		bullets(c.Unverified)
@@ -545,26 +513,6 @@ func writeCaseText(w io.Writer, c *library.Case, tax *library.Taxonomy, covering
 			}
 		}
 	}
-	ew.printf("\n%s\n", checksLine(c, covering))
+	ew.printf("\n%s\n", c.CheckLine())
 	return ew.err
-}
-
-// checksLine points from a case to the audit that looks for it, or says
-// plainly that nothing does yet.
-func checksLine(c *library.Case, covering []checks.Check) string {
-	if len(covering) > 0 {
-		ids := make([]string, len(covering))
-		for i, ch := range covering {
-			ids[i] = ch.ID
-		}
-		return "Check your cluster for this: kubegap audit --checks " + strings.Join(ids, ",")
-	}
-	msg := "No kubegap check covers this case yet."
-	switch {
-	case !c.Detectable.ReadOnly:
-		msg += " The gap cannot be seen read-only from the Kubernetes API."
-	case c.Detectable.NoCheckYet != "":
-		msg += " " + c.Detectable.NoCheckYet
-	}
-	return msg
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/present"
 )
 
 // The first group of tests runs the real binary path, Run over the embedded
@@ -157,7 +158,7 @@ func TestCasesShowReal(t *testing.T) {
 		}
 	}
 	// What the last line says depends on the registry: derive it.
-	covering := checksCiting(checks.All(), id)
+	covering := present.ChecksCiting(checks.All(), id)
 	if len(covering) == 0 {
 		if !strings.Contains(out, "No kubegap check covers this case yet.") {
 			t.Errorf("no check cites %s, but the output does not say so:\n%s", id, out)

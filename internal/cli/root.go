@@ -90,6 +90,8 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newImageCommand(app),
 		newMCPCommand(app),
 		newRecipeCommand(app),
+		newServeCommand(app),
+		newSiteCommand(app),
 	)
 	return root
 }

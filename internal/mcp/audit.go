@@ -18,6 +18,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/present"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -252,9 +253,7 @@ func brief(id int, f *finding.Finding) FindingBrief {
 	}
 	// One string per object keeps a page small; get_finding has the
 	// structured references.
-	for _, o := range f.Objects[:min(len(f.Objects), maxBriefObjects)] {
-		b.Objects = append(b.Objects, o.String())
-	}
+	b.Objects = present.ObjectNames(f.Objects, maxBriefObjects)
 	if len(f.Evidence) > 0 {
 		b.Evidence = firstLine(f.Evidence[0], maxEvidenceChars)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/images"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/present"
 )
 
 // Library paging limits for search_cases.
@@ -77,17 +78,7 @@ func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetF
 // caseRefs looks up case titles. A library that fails to load still
 // yields the IDs: the citation matters more than its title.
 func caseRefs(lib *library.Library, ids []string) []CaseRef {
-	refs := make([]CaseRef, 0, len(ids))
-	for _, id := range ids {
-		ref := CaseRef{ID: id}
-		if lib != nil {
-			if c, ok := lib.Case(id); ok {
-				ref.Title = c.Title
-			}
-		}
-		refs = append(refs, ref)
-	}
-	return refs
+	return present.CaseRefs(lib, ids)
 }
 
 // ListChecksInput takes nothing.
@@ -105,14 +96,7 @@ type CheckInfo = checks.Info
 type CheckRead = checks.InputInfo
 
 func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
-	return checks.Describe(c, func(id string) string {
-		if lib != nil {
-			if cs, ok := lib.Case(id); ok {
-				return cs.Title
-			}
-		}
-		return ""
-	})
+	return checks.Describe(c, present.CaseTitle(lib))
 }
 
 func (h *handlers) listChecks(_ context.Context, _ *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
@@ -247,10 +231,7 @@ type CaseOutput struct {
 }
 
 // CheckRef names a check.
-type CheckRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-}
+type CheckRef = present.CheckRef
 
 func (h *handlers) getCase(_ context.Context, _ *sdk.CallToolRequest, in CaseIDInput) (*sdk.CallToolResult, CaseOutput, error) {
 	lib, err := library.Default()
@@ -261,16 +242,9 @@ func (h *handlers) getCase(_ context.Context, _ *sdk.CallToolRequest, in CaseIDI
 	if !ok {
 		return nil, CaseOutput{}, fmt.Errorf("unknown case %q: case IDs come from a finding's cases or from search_cases (the library holds %d cases)", in.ID, len(lib.Cases()))
 	}
-	out := CaseOutput{Case: c, DetectedBy: []CheckRef{}}
-	for _, ch := range checks.All() {
-		for _, id := range ch.Cases {
-			if id == c.ID {
-				out.DetectedBy = append(out.DetectedBy, CheckRef{ID: ch.ID, Title: ch.Title})
-				break
-			}
-		}
-	}
-	return nil, out, nil
+	tax := lib.Taxonomy()
+	pc := present.NewCase(&c, &tax, checks.All())
+	return nil, CaseOutput{Case: c, DetectedBy: nonNil(pc.Checks)}, nil
 }
 
 // InspectImageInput names an image in a registry.
