@@ -398,7 +398,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		title = fmt.Sprintf("PodDisruptionBudget %s allows no eviction although its pods are healthy", name)
 		reasons = append(reasons, fmt.Sprintf("status.disruptionsAllowed is 0 while all %d selected pod%s are Ready (the controller expects %d)",
 			expected, pluralS(expected), p.Status.ExpectedPods))
-	case len(notReady) > 0 && healthy <= desired && (statusZero || unseen <= 0 && !statusAllows):
+	case len(notReady) > 0 && healthy <= desired && (statusZero || (unseen <= 0 && !statusAllows)):
 		// Pods the input lacks may be healthy, and a controller that allows
 		// disruptions says the budget is not exhausted.
 		sev = finding.Medium

@@ -442,6 +442,9 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 				env.ctx.Incomplete(webhookRuleBackend, "Service %s of %s is not in the input", key, path)
 			}
 		default:
+			// A Service's slices come and go together in a dump, so those
+			// present give its readiness; with none present, only a
+			// complete read proves there are none.
 			n, sliced := env.ready[key]
 			switch {
 			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
