@@ -240,6 +240,7 @@ type pullWorkload struct {
 	scale     int32  // pods it runs (DaemonSet: nodes)
 	scaleFrom string // the field scale was read from
 	estimate  bool   // scale is estimated, not read
+	ds        *appsv1.DaemonSet
 	pods      []*snapshot.Pod
 }
 
@@ -254,17 +255,18 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	var wls []pullWorkload
 	for i := range s.DaemonSets {
 		d := &s.DaemonSets[i]
-		w := pullWorkload{res: snapshot.DaemonSets, rule: pullRuleDaemonSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+		w := pullWorkload{res: snapshot.DaemonSets, rule: pullRuleDaemonSets, ds: d, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
 			scale: d.Status.DesiredNumberScheduled, scaleFrom: "status.desiredNumberScheduled",
 			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.DaemonSets.Kind, &d.ObjectMeta))}
 		if !daemonSetHasStatus(d) {
 			// Files without status: the Nodes in the input that its pods
 			// could run on, or else the pods it owns, show its reach.
-			if n := len(targetNodes(d, s.Nodes)); n > 0 {
+			if len(s.Nodes) > 0 {
+				n := len(targetNodes(d, s.Nodes))
 				w.scale, w.estimate = int32(n), true
 				w.scaleFrom = fmt.Sprintf("has no status; estimated from the Nodes in the input: %d of %d match its nodeSelector and affinity and tolerate their taints", n, len(s.Nodes))
 			}
-			if int(w.scale) < len(w.pods) {
+			if len(w.pods) > 0 && int(w.scale) < len(w.pods) {
 				w.scale, w.scaleFrom, w.estimate = int32(len(w.pods)), "pods owned", false
 			}
 		}
@@ -415,7 +417,7 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		switch {
 		case w.estimate:
 			scaleText = fmt.Sprintf("an estimated %d nodes", w.scale)
-		case w.scale == 0:
+		case w.scale == 0 && !daemonSetHasStatus(w.ds):
 			scaleText = "an unknown number of nodes (no status or Nodes in the input)"
 		}
 		runs = "runs on " + scaleText

@@ -43,8 +43,8 @@ func pdbBlocksDrainCheck() Check {
 			"allows an eviction, so every drain of a node running one of its pods retries until the upgrade " +
 			"gives up (AKS then marks the cluster Failed). The check also reports budgets that not-Ready pods " +
 			"have already exhausted, pods selected by more than one budget (eviction fails for them), and " +
-			"budgets whose selector matches no pod. Only pods a drain evicts count: DaemonSet pods and mirror " +
-			"(static) pods are never evicted by kubectl drain. A budget with maxUnavailable 0 is reported even " +
+			"budgets whose selector matches no pod. kubectl drain never evicts DaemonSet pods or mirror (static) " +
+			"pods, so a budget that covers only those holds up no drain. A budget with maxUnavailable 0 is reported even " +
 			"without pods in the input; where Pods are incomplete, the budget's status and the Deployments and " +
 			"StatefulSets its selector matches give the pod count, and \"selects no pods\" is said only when " +
 			"every Pod of the namespace was read and no workload or status says otherwise. policy/v1beta1 " +
