@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -31,6 +32,7 @@ type pullRateLimit struct {
 
 	context, limited []*regexp.Regexp
 	imageInMessage   *regexp.Regexp
+	refInMessage     *regexp.Regexp
 }
 
 var loadPullRateLimit = sync.OnceValues(func() (*pullRateLimit, error) {
@@ -65,11 +67,16 @@ func parsePullRateLimit(data []byte) (*pullRateLimit, error) {
 	}
 	// The kubelet quotes the image it failed to pull: `Failed to pull image "x"`.
 	p.imageInMessage = regexp.MustCompile(`(?i)image "([^"]+)"`)
+	// The runtime's error repeats it, quoted (sometimes with escaped
+	// quotes) after "image" or "reference".
+	p.refInMessage = regexp.MustCompile(`(?i)(?:image|reference) \\?"([^"\\\s]+)\\?"`)
 	return &p, nil
 }
 
 // matches reports whether an event message shows a rate-limited pull, and
-// where the rate-limit text starts.
+// where the rate-limit text starts. The image references the message
+// quotes are blanked first: a tag such as 1.0.429 or a repository named
+// rate-limiter says nothing about the registry's answer.
 func (p *pullRateLimit) matches(msg string) (int, bool) {
 	ctx := false
 	for _, re := range p.context {
@@ -81,12 +88,41 @@ func (p *pullRateLimit) matches(msg string) (int, bool) {
 	if !ctx {
 		return 0, false
 	}
+	masked := p.maskImageRefs(msg)
 	for _, re := range p.limited {
-		if loc := re.FindStringIndex(msg); loc != nil {
+		if loc := re.FindStringIndex(masked); loc != nil {
 			return loc[0], true
 		}
 	}
 	return 0, false
+}
+
+// maskImageRefs replaces every occurrence of the image references msg
+// quotes with spaces, keeping every other byte where it was.
+func (p *pullRateLimit) maskImageRefs(msg string) string {
+	var refs []string
+	for _, m := range p.refInMessage.FindAllStringSubmatch(msg, -1) {
+		if !slices.Contains(refs, m[1]) {
+			refs = append(refs, m[1])
+		}
+	}
+	if len(refs) == 0 {
+		return msg
+	}
+	b := []byte(msg)
+	for _, ref := range refs {
+		for from := 0; ; {
+			i := strings.Index(msg[from:], ref)
+			if i < 0 {
+				break
+			}
+			for j := from + i; j < from+i+len(ref); j++ {
+				b[j] = ' '
+			}
+			from += i + len(ref)
+		}
+	}
+	return string(b)
 }
 
 // Scale thresholds: policy, not fact. A Deployment or StatefulSet below
@@ -112,13 +148,42 @@ func imagePullAlwaysCheck() Check {
 			"unreachable, restarts fail although the image is on the node. High for a DaemonSet on 100 or " +
 			"more nodes (or a workload of 100 or more pods) or with crash-looping pods; floating tags on " +
 			"DaemonSets are reported even with IfNotPresent. Pull events that show a registry rate limit are " +
-			"reported with the pods and nodes. Images pinned by digest are never flagged for pull policy. " +
-			"Pods, ReplicaSets and Events are optional: without them crash loops and rate-limit events are not seen.",
+			"reported with the pods and nodes; a status code or tag inside the quoted image reference never counts. " +
+			"Images pinned by digest are never flagged for pull policy, and unresolved template placeholders " +
+			"(${VAR}, {{ .Values.x }}, $(VAR)) are not judged. A DaemonSet without status is sized by the Nodes " +
+			"in the input that match its node selector and tolerate their taints, as an estimate. Each kind of " +
+			"workload is its own rule: a DaemonSet's finding stands without StatefulSets in the input. Pods and " +
+			"ReplicaSets only add crash loops.",
 		Reads: append(Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
-			Optional(snapshot.Pods), Optional(snapshot.ReplicaSets), Optional(snapshot.Events)),
+			Optional(snapshot.Pods), Optional(snapshot.ReplicaSets), Optional(snapshot.Events), Optional(snapshot.Nodes)),
+		Rules: []Rule{
+			{ID: pullRuleDaemonSets, Summary: "DaemonSets that pull their image on every start, or run a floating tag",
+				Needs: []snapshot.Resource{snapshot.DaemonSets}},
+			{ID: pullRuleDeployments, Summary: "Deployments of 20 or more replicas that pull their image on every start",
+				Needs: []snapshot.Resource{snapshot.Deployments}},
+			{ID: pullRuleStatefulSets, Summary: "StatefulSets of 20 or more replicas that pull their image on every start",
+				Needs: []snapshot.Resource{snapshot.StatefulSets}},
+			{ID: pullRuleRateLimit, Summary: "Pull events refused by a registry rate limit",
+				Needs: []snapshot.Resource{snapshot.Events}},
+		},
 		Cases: []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
 		Run:   runImagePullAlways,
 	}
+}
+
+// Rules of image-pull-always.
+const (
+	pullRuleDaemonSets   = "daemonsets"
+	pullRuleDeployments  = "deployments"
+	pullRuleStatefulSets = "statefulsets"
+	pullRuleRateLimit    = "rate-limited-pulls"
+)
+
+// unresolvedTemplate reports whether an image is a template placeholder a
+// tool was to fill in (${CNI_IMAGE}, {{ .Values.image }}, $(IMAGE)): it
+// names no registry, tag or policy yet.
+func unresolvedTemplate(image string) bool {
+	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(")
 }
 
 // imageParts splits an image reference into repository, tag and digest.
@@ -169,10 +234,13 @@ func floatingTag(image string) bool {
 // pullWorkload is one workload under consideration.
 type pullWorkload struct {
 	res       snapshot.Resource
+	rule      string
 	meta      *metav1.ObjectMeta
 	spec      *corev1.PodSpec
 	scale     int32  // pods it runs (DaemonSet: nodes)
 	scaleFrom string // the field scale was read from
+	estimate  bool   // scale is estimated, not read
+	ds        *appsv1.DaemonSet
 	pods      []*snapshot.Pod
 }
 
@@ -187,12 +255,20 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	var wls []pullWorkload
 	for i := range s.DaemonSets {
 		d := &s.DaemonSets[i]
-		w := pullWorkload{res: snapshot.DaemonSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+		w := pullWorkload{res: snapshot.DaemonSets, rule: pullRuleDaemonSets, ds: d, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
 			scale: d.Status.DesiredNumberScheduled, scaleFrom: "status.desiredNumberScheduled",
 			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.DaemonSets.Kind, &d.ObjectMeta))}
-		if w.scale == 0 && len(w.pods) > 0 {
-			// Files without status: the pods show where it runs.
-			w.scale, w.scaleFrom = int32(len(w.pods)), "pods owned"
+		if !daemonSetHasStatus(d) {
+			// Files without status: the Nodes in the input that its pods
+			// could run on, or else the pods it owns, show its reach.
+			if len(s.Nodes) > 0 {
+				n := len(targetNodes(d, s.Nodes))
+				w.scale, w.estimate = int32(n), true
+				w.scaleFrom = fmt.Sprintf("has no status; estimated from the Nodes in the input: %d of %d match its nodeSelector and affinity and tolerate their taints", n, len(s.Nodes))
+			}
+			if len(w.pods) > 0 && int(w.scale) < len(w.pods) {
+				w.scale, w.scaleFrom, w.estimate = int32(len(w.pods)), "pods owned", false
+			}
 		}
 		wls = append(wls, w)
 	}
@@ -208,7 +284,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	}
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		w := pullWorkload{res: snapshot.Deployments, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+		w := pullWorkload{res: snapshot.Deployments, rule: pullRuleDeployments, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
 			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas"}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
@@ -220,7 +296,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
-		w := pullWorkload{res: snapshot.StatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
+		w := pullWorkload{res: snapshot.StatefulSets, rule: pullRuleStatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
 			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas",
 			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.StatefulSets.Kind, &d.ObjectMeta))}
 		if w.scale < pullAlwaysMinReplicas {
@@ -232,7 +308,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	publicReg := func(img string) bool { return slices.Contains(rl.PublicRegistries, imageRegistry(img)) }
 	for i := range wls {
-		if f, ok := pullWorkloadFinding(&wls[i], publicReg); ok {
+		if f, ok := pullWorkloadFinding(ctx, &wls[i], publicReg); ok {
 			out = append(out, f)
 		}
 	}
@@ -261,7 +337,7 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 	return cs, paths
 }
 
-func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
+func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
 	name := w.meta.Namespace + "/" + w.meta.Name
 	prefix := fmt.Sprintf("%s %s spec.template.spec.", w.res.Kind, name)
 	cs, paths := podSpecContainers(w.spec)
@@ -270,6 +346,12 @@ func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.
 	var alwaysEv, floatingEv, images []string
 	public := false
 	for i, c := range cs {
+		if unresolvedTemplate(c.Image) {
+			// A manifest template: the image is chosen later, so neither the
+			// registry nor the policy an unset field implies is known.
+			ctx.Incomplete(w.rule, "%s%s.image=%s is an unresolved template placeholder", prefix, paths[i], c.Image)
+			continue
+		}
 		_, _, digest := imageParts(c.Image)
 		if digest != "" {
 			continue // pinned: the node's copy is the one wanted
@@ -322,15 +404,21 @@ func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.
 	}
 
 	scaleEv := ""
-	if w.scale > 0 {
+	switch {
+	case w.estimate:
+		scaleEv = fmt.Sprintf("%s %s %s", w.res.Kind, name, w.scaleFrom)
+	case w.scale > 0:
 		scaleEv = fmt.Sprintf("%s %s %s=%d", w.res.Kind, name, w.scaleFrom, w.scale)
 	}
 	// "runs on 1000 nodes" for a DaemonSet, "runs 40 pods" otherwise.
 	scaleText, runs := fmt.Sprintf("%d pods", w.scale), fmt.Sprintf("runs %d pods", w.scale)
 	if w.res == snapshot.DaemonSets {
 		scaleText = fmt.Sprintf("%d nodes", w.scale)
-		if w.scale == 0 {
-			scaleText = "an unknown number of nodes (no status in the input)"
+		switch {
+		case w.estimate:
+			scaleText = fmt.Sprintf("an estimated %d nodes", w.scale)
+		case w.scale == 0 && !daemonSetHasStatus(w.ds):
+			scaleText = "an unknown number of nodes (no status or Nodes in the input)"
 		}
 		runs = "runs on " + scaleText
 	}
@@ -496,4 +584,11 @@ func pluralWas(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// daemonSetHasStatus reports whether the input carries a DaemonSet's
+// status: files written by hand or by templating tools have none.
+func daemonSetHasStatus(d *appsv1.DaemonSet) bool {
+	st := &d.Status
+	return st.ObservedGeneration > 0 || st.DesiredNumberScheduled > 0 || st.CurrentNumberScheduled > 0 || st.NumberReady > 0
 }

@@ -28,6 +28,13 @@ func TestPullRateLimitData(t *testing.T) {
 		{`Failed to pull image "x": unexpected status code 429 Too Many Requests`, true},
 		{`Error: ErrImagePull: pull access denied, repository does not exist`, false},
 		{`Readiness probe failed: HTTP probe failed with statuscode: 429`, false},
+		{`Failed to pull image "ghcr.io/acme/x:1.0": rpc error: code = Unknown desc = failed to resolve reference "ghcr.io/acme/x:1.0": unexpected status from HEAD request: 429 Too Many Requests`, true},
+		{`Failed to pull image "quay.io/a/b:2": failed to do request: HTTP/1.1 429 returned by registry`, true},
+		// Issue 12, false finding 3: the digits of a tag, or a repository
+		// name, inside the quoted reference are not the registry's answer.
+		{`Failed to pull image "registry.acme.io/api:1.0.429": rpc error: code = NotFound desc = failed to pull and unpack image "registry.acme.io/api:1.0.429": failed to resolve reference "registry.acme.io/api:1.0.429": registry.acme.io/api:1.0.429: not found`, false},
+		{`Failed to pull image "registry.acme.io/api:429": rpc error: code = NotFound desc = failed to resolve reference \"registry.acme.io/api:429\": registry.acme.io/api:429: not found`, false},
+		{`Failed to pull image "ghcr.io/acme/rate-limiter:2.0": rpc error: code = Unknown desc = failed to resolve reference "ghcr.io/acme/rate-limiter:2.0": ghcr.io/acme/rate-limiter:2.0: not found`, false},
 	}
 	for _, tc := range tests {
 		if _, got := rl.matches(tc.msg); got != tc.want {
@@ -193,5 +200,39 @@ func TestImagePullAlwaysMatchesOwnersWithoutUIDs(t *testing.T) {
 	}
 	if hasObject([]finding.Finding{b}, "Pod", "monitoring", "agent-a-x") {
 		t.Errorf("agent-b claims agent-a's pod; objects %v", b.Objects)
+	}
+}
+
+// TestImagePullAlwaysTemplates: issue 12, false finding 17. Placeholders
+// are not images; a DaemonSet without status is sized from the Nodes.
+func TestImagePullAlwaysTemplates(t *testing.T) {
+	c := imagePullAlwaysCheck()
+	ctx := &Context{Snapshot: loadFixture(t, "image-pull-always/templates.yaml")}
+	fs, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := findingAbout(fs, "DaemonSet", "kube-system", "calico-node"); ok {
+		t.Errorf("template placeholders judged as images: %s: %q", f.Title, f.Evidence)
+	}
+	n, ok := ctx.Notes()[pullRuleDaemonSets]
+	if !ok || n.Skipped || !strings.Contains(n.Reason, "${CNI_IMAGE} is an unresolved template placeholder") {
+		t.Errorf("the DaemonSet rule does not say what it could not judge: %+v", ctx.Notes())
+	}
+	f, ok := findingAbout(fs, "DaemonSet", "logging", "log-agent")
+	if !ok {
+		t.Fatalf("no finding about the :latest agent: %+v", fs)
+	}
+	if strings.Contains(f.Title+f.Message, "unknown number") {
+		t.Errorf("nodes in the input, yet the reach is unknown: %s", f.Message)
+	}
+	if !strings.Contains(f.Title, "an estimated 2 nodes") {
+		t.Errorf("title %q does not give the estimate", f.Title)
+	}
+	if !evidenceHas(f, "has no status; estimated from the Nodes in the input: 2 of 4") {
+		t.Errorf("evidence does not say the scale is an estimate: %q", f.Evidence)
+	}
+	if len(fs) != 1 {
+		t.Errorf("got %d findings, want 1: %+v", len(fs), fs)
 	}
 }

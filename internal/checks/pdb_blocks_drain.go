@@ -43,29 +43,108 @@ func pdbBlocksDrainCheck() Check {
 			"allows an eviction, so every drain of a node running one of its pods retries until the upgrade " +
 			"gives up (AKS then marks the cluster Failed). The check also reports budgets that not-Ready pods " +
 			"have already exhausted, pods selected by more than one budget (eviction fails for them), and " +
-			"budgets whose selector matches no pod. Nodes, when read, show which pinned pods sit on cordoned nodes.",
+			"budgets whose selector matches no pod. kubectl drain never evicts DaemonSet pods or mirror (static) " +
+			"pods, so a budget that covers only those holds up no drain. A budget with maxUnavailable 0 is reported even " +
+			"without pods in the input; where Pods are incomplete, the budget's status and the Deployments and " +
+			"StatefulSets its selector matches give the pod count, and \"selects no pods\" is said only when " +
+			"every Pod of the namespace was read and no workload or status says otherwise. policy/v1beta1 " +
+			"budgets with an empty selector select no pod, as that version defined. Nodes, when read, show " +
+			"which pinned pods sit on cordoned nodes.",
 		Reads: append(Needs(snapshot.PodDisruptionBudgets, snapshot.Pods),
-			Optional(snapshot.Nodes)),
+			Optional(snapshot.Nodes), Optional(snapshot.Deployments), Optional(snapshot.StatefulSets)),
+		Rules: []Rule{
+			{ID: pdbRuleNoEviction, Summary: "A budget with maxUnavailable 0, or a minAvailable at or above the pods it selects, never allows an eviction",
+				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
+			{ID: pdbRuleExhausted, Summary: "A budget whose not-Ready pods, or whose controller, allow no eviction now",
+				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
+			{ID: pdbRuleOverlap, Summary: "Pods selected by more than one budget, which the eviction API refuses to evict",
+				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
+			{ID: pdbRuleSelectsNothing, Summary: "A budget whose selector matches no pod",
+				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
+		},
 		Cases: pdbCases(true),
 		Run:   runPDBBlocksDrain,
 	}
 }
+
+// Rules of pdb-blocks-drain.
+const (
+	pdbRuleNoEviction     = "no-eviction-allowed"
+	pdbRuleExhausted      = "exhausted"
+	pdbRuleOverlap        = "overlapping-budgets"
+	pdbRuleSelectsNothing = "selects-nothing"
+)
 
 // pdbView is what the check learned about one budget.
 type pdbView struct {
 	pdb      *policyv1.PodDisruptionBudget
 	pods     []*snapshot.Pod // active (not terminal) pods it selects
 	selector string
+	// none: the selector selects no pod by definition (null, or {} in
+	// policy/v1beta1), whatever the input holds.
+	none bool
+	// podsComplete: every Pod of the budget's namespace is in the input.
+	podsComplete bool
+	// skipped counts selected pods a drain leaves alone (DaemonSet and
+	// mirror pods). They count in the budget's arithmetic, as the
+	// disruption controller counts them, but a budget that covers nothing
+	// else never holds up a drain.
+	skipped int
+	// workloads are the Deployments and StatefulSets of the input whose
+	// pod template the selector matches, with their replicas.
+	workloads []pdbWorkload
+}
+
+type pdbWorkload struct {
+	kind, name string
+	replicas   int32
+}
+
+// expected is the number of pods the budget covers as far as the input
+// shows: the pods themselves when every Pod of the namespace was read;
+// otherwise the most that the pods seen, the controller's status or the
+// matching workloads' replicas say, with where that number came from.
+func (v *pdbView) expected() (int, string) {
+	n, from := len(v.pods), "pods"
+	if v.podsComplete || v.none {
+		return n, from
+	}
+	if pdbStatusKnown(v.pdb) && int(v.pdb.Status.ExpectedPods) > n {
+		n, from = int(v.pdb.Status.ExpectedPods), "status.expectedPods"
+	}
+	var replicas int
+	for _, w := range v.workloads {
+		replicas += int(w.replicas)
+	}
+	if replicas > n {
+		n, from = replicas, "workloads"
+	}
+	return n, from
+}
+
+func pdbStatusKnown(p *policyv1.PodDisruptionBudget) bool {
+	return p.Status.ObservedGeneration > 0 || p.Status.ExpectedPods > 0 || len(p.Status.Conditions) > 0
+}
+
+// drainSkips reports why kubectl drain never evicts a pod, or "" when it
+// does: DaemonSet pods would be recreated at once, and mirror pods of
+// static pods cannot be deleted through the API server.
+func drainSkips(p *snapshot.Pod) string {
+	if _, ok := p.Annotations["kubernetes.io/config.mirror"]; ok {
+		return "mirror pod"
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.Kind == snapshot.DaemonSets.Kind {
+			return "DaemonSet pod"
+		}
+	}
+	return ""
 }
 
 func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	if len(s.PodDisruptionBudgets) == 0 {
 		return nil, nil
-	}
-	// Files that hold budgets but no pods cannot say what the budgets pin.
-	if st := s.Status(snapshot.Pods).Status; st != snapshot.StatusRead {
-		return nil, NotEvaluated("pods were not read (%s), so what the budgets select is unknown", st)
 	}
 	ix := s.Index()
 	nodesRead := s.Status(snapshot.Nodes).Status == snapshot.StatusRead
@@ -75,12 +154,12 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 	budgetsOf := map[*snapshot.Pod][]int{}
 	for i := range s.PodDisruptionBudgets {
 		p := &s.PodDisruptionBudgets[i]
-		v := pdbView{pdb: p}
+		v := pdbView{pdb: p, podsComplete: ctx.CompleteIn(snapshot.Pods, p.Namespace)}
 		var candidates []*snapshot.Pod
 		switch {
 		case p.Spec.Selector == nil:
 			// policy/v1: a null selector selects no pod.
-			v.selector = "<null>"
+			v.selector, v.none = "<null>", true
 		default:
 			sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
 			if err != nil {
@@ -89,12 +168,18 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 				continue
 			}
 			v.selector = sel.String()
-			if sel.Empty() {
+			switch {
+			case sel.Empty() && originalAPIVersion(p) == "policy/v1beta1":
+				// policy/v1beta1 defined an empty selector as selecting no pod.
+				v.selector, v.none = "{} (policy/v1beta1: selects no pod)", true
+			case sel.Empty():
 				// policy/v1: an empty selector selects every pod of the namespace.
 				candidates = ix.PodsInNamespace(p.Namespace)
 				v.selector = "{} (every pod in the namespace)"
-			} else {
+				v.workloads = pdbWorkloads(s, p.Namespace, labels.Everything())
+			default:
 				candidates = ix.PodsMatching(p.Namespace, sel)
+				v.workloads = pdbWorkloads(s, p.Namespace, sel)
 			}
 		}
 		for _, pod := range candidates {
@@ -102,13 +187,17 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 				continue
 			}
 			v.pods = append(v.pods, pod)
+			if drainSkips(pod) != "" {
+				v.skipped++
+				continue
+			}
 			budgetsOf[pod] = append(budgetsOf[pod], len(views))
 		}
 		views = append(views, v)
 	}
 
 	for i := range views {
-		if f, ok := pdbBudgetFinding(&views[i], ix, nodesRead); ok {
+		if f, ok := pdbBudgetFinding(ctx, &views[i], ix, nodesRead); ok {
 			out = append(out, f)
 		}
 	}
@@ -116,33 +205,85 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-// pdbBudgetFinding judges one budget on its own.
-func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.Finding, bool) {
+// pdbWorkloads lists the Deployments and StatefulSets of namespace ns in
+// the input whose pod template sel matches.
+func pdbWorkloads(s *snapshot.Snapshot, ns string, sel labels.Selector) []pdbWorkload {
+	var out []pdbWorkload
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		if d.Namespace == ns && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			out = append(out, pdbWorkload{kind: snapshot.Deployments.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
+		}
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		if d.Namespace == ns && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			out = append(out, pdbWorkload{kind: snapshot.StatefulSets.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
+		}
+	}
+	return out
+}
+
+// pdbSelectsNothing judges a budget that selects no pod a drain evicts in
+// the input. It says so only when that is proven: by the selector itself,
+// or by every Pod of the namespace with no workload or status saying
+// otherwise.
+func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
-	expected := len(v.pods)
+	if !v.none && (!v.podsComplete || len(v.workloads) > 0 || p.Status.ExpectedPods > 0) {
+		return finding.Finding{}, false
+	}
+	var ev []string
+	if v.none {
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s selects no pod by definition", name, v.selector))
+	} else {
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches 0 pods (every Pod of namespace %s was read)", name, v.selector, p.Namespace))
+		var kinds []string
+		for _, r := range []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets} {
+			if ctx.Present(r) {
+				kinds = append(kinds, r.Kind)
+			}
+		}
+		if len(kinds) > 0 {
+			ev = append(ev, fmt.Sprintf("no %s in the input has a pod template the selector matches", strings.Join(kinds, " or ")))
+		}
+		if pdbStatusKnown(p) {
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=0", name))
+		}
+	}
+	return finding.Finding{
+		Check:    "pdb-blocks-drain",
+		Severity: finding.Low,
+		Title:    fmt.Sprintf("PodDisruptionBudget %s selects no pods", name),
+		Message: fmt.Sprintf("The selector of PodDisruptionBudget %s (%s) matches no running pod in namespace %s, "+
+			"so it protects nothing: the workload it was written for can be drained all at once. "+
+			"It often outlives a relabelled or renamed workload and starts blocking drains again when pods with the old labels return.",
+			name, v.selector, p.Namespace),
+		Objects:     []finding.ObjectRef{objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
+		Evidence:    ev,
+		Remediation: "Point the selector at the labels of the workload's pod template, or delete the budget if the workload is gone.",
+		Cases:       pdbCases(false),
+	}, true
+}
+
+// pdbBudgetFinding judges one budget on its own.
+func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.Finding, bool) {
+	p := v.pdb
+	name := p.Namespace + "/" + p.Name
+	expected, expectedFrom := v.expected()
 	refs := newCappedRefs()
 	refs.add(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
 
-	if expected == 0 {
-		ev := []string{fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches 0 pods", name, v.selector)}
-		if p.Status.ExpectedPods > 0 {
-			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=%d", name, p.Status.ExpectedPods))
-		}
-		return finding.Finding{
-			Check:    "pdb-blocks-drain",
-			Severity: finding.Low,
-			Title:    fmt.Sprintf("PodDisruptionBudget %s selects no pods", name),
-			Message: fmt.Sprintf("The selector of PodDisruptionBudget %s (%s) matches no running pod in namespace %s, "+
-				"so it protects nothing: the workload it was written for can be drained all at once. "+
-				"It often outlives a relabelled or renamed workload and starts blocking drains again when pods with the old labels return.",
-				name, v.selector, p.Namespace),
-			Objects:     refs.list(),
-			Evidence:    ev,
-			Remediation: "Point the selector at the labels of the workload's pod template, or delete the budget if the workload is gone.",
-			Cases:       pdbCases(false),
-		}, true
+	if v.none || (v.podsComplete && len(v.pods) == 0) {
+		return pdbSelectsNothing(ctx, v)
 	}
+	if len(v.pods) > 0 && v.skipped == len(v.pods) {
+		// Only DaemonSet and mirror pods, which kubectl drain never evicts.
+		return finding.Finding{}, false
+	}
+	// Pods the input does not show: some of them may be healthy.
+	unseen := expected - len(v.pods)
 
 	// Pending pods count as unhealthy too: a replica whose sandbox cannot be
 	// created uses up the budget of its healthy siblings. Only Running
@@ -170,13 +311,13 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 	switch {
 	case p.Spec.MaxUnavailable != nil:
 		// The disruption controller rounds percentages up, so only 0 or 0%
-		// scale to zero.
+		// scale to zero, whatever the number of pods.
 		mu, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MaxUnavailable, expected, true)
 		if err != nil {
 			return finding.Finding{}, false
 		}
 		desired = max(expected-mu, 0)
-		if mu <= 0 {
+		if intOrPercentZero(p.Spec.MaxUnavailable) {
 			structural = fmt.Sprintf("maxUnavailable is %s, which allows no voluntary eviction at all", p.Spec.MaxUnavailable.String())
 			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.maxUnavailable=%s", name, p.Spec.MaxUnavailable.String()))
 		}
@@ -186,19 +327,45 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 			return finding.Finding{}, false
 		}
 		desired = ma
-		if ma >= expected {
+		switch {
+		case p.Spec.MinAvailable.Type == intstr.String && strings.TrimSpace(p.Spec.MinAvailable.StrVal) == "100%":
+			structural = "minAvailable is 100%, so even with every pod healthy no eviction is allowed"
+		case expected > 0 && ma >= expected:
 			structural = fmt.Sprintf("minAvailable is %s and it selects %d pod%s, so even with every pod healthy no eviction is allowed",
 				p.Spec.MinAvailable.String(), expected, pluralS(expected))
+		}
+		if structural != "" {
 			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.minAvailable=%s", name, p.Spec.MinAvailable.String()))
 		}
 	}
 
-	ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches %d pod%s, %d Ready",
-		name, v.selector, expected, pluralS(expected), healthy))
+	switch {
+	case len(v.pods) > 0 || v.podsComplete:
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches %d pod%s, %d Ready",
+			name, v.selector, len(v.pods), pluralS(len(v.pods)), healthy))
+	default:
+		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s: no pod it matches is in the input, and the Pods of namespace %s are not known to be all there",
+			name, v.selector, p.Namespace))
+	}
+	if v.skipped > 0 {
+		ev = append(ev, fmt.Sprintf("of them %d %s DaemonSet or mirror pod%s, which kubectl drain never evicts",
+			v.skipped, map[bool]string{true: "is a", false: "are"}[v.skipped == 1], pluralS(v.skipped)))
+	}
+	if unseen > 0 {
+		switch expectedFrom {
+		case "status.expectedPods":
+			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=%d", name, p.Status.ExpectedPods))
+		case "workloads":
+			for _, w := range v.workloads {
+				ev = append(ev, fmt.Sprintf("%s %s/%s spec.replicas=%d, template labels match the budget's selector", w.kind, p.Namespace, w.name, w.replicas))
+			}
+		}
+	}
 
 	// The controller's own verdict, when the input carries status.
-	statusKnown := p.Status.ObservedGeneration > 0 || p.Status.ExpectedPods > 0 || len(p.Status.Conditions) > 0
+	statusKnown := pdbStatusKnown(p)
 	statusZero := statusKnown && p.Status.DisruptionsAllowed == 0
+	statusAllows := statusKnown && p.Status.DisruptionsAllowed > 0
 	if statusZero {
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.disruptionsAllowed=0 (currentHealthy=%d, desiredHealthy=%d, expectedPods=%d)",
 			name, p.Status.CurrentHealthy, p.Status.DesiredHealthy, p.Status.ExpectedPods))
@@ -209,10 +376,20 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 	sev := finding.Info
 	title := ""
 	switch {
+	case structural != "" && expected == 0:
+		// maxUnavailable 0 proves itself; whether it pins a pod now is
+		// unknown without the pods.
+		sev = finding.Medium
+		title = fmt.Sprintf("PodDisruptionBudget %s never allows an eviction", name)
+		reasons = append(reasons, structural)
 	case structural != "":
 		sev = finding.High
 		title = fmt.Sprintf("PodDisruptionBudget %s never allows an eviction", name)
 		reasons = append(reasons, structural)
+	case statusZero && len(v.pods) == 0:
+		sev = finding.Medium
+		title = fmt.Sprintf("PodDisruptionBudget %s allows no eviction now", name)
+		reasons = append(reasons, fmt.Sprintf("its controller reports status.disruptionsAllowed=0 for the %d pods it expects", p.Status.ExpectedPods))
 	case statusZero && len(notReady) == 0 && healthy == expected:
 		// Every selected pod is healthy, yet the controller allows nothing:
 		// it expects more pods than exist (a replica that cannot start), or
@@ -221,7 +398,9 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 		title = fmt.Sprintf("PodDisruptionBudget %s allows no eviction although its pods are healthy", name)
 		reasons = append(reasons, fmt.Sprintf("status.disruptionsAllowed is 0 while all %d selected pod%s are Ready (the controller expects %d)",
 			expected, pluralS(expected), p.Status.ExpectedPods))
-	case len(notReady) > 0 && healthy <= desired:
+	case len(notReady) > 0 && healthy <= desired && (statusZero || (unseen <= 0 && !statusAllows)):
+		// Pods the input lacks may be healthy, and a controller that allows
+		// disruptions says the budget is not exhausted.
 		sev = finding.Medium
 		title = fmt.Sprintf("PodDisruptionBudget %s is exhausted by not-Ready pods", name)
 		reasons = append(reasons, fmt.Sprintf("%d of %d selected pods are not Ready and %d must stay available, so no healthy pod can be evicted",
@@ -251,13 +430,18 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.unhealthyPodEvictionPolicy unset or IfHealthyBudget", name))
 	}
 
+	// The pods a drain would try to evict, and their nodes.
+	var drained []*snapshot.Pod
 	for _, pod := range v.pods {
-		refs.addPodAndNode(pod)
+		if drainSkips(pod) == "" {
+			drained = append(drained, pod)
+			refs.addPodAndNode(pod)
+		}
 	}
 	var cordoned []string
 	if nodesRead {
 		seen := map[string]bool{}
-		for _, pod := range v.pods {
+		for _, pod := range drained {
 			n := pod.Spec.NodeName
 			if n == "" || seen[n] {
 				continue
@@ -282,10 +466,24 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 		}
 	}
 
-	msg := fmt.Sprintf("PodDisruptionBudget %s selects %s on %s: %s.",
-		name, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
-		refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5), strings.Join(reasons, "; "))
-	msg += " A drain of any of those nodes retries the eviction until the upgrade that started it times out."
+	var msg string
+	switch {
+	case len(v.pods) == 0 && expected > 0:
+		msg = fmt.Sprintf("PodDisruptionBudget %s covers %d pods by its %s, none of them in the input: %s.",
+			name, expected, map[string]string{"status.expectedPods": "status", "workloads": "matching workloads"}[expectedFrom], strings.Join(reasons, "; "))
+		msg += " A drain of any node running one of them retries the eviction until the upgrade that started it times out."
+	case len(v.pods) == 0:
+		msg = fmt.Sprintf("PodDisruptionBudget %s: %s. The pods it selects are not in the input, so which nodes it pins is unknown;"+
+			" a drain of any node running one of them retries the eviction until the upgrade that started it times out.", name, strings.Join(reasons, "; "))
+	default:
+		msg = fmt.Sprintf("PodDisruptionBudget %s selects %s on %s: %s.",
+			name, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
+			refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5), strings.Join(reasons, "; "))
+		if unseen > 0 {
+			msg += fmt.Sprintf(" The input shows %d of the %d pods it covers.", len(v.pods), expected)
+		}
+		msg += " A drain of any of those nodes retries the eviction until the upgrade that started it times out."
+	}
 	if len(cordoned) > 0 {
 		if len(cordoned) == 1 {
 			msg += " One of those nodes is already cordoned, so a drain may be waiting on this budget now."
@@ -293,7 +491,7 @@ func pdbBudgetFinding(v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.F
 			msg += fmt.Sprintf(" %d of those nodes are already cordoned, so a drain may be waiting on this budget now.", len(cordoned))
 		}
 	}
-	if owners := podOwners(v.pods); owners != "" {
+	if owners := podOwners(drained); owners != "" {
 		msg += " Pods belong to " + owners + "."
 	}
 
@@ -391,6 +589,14 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []fi
 		})
 	}
 	return out
+}
+
+// intOrPercentZero reports whether v is 0 or 0%.
+func intOrPercentZero(v *intstr.IntOrString) bool {
+	if v.Type == intstr.Int {
+		return v.IntVal == 0
+	}
+	return strings.TrimSpace(v.StrVal) == "0%"
 }
 
 func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) finding.Finding {

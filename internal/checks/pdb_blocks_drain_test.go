@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // findingAbout returns the first finding that names the object.
@@ -168,7 +169,16 @@ func TestPDBBlocksDrainOverlap(t *testing.T) {
 }
 
 func TestPDBBlocksDrainSelectors(t *testing.T) {
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/selectors.yaml", "pdb-blocks-drain/nomatch.yaml"))
+	s := loadFixture(t, "pdb-blocks-drain/selectors.yaml", "pdb-blocks-drain/nomatch.yaml")
+	// From files, the relabelled frontend's old pods may just not be in
+	// the input: no "selects no pods" (issue 12, false finding 15).
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+	if f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "old-frontend"); ok {
+		t.Errorf("a budget is said to select nothing although Pods are not complete: %s", f.Title)
+	}
+	// Read as a live cluster would be: every Pod is there.
+	s.SetComplete(snapshot.Pods, nil)
+	fs, _ = runCheck(t, pdbBlocksDrainCheck(), s)
 	tests := []struct {
 		ns, name string
 		sev      finding.Severity
@@ -190,7 +200,7 @@ func TestPDBBlocksDrainSelectors(t *testing.T) {
 			if tc.pinned != "" && !hasObject([]finding.Finding{f}, "Pod", tc.ns, tc.pinned) {
 				t.Errorf("pod %s not named", tc.pinned)
 			}
-			if tc.pinned == "" && !evidenceHas(f, "matches 0 pods") {
+			if tc.pinned == "" && !evidenceHas(f, "matches 0 pods") && !evidenceHas(f, "selects no pod by definition") {
 				t.Errorf("evidence does not show the empty match: %q", f.Evidence)
 			}
 		})
@@ -200,9 +210,88 @@ func TestPDBBlocksDrainSelectors(t *testing.T) {
 	}
 }
 
-func TestPDBBlocksDrainNotEvaluatedWithoutPods(t *testing.T) {
-	if _, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/budgets-only.yaml")); ok {
-		t.Error("evaluated budgets without any pod in the input")
+// TestPDBBlocksDrainWithoutPods: a budget with maxUnavailable 0 never
+// allows an eviction, which the budget alone proves; what it pins is
+// unknown without pods, so medium, and the rules that need pods are partial.
+func TestPDBBlocksDrainWithoutPods(t *testing.T) {
+	fs, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/budgets-only.yaml"))
+	if !ok {
+		t.Fatal("not evaluated: the zero budget is hidden because pods are missing")
+	}
+	f, found := findingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
+	if !found || len(fs) != 1 {
+		t.Fatalf("want one finding about istio-system/istiod, got %+v", fs)
+	}
+	if f.Severity != finding.Medium || !strings.Contains(f.Title, "never allows an eviction") || !evidenceHas(f, "spec.maxUnavailable=0") {
+		t.Errorf("%v %q %q", f.Severity, f.Title, f.Evidence)
+	}
+	if !strings.Contains(f.Message, "not in the input") {
+		t.Errorf("message does not say the pods are unknown: %s", f.Message)
+	}
+}
+
+// TestPDBBlocksDrainSkipsDaemonSetAndMirrorPods: issue 12, false finding 2.
+func TestPDBBlocksDrainSkipsDaemonSetAndMirrorPods(t *testing.T) {
+	s := loadFixture(t, "pdb-blocks-drain/drain-skips.yaml")
+	for _, complete := range []bool{false, true} {
+		if complete {
+			s.SetComplete(snapshot.Pods, nil)
+		}
+		fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+		for _, f := range fs {
+			t.Errorf("complete=%v: finding on pods drain never evicts: %v %s: %s", complete, f.Severity, f.Title, f.Message)
+		}
+	}
+}
+
+// TestPDBBlocksDrainWorkloadsNotPods: issue 12, false finding 15. Pods of
+// other workloads in the input, the budgets' own workloads and status
+// beside them: no budget "selects no pods", complete Pods or not.
+func TestPDBBlocksDrainWorkloadsNotPods(t *testing.T) {
+	s := loadFixture(t, "pdb-blocks-drain/workloads.yaml")
+	for _, complete := range []bool{false, true} {
+		if complete {
+			s.SetComplete(snapshot.Pods, nil)
+		}
+		fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+		for _, f := range fs {
+			t.Errorf("complete=%v: %v %s: %q", complete, f.Severity, f.Title, f.Evidence)
+		}
+	}
+}
+
+// TestPDBBlocksDrainZeroBudgetCountsWorkloads: without its pods, a zero
+// budget over a 2-replica Deployment is high, with the count's source.
+func TestPDBBlocksDrainZeroBudgetCountsWorkloads(t *testing.T) {
+	s := loadFixture(t, "pdb-blocks-drain/budgets-only.yaml", "pdb-blocks-drain/zero-workload.yaml")
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+	f, ok := findingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
+	if !ok || len(fs) != 1 {
+		t.Fatalf("want one finding about istiod, got %+v", fs)
+	}
+	if f.Severity != finding.High || !strings.Contains(f.Message, "covers 2 pods") {
+		t.Errorf("%v %s", f.Severity, f.Message)
+	}
+	if !evidenceHas(f, "Deployment istio-system/istiod spec.replicas=2") {
+		t.Errorf("evidence %q", f.Evidence)
+	}
+}
+
+// TestPDBBlocksDrainV1beta1EmptySelector: issue 12, false finding 14.
+func TestPDBBlocksDrainV1beta1EmptySelector(t *testing.T) {
+	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/v1beta1.yaml"))
+	f, ok := findingAbout(fs, "PodDisruptionBudget", "batch", "legacy")
+	if !ok || len(fs) != 1 {
+		t.Fatalf("want one finding about batch/legacy, got %+v", fs)
+	}
+	if f.Severity != finding.Low || !strings.Contains(f.Title, "selects no pods") {
+		t.Errorf("a v1beta1 {} selector read as selecting every pod: %v %s", f.Severity, f.Title)
+	}
+	if hasObject(fs, "Pod", "batch", "worker-1") {
+		t.Error("worker-1 is said to be pinned by a budget that selects no pod")
+	}
+	if !evidenceHas(f, "policy/v1beta1: selects no pod") {
+		t.Errorf("evidence %q", f.Evidence)
 	}
 }
 

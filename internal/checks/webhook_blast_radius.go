@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,13 +25,56 @@ var admissionWebhooksYAML []byte
 
 // webhookFacts is data/admission-webhooks.yaml.
 type webhookFacts struct {
-	Defaults struct {
-		FailurePolicy  admissionv1.FailurePolicyType `json:"failurePolicy"`
-		TimeoutSeconds int32                         `json:"timeoutSeconds"`
-	} `json:"defaults"`
-	NamespaceNameLabel string   `json:"namespaceNameLabel"`
-	CriticalNamespaces []string `json:"criticalNamespaces"`
-	Sources            []string `json:"sources"`
+	Defaults webhookDefaults `json:"defaults"`
+	// VersionDefaults are the defaults of older API versions, by apiVersion.
+	VersionDefaults    map[string]webhookDefaults `json:"versionDefaults"`
+	NamespaceNameLabel string                     `json:"namespaceNameLabel"`
+	CriticalNamespaces []string                   `json:"criticalNamespaces"`
+	// SystemExemptions are matchCondition expressions (RE2) that let the
+	// requests of system identities, controllers among them, through
+	// without calling the webhook.
+	SystemExemptions []string `json:"systemExemptions"`
+	Sources          []string `json:"sources"`
+
+	exemptions []*regexp.Regexp
+}
+
+// webhookDefaults are what the API server stores for unset fields.
+type webhookDefaults struct {
+	FailurePolicy  admissionv1.FailurePolicyType `json:"failurePolicy"`
+	TimeoutSeconds int32                         `json:"timeoutSeconds"`
+}
+
+func (d webhookDefaults) validate(what string) error {
+	switch {
+	case d.FailurePolicy != admissionv1.Fail && d.FailurePolicy != admissionv1.Ignore:
+		return fmt.Errorf("admission webhook facts: %s failurePolicy %q is neither Fail nor Ignore", what, d.FailurePolicy)
+	case d.TimeoutSeconds < 1 || d.TimeoutSeconds > 30:
+		return fmt.Errorf("admission webhook facts: %s timeoutSeconds %d is outside 1-30", what, d.TimeoutSeconds)
+	}
+	return nil
+}
+
+// defaultsFor returns the defaults of the apiVersion a configuration was
+// written in ("" for v1) and a note naming them for evidence.
+func (f *webhookFacts) defaultsFor(apiVersion string) (webhookDefaults, string) {
+	if d, ok := f.VersionDefaults[apiVersion]; ok {
+		return d, " (unset; the " + apiVersion + " default)"
+	}
+	return f.Defaults, " (unset; the API default)"
+}
+
+// exempting returns the first matchCondition that exempts system
+// identities, if any.
+func (f *webhookFacts) exempting(mcs []admissionv1.MatchCondition) (admissionv1.MatchCondition, bool) {
+	for _, mc := range mcs {
+		for _, re := range f.exemptions {
+			if re.MatchString(mc.Expression) {
+				return mc, true
+			}
+		}
+	}
+	return admissionv1.MatchCondition{}, false
 }
 
 var loadWebhookFacts = sync.OnceValues(func() (*webhookFacts, error) {
@@ -42,13 +86,23 @@ func parseWebhookFacts(data []byte) (*webhookFacts, error) {
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("reading admission webhook facts: %w", err)
 	}
-	switch {
-	case f.Defaults.FailurePolicy != admissionv1.Fail && f.Defaults.FailurePolicy != admissionv1.Ignore:
-		return nil, fmt.Errorf("admission webhook facts: default failurePolicy %q is neither Fail nor Ignore", f.Defaults.FailurePolicy)
-	case f.Defaults.TimeoutSeconds < 1 || f.Defaults.TimeoutSeconds > 30:
-		return nil, fmt.Errorf("admission webhook facts: default timeoutSeconds %d is outside 1-30", f.Defaults.TimeoutSeconds)
-	case f.NamespaceNameLabel == "" || len(f.CriticalNamespaces) == 0 || len(f.Sources) == 0:
-		return nil, errors.New("admission webhook facts: namespaceNameLabel, criticalNamespaces and sources are required")
+	if err := f.Defaults.validate("default"); err != nil {
+		return nil, err
+	}
+	for v, d := range f.VersionDefaults {
+		if err := d.validate(v); err != nil {
+			return nil, err
+		}
+	}
+	if f.NamespaceNameLabel == "" || len(f.CriticalNamespaces) == 0 || len(f.SystemExemptions) == 0 || len(f.Sources) == 0 {
+		return nil, errors.New("admission webhook facts: namespaceNameLabel, criticalNamespaces, systemExemptions and sources are required")
+	}
+	for _, p := range f.SystemExemptions {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("admission webhook facts: %w", err)
+		}
+		f.exemptions = append(f.exemptions, re)
 	}
 	return &f, nil
 }
@@ -73,14 +127,35 @@ func webhookBlastRadiusCheck() Check {
 			"and if kube-system or the webhook's own namespace is not excluded the cluster cannot heal itself. " +
 			"High when such a webhook covers kube-system and its Service has fewer than 2 ready endpoints (or none " +
 			"at all); medium for other single points of failure or a kube-system that is not excluded; low for " +
-			"long timeouts alone. Services, EndpointSlices, Deployments and Namespaces are optional: without " +
-			"them the backend's readiness is unknown and namespace exclusion is judged from the selector alone.",
+			"long timeouts alone. Rules that only DELETE or UPDATE are not pod creation; matchConditions that " +
+			"exempt system users (controllers among them) leave at most low; other matchConditions make the " +
+			"scope unknown rather than all. Older API versions get their own defaults (v1beta1: Ignore, 30 s). " +
+			"Without Services, EndpointSlices and Deployments the backend's readiness is unknown, never absent; " +
+			"without Namespaces, exclusion is judged from the selector alone.",
 		Reads: append(Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
 			Optional(snapshot.Services), Optional(snapshot.EndpointSlices), Optional(snapshot.Deployments), Optional(snapshot.Namespaces)),
+		Rules: []Rule{
+			{ID: webhookRuleCritical, Summary: "A fail-closed webhook on pod creation, or on every resource, that does not exclude kube-system",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
+			{ID: webhookRuleBackend, Summary: "A fail-closed webhook whose Service is missing or has fewer than 2 ready endpoints",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
+			{ID: webhookRuleOwnNamespace, Summary: "A fail-closed webhook that does not exclude its own namespace",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
+			{ID: webhookRuleTimeout, Summary: "A webhook that may gate kube-system's pods with a timeout over 5 seconds",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
+		},
 		Cases: webhookCases(true),
 		Run:   runWebhookBlastRadius,
 	}
 }
+
+// Rules of webhook-blast-radius.
+const (
+	webhookRuleCritical     = "fail-closed-kube-system"
+	webhookRuleBackend      = "fail-closed-backend"
+	webhookRuleOwnNamespace = "own-namespace"
+	webhookRuleTimeout      = "long-timeout"
+)
 
 // webhookCases returns the cases a finding cites, as a fresh slice: the
 // OPA webhook that stalled a GKE upgrade and the pod webhook of the Datadog
@@ -104,6 +179,9 @@ type webhookEntry struct {
 	nsSel, objSel   *metav1.LabelSelector
 	matchConditions []admissionv1.MatchCondition
 	clientConfig    admissionv1.WebhookClientConfig
+	// apiVersion is the version the configuration was written in when the
+	// loader converted it from an older one; empty for v1.
+	apiVersion string
 }
 
 // tri is a three-valued answer.
@@ -117,15 +195,12 @@ const (
 
 // webhookEnv is what the check knows about the cluster around the webhooks.
 type webhookEnv struct {
-	facts          *webhookFacts
-	s              *snapshot.Snapshot
-	namespacesRead bool
-	servicesRead   bool
-	slicesRead     bool
-	deploysRead    bool
-	services       map[string]*corev1.Service
-	ready          map[string]int // service ns/name → distinct ready endpoints
-	backends       map[string][]*backendDeployment
+	facts    *webhookFacts
+	ctx      *Context
+	s        *snapshot.Snapshot
+	services map[string]*corev1.Service
+	ready    map[string]int // service ns/name → distinct ready endpoints, for services with slices
+	backends map[string][]*backendDeployment
 }
 
 type backendDeployment struct {
@@ -139,11 +214,8 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
-	read := func(r snapshot.Resource) bool { return s.Status(r).Status == snapshot.StatusRead }
 	env := &webhookEnv{
-		facts: facts, s: s,
-		namespacesRead: read(snapshot.Namespaces), servicesRead: read(snapshot.Services),
-		slicesRead: read(snapshot.EndpointSlices), deploysRead: read(snapshot.Deployments),
+		facts: facts, ctx: ctx, s: s,
 		services: map[string]*corev1.Service{}, backends: map[string][]*backendDeployment{},
 	}
 	for i := range s.Services {
@@ -158,7 +230,7 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.ValidatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
@@ -170,7 +242,7 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.MutatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
@@ -294,17 +366,32 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
 	var v webhookVerdict
 
-	policy, policyImplied := env.facts.Defaults.FailurePolicy, true
+	defaults, defaultNote := env.facts.defaultsFor(w.apiVersion)
+	policy, policyImplied := defaults.FailurePolicy, true
 	if w.failurePolicy != nil {
 		policy, policyImplied = *w.failurePolicy, false
 	}
-	timeout, timeoutImplied := env.facts.Defaults.TimeoutSeconds, true
+	timeout, timeoutImplied := defaults.TimeoutSeconds, true
 	if w.timeout != nil {
 		timeout, timeoutImplied = *w.timeout, false
 	}
+	implied := func(b bool) string {
+		if b {
+			return defaultNote
+		}
+		return ""
+	}
 	fail := policy == admissionv1.Fail
 	v.evidence = append(v.evidence, fmt.Sprintf("%s rules cover %s", path, ruleText))
-	v.evidence = append(v.evidence, fmt.Sprintf("%s failurePolicy=%s%s", path, policy, impliedNote(policyImplied)))
+	v.evidence = append(v.evidence, fmt.Sprintf("%s failurePolicy=%s%s", path, policy, implied(policyImplied)))
+
+	// matchConditions narrow what is sent. One that lets system identities
+	// through spares the controllers, so the cluster keeps healing; others
+	// (CEL kubegap does not evaluate) make the scope unknown, not all.
+	exempt, exempts := env.facts.exempting(w.matchConditions)
+	for _, mc := range w.matchConditions {
+		v.evidence = append(v.evidence, fmt.Sprintf("%s matchConditions[%s].expression=%q", path, mc.Name, mc.Expression))
+	}
 
 	// Namespace exclusion: kube-system, then the webhook's own namespace.
 	// ks is whether every critical namespace is excluded: no as soon as
@@ -321,7 +408,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 			}
 		}
 	}
-	v.critical = fail && ks != triYes
+	v.critical = fail && ks != triYes && !exempts
 	ownNS := ""
 	own := triYes
 	if w.clientConfig.Service != nil {
@@ -332,6 +419,9 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	if ownNS != "" && !slices.Contains(env.facts.CriticalNamespaces, ownNS) {
 		v.evidence = append(v.evidence, fmt.Sprintf("%s own namespace %s %s", path, ownNS, triText(own, "excluded", "not excluded", "exclusion unknown")))
 	}
+	if fail && ks == triUnknown && !exempts {
+		env.ctx.Incomplete(webhookRuleCritical, "whether %s covers %s is unknown", path, ksNS)
+	}
 
 	// The backend.
 	readyMax := -1 // an upper bound on ready backends; -1 unknown
@@ -339,35 +429,47 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	if svc := w.clientConfig.Service; svc != nil {
 		key := svc.Namespace + "/" + svc.Name
 		refs.add(objRef(snapshot.Services, svc.Namespace, svc.Name))
-		switch obj := env.services[key]; {
-		case env.servicesRead && obj == nil:
+		obj := env.services[key]
+		switch {
+		case obj == nil && env.ctx.CompleteIn(snapshot.Services, svc.Namespace):
 			readyMax = 0
 			backendText = fmt.Sprintf("its Service %s does not exist", key)
-			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: no such Service", path, key))
+			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: no such Service (every Service of namespace %s was read)", path, key, svc.Namespace))
+		case obj == nil:
+			// Open world: not in the input is not absent.
+			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: Service not in the input, backend readiness unknown", path, key))
+			if fail {
+				env.ctx.Incomplete(webhookRuleBackend, "Service %s of %s is not in the input", key, path)
+			}
 		default:
-			if env.slicesRead {
-				readyMax = env.ready[key]
+			// A Service's slices come and go together in a dump, so those
+			// present give its readiness; with none present, only a
+			// complete read proves there are none.
+			n, sliced := env.ready[key]
+			switch {
+			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
+				readyMax = n
 				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, pluralS(readyMax))
 				v.evidence = append(v.evidence, fmt.Sprintf("Service %s: %d ready endpoint%s in EndpointSlices labelled kubernetes.io/service-name=%s",
 					key, readyMax, pluralS(readyMax), svc.Name))
+			case fail:
+				env.ctx.Incomplete(webhookRuleBackend, "no EndpointSlice of Service %s is in the input", key)
 			}
-			if obj != nil && env.deploysRead {
-				var total int32
-				deps := env.backendDeployments(obj)
-				for _, d := range deps {
-					refs.add(objRef(snapshot.Deployments, d.ns, d.name))
-					total += d.replicas
-					v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
+			var total int32
+			deps := env.backendDeployments(obj)
+			for _, d := range deps {
+				refs.add(objRef(snapshot.Deployments, d.ns, d.name))
+				total += d.replicas
+				v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
+			}
+			if len(deps) > 0 {
+				if readyMax < 0 || int(total) < readyMax {
+					readyMax = int(total)
 				}
-				if len(deps) > 0 {
-					if readyMax < 0 || int(total) < readyMax {
-						readyMax = int(total)
-					}
-					if backendText != "" {
-						backendText += ", "
-					}
-					backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
+				if backendText != "" {
+					backendText += ", "
 				}
+				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
 			}
 		}
 	} else if w.clientConfig.URL != nil {
@@ -377,7 +479,10 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 
 	covers := "pod creation"
 	if allResources {
-		covers = "every resource"
+		covers = "the creation of every resource"
+	}
+	if len(w.matchConditions) > 0 {
+		covers += fmt.Sprintf(" (the requests its %d matchCondition%s admit)", len(w.matchConditions), pluralS(len(w.matchConditions)))
 	}
 	what := fmt.Sprintf("failurePolicy %s on %s", policy, covers)
 	scopeText := "in every namespace including " + ksNS
@@ -385,7 +490,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	case triYes:
 		scopeText = "outside " + ksNS
 	case triUnknown:
-		scopeText = "in namespaces that may include " + ksNS + " (its selector depends on namespace labels that were not read)"
+		scopeText = "in namespaces that may include " + ksNS + " (its selector depends on namespace labels that were not read, or matchConditions may skip it)"
 	}
 	switch {
 	case fail && ks == triNo && spof:
@@ -393,7 +498,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s, so one pod failure stops pod creation across the cluster, %s's own pods included", what, scopeText, backendText, ksNS))
 	case fail && readyMax == 0:
 		v.sev = finding.High
-		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s, so it rejects every call now", what, scopeText, backendText))
+		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s, so it rejects every call it receives now", what, scopeText, backendText))
 	case fail && ks == triNo:
 		v.sev = finding.Medium
 		v.reasons = append(v.reasons, fmt.Sprintf("%s %s: a backend outage (a bad release, an expired certificate, a node pool upgrade) stops %s's pods too", what, scopeText, ksNS))
@@ -410,8 +515,8 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		if v.sev == finding.Info {
 			v.sev = finding.Low
 		}
-		v.reasons = append(v.reasons, fmt.Sprintf("timeoutSeconds is %d%s, so each covered request can wait that long when the backend hangs", timeout, impliedNote(timeoutImplied)))
-		v.evidence = append(v.evidence, fmt.Sprintf("%s timeoutSeconds=%d%s", path, timeout, impliedNote(timeoutImplied)))
+		v.reasons = append(v.reasons, fmt.Sprintf("timeoutSeconds is %d%s, so each covered request can wait that long when the backend hangs", timeout, implied(timeoutImplied)))
+		v.evidence = append(v.evidence, fmt.Sprintf("%s timeoutSeconds=%d%s", path, timeout, implied(timeoutImplied)))
 		v.slow = true
 	}
 	if v.sev == finding.Info {
@@ -420,11 +525,21 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	if fail && v.sev > finding.Low && own == triNo && !slices.Contains(env.facts.CriticalNamespaces, ownNS) {
 		v.reasons = append(v.reasons, fmt.Sprintf("its own namespace %s is not excluded either, so its pods cannot come back while it is down", ownNS))
 	}
+	if exempts && v.sev > finding.Low {
+		// Controllers create pods as system identities: the webhook never
+		// sees their requests, so an outage stops only direct creations,
+		// whose authors see the error.
+		v.sev = finding.Low
+		v.critical = false
+		v.reasons = append(v.reasons, fmt.Sprintf("its matchCondition %s (%s) lets requests of system users through, controllers among them, so an outage stops only pods created directly by people and pipelines, who see the error",
+			exempt.Name, exempt.Expression))
+	}
 	return v, true
 }
 
-// webhookScope reports whether rules cover pod CREATE or every resource,
-// and describes the covering rules.
+// webhookScope reports whether rules cover pod CREATE, or the CREATE of
+// every resource, and describes the covering rules. Rules for other
+// operations only (DELETE, UPDATE, CONNECT) never block pod creation.
 func webhookScope(rules []admissionv1.RuleWithOperations) (podsCreate, allResources bool, text string) {
 	var parts []string
 	for _, r := range rules {
@@ -434,8 +549,11 @@ func webhookScope(rules []admissionv1.RuleWithOperations) (podsCreate, allResour
 		namespaced := r.Scope == nil || *r.Scope == admissionv1.AllScopes || *r.Scope == admissionv1.NamespacedScope
 		wild := slices.Contains(r.Resources, "*") || slices.Contains(r.Resources, "*/*")
 		pods := slices.Contains(r.Resources, "pods") || wild
+		if !create {
+			continue
+		}
 		hit := false
-		if groupCore && create && namespaced && pods {
+		if groupCore && namespaced && pods {
 			podsCreate, hit = true, true
 		}
 		if groupAll && wild {
@@ -471,16 +589,21 @@ func objectSelectorOptIn(sel *metav1.LabelSelector) bool {
 
 // excluded says whether the webhook skips requests in namespace ns.
 func (env *webhookEnv) excluded(w *webhookEntry, ns string) tri {
-	// matchConditions are CEL; when one names the namespace, it may skip it.
-	for _, mc := range w.matchConditions {
-		if strings.Contains(mc.Expression, `"`+ns+`"`) || strings.Contains(mc.Expression, `'`+ns+`'`) {
-			return triUnknown
-		}
+	t := env.selectorExcludes(w.nsSel, ns)
+	// matchConditions are CEL that kubegap does not evaluate: any of them
+	// may skip the namespace, unless the selector already does.
+	if t == triNo && len(w.matchConditions) > 0 {
+		return triUnknown
 	}
-	if w.nsSel == nil {
+	return t
+}
+
+// selectorExcludes says whether a namespaceSelector leaves namespace ns out.
+func (env *webhookEnv) selectorExcludes(nsSel *metav1.LabelSelector, ns string) tri {
+	if nsSel == nil {
 		return triNo
 	}
-	sel, err := metav1.LabelSelectorAsSelector(w.nsSel)
+	sel, err := metav1.LabelSelectorAsSelector(nsSel)
 	if err != nil {
 		return triUnknown
 	}
@@ -489,19 +612,18 @@ func (env *webhookEnv) excluded(w *webhookEntry, ns string) tri {
 	}
 	nameLabel := env.facts.NamespaceNameLabel
 	lbls := labels.Set{nameLabel: ns}
-	if env.namespacesRead {
-		if obj := env.s.Index().Namespace(ns); obj != nil {
-			lbls = labels.Set{}
-			for k, v := range obj.Labels {
-				lbls[k] = v
-			}
-			lbls[nameLabel] = ns
+	obj := env.s.Index().Namespace(ns)
+	if obj != nil {
+		lbls = labels.Set{}
+		for k, v := range obj.Labels {
+			lbls[k] = v
 		}
+		lbls[nameLabel] = ns
 	}
 	if !sel.Matches(lbls) {
 		return triYes
 	}
-	if !env.namespacesRead {
+	if obj == nil {
 		// Without the namespace's labels, a negative requirement on another
 		// label (an opt-out label such as admission.gatekeeper.sh/ignore)
 		// may exclude it.
@@ -546,13 +668,6 @@ func deploymentNames(deps []*backendDeployment) string {
 		names[i] = "Deployment " + d.ns + "/" + d.name
 	}
 	return strings.Join(names, " and ")
-}
-
-func impliedNote(implied bool) string {
-	if implied {
-		return " (unset; the API default)"
-	}
-	return ""
 }
 
 func triText(t tri, yes, no, unknown string) string {

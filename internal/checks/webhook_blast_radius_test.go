@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/library"
 )
 
@@ -24,11 +25,22 @@ func TestWebhookFactsData(t *testing.T) {
 	if f.NamespaceNameLabel != "kubernetes.io/metadata.name" {
 		t.Errorf("namespace name label %q", f.NamespaceNameLabel)
 	}
+	// v1beta1 as k8s.io/api documents it: Ignore, 30 seconds.
+	if d, _ := f.defaultsFor("admissionregistration.k8s.io/v1beta1"); d.FailurePolicy != admissionv1.Ignore || d.TimeoutSeconds != 30 {
+		t.Errorf("v1beta1 defaults %+v", d)
+	}
+	const ok = "defaults: {failurePolicy: Fail, timeoutSeconds: 10}\nnamespaceNameLabel: x\ncriticalNamespaces: [kube-system]\nsystemExemptions: [a]\nsources: [s]\n"
+	if _, err := parseWebhookFacts([]byte(ok)); err != nil {
+		t.Fatalf("rejected a good table: %v", err)
+	}
 	for _, bad := range []string{
-		"defaults: {failurePolicy: Sometimes, timeoutSeconds: 10}\nnamespaceNameLabel: x\ncriticalNamespaces: [kube-system]\nsources: [s]\n",
-		"defaults: {failurePolicy: Fail, timeoutSeconds: 31}\nnamespaceNameLabel: x\ncriticalNamespaces: [kube-system]\nsources: [s]\n",
-		"defaults: {failurePolicy: Fail, timeoutSeconds: 10}\nnamespaceNameLabel: x\ncriticalNamespaces: []\nsources: [s]\n",
-		"defaults: {failurePolicy: Fail, timeoutSeconds: 10}\nnamespaceNameLabel: x\ncriticalNamespaces: [kube-system]\nsources: [s]\nextra: 1\n",
+		strings.Replace(ok, "Fail", "Sometimes", 1),
+		strings.Replace(ok, "10}", "31}", 1),
+		strings.Replace(ok, "[kube-system]", "[]", 1),
+		strings.Replace(ok, "[a]", "[]", 1),
+		strings.Replace(ok, "[a]", "['(']", 1),
+		ok + "versionDefaults: {v1beta1: {failurePolicy: Maybe, timeoutSeconds: 30}}\n",
+		ok + "extra: 1\n",
 	} {
 		if _, err := parseWebhookFacts([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
@@ -49,7 +61,9 @@ func TestWebhookScope(t *testing.T) {
 		{"pod subresource", rule([]string{""}, []string{"pods/exec"}, admissionv1.OperationAll, nil), false, false},
 		{"all ops on pods", rule([]string{""}, []string{"pods"}, admissionv1.OperationAll, &all), true, false},
 		{"cluster scope", rule([]string{""}, []string{"pods"}, admissionv1.Create, &cluster), false, false},
-		{"everything", rule([]string{"*"}, []string{"*"}, admissionv1.Update, nil), false, true},
+		{"everything, update only", rule([]string{"*"}, []string{"*"}, admissionv1.Update, nil), false, false},
+		{"everything, delete only", rule([]string{"*"}, []string{"*/*"}, admissionv1.Delete, nil), false, false},
+		{"everything, all operations", rule([]string{"*"}, []string{"*"}, admissionv1.OperationAll, nil), true, true},
 		{"everything create", rule([]string{"*"}, []string{"*/*"}, admissionv1.Create, nil), true, true},
 		{"one group, all its resources", rule([]string{"cert-manager.io"}, []string{"*"}, admissionv1.Create, nil), false, false},
 		{"deployments", rule([]string{"apps"}, []string{"deployments"}, admissionv1.Create, nil), false, false},
@@ -72,7 +86,12 @@ func rule(groups, resources []string, op admissionv1.OperationType, scope *admis
 }
 
 func TestWebhookBlastRadiusFires(t *testing.T) {
-	fs, ok := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/gap.yaml"))
+	s := loadFixture(t, "webhook-blast-radius/gap.yaml")
+	// As a live read would: every Service and EndpointSlice is there, so a
+	// Service missing from them does not exist.
+	s.SetComplete(snapshot.Services, nil)
+	s.SetComplete(snapshot.EndpointSlices, nil)
+	fs, ok := runCheck(t, webhookBlastRadiusCheck(), s)
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -108,7 +127,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 			kind: "ValidatingWebhookConfiguration", name: "orphaned-webhook", sev: finding.High,
 			objects:  []string{"Service/orphan/gone"},
 			evidence: []string{"clientConfig.service=orphan/gone: no such Service"},
-			message:  []string{"rejects every call now"},
+			message:  []string{"rejects every call it receives now"},
 		},
 	}
 	for _, tc := range tests {
@@ -207,5 +226,105 @@ func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
 				t.Errorf("sandbox signature %s cites %s, which the library lacks", s.ID, id)
 			}
 		}
+	}
+}
+
+// TestWebhookServiceNotInInputIsUnknown: issue 12, false finding 1. With
+// only another namespace's Services in the input, the webhook's Service is
+// unknown, not absent; the same file read as a complete cluster proves it
+// absent.
+func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
+	c := webhookBlastRadiusCheck()
+	s := loadFixture(t, "webhook-blast-radius/other-namespace-services.yaml")
+	ctx := &Context{Snapshot: s}
+	fs, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg")
+	if !ok {
+		t.Fatalf("the fail-closed pod webhook is not reported: %+v", fs)
+	}
+	if strings.Contains(f.Message, "does not exist") || strings.Contains(f.Message, "rejects every call") || evidenceHas(f, "no such Service") {
+		t.Errorf("a Service not in the input is reported missing: %s %q", f.Message, f.Evidence)
+	}
+	if !evidenceHas(f, "kyverno/kyverno-svc: Service not in the input") {
+		t.Errorf("evidence does not say the Service is unknown: %q", f.Evidence)
+	}
+	// What the objects prove stands: fail closed on pods, kube-system included.
+	if f.Severity != finding.Medium || !strings.Contains(f.Message, "including kube-system") {
+		t.Errorf("severity %v, message %s", f.Severity, f.Message)
+	}
+	if n, ok := ctx.Notes()[webhookRuleBackend]; !ok || !strings.Contains(n.Reason, "kyverno/kyverno-svc") {
+		t.Errorf("the backend rule is not marked incomplete: %+v", ctx.Notes())
+	}
+
+	// Services complete in namespace kyverno: now the Service is proven gone.
+	s.SetComplete(snapshot.Services, []string{"kyverno"})
+	fs, _ = runCheck(t, c, s)
+	if f, _ := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"); f.Severity != finding.High || !evidenceHas(f, "no such Service") {
+		t.Errorf("with every Service of kyverno read: %v %q", f.Severity, f.Evidence)
+	}
+}
+
+// TestWebhookScopeNarrowed: issue 12, false findings 6 and 7.
+func TestWebhookScopeNarrowed(t *testing.T) {
+	ctx := &Context{Snapshot: loadFixture(t, "webhook-blast-radius/scope.yaml")}
+	fs, err := webhookBlastRadiusCheck().Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A matchCondition kubegap cannot evaluate leaves kube-system's
+	// exclusion unknown: the rule says so rather than passing.
+	n := ctx.Notes()[webhookRuleCritical]
+	if !strings.Contains(n.Reason, "labelled-only") || strings.Contains(n.Reason, "humans-only") {
+		t.Errorf("rule %s notes %q: want labelled-only unknown, humans-only judged", webhookRuleCritical, n.Reason)
+	}
+	if _, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "delete-guard"); ok {
+		t.Error("a DELETE-only webhook is reported as blocking pod creation")
+	}
+	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "humans-only")
+	switch {
+	case !ok:
+		// Exempting controllers lowers the risk; it does not prove none.
+	case f.Severity > finding.Low:
+		t.Errorf("a webhook that exempts system users is %v: %s", f.Severity, f.Message)
+	case !strings.Contains(f.Message, "system users"):
+		t.Errorf("message does not say controllers are exempt: %s", f.Message)
+	}
+	f, ok = findingAbout(fs, "ValidatingWebhookConfiguration", "", "labelled-only")
+	if ok {
+		if f.Severity > finding.Medium {
+			t.Errorf("a webhook narrowed by matchConditions is %v: %s", f.Severity, f.Message)
+		}
+		if !strings.Contains(f.Message, "matchCondition") || strings.Contains(f.Message, "in every namespace including") {
+			t.Errorf("message claims every pod creation: %s", f.Message)
+		}
+	}
+	for _, f := range fs {
+		if f.Severity >= finding.Medium {
+			t.Errorf("%s: %v %s", f.Title, f.Severity, f.Message)
+		}
+	}
+}
+
+// TestWebhookV1beta1Defaults: issue 12, false finding 14. An unset
+// failurePolicy of a v1beta1 webhook is Ignore, its timeout 30 s.
+func TestWebhookV1beta1Defaults(t *testing.T) {
+	fs, _ := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/v1beta1.yaml"))
+	f, ok := findingAbout(fs, "MutatingWebhookConfiguration", "", "legacy-injector")
+	if !ok {
+		t.Fatalf("the 30 s default timeout on kube-system's pods is not reported: %+v", fs)
+	}
+	if f.Severity != finding.Low {
+		t.Errorf("severity %v, want low: %s", f.Severity, f.Message)
+	}
+	for _, e := range []string{"failurePolicy=Ignore (unset; the admissionregistration.k8s.io/v1beta1 default)", "timeoutSeconds=30 (unset; the admissionregistration.k8s.io/v1beta1 default)"} {
+		if !evidenceHas(f, e) {
+			t.Errorf("no evidence %q: %q", e, f.Evidence)
+		}
+	}
+	if evidenceHas(f, "failurePolicy=Fail") {
+		t.Errorf("v1 defaults applied to a v1beta1 webhook: %q", f.Evidence)
 	}
 }

@@ -25,6 +25,10 @@ var keptAnnotations = map[string]bool{
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+	// The version the loader converted an object from: checks apply that
+	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
+	// budget's empty selector).
+	"kubegap.dev/original-api-version": true,
 }
 
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
