@@ -30,11 +30,11 @@ func catalogue(lib *library.Library) []byte {
 		info := Describe(c, title)
 		fmt.Fprintf(&b, "\n## %s\n\n%s\n\nSeverity: up to **%s**. Run it alone: `kubegap audit --checks %s`\n\nReads:\n\n", c.ID, c.Description, c.Severity, c.ID)
 		for _, in := range info.Reads {
-			opt := ""
-			if in.Optional {
-				opt = " (optional: its absence means none)"
-			}
-			fmt.Fprintf(&b, "- `%s`%s\n", in.Resource, opt)
+			fmt.Fprintf(&b, "- `%s`\n", in.Resource)
+		}
+		b.WriteString("\nRules (each passes only when what it needs was read completely; see [verdicts](verdicts.md)):\n\n")
+		for _, r := range info.Rules {
+			fmt.Fprintf(&b, "- `%s`: %s (needs %s)\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
 		}
 		b.WriteString("\nCases:\n\n")
 		for _, cr := range info.Cases {
