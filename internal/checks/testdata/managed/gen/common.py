@@ -61,7 +61,7 @@ class Cluster:
     # --- metadata -------------------------------------------------------
     def meta(self, kind, name, ns=None, labels=None, annotations=None, owner=None, created=None):
         m = {"name": name, "uid": uid(self.name, kind, ns or "", name),
-             "resourceVersion": str(1000 + len(json.dumps(self.items)) % 90000),
+             "resourceVersion": str(1000 + int(hexid(6, self.name, "rv", kind, ns or "", name), 16) % 90000),
              "creationTimestamp": created or self.created}
         if ns:
             m["namespace"] = ns
@@ -207,7 +207,7 @@ class Cluster:
                   update=None, generation=1):
         sel = template["metadata"]["labels"]
         ds_uid = uid(self.name, "DaemonSet", ns, name)
-        tmpl_hash = hexid(10, self.name, "ds", name)[:10]
+        tmpl_hash = podsuffix(9, self.name, "ds", name)
         n = len(nodes)
         obj = {"apiVersion": "apps/v1", "kind": "DaemonSet",
                "metadata": self.meta("DaemonSet", name, ns, labels=labels,
@@ -249,8 +249,7 @@ class Cluster:
     def deployment(self, name, ns, labels, template, replicas, nodes, strategy=None, pod_hash=None,
                    annotations=None, selector=None):
         sel = selector or template["metadata"]["labels"]
-        h = pod_hash or hexid(10, self.name, "rs", name)[:10]
-        h = "".join(c if c.isalnum() else "x" for c in h)
+        h = pod_hash or podsuffix(10, self.name, "rs", name)
         dep_uid = uid(self.name, "Deployment", ns, name)
         obj = {"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": self.meta("Deployment", name, ns, labels=labels,
