@@ -253,6 +253,21 @@ c.webhook_config("Mutating", "aks-node-mutating-webhook", [{
     "sideEffects": "NoneOnDryRun", "timeoutSeconds": 5}],
     labels={"admissions.enforcer/disabled": "true", "kubernetes.azure.com/controlPlaneWebhook": "Reconcile"})
 
+# aks-webhook-admission-controller: pods CREATE in user namespaces reach it
+# (Azure/AKS#2197, a pod in default). Backend in the control plane; the
+# selector leaving out control-plane namespaces and failurePolicy Fail are
+# inferred (see README).
+c.webhook_config("Mutating", "aks-webhook-admission-controller", [{
+    "name": "aks-webhook-admission-controller.azmk8s.io", "admissionReviewVersions": ["v1", "v1beta1"],
+    "clientConfig": {"url": "https://aks-webhook-admission-controller.aks-control-plane.invalid/mutate", "caBundle": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="},
+    "failurePolicy": "Fail", "matchPolicy": "Equivalent", "reinvocationPolicy": "Never",
+    "namespaceSelector": {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]}, "objectSelector": {},
+    "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"], "scope": "*"}],
+    "sideEffects": "None", "timeoutSeconds": 10}],
+    labels={"admissions.enforcer/disabled": "true", "kubernetes.azure.com/controlPlaneWebhook": "Reconcile"})
+# aks-node-validating-webhook exists too (kubectl listings); its rules are
+# not published, so it is left out.
+
 # --- Events ----------------------------------------------------------------
 # Readiness probes that fail while CoreDNS and metrics-server start, then pass.
 c.event(dns_pods[0], "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", 3,
