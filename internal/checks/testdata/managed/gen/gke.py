@@ -70,7 +70,7 @@ fluentbit = {"metadata": {"labels": {"component": "fluentbit-gke", "k8s-app": "f
                                           "SystemOnlyLogging": "false", "components.gke.io/component-name": "fluentbit",
                                           "monitoring.gke.io/path": "/api/v1/metrics/prometheus"}},
              "spec": {"hostNetwork": True, "dnsPolicy": "Default", "priorityClassName": "system-node-critical",
-                      "serviceAccountName": "fluentbit-gke", "affinity": LINUX_NOT_VK, "tolerations": TOL_ALL,
+                      "serviceAccountName": "fluentbit-gke", "nodeSelector": {"kubernetes.io/os": "linux"}, "tolerations": TOL_ALL,
                       "terminationGracePeriodSeconds": 120,
                       "containers": [
                           ctr("fluentbit", f"{REG}/fluent-bit:v1.8.12-gke.38",
@@ -97,7 +97,7 @@ gms = {"metadata": {"labels": {"k8s-app": "gke-metadata-server"},
                     "annotations": {"components.gke.io/component-name": "gke-metadata-server"}},
        "spec": {"hostNetwork": True, "dnsPolicy": "Default", "priorityClassName": "system-node-critical",
                 "serviceAccountName": "gke-metadata-server", "tolerations": TOL_ALL,
-                "nodeSelector": {"iam.gke.io/gke-metadata-server-enabled": "true", "kubernetes.io/os": "linux"},
+                "nodeSelector": {"beta.kubernetes.io/os": "linux", "iam.gke.io/gke-metadata-server-enabled": "true"},
                 "containers": [ctr("gke-metadata-server", f"{REG}/gke-metadata-server:gke_metadata_server_20260812.00_p0",
                                    command=["/gke-metadata-server", "--logtostderr", "--token-exchange-endpoint=https://securetoken.googleapis.com/v1/identitybindingtoken",
                                             "--identity-namespace=prod-project-4711.svc.id.goog", "--passthrough-ksa-list=kube-system:gke-metadata-server"],
@@ -107,6 +107,22 @@ gms = {"metadata": {"labels": {"k8s-app": "gke-metadata-server"},
                 "volumes": [hp("kubelet-credentials", "/var/lib/kubelet/pki", "Directory")]}}
 c.daemonset("gke-metadata-server", "kube-system", {"addonmanager.kubernetes.io/mode": "Reconcile", "k8s-app": "gke-metadata-server"},
             gms, nodes, host_network=True)
+
+# gke-metrics-agent: a DaemonSet without node selector, listed with the
+# others in GoogleCloudPlatform/kubeflow-distribution#379.
+gma = {"metadata": {"labels": {"component": "gke-metrics-agent", "k8s-app": "gke-metrics-agent"},
+                    "annotations": {"components.gke.io/component-name": "gke-metrics-agent"}},
+       "spec": {"priorityClassName": "system-node-critical", "serviceAccountName": "gke-metrics-agent",
+                "affinity": LINUX_NOT_VK, "tolerations": TOL_ALL,
+                "containers": [ctr("gke-metrics-agent", f"{REG}/gke-metrics-agent:1.15.9-gke.0",
+                                   command=["/otelsvc", "--config=/conf/gke-metrics-agent-config.yaml",
+                                            "--metrics-level=NONE", "--metrics-prefix="],
+                                   env=[{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}}],
+                                   resources={"limits": {"memory": "50Mi"}, "requests": {"cpu": "8m", "memory": "50Mi"}},
+                                   volumeMounts=[{"name": "gke-metrics-agent-config-vol", "mountPath": "/conf"}])],
+                "volumes": [{"name": "gke-metrics-agent-config-vol", "configMap": {"name": "gke-metrics-agent-conf", "defaultMode": 420}}]}}
+c.daemonset("gke-metrics-agent", "kube-system", {"addonmanager.kubernetes.io/mode": "Reconcile", "component": "gke-metrics-agent",
+                                                 "k8s-app": "gke-metrics-agent"}, dict(gma, selectorKeys=["component"]), nodes)
 
 netd = {"metadata": {"labels": {"app": "netd"}},
         "spec": {"hostNetwork": True, "priorityClassName": "system-node-critical", "serviceAccountName": "netd",
