@@ -55,6 +55,7 @@ func TestManagedClustersQuietAtHigh(t *testing.T) {
 		}
 	}
 	used := map[realGap]bool{}
+	ran := map[string]bool{} // fixture/check subtests that ran (-run may filter)
 	for _, fixture := range fixtures {
 		t.Run(fixture, func(t *testing.T) {
 			dir := filepath.Join(managedDir, fixture)
@@ -65,6 +66,7 @@ func TestManagedClustersQuietAtHigh(t *testing.T) {
 			assertRecipeComplete(t, s)
 			for _, c := range checks.All() {
 				t.Run(c.ID, func(t *testing.T) {
+					ran[fixture+"/"+c.ID] = true
 					high := unlistedHigh(t, s, c, fixture, gaps, used)
 					if len(high) == 0 {
 						return
@@ -83,7 +85,7 @@ func TestManagedClustersQuietAtHigh(t *testing.T) {
 	// A listed gap that no check reports any more is stale: the README
 	// must say what the fixtures show.
 	for _, g := range gaps {
-		if !used[g] {
+		if ran[g.Fixture+"/"+g.Check] && !used[g] {
 			t.Errorf("README lists a real gap no check reports: %+v", g)
 		}
 	}
