@@ -1,0 +1,508 @@
+"""Helpers that build kubectl-style objects for the managed-cluster fixtures.
+
+Each provider script (aks.py, eks.py, ...) describes one fresh cluster with
+these helpers and writes it as a recipe dump. Tests read only the JSON; the
+scripts exist so that a change to every pod (a new field, a new add-on) is
+one edit and a regeneration. Names, UIDs, digests and pod suffixes are
+derived from hashes of names, so a regeneration rewrites only what changed.
+"""
+import hashlib
+import json
+import os
+
+
+def uid(*parts):
+    h = hashlib.sha256("/".join(parts).encode()).hexdigest()
+    return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def hexid(n, *parts):
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:n]
+
+
+POD_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def podsuffix(n, *parts):
+    h = hashlib.sha256("/".join(parts).encode()).digest()
+    return "".join(POD_SUFFIX_CHARS[b % len(POD_SUFFIX_CHARS)] for b in h[:n])
+
+
+def ctr(name, image, **kw):
+    c = {"name": name, "image": image, "imagePullPolicy": "IfNotPresent",
+         "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+         "resources": kw.pop("resources", {"requests": {"cpu": "10m", "memory": "20Mi"}})}
+    c.update(kw)
+    return c
+
+
+def hp(name, path, typ=None):
+    v = {"name": name, "hostPath": {"path": path}}
+    if typ:
+        v["hostPath"]["type"] = typ
+    return v
+
+
+
+class Cluster:
+    def __init__(self, name, created):
+        self.name = name
+        self.created = created  # RFC 3339, the cluster's creation time
+        self.items = {k: [] for k in (
+            "nodes", "namespaces", "pods", "services", "events",
+            "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
+            "poddisruptionbudgets.policy", "endpointslices.discovery.k8s.io",
+            "validatingwebhookconfigurations.admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io")}
+        self.nodes = []
+        self.ip = 10
+        self.pod_ip = 10
+
+    # --- metadata -------------------------------------------------------
+    def meta(self, kind, name, ns=None, labels=None, annotations=None, owner=None, created=None):
+        m = {"name": name, "uid": uid(self.name, kind, ns or "", name),
+             "resourceVersion": str(1000 + int(hexid(6, self.name, "rv", kind, ns or "", name), 16) % 90000),
+             "creationTimestamp": created or self.created}
+        if ns:
+            m["namespace"] = ns
+        if labels:
+            m["labels"] = dict(labels)
+        if annotations:
+            m["annotations"] = dict(annotations)
+        if owner:
+            m["ownerReferences"] = [owner]
+        return m
+
+    # --- cluster-scoped ---------------------------------------------------
+    def namespace(self, name, labels=None):
+        lb = {"kubernetes.io/metadata.name": name}
+        lb.update(labels or {})
+        self.items["namespaces"].append({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": self.meta("Namespace", name, labels=lb),
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"}})
+
+    def node(self, name, labels, provider_id, info, internal_ip, taints=None, capacity=None, created=None):
+        lb = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
+        lb.update(labels)
+        cap = capacity or {"cpu": "4", "memory": "16374588Ki", "pods": "110", "ephemeral-storage": "129886128Ki"}
+        spec = {"providerID": provider_id}
+        if taints:
+            spec["taints"] = taints
+        ni = {"architecture": "amd64", "operatingSystem": "linux",
+              "bootID": uid(self.name, "boot", name), "machineID": hexid(32, self.name, "machine", name),
+              "systemUUID": uid(self.name, "system", name)}
+        ni.update(info)
+        ni.setdefault("kubeProxyVersion", "")
+        ts = created or self.created
+        conds = []
+        for t, reason, msg in (
+                ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available")):
+            conds.append({"type": t, "status": "False", "reason": reason, "message": msg,
+                          "lastHeartbeatTime": "2026-11-30T23:58:00Z", "lastTransitionTime": ts})
+        conds.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
+                      "message": "kubelet is posting ready status",
+                      "lastHeartbeatTime": "2026-11-30T23:58:00Z", "lastTransitionTime": ts})
+        self.items["nodes"].append({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": self.meta("Node", name, labels=lb, created=ts),
+            "spec": spec,
+            "status": {"addresses": [{"type": "InternalIP", "address": internal_ip},
+                                     {"type": "Hostname", "address": name}],
+                       "capacity": cap, "allocatable": cap, "conditions": conds,
+                       "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                       "nodeInfo": ni}})
+        self.nodes.append({"name": name, "ip": internal_ip, "labels": lb, "taints": taints or []})
+
+    # --- pods ------------------------------------------------------------
+    def next_pod_ip(self, prefix):
+        self.pod_ip += 1
+        return f"{prefix}.{self.pod_ip}"
+
+    def pod(self, name, ns, template, node, owner=None, host_network=False, pod_ip=None,
+            extra_tolerations=None, annotations=None, phase="Running", started=None, mirror=False):
+        spec = json.loads(json.dumps(template["spec"]))
+        spec["nodeName"] = node["name"]
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        spec.setdefault("enableServiceLinks", True)
+        spec.setdefault("securityContext", {})
+        if "serviceAccountName" in spec:
+            spec["serviceAccount"] = spec["serviceAccountName"]
+        tol = list(spec.get("tolerations", []))
+        for t in extra_tolerations or []:
+            if t not in tol:
+                tol.append(t)
+        if tol:
+            spec["tolerations"] = tol
+        ip = node["ip"] if host_network else (pod_ip or self.next_pod_ip(self.pod_cidr))
+        labels = dict(template.get("metadata", {}).get("labels", {}))
+        ann = dict(template.get("metadata", {}).get("annotations", {}))
+        ann.update(annotations or {})
+        start = started or self.created
+        statuses = []
+        for c in spec.get("containers", []):
+            statuses.append(self.container_status(c, start, phase))
+        init_statuses = []
+        for c in spec.get("initContainers", []):
+            s = self.container_status(c, start, "Succeeded")
+            init_statuses.append(s)
+        ready = "True" if phase == "Running" else "False"
+        status = {"phase": phase, "hostIP": node["ip"], "hostIPs": [{"ip": node["ip"]}],
+                  "podIP": ip, "podIPs": [{"ip": ip}], "startTime": start,
+                  "qosClass": "Burstable",
+                  "conditions": [
+                      {"type": "PodReadyToStartContainers", "status": "True" if phase == "Running" else "False",
+                       "lastTransitionTime": start},
+                      {"type": "Initialized", "status": "True", "lastTransitionTime": start},
+                      {"type": "Ready", "status": ready, "lastTransitionTime": start,
+                       **({} if phase == "Running" else {"reason": "PodCompleted"})},
+                      {"type": "ContainersReady", "status": ready, "lastTransitionTime": start,
+                       **({} if phase == "Running" else {"reason": "PodCompleted"})},
+                      {"type": "PodScheduled", "status": "True", "lastTransitionTime": start}],
+                  "containerStatuses": statuses}
+        if init_statuses:
+            status["initContainerStatuses"] = init_statuses
+        if mirror:
+            ann["kubernetes.io/config.mirror"] = hexid(32, self.name, "mirror", name)
+            ann["kubernetes.io/config.source"] = "file"
+            ann["kubernetes.io/config.hash"] = ann["kubernetes.io/config.mirror"]
+        obj = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": self.meta("Pod", name, ns, labels=labels, annotations=ann or None, owner=owner,
+                                     created=start),
+               "spec": spec, "status": status}
+        self.items["pods"].append(obj)
+        return obj
+
+    def container_status(self, c, start, phase):
+        image = c["image"]
+        repo = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.split("/")[-1] else image.split("@")[0]
+        digest = "sha256:" + hexid(64, "digest", image)
+        if phase == "Succeeded":
+            state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": start, "finishedAt": start,
+                                    "containerID": "containerd://" + hexid(64, "ctr", c["name"], start, image)}}
+            ready = phase == "Succeeded" and False
+        else:
+            state = {"running": {"startedAt": start}}
+            ready = True
+        pulled = normalize_image(image)
+        s = {"name": c["name"], "image": pulled, "imageID": repo_for_id(pulled) + "@" + digest,
+             "ready": ready, "restartCount": 0, "started": phase != "Succeeded", "state": state,
+             "lastState": {}}
+        if phase != "Succeeded":
+            s["containerID"] = "containerd://" + hexid(64, "ctr", c["name"], start, image)
+        else:
+            s["containerID"] = state["terminated"]["containerID"]
+            s["started"] = False
+        return s
+
+    # --- workloads -------------------------------------------------------
+    def daemonset(self, name, ns, labels, template, nodes, host_network=False, pod_ip_prefix=None,
+                  update=None, generation=1):
+        sel = template["metadata"]["labels"]
+        ds_uid = uid(self.name, "DaemonSet", ns, name)
+        tmpl_hash = podsuffix(9, self.name, "ds", name)
+        n = len(nodes)
+        obj = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+               "metadata": self.meta("DaemonSet", name, ns, labels=labels,
+                                     annotations={"deprecated.daemonset.template.generation": str(generation)}),
+               "spec": {"selector": {"matchLabels": {k: v for k, v in sel.items() if k in template.get("selectorKeys", sel)}},
+                        "template": {k: v for k, v in template.items() if k != "selectorKeys"},
+                        "updateStrategy": update or {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+                        "revisionHistoryLimit": 10},
+               "status": {"currentNumberScheduled": n, "desiredNumberScheduled": n, "numberAvailable": n,
+                          "numberMisscheduled": 0, "numberReady": n, "observedGeneration": generation,
+                          "updatedNumberScheduled": n}}
+        obj["metadata"]["generation"] = generation
+        self.items["daemonsets.apps"].append(obj)
+        owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": ds_uid,
+                 "controller": True, "blockOwnerDeletion": True}
+        ds_tol = [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+            {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]
+        if host_network:
+            ds_tol.append({"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"})
+        tmpl = {"metadata": {"labels": dict(template["metadata"]["labels"],
+                                            **{"controller-revision-hash": tmpl_hash, "pod-template-generation": str(generation)}),
+                             "annotations": template["metadata"].get("annotations", {})},
+                "spec": template["spec"]}
+        pods = []
+        for nd in nodes:
+            pname = f"{name}-{podsuffix(5, self.name, name, nd['name'])}"
+            spec_aff = tmpl["spec"]
+            t = {"metadata": tmpl["metadata"], "spec": dict(spec_aff)}
+            t["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [nd["name"]]}]}]}}}
+            pods.append(self.pod(pname, ns, t, nd, owner=owner, host_network=host_network, extra_tolerations=ds_tol))
+        return obj, pods
+
+    def deployment(self, name, ns, labels, template, replicas, nodes, strategy=None, pod_hash=None,
+                   annotations=None, selector=None):
+        sel = selector or template["metadata"]["labels"]
+        h = pod_hash or podsuffix(10, self.name, "rs", name)
+        dep_uid = uid(self.name, "Deployment", ns, name)
+        obj = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": self.meta("Deployment", name, ns, labels=labels,
+                                     annotations=dict({"deployment.kubernetes.io/revision": "1"}, **(annotations or {}))),
+               "spec": {"replicas": replicas, "selector": {"matchLabels": sel},
+                        "strategy": strategy or {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                        "template": template, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+               "status": {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
+                          "readyReplicas": replicas, "availableReplicas": replicas,
+                          "conditions": [
+                              {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+                               "message": "Deployment has minimum availability.",
+                               "lastUpdateTime": self.created, "lastTransitionTime": self.created},
+                              {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+                               "message": f'ReplicaSet "{name}-{h}" has successfully progressed.',
+                               "lastUpdateTime": self.created, "lastTransitionTime": self.created}]}}
+        obj["metadata"]["generation"] = 1
+        self.items["deployments.apps"].append(obj)
+        rs_name = f"{name}-{h}"
+        rs_uid = uid(self.name, "ReplicaSet", ns, rs_name)
+        rs_labels = dict(template["metadata"]["labels"], **{"pod-template-hash": h})
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+              "metadata": self.meta("ReplicaSet", rs_name, ns, labels=rs_labels,
+                                    annotations={"deployment.kubernetes.io/desired-replicas": str(replicas),
+                                                 "deployment.kubernetes.io/max-replicas": str(replicas + 1),
+                                                 "deployment.kubernetes.io/revision": "1"},
+                                    owner={"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+                                           "uid": dep_uid, "controller": True, "blockOwnerDeletion": True}),
+              "spec": {"replicas": replicas, "selector": {"matchLabels": dict(sel, **{"pod-template-hash": h})},
+                       "template": {"metadata": dict(template["metadata"], labels=rs_labels), "spec": template["spec"]}},
+              "status": {"replicas": replicas, "fullyLabeledReplicas": replicas, "readyReplicas": replicas,
+                         "availableReplicas": replicas, "observedGeneration": 1}}
+        rs["metadata"]["generation"] = 1
+        self.items["replicasets.apps"].append(rs)
+        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs_name, "uid": rs_uid,
+                 "controller": True, "blockOwnerDeletion": True}
+        dep_tol = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                   {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+        pods = []
+        for i in range(replicas):
+            nd = nodes[i % len(nodes)]
+            pname = f"{rs_name}-{podsuffix(5, self.name, rs_name, str(i))}"
+            pods.append(self.pod(pname, ns, {"metadata": {"labels": rs_labels,
+                                                          "annotations": template["metadata"].get("annotations", {})},
+                                             "spec": template["spec"]},
+                                 nd, owner=owner, host_network=template["spec"].get("hostNetwork", False),
+                                 extra_tolerations=dep_tol))
+        return obj, pods
+
+    # --- services and endpoints ------------------------------------------
+    def service(self, name, ns, selector, ports, cluster_ip, labels=None, annotations=None, svc_type="ClusterIP",
+                pods=None, lb_ingress=None):
+        spec = {"type": svc_type, "selector": selector, "ports": ports, "clusterIP": cluster_ip,
+                "clusterIPs": [cluster_ip], "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                "internalTrafficPolicy": "Cluster", "sessionAffinity": "None"}
+        status = {"loadBalancer": {}}
+        if svc_type == "LoadBalancer":
+            spec["externalTrafficPolicy"] = "Cluster"
+            spec["allocateLoadBalancerNodePorts"] = True
+            if lb_ingress:
+                status = {"loadBalancer": {"ingress": [{"ip": ip, "ipMode": "VIP"} for ip in lb_ingress]}}
+        self.items["services"].append({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": self.meta("Service", name, ns, labels=labels, annotations=annotations),
+            "spec": spec, "status": status})
+        if pods is not None:
+            self.endpointslice(name, ns, ports, pods, labels)
+
+    def endpointslice(self, svc, ns, ports, pods, svc_labels=None):
+        name = f"{svc}-{podsuffix(5, self.name, 'eps', svc)}"
+        labels = dict(svc_labels or {})
+        labels.update({"kubernetes.io/service-name": svc,
+                       "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"})
+        eps = []
+        for p in pods:
+            eps.append({"addresses": [p["status"]["podIP"]],
+                        "conditions": {"ready": True, "serving": True, "terminating": False},
+                        "nodeName": p["spec"]["nodeName"],
+                        "targetRef": {"kind": "Pod", "namespace": ns, "name": p["metadata"]["name"],
+                                      "uid": p["metadata"]["uid"]}})
+        self.items["endpointslices.discovery.k8s.io"].append({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": self.meta("EndpointSlice", name, ns, labels=labels,
+                                  owner={"apiVersion": "v1", "kind": "Service", "name": svc,
+                                         "uid": uid(self.name, "Service", ns, svc),
+                                         "controller": True, "blockOwnerDeletion": True}),
+            "addressType": "IPv4",
+            "endpoints": eps,
+            "ports": [{"name": p.get("name", ""), "port": p.get("targetPort", p["port"]) if isinstance(p.get("targetPort", p["port"]), int) else p["port"],
+                       "protocol": p.get("protocol", "TCP")} for p in ports]})
+
+    # --- policy ----------------------------------------------------------
+    def pdb(self, name, ns, selector, pods, min_available=None, max_unavailable=None, labels=None):
+        spec = {"selector": {"matchLabels": selector}}
+        n = len(pods)
+        if min_available is not None:
+            spec["minAvailable"] = min_available
+            desired = min_available
+        else:
+            spec["maxUnavailable"] = max_unavailable
+            mu = max_unavailable
+            if isinstance(mu, str) and mu.endswith("%"):
+                import math
+                mu = math.ceil(n * int(mu[:-1]) / 100)
+            desired = n - mu
+        allowed = max(0, n - desired)
+        self.items["poddisruptionbudgets.policy"].append({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": dict(self.meta("PodDisruptionBudget", name, ns, labels=labels), generation=1),
+            "spec": spec,
+            "status": {"observedGeneration": 1, "expectedPods": n, "currentHealthy": n,
+                       "desiredHealthy": desired, "disruptionsAllowed": allowed,
+                       "conditions": [{"type": "DisruptionAllowed", "status": "True" if allowed > 0 else "False",
+                                       "reason": "SufficientPods" if allowed > 0 else "InsufficientPods",
+                                       "message": "", "observedGeneration": 1,
+                                       "lastTransitionTime": self.created}]}})
+
+    # --- admission -------------------------------------------------------
+    def webhook_config(self, kind, name, webhooks, labels=None, annotations=None):
+        key = "mutatingwebhookconfigurations.admissionregistration.k8s.io" if kind == "Mutating" \
+            else "validatingwebhookconfigurations.admissionregistration.k8s.io"
+        self.items[key].append({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": f"{kind}WebhookConfiguration",
+            "metadata": dict(self.meta(f"{kind}WebhookConfiguration", name, labels=labels, annotations=annotations),
+                             generation=1),
+            "webhooks": webhooks})
+
+    # --- events ----------------------------------------------------------
+    def event(self, obj, reason, message, count, first, last, component, host=None):
+        md = obj["metadata"]
+        ns = md.get("namespace", "default")
+        name = f"{md['name']}.{hexid(16, self.name, 'ev', md['name'], reason)}"
+        ev = {"apiVersion": "v1", "kind": "Event",
+              "metadata": self.meta("Event", name, ns, created=first),
+              "involvedObject": {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": md["name"],
+                                 "namespace": ns, "uid": md["uid"], "resourceVersion": md["resourceVersion"]},
+              "reason": reason, "message": message, "type": "Warning", "count": count,
+              "firstTimestamp": first, "lastTimestamp": last,
+              "source": {"component": component, **({"host": host} if host else {})},
+              "reportingComponent": component, "reportingInstance": host or ""}
+        if obj["kind"] == "Pod" and reason in ("Unhealthy",):
+            ev["involvedObject"]["fieldPath"] = f"spec.containers{{{obj['spec']['containers'][0]['name']}}}"
+        self.items["events"].append(ev)
+
+    # --- output ----------------------------------------------------------
+    def write(self, outdir, api_resources, version):
+        os.makedirs(outdir, exist_ok=True)
+        for res, items in self.items.items():
+            items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+            doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+            with open(os.path.join(outdir, res + ".json"), "w") as f:
+                json.dump(doc, f, indent=1, sort_keys=False)
+                f.write("\n")
+        with open(os.path.join(outdir, "api-resources.txt"), "w") as f:
+            f.write("\n".join(api_resources) + "\n")
+        with open(os.path.join(outdir, "version.json"), "w") as f:
+            json.dump(version, f, indent=2)
+            f.write("\n")
+
+
+def normalize_image(image):
+    """The image as the kubelet reports it: with docker.io/ (and library/) made explicit."""
+    first = image.split("/")[0]
+    if "/" in image and ("." in first or ":" in first or first == "localhost"):
+        return image
+    if "/" not in image:
+        return "docker.io/library/" + image
+    return "docker.io/" + image
+
+
+def repo_for_id(image):
+    ref = image.split("@")[0]
+    last = ref.rsplit("/", 1)
+    if ":" in last[-1]:
+        ref = ref.rsplit(":", 1)[0]
+    return ref
+
+
+def version_doc(git_version, git_commit, build_date, go_version, platform="linux/amd64"):
+    major, minor = git_version.lstrip("v").split(".")[:2]
+    return {"clientVersion": {"major": "1", "minor": "36", "gitVersion": "v1.36.1",
+                              "gitCommit": hexid(40, "client"), "gitTreeState": "clean",
+                              "buildDate": "2026-05-20T10:00:00Z", "goVersion": "go1.26.2",
+                              "compiler": "gc", "platform": "linux/amd64"},
+            "kustomizeVersion": "v5.7.1",
+            "serverVersion": {"major": major, "minor": minor, "gitVersion": git_version,
+                              "gitCommit": git_commit, "gitTreeState": "clean", "buildDate": build_date,
+                              "goVersion": go_version, "compiler": "gc", "platform": platform}}
+
+
+# What `kubectl api-resources -o name` prints on a plain v1.3x API server
+# (no CRDs). Providers add their CRDs on top.
+BUILTIN_API_RESOURCES = """bindings
+componentstatuses
+configmaps
+endpoints
+events
+limitranges
+namespaces
+nodes
+persistentvolumeclaims
+persistentvolumes
+pods
+podtemplates
+replicationcontrollers
+resourcequotas
+secrets
+serviceaccounts
+services
+mutatingwebhookconfigurations.admissionregistration.k8s.io
+validatingadmissionpolicies.admissionregistration.k8s.io
+validatingadmissionpolicybindings.admissionregistration.k8s.io
+validatingwebhookconfigurations.admissionregistration.k8s.io
+customresourcedefinitions.apiextensions.k8s.io
+apiservices.apiregistration.k8s.io
+controllerrevisions.apps
+daemonsets.apps
+deployments.apps
+replicasets.apps
+statefulsets.apps
+selfsubjectreviews.authentication.k8s.io
+tokenreviews.authentication.k8s.io
+localsubjectaccessreviews.authorization.k8s.io
+selfsubjectaccessreviews.authorization.k8s.io
+selfsubjectrulesreviews.authorization.k8s.io
+subjectaccessreviews.authorization.k8s.io
+horizontalpodautoscalers.autoscaling
+cronjobs.batch
+jobs.batch
+certificatesigningrequests.certificates.k8s.io
+leases.coordination.k8s.io
+endpointslices.discovery.k8s.io
+events.events.k8s.io
+flowschemas.flowcontrol.apiserver.k8s.io
+prioritylevelconfigurations.flowcontrol.apiserver.k8s.io
+ingressclasses.networking.k8s.io
+ingresses.networking.k8s.io
+ipaddresses.networking.k8s.io
+networkpolicies.networking.k8s.io
+servicecidrs.networking.k8s.io
+runtimeclasses.node.k8s.io
+poddisruptionbudgets.policy
+clusterrolebindings.rbac.authorization.k8s.io
+clusterroles.rbac.authorization.k8s.io
+rolebindings.rbac.authorization.k8s.io
+roles.rbac.authorization.k8s.io
+deviceclasses.resource.k8s.io
+resourceclaims.resource.k8s.io
+resourceclaimtemplates.resource.k8s.io
+resourceslices.resource.k8s.io
+priorityclasses.scheduling.k8s.io
+csidrivers.storage.k8s.io
+csinodes.storage.k8s.io
+csistoragecapacities.storage.k8s.io
+storageclasses.storage.k8s.io
+volumeattachments.storage.k8s.io""".split("\n")
