@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
@@ -70,6 +71,24 @@ func Resources(cs []checks.Check) []snapshot.Resource {
 type Options struct {
 	// Images holds --inspect-images results for the checks; nil without it.
 	Images map[string]checks.ImageFacts
+	// Target is --target-version: checks also judge an upgrade to it, and
+	// preflight checks run. Nil for a plain audit.
+	Target *check.KubeVersion
+}
+
+// ForTarget drops the preflight checks from cs unless an upgrade target is
+// given: without --target-version nothing about upgrades is reported.
+func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
+	if target != nil {
+		return cs
+	}
+	var out []checks.Check
+	for _, c := range cs {
+		if !c.Preflight {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Run runs the checks over the snapshot. It never fails: a check that
@@ -82,8 +101,11 @@ type Options struct {
 // rule ran on complete input (see checks.Context.Complete).
 func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	r := report.New(s.Source, s.Coverage())
+	if opts.Target != nil {
+		r.TargetVersion = opts.Target.MinorString()
+	}
 	for _, c := range cs {
-		ctx := &checks.Context{Snapshot: s, Images: opts.Images}
+		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
 		fs, err := runOne(c, ctx)
 		res.Rules = ruleResults(s, c, ctx)

@@ -24,6 +24,10 @@ func inputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each managed-cluster fixture is a cluster of its own.
+	managed, _ := filepath.Glob(filepath.Join("..", "checks", "testdata", "managed", "*"))
+	managed = slices.DeleteFunc(managed, func(d string) bool { return filepath.Base(d) == "gen" })
+	dirs = append(slices.DeleteFunc(dirs, func(d string) bool { return filepath.Base(d) == "managed" }), managed...)
 	for _, dir := range dirs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue

@@ -32,6 +32,10 @@ type Check struct {
 	Rules []Rule
 	// Cases are the incident library case IDs the check cites.
 	Cases []string
+	// Preflight checks answer only "what will an upgrade to the target
+	// version break" and run only with --target-version; other checks may
+	// also judge the target when Context.Target is set.
+	Preflight bool
 	// Run looks for the gap. It returns ErrNotEvaluated (wrapped with the
 	// reason) when the snapshot cannot answer the question.
 	Run func(*Context) ([]finding.Finding, error)
@@ -75,6 +79,11 @@ type Context struct {
 	// Images holds what --inspect-images learned about images, keyed by the
 	// image reference as written in the pod spec. Nil without the flag.
 	Images map[string]ImageFacts
+
+	// Target is the Kubernetes version an upgrade preflight judges the
+	// cluster against (--target-version); nil for a plain audit. Findings
+	// about the target carry finding.Finding.Preflight.
+	Target *KubeVersion
 
 	// notes are what the check said about its rules while running.
 	notes map[string]RuleNote

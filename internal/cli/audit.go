@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/cluster"
 	"github.com/kubegap/kubegap/internal/demo"
@@ -104,6 +105,7 @@ type auditFlags struct {
 	quiet         bool
 	inspectImages bool
 	failOnUnknown bool
+	targetVersion string
 }
 
 func newAuditCommand(app *App) *cobra.Command {
@@ -130,6 +132,8 @@ could not run.`,
 	cmd.Flags().StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
 	cmd.Flags().StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
 	cmd.Flags().BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
+	cmd.Flags().StringVar(&fl.targetVersion, "target-version", "",
+		"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor (e.g. 1.35)")
 	cmd.Flags().BoolVar(&fl.failOnUnknown, "fail-on-unknown", false,
 		"exit 1 when any check could not look at everything it needs (partial or not evaluated)")
 	cmd.Flags().BoolVar(&fl.inspectImages, "inspect-images", false,
@@ -148,7 +152,11 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("--fail-on: %w", err))
 	}
-	selected, err := audit.Select(checks.All(), fl.checks, fl.skipChecks)
+	target, err := parseTarget(fl.targetVersion)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	selected, err := audit.Select(audit.ForTarget(checks.All(), target), fl.checks, fl.skipChecks)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -156,7 +164,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	var opts audit.Options
+	opts := audit.Options{Target: target}
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, fl.quiet)
 	}
@@ -235,4 +243,16 @@ func (p *progress) done() {
 	if p.printed {
 		fmt.Fprint(p.app.ErrOut, "\r\x1b[K")
 	}
+}
+
+// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".
+func parseTarget(s string) (*check.KubeVersion, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, ok := check.ParseKubeVersion(s)
+	if !ok || v.Major != 1 {
+		return nil, fmt.Errorf("--target-version %q: want a Kubernetes version such as 1.35", s)
+	}
+	return &v, nil
 }

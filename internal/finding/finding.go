@@ -83,4 +83,14 @@ type Finding struct {
 	Evidence    []string    `json:"evidence"`
 	Remediation string      `json:"remediation"`
 	Cases       []string    `json:"cases"`
+	// Preflight marks a finding about an upgrade to --target-version:
+	// PreflightBefore (fix before upgrading) or PreflightDuring (watch
+	// during the upgrade). Empty for a finding about the cluster as it is.
+	Preflight string `json:"preflight,omitempty"`
 }
+
+// Preflight phases of a finding.
+const (
+	PreflightBefore = "before"
+	PreflightDuring = "during"
+)

@@ -95,10 +95,15 @@ func (r *Report) Unknown() bool {
 // scopeLine is the scope as the header prints it.
 func scopeLine(r *Report) string {
 	s := r.Source.Scope.String()
-	if r.Source.Type == snapshot.SourceFiles {
-		s += ", files (objects not in them are unknown)"
+	if r.Source.Type != snapshot.SourceFiles {
+		return s
 	}
-	return s
+	for _, c := range r.Coverage {
+		if c.Status == snapshot.StatusRead && !c.Complete || c.Status == snapshot.StatusNotInInput {
+			return s + ", files (objects not in them are unknown)"
+		}
+	}
+	return s + ", a complete dump (kubegap recipe)"
 }
 
 func plural(n int, one, many string) string {

@@ -64,13 +64,16 @@ type RuleResult struct {
 // Report is the result of an audit. Its JSON form is a public contract:
 // change it only by adding fields.
 type Report struct {
-	APIVersion string              `json:"apiVersion"`
-	Kind       string              `json:"kind"`
-	Source     snapshot.Source     `json:"source"`
-	Coverage   []snapshot.Coverage `json:"coverage"`
-	Checks     []CheckResult       `json:"checks"`
-	Findings   []finding.Finding   `json:"findings"`
-	Summary    Summary             `json:"summary"`
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Source     snapshot.Source `json:"source"`
+	// TargetVersion is the --target-version of an upgrade preflight
+	// ("1.35"); findings about it carry "preflight".
+	TargetVersion string              `json:"targetVersion,omitempty"`
+	Coverage      []snapshot.Coverage `json:"coverage"`
+	Checks        []CheckResult       `json:"checks"`
+	Findings      []finding.Finding   `json:"findings"`
+	Summary       Summary             `json:"summary"`
 	// MissingInputs lists what kept rules from a full answer and how to
 	// complete it; empty when every rule ran on complete input.
 	MissingInputs []MissingInput `json:"missingInputs,omitempty"`
