@@ -43,6 +43,9 @@ func FuzzLoad(f *testing.F) {
 	// A kubectl List, which the differential check below also streams.
 	list := kubectlList(f, listObjects()[:2]...)
 	f.Add(list)
+	f.Add(append([]byte("\xef\xbb\xbf"), list...))
+	f.Add(utf16(list, false))
+	f.Add(utf16([]byte(nodeYAML), true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var warns []Warning
 		got, err := LoadFS(fstest.MapFS{"in.json": {Data: data}}, Source{Type: SourceFiles}, []string{"in.json"},

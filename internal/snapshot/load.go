@@ -196,8 +196,9 @@ func (l *loader) loadFile(name string) error {
 	return l.load(name, f)
 }
 
-// load reads one file: gzip is detected by its magic bytes, JSON by its
-// first non-space byte; anything else is read as (multi-document) YAML.
+// load reads one file: gzip is detected by its magic bytes, UTF-16 and
+// UTF-8 by their byte-order marks, JSON by its first non-space byte;
+// anything else is read as (multi-document) YAML.
 func (l *loader) load(name string, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -208,6 +209,7 @@ func (l *loader) load(name string, r io.Reader) error {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
+	br = decodeBOM(br)
 	first, err := firstByte(br)
 	if err == io.EOF {
 		return &InputError{File: name, Err: errEmpty}
