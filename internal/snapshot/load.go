@@ -410,7 +410,7 @@ func (l *loader) addListHead(tm typeMeta) {
 	l.files++
 	// "kubectl get deployments -A -o json" of an empty cluster is a
 	// DeploymentList with no items: Deployments were read, none exist.
-	if r, ok := ByGroupKind(groupOf(tm.APIVersion), strings.TrimSuffix(tm.Kind, "List")); ok {
+	if r, _, ok, _ := resolveTyped(tm.APIVersion, strings.TrimSuffix(tm.Kind, "List")); ok {
 		l.listed[r] = true
 	}
 }
@@ -427,10 +427,17 @@ func (l *loader) addObject(raw []byte) error {
 		return fmt.Errorf("%s has no apiVersion", tm.Kind)
 	}
 	group := groupOf(tm.APIVersion)
-	if r, ok := ByGroupKind(group, tm.Kind); ok && !r.Custom {
+	r, legacy, typed, err := resolveTyped(tm.APIVersion, tm.Kind)
+	if err != nil {
+		return err
+	}
+	if typed {
 		k, _ := kindFor(r)
 		obj, err := k.decodeJSON(raw)
 		if err != nil {
+			return err
+		}
+		if err := legacy.apply(obj, raw); err != nil {
 			return err
 		}
 		k.addDecoded(l.snap, obj)
@@ -676,13 +683,13 @@ func decodeTyped(raw []byte) (*kind, any) {
 	if tm.Kind == "" || tm.APIVersion == "" {
 		return nil, nil
 	}
-	r, ok := ByGroupKind(groupOf(tm.APIVersion), tm.Kind)
-	if !ok || r.Custom {
+	r, legacy, typed, err := resolveTyped(tm.APIVersion, tm.Kind)
+	if err != nil || !typed {
 		return nil, nil
 	}
 	k, _ := kindFor(r)
 	obj, err := k.decodeJSON(raw)
-	if err != nil {
+	if err != nil || legacy.apply(obj, raw) != nil {
 		return nil, nil
 	}
 	return &k, obj

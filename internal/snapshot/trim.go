@@ -18,6 +18,7 @@ var keptAnnotations = map[string]bool{
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+	OriginalAPIVersionAnnotation:                     true, // objects read from a removed version
 }
 
 func schemaGVK(r Resource) schema.GroupVersionKind {
