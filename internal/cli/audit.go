@@ -56,7 +56,11 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	case f.demo:
 		offline = demo.Snapshot
 	case len(f.from) > 0:
-		offline = func() (*snapshot.Snapshot, error) { return snapshot.LoadPaths(f.from) }
+		offline = func() (*snapshot.Snapshot, error) {
+			w := &warnings{app: app}
+			defer w.done()
+			return snapshot.LoadPaths(f.from, snapshot.WithWarnings(w.print))
+		}
 	}
 	if offline != nil {
 		// -n means the same offline as live: the audit sees only that
@@ -88,6 +92,30 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		return nil, fmt.Errorf("context %q: %w", contextName, err)
 	}
 	return s, err
+}
+
+// maxWarnings bounds the warnings printed for one load: a generated dump
+// can repeat one mistake in every object.
+const maxWarnings = 20
+
+// warnings prints what the loader read differently from how it is
+// written, on stderr, whatever --quiet says: it changes what was audited.
+type warnings struct {
+	app *App
+	n   int
+}
+
+func (w *warnings) print(warn snapshot.Warning) {
+	w.n++
+	if w.n <= maxWarnings {
+		fmt.Fprintln(w.app.ErrOut, "kubegap: warning: "+warn.String())
+	}
+}
+
+func (w *warnings) done() {
+	if w.n > maxWarnings {
+		fmt.Fprintf(w.app.ErrOut, "kubegap: warning: %d more warnings not shown\n", w.n-maxWarnings)
+	}
 }
 
 func (f *sourceFlags) namespace() string {

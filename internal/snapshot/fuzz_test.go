@@ -37,8 +37,24 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}]}`))
 	f.Add([]byte(snapshotHead + `"items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x","name":"y"}}]}`))
 	f.Add([]byte(snapshotHead + `"coverage":[{"resource":"v1/pods","status":"read","count":-5}],"items":[]}`))
+	// Keys given twice, read last-wins with a warning.
+	f.Add([]byte(dupDaemonSet))
+	f.Add([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: a, name: b}\n"))
+	// A kubectl List, which the differential check below also streams.
+	list := kubectlList(f, listObjects()[:2]...)
+	f.Add(list)
+	f.Add(append([]byte("\xef\xbb\xbf"), list...))
+	f.Add(utf16(list, false))
+	f.Add(utf16([]byte(nodeYAML), true))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := LoadFS(fstest.MapFS{"in.json": {Data: data}}, Source{Type: SourceFiles}, []string{"in.json"})
+		var warns []Warning
+		got, err := LoadFS(fstest.MapFS{"in.json": {Data: data}}, Source{Type: SourceFiles}, []string{"in.json"},
+			WithWarnings(func(w Warning) { warns = append(warns, w) }))
+		for _, w := range warns {
+			if strings.Contains(w.String(), "\n") {
+				t.Fatalf("warning spans lines: %q", w)
+			}
+		}
 		if err != nil {
 			var ie *InputError
 			if !errors.As(err, &ie) {
@@ -51,6 +67,12 @@ func FuzzLoad(f *testing.F) {
 		}
 		if got == nil {
 			t.Fatal("no snapshot and no error")
+		}
+		// Read item by item from the first byte on, a YAML List must give
+		// what the whole read gives, or an error: never another reading.
+		streamed, _, err := loadWith(t, "in.json", data, 0)
+		if err == nil && written(t, streamed) != written(t, got) {
+			t.Fatalf("streamed read differs from the whole read")
 		}
 	})
 }

@@ -19,8 +19,6 @@ import (
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 // SnapshotAPIVersion and SnapshotKind mark a kubegap snapshot file.
@@ -60,26 +58,46 @@ func (e *InputError) Error() string {
 func (e *InputError) Unwrap() error { return e.Err }
 
 // LoadPaths reads files and directories into one snapshot. Directories are
-// walked for .yaml, .yml and .json files, gzipped or not. The first bad
-// document ends the load with an *InputError.
-func LoadPaths(paths []string) (*Snapshot, error) {
+// walked for .yaml, .yml and .json files, gzipped or not; files there that
+// hold no object (empty, or only comments) are skipped, as "kubectl apply
+// -f DIR" skips them. The first bad document ends the load with an
+// *InputError.
+func LoadPaths(paths []string, opts ...LoadOption) (*Snapshot, error) {
 	files, err := expand(paths)
 	if err != nil {
 		return nil, err
 	}
-	l := newLoader(Source{Type: SourceFiles, Paths: paths})
+	l := newLoader(Source{Type: SourceFiles, Paths: paths}, opts)
+	loaded := map[string]bool{} // directories with a file that held objects
 	for _, f := range files {
-		if err := l.loadFile(f); err != nil {
+		err := l.loadFile(f.path)
+		if f.dir != "" && (errors.Is(err, errNoObjects) || errors.Is(err, errEmpty)) {
+			continue
+		}
+		if err != nil {
 			return nil, err
+		}
+		loaded[f.dir] = true
+	}
+	for _, f := range files {
+		if f.dir != "" && !loaded[f.dir] {
+			return nil, &InputError{File: f.dir, Err: errors.New("no file in the directory holds an object")}
 		}
 	}
 	return l.finish(), nil
 }
 
+// errEmpty and errNoObjects: a file of no bytes, and one of only white
+// space or comments.
+var (
+	errEmpty     = errors.New("file is empty")
+	errNoObjects = errors.New("file holds no objects")
+)
+
 // LoadFS reads the named files of an fs.FS, as LoadPaths does; the demo
 // cluster is loaded this way from the binary.
-func LoadFS(fsys fs.FS, src Source, names []string) (*Snapshot, error) {
-	l := newLoader(src)
+func LoadFS(fsys fs.FS, src Source, names []string, opts ...LoadOption) (*Snapshot, error) {
+	l := newLoader(src, opts)
 	for _, n := range names {
 		f, err := fsys.Open(n)
 		if err != nil {
@@ -94,15 +112,21 @@ func LoadFS(fsys fs.FS, src Source, names []string) (*Snapshot, error) {
 	return l.finish(), nil
 }
 
-func expand(paths []string) ([]string, error) {
-	var files []string
+// inputFile is a file to read, and the directory given that holds it.
+type inputFile struct {
+	path string
+	dir  string // "" for a file given by name
+}
+
+func expand(paths []string) ([]inputFile, error) {
+	var files []inputFile
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, &InputError{File: p, Err: unwrapPathError(err)}
 		}
 		if !st.IsDir() {
-			files = append(files, p)
+			files = append(files, inputFile{path: p})
 			continue
 		}
 		var found []string
@@ -122,7 +146,9 @@ func expand(paths []string) ([]string, error) {
 			return nil, &InputError{File: p, Err: errors.New("directory holds no .yaml, .yml or .json files")}
 		}
 		sort.Strings(found)
-		files = append(files, found...)
+		for _, f := range found {
+			files = append(files, inputFile{path: f, dir: p})
+		}
 	}
 	return files, nil
 }
@@ -160,10 +186,14 @@ type loader struct {
 	named map[Resource]map[string]bool
 	// served is what a recipe dump's api-resources.txt lists; nil without.
 	served map[string]bool
+	opts   loadOptions
+	// streamAfter is streamYAMLAfter; tests lower it.
+	streamAfter int
 }
 
-func newLoader(src Source) *loader {
-	return &loader{snap: New(src), coverage: map[Resource]Coverage{}, listed: map[Resource]bool{}, recipe: map[Resource]bool{}}
+func newLoader(src Source, opts []LoadOption) *loader {
+	return &loader{snap: New(src), coverage: map[Resource]Coverage{}, listed: map[Resource]bool{},
+		recipe: map[Resource]bool{}, opts: makeLoadOptions(opts), streamAfter: streamYAMLAfter}
 }
 
 func (l *loader) loadFile(name string) error {
@@ -219,8 +249,9 @@ func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
 	return nil
 }
 
-// load reads one file: gzip is detected by its magic bytes, JSON by its
-// first non-space byte; anything else is read as (multi-document) YAML.
+// load reads one file: gzip is detected by its magic bytes, UTF-16 and
+// UTF-8 by their byte-order marks, JSON by its first non-space byte;
+// anything else is read as (multi-document) YAML.
 func (l *loader) load(name string, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -231,9 +262,10 @@ func (l *loader) load(name string, r io.Reader) error {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
+	br = decodeBOM(br)
 	first, err := firstByte(br)
 	if err == io.EOF {
-		return &InputError{File: name, Err: errors.New("file is empty")}
+		return &InputError{File: name, Err: errEmpty}
 	}
 	if err != nil {
 		return &InputError{File: name, Err: readErr(err)}
@@ -287,7 +319,7 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
-				return &InputError{File: name, Err: errors.New("file holds no objects")}
+				return &InputError{File: name, Err: errNoObjects}
 			}
 			return nil
 		}
@@ -303,33 +335,61 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 }
 
 func (l *loader) loadYAML(name string, r *bufio.Reader) error {
-	yr := utilyaml.NewYAMLReader(r)
+	sc := &docScanner{br: r, streamAfter: l.streamAfter}
+	var pending []yamlPiece
+	doc := 1
+	addPending := func() error {
+		err := l.addYAMLItems(name, doc, pending)
+		pending = pending[:0]
+		return err
+	}
+	emit := func(p yamlPiece) error {
+		pending = append(pending, p)
+		if len(pending) < decodeChunk {
+			return nil
+		}
+		return addPending()
+	}
 	seen := 0
-	for doc := 1; ; doc++ {
-		chunk, err := yr.Read()
+	for ; ; doc++ {
+		d, err := sc.next(emit)
 		if err == io.EOF {
 			if seen == 0 {
-				return &InputError{File: name, Err: errors.New("file holds no objects")}
+				return &InputError{File: name, Err: errNoObjects}
 			}
 			return nil
+		}
+		var ie *InputError
+		if errors.As(err, &ie) {
+			return err
 		}
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: readErr(err)}
 		}
-		if len(chunk) > maxDocument {
-			return &InputError{File: name, Document: doc, Err: errors.New("document larger than 1 GiB")}
+		if d.wasStreamed {
+			if err := addPending(); err != nil {
+				return err
+			}
+			seen++
+			if err := l.addStreamedHead(name, doc, &d); err != nil {
+				return withPlace(err, name, doc)
+			}
+			continue
 		}
-		if isBlankYAML(chunk) {
+		if isBlankYAML(d.text) {
 			doc--
 			continue
 		}
-		j, err := yaml.YAMLToJSONStrict(chunk) // duplicate keys are an error, not a silent overwrite
+		j, dups, err := yamlToJSON(d.text)
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed YAML: %w", err)}
 		}
 		if bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
 			doc--
 			continue
+		}
+		for _, dup := range dups {
+			l.opts.warn(Warning{File: name, Document: doc, Message: dup.message(d.fileLine)})
 		}
 		seen++
 		if err := l.addDocument(j); err != nil {
@@ -391,17 +451,22 @@ func (l *loader) addDocument(raw []byte) error {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
 		}
-		l.files++
-		l.lists++
-		// "kubectl get deployments -A -o json" of an empty cluster is a
-		// DeploymentList with no items: Deployments were read, none exist.
-		if r, ok := ByGroupKind(groupOf(tm.APIVersion), strings.TrimSuffix(tm.Kind, "List")); ok {
-			l.listed[r] = true
-		}
+		l.addListHead(tm)
 		return l.addItems(list.Items)
 	}
 	l.files++
 	return l.addObject(raw)
+}
+
+// addListHead records a List document, before or after its items.
+func (l *loader) addListHead(tm typeMeta) {
+	l.files++
+	l.lists++
+	// "kubectl get deployments -A -o json" of an empty cluster is a
+	// DeploymentList with no items: Deployments were read, none exist.
+	if r, _, ok, _ := resolveTyped(tm.APIVersion, strings.TrimSuffix(tm.Kind, "List")); ok {
+		l.listed[r] = true
+	}
 }
 
 func (l *loader) addObject(raw []byte) error {
@@ -416,10 +481,17 @@ func (l *loader) addObject(raw []byte) error {
 		return fmt.Errorf("%s has no apiVersion", tm.Kind)
 	}
 	group := groupOf(tm.APIVersion)
-	if r, ok := ByGroupKind(group, tm.Kind); ok && !r.Custom {
+	r, legacy, typed, err := resolveTyped(tm.APIVersion, tm.Kind)
+	if err != nil {
+		return err
+	}
+	if typed {
 		k, _ := kindFor(r)
 		obj, err := k.decodeJSON(raw)
 		if err != nil {
+			return err
+		}
+		if err := legacy.apply(obj, raw); err != nil {
 			return err
 		}
 		k.addDecoded(l.snap, obj)
@@ -668,13 +740,13 @@ func decodeTyped(raw []byte) (*kind, any) {
 	if tm.Kind == "" || tm.APIVersion == "" {
 		return nil, nil
 	}
-	r, ok := ByGroupKind(groupOf(tm.APIVersion), tm.Kind)
-	if !ok || r.Custom {
+	r, legacy, typed, err := resolveTyped(tm.APIVersion, tm.Kind)
+	if err != nil || !typed {
 		return nil, nil
 	}
 	k, _ := kindFor(r)
 	obj, err := k.decodeJSON(raw)
-	if err != nil {
+	if err != nil || legacy.apply(obj, raw) != nil {
 		return nil, nil
 	}
 	return &k, obj

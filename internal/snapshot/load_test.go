@@ -146,7 +146,6 @@ func TestBadInput(t *testing.T) {
 		{"malformed YAML", "bad.yaml", []byte(nodeYAML + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n"), []string{"bad.yaml: document 2", "malformed YAML"}},
 		{"malformed JSON", "bad.json", []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"x"}`), []string{"bad.json: document 1", "malformed JSON"}},
 		{"List with a broken item", "list.json", []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","metadata":{"name":"b"}}]}`), []string{"list.json: document 1, item 2", "no kind"}},
-		{"duplicate key", "dup.yaml", []byte(nodeYAML + "kind: Pod\n"), []string{"dup.yaml: document 1", "malformed YAML", "already set"}},
 		{"object without kind", "nokind.yaml", []byte("apiVersion: v1\nmetadata: {name: x}\n"), []string{"nokind.yaml: document 1", "object has no kind"}},
 		{"typed object without a name", "noname.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {namespace: a}\n"), []string{"noname.yaml: document 1", "Pod has no metadata.name"}},
 		{"misspelt metadata key", "case.yaml", []byte("apiVersion: v1\nkind: Node\nMetadata: {name: x}\n"), []string{"case.yaml: document 1", "Node has no metadata.name"}},

@@ -139,7 +139,8 @@ func Known() []Resource {
 }
 
 // ByGroupKind finds a known resource by API group and kind. Versions are not
-// compared: an apps/v1beta2 DaemonSet in an old dump is read as apps/v1.
+// compared; the loader reads an object's version with resolveTyped, which
+// also knows the removed versions of other groups (extensions/v1beta1).
 func ByGroupKind(group, kind string) (Resource, bool) {
 	for _, r := range Known() {
 		if r.Group == group && r.Kind == kind {

@@ -28,7 +28,7 @@ var keptAnnotations = map[string]bool{
 	// The version the loader converted an object from: checks apply that
 	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
 	// budget's empty selector).
-	"kubegap.dev/original-api-version": true,
+	OriginalAPIVersionAnnotation: true,
 }
 
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:

@@ -7,7 +7,11 @@
 // The objects lack what only an API server adds (managedFields, resource
 // versions), which the snapshot trims or ignores anyway.
 //
-//	synth --nodes 5000 --pods 100000 [--seed 1] -o snapshot.json.gz
+// With --yaml-list FILE it also writes the same objects, whole (not
+// trimmed), as one YAML List the way "kubectl get nodes,pods,... -A -o
+// yaml" prints it, for measuring offline audits of kubectl dumps.
+//
+//	synth --nodes 5000 --pods 100000 [--seed 1] [-o snapshot.json.gz] [--yaml-list dump.yaml]
 package main
 
 import (
@@ -46,11 +50,12 @@ func run(args []string) error {
 	fs.IntVar(&spec.Pods, "pods", 10000, "pods, DaemonSet pods included")
 	fs.Uint64Var(&spec.Seed, "seed", 1, "seed")
 	out := fs.String("o", "", "snapshot file to write (.gz to compress)")
+	yamlOut := fs.String("yaml-list", "", "also write the objects as one kubectl-style YAML List to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return fmt.Errorf("-o is required")
+	if *out == "" && *yamlOut == "" {
+		return fmt.Errorf("-o or --yaml-list is required")
 	}
 	// NewSimpleClientset: the field-managing NewClientset needs minutes and
 	// gigabytes for 100k pods, and managedFields are trimmed anyway.
@@ -66,6 +71,14 @@ func run(args []string) error {
 	})
 	if _, err := loadgen.Run(context.Background(), cs, spec, io.Discard); err != nil {
 		return err
+	}
+	var yl *yamlList
+	if *yamlOut != "" {
+		var err error
+		if yl, err = newYAMLList(*yamlOut); err != nil {
+			return err
+		}
+		defer yl.abort()
 	}
 	s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, ServerVersion: "v1.37.2"})
 	for _, r := range audit.Resources(checks.All()) {
@@ -87,8 +100,22 @@ func run(args []string) error {
 			}
 			el.Items = warn
 		}
+		if yl != nil {
+			// Before add, which trims the objects in place.
+			if err := yl.add(r, list); err != nil {
+				return err
+			}
+		}
 		add(s, list)
 		s.SetCoverage(r, snapshot.StatusRead, "")
+	}
+	if yl != nil {
+		if err := yl.close(); err != nil {
+			return err
+		}
+	}
+	if *out == "" {
+		return nil
 	}
 	s.Finish()
 	return s.SaveFile(*out)

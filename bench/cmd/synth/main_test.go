@@ -57,3 +57,32 @@ func TestSynthWritesALoadableSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthWritesAKubectlYAMLList: --yaml-list writes the objects of the
+// snapshot as one kubectl-style List that loads to the same objects.
+func TestSynthWritesAKubectlYAMLList(t *testing.T) {
+	dir := t.TempDir()
+	snap, list := filepath.Join(dir, "snap.json"), filepath.Join(dir, "dump.yaml")
+	if err := run([]string{"--nodes", "10", "--pods", "120", "-o", snap, "--yaml-list", list}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := snapshot.LoadPaths([]string{snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := snapshot.LoadPaths([]string{list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Source.Type != snapshot.SourceFiles {
+		t.Errorf("the YAML List loads as %s, want files", b.Source.Type)
+	}
+	for _, r := range audit.Resources(checks.All()) {
+		if a.Count(r) != b.Count(r) {
+			t.Errorf("%s: %d objects in the snapshot, %d in the YAML List", r, a.Count(r), b.Count(r))
+		}
+	}
+	if len(b.Pods) != 120 {
+		t.Errorf("%d pods, want 120", len(b.Pods))
+	}
+}
