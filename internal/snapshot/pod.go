@@ -49,6 +49,10 @@ type PodSpec struct {
 	EphemeralContainers []Container
 	// Volumes holds the hostPath volumes only.
 	Volumes []HostPathVolume
+	// LocalStorage is true when the pod has an emptyDir volume, whose data
+	// a drain deletes: kubectl drain refuses such pods without
+	// --delete-emptydir-data.
+	LocalStorage bool
 }
 
 // Container is what kubegap keeps of a container.
@@ -177,6 +181,9 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 	}
 	var hostPaths map[string]bool
 	for _, v := range s.Volumes {
+		if v.EmptyDir != nil {
+			kept.Spec.LocalStorage = true
+		}
 		if v.HostPath != nil {
 			if hostPaths == nil {
 				hostPaths = map[string]bool{}
@@ -289,6 +296,10 @@ func (p *Pod) Object() *corev1.Pod {
 	for _, v := range p.Spec.Volumes {
 		out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: v.Name,
 			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: v.Path, Type: v.Type}}})
+	}
+	if p.Spec.LocalStorage {
+		out.Spec.Volumes = append(out.Spec.Volumes, corev1.Volume{Name: "kubegap-local-storage",
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -16,7 +17,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // SourceType says where a snapshot's objects came from.
@@ -340,4 +343,28 @@ func (s *Snapshot) Drop(r Resource) {
 	delete(s.Custom, r.APIVersion()+"/"+r.Kind)
 	s.coverage[r] = Coverage{Resource: r.String(), Status: StatusNotInInput, Message: "the input holds no " + r.Kind + " objects"}
 	s.index = buildIndex(s)
+}
+
+// EachObject calls fn with every object of the snapshot except pods and
+// events (of which there are many and which nobody writes by hand), typed
+// kinds first in the order of Known, then custom resources and kinds
+// kubegap does not know, with their apiVersion and kind.
+func (s *Snapshot) EachObject(fn func(apiVersion, kind string, obj metav1.Object)) {
+	for _, k := range kinds {
+		if k.res == Pods || k.res == Events {
+			continue
+		}
+		_ = k.each(s, func(o runtime.Object) error {
+			if m, ok := o.(metav1.Object); ok {
+				fn(k.res.APIVersion(), k.res.Kind, m)
+			}
+			return nil
+		})
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.Custom)) {
+		objs := s.Custom[key]
+		for i := range objs {
+			fn(objs[i].GetAPIVersion(), objs[i].GetKind(), &objs[i])
+		}
+	}
 }
