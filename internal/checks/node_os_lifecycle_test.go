@@ -307,9 +307,23 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 	if !strings.Contains(fs[1].Message, "removes the node images on 2027-04-01") {
 		t.Errorf("Windows 2019 message lacks the image removal: %s", fs[0].Message)
 	}
+	if hasObject(fs, "Node", "", "win22-selfmanaged") {
+		t.Error("Windows Server 2022 reported past support; Microsoft's security updates run to 2031")
+	}
 	n := notes[ruleOSEndOfSupport]
-	if !strings.Contains(n.Reason, "Windows Server 2022 (1 node)") {
-		t.Errorf("the self-managed Windows Server 2022 node is not noted as unjudged: %+v", notes)
+	if !strings.Contains(n.Reason, "no support end is tabled for Windows Server 2025 (1 node)") || strings.Contains(n.Reason, "2022") {
+		t.Errorf("want only the self-managed Windows Server 2025 node noted as unjudged: %+v", notes)
+	}
+	// Self-managed Windows is judged by Microsoft's dates.
+	later, _ := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), loadFixture(t, "node-os-lifecycle/provider-windows.yaml"))
+	found := false
+	for _, f := range later {
+		if slices.Equal(nodeNames(f), []string{"win22-selfmanaged"}) {
+			found = strings.Contains(f.Title, "1 node runs Windows Server 2022, past end of standard support (2031-10-14)")
+		}
+	}
+	if !found {
+		t.Error("self-managed Windows Server 2022 not reported after 2031-10-14")
 	}
 }
 
