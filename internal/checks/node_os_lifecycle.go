@@ -617,14 +617,16 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic},
 	}
 	nothing := "Nothing in the cluster stages those changes: no patch coordinator runs and no node image was refreshed recently."
+	then := "An automatic package update therefore"
 	if !complete {
+		then = "Unless such a coordinator runs, an automatic package update"
 		nothing = fmt.Sprintf("No patch coordinator is among %s, and no node image was refreshed recently; %s were not seen, so a "+
 			"coordinator there cannot be ruled out.", strings.Join(looked, " and "), strings.Join(unseen, " and "))
 	}
 	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
-		"are older than %d days. %s An automatic package update therefore reaches every node in the same window, so one bad systemd, "+
+		"are older than %d days. %s %s reaches every node in the same window, so one bad systemd, "+
 		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
-		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, moreText(more))
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, then, moreText(more))
 	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
 		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
