@@ -33,16 +33,23 @@ func containerdChainedCNICheck() Check {
 		Description: "Finds nodes on containerd 1.7.29 or later in the 1.7 line where a Multus thick-plugin DaemonSet runs " +
 			"in chroot mode, in a cluster with NetworkAttachmentDefinitions whose plugin chain creates interfaces and then " +
 			"consumes them (sriov then bond). On those releases the later plugin was reported not to find the interfaces " +
-			"(\"Link not found\"), failing every sandbox that uses the attachment; no fixed release is known.",
+			"(\"Link not found\"), failing every sandbox that uses the attachment; no fixed release is known. When the " +
+			"NetworkAttachmentDefinitions are not all in the input (or could not be read), the first two conditions are " +
+			"reported at medium, saying the chained attachment could not be checked, and the check is partial.",
 		Reads: []Input{
 			{Resource: snapshot.Nodes},
 			{Resource: snapshot.DaemonSets},
 			Optional(snapshot.NetworkAttachmentDefinitions),
 		},
+		Rules: []Rule{{ID: ruleChainedCNI, Summary: "no chained CNI attachment through Multus in chroot mode on an affected containerd",
+			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.NetworkAttachmentDefinitions}}},
 		Cases: []string{caseContainerdChainedCNI},
 		Run:   runContainerdChainedCNI,
 	}
 }
+
+// ruleChainedCNI is containerd-chained-cni's one rule.
+const ruleChainedCNI = "chained-cni-regression"
 
 // containerdFacts is data/containerd-regressions.yaml.
 type containerdFacts struct {
@@ -252,7 +259,7 @@ func runContainerdChainedCNI(ctx *Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	for ri := range facts.Regressions {
 		reg := &facts.Regressions[ri]
-		fs, err := containerdRegressionFindings(s, facts, reg)
+		fs, err := containerdRegressionFindings(ctx, facts, reg)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +268,8 @@ func runContainerdChainedCNI(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func containerdRegressionFindings(s *snapshot.Snapshot, facts *containerdFacts, reg *runtimeRegression) ([]finding.Finding, error) {
+func containerdRegressionFindings(ctx *Context, facts *containerdFacts, reg *runtimeRegression) ([]finding.Finding, error) {
+	s := ctx.Snapshot
 	affected := map[string]bool{}
 	for i := range s.Nodes {
 		if reg.affects(s.Nodes[i].Status.NodeInfo.ContainerRuntimeVersion) {
@@ -296,13 +304,6 @@ func containerdRegressionFindings(s *snapshot.Snapshot, facts *containerdFacts, 
 	if len(daemons) == 0 {
 		return nil, nil
 	}
-	switch cov := s.Status(snapshot.NetworkAttachmentDefinitions); cov.Status {
-	case snapshot.StatusForbidden, snapshot.StatusError:
-		// A CRD that is not served means no attachments; one that could not
-		// be read means kubegap cannot tell.
-		return nil, NotEvaluated("nodes on %s run the Multus thick plugin in chroot mode, but NetworkAttachmentDefinitions could not be read (%s)",
-			reg.rangeText(), cov.Status)
-	}
 	nads := s.CustomObjects(snapshot.NetworkAttachmentDefinitions)
 	var chained []*unstructured.Unstructured
 	var nadEvidence []string
@@ -312,14 +313,83 @@ func containerdRegressionFindings(s *snapshot.Snapshot, facts *containerdFacts, 
 			nadEvidence = append(nadEvidence, ev)
 		}
 	}
-	if len(chained) == 0 {
-		return nil, nil
-	}
 	var out []finding.Finding
-	for _, d := range daemons {
-		out = append(out, containerdFinding(reg, d.ds, d.evidence, d.nodes, chained, nadEvidence))
+	switch {
+	case len(chained) > 0:
+		for _, d := range daemons {
+			out = append(out, containerdFinding(reg, d.ds, d.evidence, d.nodes, chained, nadEvidence))
+		}
+	case !ctx.Complete(snapshot.NetworkAttachmentDefinitions):
+		// Open world: the attachments that would complete the gap may
+		// exist outside the input. Report the two conditions the present
+		// objects prove, lower, and say what could not be checked.
+		cov := s.Status(snapshot.NetworkAttachmentDefinitions)
+		what := fmt.Sprintf("NetworkAttachmentDefinitions could not be read (%s)", cov.Status)
+		if len(nads) > 0 {
+			what = fmt.Sprintf("none of the %d NetworkAttachmentDefinitions in the input chains plugins, but they are not known to be all there are", len(nads))
+		} else if cov.Status == snapshot.StatusRead || cov.Status == snapshot.StatusNotInInput || cov.Status == snapshot.StatusNotRead {
+			what = "NetworkAttachmentDefinitions are not in the input"
+		} else if cov.Message != "" {
+			what = fmt.Sprintf("NetworkAttachmentDefinitions could not be read (%s: %s)", cov.Status, cov.Message)
+		}
+		ctx.Incomplete(ruleChainedCNI, "nodes on %s run the Multus thick plugin in chroot mode, but whether an attachment chains plugins "+
+			"could not be checked: %s", reg.rangeText(), what)
+		for _, d := range daemons {
+			out = append(out, containerdUncheckedFinding(reg, d.ds, d.evidence, d.nodes, what))
+		}
 	}
 	return out, nil
+}
+
+// containerdUncheckedFinding reports Multus in chroot mode on affected
+// nodes when the attachments could not all be looked at.
+func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence []string, nodes []*corev1.Node, what string) finding.Finding {
+	dsName := ds.Namespace + "/" + ds.Name
+	f := finding.Finding{
+		Check:    "containerd-chained-cni",
+		Severity: finding.Medium,
+		Cases:    []string{reg.Case},
+		Objects:  []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}},
+	}
+	refs, more := nodeRefs(nodes)
+	f.Objects = append(f.Objects, refs...)
+	f.Evidence = append(f.Evidence, dsEvidence...)
+	f.Evidence = append(f.Evidence, runtimeEvidence(nodes)...)
+	f.Evidence = append(f.Evidence, fmt.Sprintf("affected range: %s (%s)", reg.rangeText(), strings.Join(reg.Sources, ", ")))
+	f.Evidence = append(f.Evidence, "chained attachment not checked: "+what)
+	f.Title = fmt.Sprintf("Multus %s runs in chroot mode on %d nodes with containerd %s; chained attachments could not be checked",
+		dsName, len(nodes), reg.AffectedFrom+"+")
+	f.Message = fmt.Sprintf("%d nodes run containerd %s (affected: %s), and the Multus thick plugin %s runs on them, executing CNI "+
+		"delegates through a chroot into the host: two of the three conditions of the reported chained-CNI regression. The third, "+
+		"a NetworkAttachmentDefinition whose plugin chain creates interfaces and then consumes them (sriov then bond), could not be "+
+		"checked: %s. If such an attachment exists, pods using it fail sandbox creation with \"Link not found\" on these nodes%s.",
+		len(nodes), runtimeVersions(nodes), reg.rangeText(), dsName, what, moreText(more))
+	f.Remediation = "List the attachments (kubectl get network-attachment-definitions -A -o yaml) and look for a plugin chain " +
+		"such as sriov then bond, or audit with them in the input. If one exists, keep the nodes that run it on a containerd " +
+		"release before 1.7.29 (1.7.24 is reported working) and track containerd issue #13545 for a fix."
+	return f
+}
+
+// runtimeEvidence quotes the nodes' runtime versions, capped.
+func runtimeEvidence(nodes []*corev1.Node) []string {
+	var ev []string
+	for i, n := range nodes {
+		if i == maxEvidenceNodes {
+			ev = append(ev, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
+			break
+		}
+		ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion))
+	}
+	return ev
+}
+
+// runtimeVersions lists the nodes' distinct containerd versions.
+func runtimeVersions(nodes []*corev1.Node) string {
+	versions := map[string]bool{}
+	for _, n := range nodes {
+		versions[strings.TrimPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")] = true
+	}
+	return strings.Join(slices.Sorted(maps.Keys(versions)), ", ")
 }
 
 func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence []string, nodes []*corev1.Node,

@@ -17,6 +17,9 @@ func TestContainerdChainedCNI(t *testing.T) {
 		wantDS    string // namespace/name; "" = silent
 		wantNodes []string
 		evidence  []string
+		// unchecked: the attachments are not all in the input, so only
+		// the two other conditions are reported, at medium.
+		unchecked bool
 	}{
 		{
 			name:      "thick Multus in chroot mode, sriov then bond, containerd 1.7.29+",
@@ -39,8 +42,20 @@ func TestContainerdChainedCNI(t *testing.T) {
 			wantNodes: []string{"worker-0", "worker-1"},
 			evidence:  []string{`command/args[1] sets chrootDir`},
 		},
-		{name: "no chained attachment", files: []string{"nodes.yaml", "multus-thick.yaml", "nads-unchained.yaml"}},
-		{name: "no attachments at all", files: []string{"nodes.yaml", "multus-thick.yaml"}},
+		{
+			name: "no chained attachment among those in the input", files: []string{"nodes.yaml", "multus-thick.yaml", "nads-unchained.yaml"},
+			wantDS: "kube-system/kube-multus-ds", wantNodes: []string{"worker-0", "worker-1"}, unchecked: true,
+			evidence: []string{"chained attachment not checked: none of the 4 NetworkAttachmentDefinitions in the input chains plugins"},
+		},
+		{
+			name: "attachments not in the input", files: []string{"nodes.yaml", "multus-thick.yaml"},
+			wantDS: "kube-system/kube-multus-ds", wantNodes: []string{"worker-0", "worker-1"}, unchecked: true,
+			evidence: []string{
+				"chained attachment not checked: NetworkAttachmentDefinitions are not in the input",
+				"Node worker-0 status.nodeInfo.containerRuntimeVersion=containerd://1.7.31",
+				"containers[0].image=ghcr.io/k8snetworkplumbingwg/multus-cni:v4.1.0-thick",
+			},
+		},
 		{name: "thin Multus, no chroot", files: []string{"nodes.yaml", "multus-thin.yaml", "nads.yaml"}},
 		{name: "containerd before 1.7.29", files: []string{"nodes-clean.yaml", "multus-thick.yaml", "nads.yaml"}},
 	}
@@ -50,9 +65,14 @@ func TestContainerdChainedCNI(t *testing.T) {
 			for i, f := range c.files {
 				files[i] = dir + f
 			}
-			fs, ok := runCheck(t, containerdChainedCNICheck(), loadFixture(t, files...))
+			s := loadFixture(t, files...)
+			fs, ok := runCheck(t, containerdChainedCNICheck(), s)
 			if !ok {
 				t.Fatal("not evaluated")
+			}
+			_, notes := runCheckNotes(t, containerdChainedCNICheck(), s)
+			if _, noted := notes[ruleChainedCNI]; noted != c.unchecked {
+				t.Errorf("rule noted partial: %v, want %v (%+v)", noted, c.unchecked, notes)
 			}
 			if c.wantDS == "" {
 				if len(fs) != 0 {
@@ -65,11 +85,17 @@ func TestContainerdChainedCNI(t *testing.T) {
 			}
 			f := fs[0]
 			ns, name, _ := strings.Cut(c.wantDS, "/")
-			if f.Severity != finding.High || !hasObject(fs, "DaemonSet", ns, name) {
-				t.Errorf("severity %v, objects %v", f.Severity, f.Objects)
-			}
-			if !hasObject(fs, "NetworkAttachmentDefinition", "telco", "sriov-bond") {
+			sev := finding.High
+			if c.unchecked {
+				sev = finding.Medium
+				if !strings.Contains(f.Title, "chained attachments could not be checked") {
+					t.Errorf("title %q does not say the attachments were not checked", f.Title)
+				}
+			} else if !hasObject(fs, "NetworkAttachmentDefinition", "telco", "sriov-bond") {
 				t.Errorf("the chained NAD is not named: %v", f.Objects)
+			}
+			if f.Severity != sev || !hasObject(fs, "DaemonSet", ns, name) {
+				t.Errorf("severity %v (want %v), objects %v", f.Severity, sev, f.Objects)
 			}
 			for _, other := range []string{"sriov-net", "macvlan-tuned", "bond-first", "broken"} {
 				if hasObject(fs, "NetworkAttachmentDefinition", "telco", other) {
@@ -94,19 +120,38 @@ func TestContainerdChainedCNI(t *testing.T) {
 	}
 }
 
-func TestContainerdChainedCNIAttachmentsUnreadable(t *testing.T) {
+// TestContainerdChainedCNIAttachments: silence only on complete
+// attachments; unreadable or absent ones give the two proven conditions at
+// medium and a partial rule, never a pass (issue 12, false finding 13).
+func TestContainerdChainedCNIAttachments(t *testing.T) {
 	const dir = "containerd-chained-cni/"
+	c := containerdChainedCNICheck()
+
 	s := loadFixture(t, dir+"nodes.yaml", dir+"multus-thick.yaml")
 	s.SetCoverage(snapshot.NetworkAttachmentDefinitions, snapshot.StatusForbidden, "RBAC")
-	if _, ok := runCheck(t, containerdChainedCNICheck(), s); ok {
-		t.Error("evaluated although the attachments could not be read")
+	fs, notes := runCheckNotes(t, c, s)
+	if len(fs) != 1 || fs[0].Severity != finding.Medium || !anyEvidence(fs[0], "could not be read (forbidden: RBAC)") {
+		t.Errorf("forbidden attachments: %+v", fs)
 	}
+	if n, ok := notes[ruleChainedCNI]; !ok || n.Skipped {
+		t.Errorf("forbidden attachments: rule not partial: %+v", notes)
+	}
+
 	// Not served: no CRD, so no attachments and nothing to report.
 	s.SetCoverage(snapshot.NetworkAttachmentDefinitions, snapshot.StatusNotServed, "")
-	if fs, ok := runCheck(t, containerdChainedCNICheck(), s); !ok || len(fs) != 0 {
-		t.Errorf("not served: evaluated %v, %d findings", ok, len(fs))
+	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
+	if fs, notes := runCheckNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
+		t.Errorf("not served: %d findings, notes %+v", len(fs), notes)
 	}
-	if _, ok := runCheck(t, containerdChainedCNICheck(), loadFixture(t, dir+"multus-thick.yaml")); ok {
+
+	// Every attachment read, none a chain: silence.
+	s = loadFixture(t, dir+"nodes.yaml", dir+"multus-thick.yaml", dir+"nads-unchained.yaml")
+	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
+	if fs, notes := runCheckNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
+		t.Errorf("complete unchained attachments: %d findings, notes %+v", len(fs), notes)
+	}
+
+	if _, ok := runCheck(t, c, loadFixture(t, dir+"multus-thick.yaml")); ok {
 		t.Error("evaluated without nodes")
 	}
 }

@@ -36,16 +36,25 @@ func hostBinaryGlibcCheck() Check {
 			"nodes whose glibc is older than the installed binaries need: there the binaries cannot start, " +
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
-			"reported at medium severity.",
+			"reported at medium severity. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
+			"count; nodes whose glibc is unknown leave the check partial.",
 		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
+		Rules: []Rule{{ID: ruleHostBinaryGlibc, Summary: "no DaemonSet installs host binaries needing a newer glibc than its nodes have",
+			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}}},
 		Cases: []string{caseAzureCNIGlibc},
 		Run:   runHostBinaryGlibc,
 	}
 }
 
+// ruleHostBinaryGlibc is host-binary-glibc's one rule.
+const ruleHostBinaryGlibc = "host-binary-glibc"
+
 // hostBinaryFacts is data/host-binaries.yaml.
 type hostBinaryFacts struct {
 	HostBinaryPaths []string `json:"hostBinaryPaths"`
+	// NotHostBinaryPaths are subtrees of those that hold no userland
+	// binaries (kernel modules).
+	NotHostBinaryPaths []string `json:"notHostBinaryPaths"`
 	// Sources back hostBinaryPaths (each image has its own).
 	Sources []string       `json:"sources"`
 	Images  []imageLinkage `json:"images"`
@@ -81,7 +90,7 @@ func parseHostBinaryFacts(data []byte) (*hostBinaryFacts, error) {
 	if len(f.HostBinaryPaths) == 0 {
 		return nil, fmt.Errorf("host-binaries.yaml: no hostBinaryPaths")
 	}
-	for _, p := range f.HostBinaryPaths {
+	for _, p := range append(slices.Clone(f.HostBinaryPaths), f.NotHostBinaryPaths...) {
 		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
 			return nil, fmt.Errorf("host-binaries.yaml: path %q must be absolute, clean and not /", p)
 		}
@@ -130,9 +139,15 @@ func imageRepository(ref string) string {
 
 // hostBinaryDir returns the host binary directory a hostPath reaches: the
 // path itself or a parent of it is listed, or the path is a parent of a
-// listed directory ("/", "/opt", "/usr").
+// listed directory ("/", "/opt", "/usr"); a path in a subtree listed as
+// holding no userland binaries (kernel modules) is none.
 func (f *hostBinaryFacts) hostBinaryDir(p string) (string, bool) {
 	p = path.Clean("/" + p)
+	for _, not := range f.NotHostBinaryPaths {
+		if p == not || strings.HasPrefix(p, not+"/") {
+			return "", false
+		}
+	}
 	for _, dir := range f.HostBinaryPaths {
 		if p == dir || strings.HasPrefix(p, dir+"/") {
 			return dir, true
@@ -305,10 +320,17 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 			continue
 		}
 		var parts []hostBinaryPart
+		unknown := 0
 		for _, w := range writes {
-			if p, ok := judgeHostWrite(w, facts.glibcNeed(w.container.Image, ctx.Images), linux, infos); ok {
+			p, ok := judgeHostWrite(w, facts.glibcNeed(w.container.Image, ctx.Images), linux, infos)
+			if ok {
 				parts = append(parts, p)
 			}
+			unknown = max(unknown, p.unknown)
+		}
+		if unknown > 0 {
+			ctx.Incomplete(ruleHostBinaryGlibc, "DaemonSet %s/%s can write into a host binary directory on %d nodes whose glibc is unknown (their OS image is not tabled with one)",
+				ds.Namespace, ds.Name, unknown)
 		}
 		if f, ok := hostBinaryFinding(ds, parts, infos, len(linux)); ok {
 			out = append(out, f)

@@ -219,6 +219,9 @@ func TestHostBinaryFacts(t *testing.T) {
 		{"/usr/lib/x86_64-linux-gnu", true}, {"/home/kubernetes/bin", true},
 		{"/var/log", false}, {"/etc/cni/net.d", false}, {"/var/lib/kubelet", false}, {"/optional", false},
 		{"/run/containerd", false},
+		// Kernel modules are not userland binaries; their parents still count.
+		{"/lib/modules", false}, {"/lib/modules/6.8.0-1015-azure/extra", false}, {"/usr/lib/modules", false},
+		{"/lib", true}, {"/usr/lib", true}, {"/lib/modules-extra", true},
 	}
 	for _, d := range dirs {
 		if _, ok := f.hostBinaryDir(d.path); ok != d.ok {
@@ -256,5 +259,28 @@ func TestHostBinaryFacts(t *testing.T) {
 				t.Errorf("accepted %q", doc)
 			}
 		})
+	}
+}
+
+// TestHostBinaryGlibcKernelModules: a writable /lib/modules (Falco's driver
+// loader, GPU driver installers) holds kernel modules, not binaries that
+// run against the host's glibc (issue 12, false finding 12).
+func TestHostBinaryGlibcKernelModules(t *testing.T) {
+	fs, notes := runCheckNotes(t, hostBinaryGlibcCheck(), loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/kernel-modules.yaml"))
+	for _, f := range fs {
+		t.Errorf("kernel module writer reported: %s", f.Title)
+	}
+	if len(notes) != 0 {
+		t.Errorf("notes: %+v", notes)
+	}
+}
+
+// TestHostBinaryGlibcUnknownNodes: nodes whose glibc is unknown leave the
+// rule partial: an installer needing a newer glibc may break them.
+func TestHostBinaryGlibcUnknownNodes(t *testing.T) {
+	_, notes := runCheckNotes(t, hostBinaryGlibcCheck(), loadFixture(t, "host-binary-glibc/unknown-os-nodes.yaml", "host-binary-glibc/v2-installer.yaml"))
+	n, ok := notes[ruleHostBinaryGlibc]
+	if !ok || n.Skipped || !strings.Contains(n.Reason, "kube-system/azure-cns can write into a host binary directory on 2 nodes whose glibc is unknown") {
+		t.Errorf("notes: %+v", notes)
 	}
 }

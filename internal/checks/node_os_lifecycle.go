@@ -42,12 +42,22 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 		ID:       "node-os-lifecycle",
 		Title:    "Node OS past end of support, stale node images, or one OS image patched in place everywhere",
 		Severity: finding.Medium,
-		Description: "Reads each node's osImage and kernel and reports nodes on an OS release past the vendor's standard " +
-			"support, long-lived AKS nodes whose node image is months old (their packages change in place, outside " +
-			"any staged rollout), and fleets where nearly every node runs one OS image and kernel that updates " +
-			"packages in place, with no patch coordinator such as kured and no sign of managed image refreshes: one " +
-			"bad package update then reaches every node in the same window.",
+		Description: "Reads each node's osImage and kernel and reports nodes on an OS release past its support: the " +
+			"managed service's own node image window where one is tabled (AKS, EKS), else the vendor's standard " +
+			"support; Windows Server nodes included. It also reports long-lived AKS nodes whose node image is months " +
+			"old (their packages change in place, outside any staged rollout), and fleets where nearly every node " +
+			"runs one OS image and kernel that updates packages in place, with no patch coordinator such as kured " +
+			"and no sign of managed image refreshes: one bad package update then reaches every node in the same " +
+			"window. An OS image it does not recognise, or whose support end is not tabled, leaves the check partial.",
 		Reads: []Input{{Resource: snapshot.Nodes}, Optional(snapshot.DaemonSets), Optional(snapshot.Deployments)},
+		Rules: []Rule{
+			{ID: ruleOSEndOfSupport, Summary: "node OS releases within their provider's or vendor's support",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleStaleNodeImage, Summary: "AKS node images not months old, pools not left behind",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: rulePatchMonoculture, Summary: "no fleet on one in-place-updated OS image and kernel without a patch coordinator",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments}},
+		},
 		Cases: []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc},
 		Run: func(ctx *Context) ([]finding.Finding, error) {
 			return runNodeOSLifecycle(ctx, now().UTC())
@@ -55,9 +65,23 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 	}
 }
 
+// Rules of node-os-lifecycle.
+const (
+	ruleOSEndOfSupport   = "os-end-of-support"
+	ruleStaleNodeImage   = "stale-node-image"
+	rulePatchMonoculture = "patch-monoculture"
+)
+
 // lifecycleFacts is data/node-os-lifecycle.yaml.
 type lifecycleFacts struct {
-	InPlaceUpdateOS   []string `json:"inPlaceUpdateOS"`
+	InPlaceUpdateOS []string `json:"inPlaceUpdateOS"`
+	// LockedReleaseOS are image-pinned package-based systems: each says why
+	// with its own source.
+	LockedReleaseOS []struct {
+		ID     string `json:"id"`
+		Source string `json:"source"`
+		Note   string `json:"note"`
+	} `json:"lockedReleaseOS"`
 	PatchCoordinators []struct {
 		Name   string   `json:"name"`
 		Match  []string `json:"match"`
@@ -103,10 +127,29 @@ func parseLifecycleFacts(data []byte) (*lifecycleFacts, error) {
 			return nil, fmt.Errorf("node-os-lifecycle.yaml: patch coordinator %q needs match and an https source", c.Name)
 		}
 	}
+	for _, l := range f.LockedReleaseOS {
+		if l.ID == "" || !strings.HasPrefix(l.Source, "https://") {
+			return nil, fmt.Errorf("node-os-lifecycle.yaml: locked-release OS %q needs an id and an https source", l.ID)
+		}
+		if f.inPlaceListed(l.ID) {
+			return nil, fmt.Errorf("node-os-lifecycle.yaml: %q is listed both as updating in place and as locked to a release", l.ID)
+		}
+	}
 	return &f, nil
 }
 
+// updatesInPlace reports whether an OS changes packages in place on its
+// own: listed as such, and not locked to its image's release.
 func (f *lifecycleFacts) updatesInPlace(id string) bool {
+	for _, l := range f.LockedReleaseOS {
+		if l.ID == id {
+			return false
+		}
+	}
+	return f.inPlaceListed(id)
+}
+
+func (f *lifecycleFacts) inPlaceListed(id string) bool {
 	for _, p := range f.InPlaceUpdateOS {
 		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(id, prefix) || p == id {
 			return true
@@ -179,37 +222,145 @@ func runNodeOSLifecycle(ctx *Context, now time.Time) ([]finding.Finding, error) 
 		return nil, NotEvaluated("no node reports status.nodeInfo.osImage")
 	}
 	var out []finding.Finding
-	out = append(out, endOfSupportFindings(s.Nodes, infos, now)...)
+	out = append(out, endOfSupportFindings(ctx, infos, now)...)
 	out = append(out, staleImageFindings(s.Nodes, facts, now)...)
-	if f, ok := monocultureFinding(s, infos, facts, now); ok {
+	if f, ok := monocultureFinding(ctx, infos, facts, now); ok {
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []finding.Finding {
-	byOS := map[string][]*corev1.Node{}
+// supportEnd is when a node's OS release stops being supported, and whose
+// word that is: the managed service's node image window where one is
+// tabled, else the OS vendor's end of standard support.
+type supportEnd struct {
+	end      time.Time
+	window   nodeos.Window // set when the provider's window decides
+	provider nodeos.Provider
+}
+
+func nodeSupportEnd(n *corev1.Node, info nodeos.Info) (supportEnd, bool) {
+	if !info.Known {
+		return supportEnd{}, false
+	}
+	p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels)
+	if w, ok := nodeos.ProviderWindow(p, info.Distro, info.Version); ok {
+		return supportEnd{end: w.EndOfSupport, window: w, provider: p}, true
+	}
+	if info.EndOfStandardSupport.IsZero() {
+		return supportEnd{}, false
+	}
+	return supportEnd{end: info.EndOfStandardSupport}, true
+}
+
+// imageCounts lists OS images with their node counts, most nodes first.
+func imageCounts(counts map[string]int, quote bool) string {
+	keys := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		if quote && !strings.HasPrefix(k, "(") {
+			k = strconv.Quote(k)
+		}
+		parts[i] = fmt.Sprintf("%s (%d node%s)", k, counts[k], pluralS(counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nodesRun is "1 AKS node runs" or "3 AKS nodes run".
+func nodesRun(n int, kind string) string {
+	if n == 1 {
+		return "1 " + kind + "node runs"
+	}
+	return fmt.Sprintf("%d %snodes run", n, kind)
+}
+
+// providerNames are how messages name the managed services.
+var providerNames = map[nodeos.Provider]string{nodeos.ProviderAKS: "AKS", nodeos.ProviderEKS: "EKS", nodeos.ProviderGKE: "GKE"}
+
+func endOfSupportFindings(ctx *Context, infos nodeOS, now time.Time) []finding.Finding {
+	nodes := ctx.Snapshot.Nodes
+	type groupKey struct {
+		id       string
+		provider nodeos.Provider
+	}
+	byOS := map[groupKey][]*corev1.Node{}
+	ends := map[groupKey]supportEnd{}
+	unknownImage := map[string]int{} // osImage not in the table
+	untabled := map[string]int{}     // known OS, no support end tabled
 	for i := range nodes {
-		info := infos[nodes[i].Name]
+		n := &nodes[i]
+		info := infos[n.Name]
+		end, ok := nodeSupportEnd(n, info)
+		switch {
+		case !info.Known:
+			img := n.Status.NodeInfo.OSImage
+			if img == "" {
+				img = "(no osImage"
+				if os := n.Labels[corev1.LabelOSStable]; os != "" {
+					img += ", " + corev1.LabelOSStable + "=" + os
+				}
+				img += ")"
+			}
+			unknownImage[img]++
+			continue
+		case !ok:
+			untabled[info.Name()]++
+			continue
+		}
 		// Support ends at the end of the given day.
-		if info.Known && !info.EndOfStandardSupport.IsZero() && now.After(info.EndOfStandardSupport.Add(24*time.Hour)) {
-			byOS[info.ID] = append(byOS[info.ID], &nodes[i])
+		if now.After(end.end.Add(24 * time.Hour)) {
+			k := groupKey{info.ID, end.provider}
+			byOS[k] = append(byOS[k], n)
+			ends[k] = end
 		}
 	}
+	if len(unknownImage) > 0 {
+		ctx.Incomplete(ruleOSEndOfSupport, "OS images kubegap does not recognise, so their support cannot be judged: %s", imageCounts(unknownImage, true))
+	}
+	if len(untabled) > 0 {
+		ctx.Incomplete(ruleOSEndOfSupport, "no support end is tabled for %s", imageCounts(untabled, false))
+	}
+	keys := slices.SortedFunc(maps.Keys(byOS), func(a, b groupKey) int {
+		return strings.Compare(a.id+"|"+string(a.provider), b.id+"|"+string(b.provider))
+	})
 	var out []finding.Finding
-	for _, id := range slices.Sorted(maps.Keys(byOS)) {
-		group := byOS[id]
-		info := infos[group[0].Name]
-		eoss := info.EndOfStandardSupport.Format(time.DateOnly)
-		refs, more := nodeRefs(group)
-		f := finding.Finding{
-			Check:    "node-os-lifecycle",
-			Severity: finding.Medium,
-			Title:    fmt.Sprintf("%d nodes run %s, past end of standard support (%s)", len(group), info.Name(), eoss),
-			Objects:  refs,
-			Cases:    []string{caseUbuntuSystemdDNS},
+	for _, k := range keys {
+		out = append(out, endOfSupportFinding(byOS[k], infos[byOS[k][0].Name], ends[k], now))
+	}
+	return out
+}
+
+func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd, now time.Time) finding.Finding {
+	eos := end.end.Format(time.DateOnly)
+	refs, more := nodeRefs(group)
+	f := finding.Finding{
+		Check:    "node-os-lifecycle",
+		Severity: finding.Medium,
+		Objects:  refs,
+		Cases:    []string{caseUbuntuSystemdDNS},
+	}
+	var what, ext, sources string
+	if end.provider != nodeos.ProviderUnknown {
+		svc := providerNames[end.provider]
+		f.Title = fmt.Sprintf("%s %s, past %s's support for its node images (%s)", nodesRun(len(group), svc+" "), info.Name(), svc, eos)
+		what = fmt.Sprintf("for which %s stopped producing node images and security patches on %s, %d days before this audit.",
+			svc, eos, days(now.Sub(end.end)))
+		if r := end.window.ImagesRemoved; !r.IsZero() {
+			if now.After(r.Add(24 * time.Hour)) {
+				ext = fmt.Sprintf(" %s removed the node images on %s: scaling and reimaging these pools fail.", svc, r.Format(time.DateOnly))
+			} else {
+				ext = fmt.Sprintf(" %s removes the node images on %s; from then scaling and reimaging these pools fail.", svc, r.Format(time.DateOnly))
+			}
 		}
-		ext := ""
+		sources = strings.Join(end.window.Sources, ", ")
+	} else {
+		f.Title = fmt.Sprintf("%s %s, past end of standard support (%s)", nodesRun(len(group), ""), info.Name(), eos)
+		what = fmt.Sprintf("whose vendor ended standard support on %s, %d days before this audit.", eos, days(now.Sub(end.end)))
 		switch {
 		case info.EndOfExtendedSupport.IsZero():
 		case now.After(info.EndOfExtendedSupport.Add(24 * time.Hour)):
@@ -218,30 +369,33 @@ func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []fi
 			ext = fmt.Sprintf(" Only paid or volunteer extended support (Ubuntu Pro, Debian LTS and the like) continues, until %s.",
 				info.EndOfExtendedSupport.Format(time.DateOnly))
 		}
-		libc := ""
-		// Binaries linked on glibc 2.34 or later need GLIBC_2.34
-		// (__libc_start_main), which is what broke the Azure CNI.
-		if !info.Glibc.IsZero() && info.Glibc.Less(nodeos.Version{Major: 2, Minor: 34}) {
-			libc = fmt.Sprintf(" Its glibc %s cannot run binaries that need GLIBC_2.34, as binaries built on current "+
-				"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
-			f.Cases = append(f.Cases, caseAzureCNIGlibc)
-		}
-		f.Message = fmt.Sprintf("%d nodes run %s, whose vendor ended standard support on %s, %d days before this audit.%s%s%s",
-			len(group), info.Name(), eoss, days(now.Sub(info.EndOfStandardSupport)), ext, libc, moreText(more))
-		f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
-			"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.",
-			strings.Join(info.Sources, ", "))
-		for i, n := range group {
-			if i == maxEvidenceNodes {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(group)-i))
-				break
-			}
-			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s, standard support ended %s",
-				n.Name, n.Status.NodeInfo.OSImage, info.Name(), eoss))
-		}
-		out = append(out, f)
+		sources = strings.Join(info.Sources, ", ")
 	}
-	return out
+	libc := ""
+	// Binaries linked on glibc 2.34 or later need GLIBC_2.34
+	// (__libc_start_main), which is what broke the Azure CNI.
+	if !info.Glibc.IsZero() && info.Glibc.Less(nodeos.Version{Major: 2, Minor: 34}) {
+		libc = fmt.Sprintf(" Its glibc %s cannot run binaries that need GLIBC_2.34, as binaries built on current "+
+			"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
+		f.Cases = append(f.Cases, caseAzureCNIGlibc)
+	}
+	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", nodesRun(len(group), ""), info.Name(), what, ext, libc, moreText(more))
+	f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
+		"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.", sources)
+	for i, n := range group {
+		if i == maxEvidenceNodes {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(group)-i))
+			break
+		}
+		line := fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s", n.Name, n.Status.NodeInfo.OSImage, info.Name())
+		if end.provider != nodeos.ProviderUnknown {
+			line += fmt.Sprintf(" on %s (spec.providerID=%s), node image support ended %s", providerNames[end.provider], n.Spec.ProviderID, eos)
+		} else {
+			line += ", standard support ended " + eos
+		}
+		f.Evidence = append(f.Evidence, line)
+	}
+	return f
 }
 
 type agedNode struct {
@@ -364,13 +518,10 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 
 // monocultureFinding reports a fleet on one in-place-updated OS image and
 // kernel with nothing staging its updates.
-func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
+func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
+	s := ctx.Snapshot
 	th := facts.Thresholds
 	if len(s.Nodes) < th.MonocultureMinNodes {
-		return finding.Finding{}, false
-	}
-	// Without the DaemonSets, "no patch coordinator" cannot be told.
-	if s.Status(snapshot.DaemonSets).Status != snapshot.StatusRead {
 		return finding.Finding{}, false
 	}
 	type tuple struct{ osImage, kernel string }
@@ -388,8 +539,24 @@ func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFact
 	}
 	same := counts[top]
 	share := float64(len(same)) / float64(len(s.Nodes))
+	if share < th.MonocultureShare {
+		return finding.Finding{}, false
+	}
 	info := infos[same[0].Name]
-	if share < th.MonocultureShare || !info.Known || !facts.updatesInPlace(info.ID) {
+	if !info.Known {
+		ctx.Incomplete(rulePatchMonoculture, "%d of %d nodes run OS image %q, which kubegap does not recognise: whether it updates in place is unknown",
+			len(same), len(s.Nodes), top.osImage)
+		return finding.Finding{}, false
+	}
+	if !facts.updatesInPlace(info.ID) {
+		return finding.Finding{}, false
+	}
+	// Without any DaemonSet or Deployment, "no patch coordinator" cannot
+	// be told at all.
+	dsSeen, depSeen := ctx.Present(snapshot.DaemonSets), ctx.Present(snapshot.Deployments)
+	if !dsSeen && !depSeen {
+		ctx.Incomplete(rulePatchMonoculture, "%d of %d nodes run %q, updated in place, but neither DaemonSets nor Deployments are in the input: "+
+			"whether a patch coordinator runs is unknown", len(same), len(s.Nodes), top.osImage)
 		return finding.Finding{}, false
 	}
 	if patchCoordinator(s, facts) {
@@ -418,19 +585,48 @@ func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFact
 	for _, c := range facts.PatchCoordinators {
 		names = append(names, c.Name)
 	}
+	// Open world: only complete inputs show that no coordinator runs; else
+	// the finding says what was looked at and what could not be.
+	complete := ctx.Complete(snapshot.DaemonSets) && ctx.Complete(snapshot.Deployments)
+	var looked, unseen []string
+	for _, k := range []struct {
+		r    snapshot.Resource
+		seen bool
+	}{{snapshot.DaemonSets, dsSeen}, {snapshot.Deployments, depSeen}} {
+		switch {
+		case ctx.Complete(k.r):
+			looked = append(looked, "every "+k.r.Kind)
+		case k.seen:
+			looked = append(looked, "the "+k.r.Kind+"s in the input")
+			unseen = append(unseen, k.r.Kind+"s beyond those in the input")
+		default:
+			unseen = append(unseen, k.r.Kind+"s (not in the input)")
+		}
+	}
+	coordinator := "with no patch coordinator"
+	if !complete {
+		coordinator = "with no patch coordinator in the input"
+		ctx.Incomplete(rulePatchMonoculture, "a patch coordinator among %s could not be ruled out", strings.Join(unseen, " or "))
+	}
 	f := finding.Finding{
 		Check:    "node-os-lifecycle",
 		Severity: finding.Low,
-		Title: fmt.Sprintf("%d of %d nodes run one OS image and kernel (%s, %s) updated in place, with no patch coordinator",
-			len(same), len(s.Nodes), top.osImage, top.kernel),
+		Title: fmt.Sprintf("%d of %d nodes run one OS image and kernel (%s, %s) updated in place, %s",
+			len(same), len(s.Nodes), top.osImage, top.kernel, coordinator),
 		Objects: refs,
 		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic},
 	}
+	nothing := "Nothing in the cluster stages those changes: no patch coordinator runs and no node image was refreshed recently."
+	then := "An automatic package update therefore"
+	if !complete {
+		then = "Unless such a coordinator runs, an automatic package update"
+		nothing = fmt.Sprintf("No patch coordinator is among %s, and no node image was refreshed recently; %s were not seen, so a "+
+			"coordinator there cannot be ruled out.", strings.Join(looked, " and "), strings.Join(unseen, " and "))
+	}
 	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
-		"are older than %d days. Nothing in the cluster stages those changes: no patch coordinator runs and no node image was "+
-		"refreshed recently. An automatic package update therefore reaches every node in the same window, so one bad systemd, "+
+		"are older than %d days. %s %s reaches every node in the same window, so one bad systemd, "+
 		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
-		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, moreText(more))
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, then, moreText(more))
 	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
 		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
@@ -444,7 +640,12 @@ func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFact
 		}
 		f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s metadata.creationTimestamp=%s", n.Name, n.CreationTimestamp.UTC().Format(time.RFC3339)))
 	}
-	f.Evidence = append(f.Evidence, "no DaemonSet or Deployment matches a patch coordinator ("+strings.Join(names, ", ")+")")
+	if complete {
+		f.Evidence = append(f.Evidence, "no DaemonSet or Deployment matches a patch coordinator ("+strings.Join(names, ", ")+")")
+	} else {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("none of %s matches a patch coordinator (%s); unknown: %s",
+			strings.Join(looked, " and "), strings.Join(names, ", "), strings.Join(unseen, ", ")))
+	}
 	if !newestImage.IsZero() {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("newest %s: %s", facts.AKSNodeImageLabel, newestImage.Format(time.DateOnly)))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // auditDay is the clock the node-os-lifecycle tests run at.
@@ -67,7 +68,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 			now:   auditDay(),
 			want: []want{{finding.Low, []string{"worker-0", "worker-1", "worker-2", "worker-3"},
 				`4 of 4 nodes run one OS image and kernel (Ubuntu 22.04.5 LTS, 5.15.0-1089-azure)`, monoCases}},
-			evidence: []string{`4 of 4 nodes report status.nodeInfo.osImage="Ubuntu 22.04.5 LTS", kernelVersion="5.15.0-1089-azure"`, "no DaemonSet or Deployment matches a patch coordinator"},
+			evidence: []string{`4 of 4 nodes report status.nodeInfo.osImage="Ubuntu 22.04.5 LTS", kernelVersion="5.15.0-1089-azure"`, "none of the DaemonSets in the input matches a patch coordinator"},
 		},
 		{name: "monoculture with kured", files: []string{"monoculture-nodes.yaml", "daemonsets.yaml", "kured.yaml"}, now: auditDay()},
 		{name: "monoculture of nodes replaced last week", files: []string{"young-nodes.yaml", "daemonsets.yaml"}, now: auditDay()},
@@ -183,7 +184,7 @@ func TestLifecycleFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]bool{
-		"ubuntu-20.04": true, "amazon-linux-2023": true, "cbl-mariner-2.0": true, "cbl-mariner": true,
+		"ubuntu-20.04": true, "amazon-linux-2": true, "amazon-linux-2023": false, "cbl-mariner-2.0": true, "cbl-mariner": true,
 		"cos": false, "bottlerocket": false, "talos": false, "flatcar": false, "windows-server": false, "rhcos-rhel9": false,
 	} {
 		if got := f.updatesInPlace(id); got != want {
@@ -206,5 +207,140 @@ func TestLifecycleFacts(t *testing.T) {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+// runCheckNotes runs a check and returns its findings and what it noted
+// about its rules.
+func runCheckNotes(t *testing.T, c Check, s *snapshot.Snapshot) ([]finding.Finding, map[string]RuleNote) {
+	t.Helper()
+	ctx := &Context{Snapshot: s}
+	fs, err := c.Run(ctx)
+	if err != nil {
+		t.Fatalf("check %s: %v", c.ID, err)
+	}
+	return fs, ctx.Notes()
+}
+
+// TestNodeOSLifecycleOpenWorld: "no patch coordinator" is said only when
+// every DaemonSet and Deployment was read; else the finding says what was
+// looked at and the rule is partial (issue 12, false finding 9).
+func TestNodeOSLifecycleOpenWorld(t *testing.T) {
+	c := nodeOSLifecycleCheckAt(clockAt(auditDay()))
+	load := func() *snapshot.Snapshot {
+		return loadFixture(t, "node-os-lifecycle/monoculture-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
+	}
+	fs, notes := runCheckNotes(t, c, load())
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want the monoculture", len(fs))
+	}
+	for _, e := range fs[0].Evidence {
+		if strings.Contains(e, "no DaemonSet or Deployment matches") {
+			t.Errorf("evidence claims every Deployment was looked at, but none were in the input: %q", e)
+		}
+	}
+	if !anyEvidence(fs[0], "Deployments (not in the input)") {
+		t.Errorf("evidence does not say Deployments are unknown: %q", fs[0].Evidence)
+	}
+	if n, ok := notes[rulePatchMonoculture]; !ok || n.Skipped || !strings.Contains(n.Reason, "Deployments") {
+		t.Errorf("patch-monoculture not noted partial for the missing Deployments: %+v", notes)
+	}
+
+	s := load()
+	s.SetComplete(snapshot.DaemonSets, nil)
+	s.SetComplete(snapshot.Deployments, nil)
+	fs, notes = runCheckNotes(t, c, s)
+	if len(fs) != 1 || !anyEvidence(fs[0], "no DaemonSet or Deployment matches a patch coordinator") {
+		t.Fatalf("complete input: %+v", fs)
+	}
+	if _, ok := notes[rulePatchMonoculture]; ok {
+		t.Errorf("complete input, yet the rule is noted: %+v", notes)
+	}
+}
+
+// TestNodeOSLifecycleLockedRelease: Amazon Linux 2023 AMIs are locked to a
+// release (AWS deterministic upgrades), so a fleet of them is not "updated
+// in place" (issue 12, false finding 10).
+func TestNodeOSLifecycleLockedRelease(t *testing.T) {
+	s := loadFixture(t, "node-os-lifecycle/al2023-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
+	s.SetComplete(snapshot.DaemonSets, nil)
+	s.SetComplete(snapshot.Deployments, nil)
+	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), s)
+	for _, f := range fs {
+		t.Errorf("finding on an AL2023 fleet: %s", f.Title)
+	}
+	if len(notes) != 0 {
+		t.Errorf("notes on a known, supported OS: %+v", notes)
+	}
+}
+
+// TestNodeOSLifecycleProviderWindows: the managed service's node image
+// window decides where one is tabled, Windows nodes included (issue 12,
+// false finding 11).
+func TestNodeOSLifecycleProviderWindows(t *testing.T) {
+	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/provider-windows.yaml"))
+	var titles []string
+	for _, f := range fs {
+		titles = append(titles, f.Title)
+	}
+	want := []struct {
+		title string
+		nodes []string
+	}{
+		{"2 EKS nodes run Amazon Linux 2, past EKS's support for its node images (2025-11-26)", []string{"ip-10-0-2-0.ec2.internal", "ip-10-0-2-1.ec2.internal"}},
+		{"1 AKS node runs Windows Server 2019, past AKS's support for its node images (2026-03-01)", []string{"akswin19000000"}},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("findings %q, want %d", titles, len(want))
+	}
+	for i, w := range want {
+		if fs[i].Title != w.title {
+			t.Errorf("finding %d: %q, want %q", i, fs[i].Title, w.title)
+		}
+		if got := nodeNames(fs[i]); !slices.Equal(got, w.nodes) {
+			t.Errorf("finding %d: nodes %v, want %v", i, got, w.nodes)
+		}
+	}
+	if hasObject(fs, "Node", "", "aks-np2004-1234567-vmss000000") {
+		t.Error("AKS Ubuntu 20.04 reported past support although AKS supports its images until 2027-03-17")
+	}
+	if !strings.Contains(fs[1].Message, "removes the node images on 2027-04-01") {
+		t.Errorf("Windows 2019 message lacks the image removal: %s", fs[0].Message)
+	}
+	if hasObject(fs, "Node", "", "win22-selfmanaged") {
+		t.Error("Windows Server 2022 reported past support; Microsoft's security updates run to 2031")
+	}
+	n := notes[ruleOSEndOfSupport]
+	if !strings.Contains(n.Reason, "no support end is tabled for Windows Server 2025 (1 node)") || strings.Contains(n.Reason, "2022") {
+		t.Errorf("want only the self-managed Windows Server 2025 node noted as unjudged: %+v", notes)
+	}
+	// Self-managed Windows is judged by Microsoft's dates.
+	later, _ := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), loadFixture(t, "node-os-lifecycle/provider-windows.yaml"))
+	found := false
+	for _, f := range later {
+		if slices.Equal(nodeNames(f), []string{"win22-selfmanaged"}) {
+			found = strings.Contains(f.Title, "1 node runs Windows Server 2022, past end of standard support (2031-10-14)")
+		}
+	}
+	if !found {
+		t.Error("self-managed Windows Server 2022 not reported after 2031-10-14")
+	}
+}
+
+// TestNodeOSLifecycleUnknownImages: images the table does not know are
+// partial, never pass (issue 12, false finding 16).
+func TestNodeOSLifecycleUnknownImages(t *testing.T) {
+	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/unknown-images.yaml"))
+	if len(fs) != 0 {
+		t.Errorf("findings on unknown images: %+v", fs)
+	}
+	n, ok := notes[ruleOSEndOfSupport]
+	if !ok || n.Skipped {
+		t.Fatalf("end-of-support not noted partial: %+v", notes)
+	}
+	for _, img := range []string{`"Ubuntu 20.10"`, `"Ubuntu Questing Quokka (development branch)"`, `"Debian GNU/Linux 7 (wheezy)"`} {
+		if !strings.Contains(n.Reason, img) {
+			t.Errorf("note does not name %s: %s", img, n.Reason)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package checks
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,8 +31,16 @@ type sandboxSignature struct {
 	Cases       []string `json:"cases"`
 	Remediation string   `json:"remediation"`
 	Sources     []string `json:"sources"`
+	// Unless are patterns that rule the signature out when one matches too.
+	Unless []string `json:"unless"`
+	// Requires is what the pod's context must show for the signature to
+	// apply; without it the message is matched against later entries.
+	Requires *struct {
+		Regression string `json:"regression"`
+		Chain      bool   `json:"chain"`
+	} `json:"requires"`
 
-	res []*regexp.Regexp
+	res, unless []*regexp.Regexp
 }
 
 // match returns where the first matching pattern first matches msg and the
@@ -54,6 +64,16 @@ func (sig *sandboxSignature) match(msg string) (int, []string, bool) {
 		return locs[0][0], texts, true
 	}
 	return 0, nil, false
+}
+
+// ruledOut returns the text of an unless pattern that matches msg, or "".
+func (sig *sandboxSignature) ruledOut(msg string) string {
+	for _, re := range sig.unless {
+		if t := re.FindString(msg); t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // loadSandboxSignatures parses and validates the embedded table once.
@@ -95,6 +115,21 @@ func parseSandboxSignatures(data []byte) ([]sandboxSignature, error) {
 			}
 			s.res = append(s.res, re)
 		}
+		for _, p := range s.Unless {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox signature %q: unless: %w", s.ID, err)
+			}
+			s.unless = append(s.unless, re)
+		}
+		if r := s.Requires; r != nil {
+			if len(s.Patterns) == 0 {
+				return nil, fmt.Errorf("sandbox signature %q: the catch-all cannot have requirements", s.ID)
+			}
+			if r.Regression == "" && !r.Chain {
+				return nil, fmt.Errorf("sandbox signature %q: requires names nothing", s.ID)
+			}
+		}
 	}
 	return sigs, nil
 }
@@ -129,11 +164,25 @@ func podSandboxFailuresCheck() Check {
 			"plugin that cannot find its link after a containerd update, or a node that cannot resolve names. " +
 			"The node itself stays Ready, so nothing else reports it; during an upgrade these pods are the " +
 			"replacements for drained ones. Findings are grouped by error signature and list the nodes. " +
-			"An unrecognised error is still reported, at medium. Nodes, when read, add their OS and runtime.",
-		Reads: append(Needs(snapshot.Pods, snapshot.Events), Optional(snapshot.Nodes)),
+			"An unrecognised error is still reported, at medium. Nodes, when read, add their OS and runtime. \"Link not found\" " +
+			"is blamed on the containerd chained-CNI regression only when the pod's node runs an affected containerd and the " +
+			"attachment is a chain (the event names a consumer plugin, or its NetworkAttachmentDefinition is one); a " +
+			"missing master interface of macvlan, ipvlan, vlan or SR-IOV is another CNI failure. Pods whose sandbox exists " +
+			"(a container waiting on its image, started or restarted) are not counted, whatever old events say.",
+		Reads: append(Needs(snapshot.Pods, snapshot.Events), Optional(snapshot.Nodes), Optional(snapshot.NetworkAttachmentDefinitions)),
+		Rules: []Rule{{ID: ruleStuckSandboxes, Summary: "no pod bound to a node waits on a sandbox the node cannot create",
+			Needs: []snapshot.Resource{snapshot.Pods, snapshot.Events}}},
 		Cases: cases,
 		Run:   runPodSandboxFailures,
 	}
+}
+
+// sandboxGroup is one finding: the signature that matched, and the more
+// specific one that might have, had the input shown its context.
+type sandboxGroup struct {
+	sig     int
+	maybe   string // signature ID
+	unknown string // what was missing to tell
 }
 
 // sandboxHit is one stuck pod with the latest sandbox event about it.
@@ -142,10 +191,20 @@ type sandboxHit struct {
 	event *corev1.Event
 	at    int      // where the signature matched in the message
 	texts []string // what the signature matched
+	// context is the evidence for the signature's requirements, and for
+	// why more specific signatures did not apply.
+	context []string
 }
+
+// ruleStuckSandboxes is pod-sandbox-failures' one rule.
+const ruleStuckSandboxes = "stuck-sandboxes"
 
 func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 	sigs, err := loadSandboxSignatures()
+	if err != nil {
+		return nil, err
+	}
+	facts, err := loadContainerdFacts()
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +222,10 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 	}
 	// Stuck pods without events: the cause cannot be told (files often
 	// leave events out, and the API keeps them for an hour only).
-	if st := s.Status(snapshot.Events).Status; st != snapshot.StatusRead {
-		return nil, NotEvaluated("%d pods are bound but not started, and events were not read (%s)", len(stuck), st)
+	if !ctx.Present(snapshot.Events) {
+		ctx.Skip(ruleStuckSandboxes, "%d pods are bound but not started, and events are not in the input (%s)",
+			len(stuck), s.Status(snapshot.Events).Status)
+		return nil, nil
 	}
 
 	// The latest sandbox event per stuck pod; events of an earlier pod with
@@ -183,22 +244,57 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 			latest[p] = e
 		}
 	}
-
-	bySig := map[int][]sandboxHit{}
+	// An event older than the pod's latest change of state is history: the
+	// pod moved on after it.
 	for p, e := range latest {
-		for si := range sigs {
-			if at, texts, ok := sigs[si].match(e.Message); ok {
-				bySig[si] = append(bySig[si], sandboxHit{pod: p, event: e, at: at, texts: texts})
-				break
-			}
+		if t, st := eventUnix(e), podStateUnix(p); t != 0 && st != 0 && t < st {
+			delete(latest, p)
 		}
 	}
 
+	ix := s.Index()
+	sc := sandboxContext{ctx: ctx, facts: facts, ix: ix, nodesSeen: ctx.Present(snapshot.Nodes)}
+	groups := map[sandboxGroup][]sandboxHit{}
+	for p, e := range latest {
+		h := sandboxHit{pod: p, event: e}
+		var partly *sandboxSignature
+		var unknown string
+		for si := range sigs {
+			sig := &sigs[si]
+			at, texts, ok := sig.match(e.Message)
+			if !ok {
+				continue
+			}
+			if t := sig.ruledOut(e.Message); t != "" {
+				h.context = append(h.context, fmt.Sprintf("Event %s/%s says %q, which rules out: %s", e.Namespace, e.Name, t, sig.Title))
+				continue
+			}
+			v, err := sc.judge(sig, p, e)
+			if err != nil {
+				return nil, err
+			}
+			h.context = append(h.context, v.evidence...)
+			if !v.applies {
+				if v.unknown != "" && partly == nil {
+					partly, unknown = sig, v.unknown
+				}
+				continue
+			}
+			h.at, h.texts = at, texts
+			g := sandboxGroup{sig: si}
+			if partly != nil {
+				g.maybe, g.unknown = partly.ID, unknown
+			}
+			groups[g] = append(groups[g], h)
+			break
+		}
+	}
+	sc.noteUnknown()
+
 	var nodes map[string]*corev1.Node
-	if s.Status(snapshot.Nodes).Status == snapshot.StatusRead {
+	if sc.nodesSeen {
 		nodes = map[string]*corev1.Node{}
-		ix := s.Index()
-		for _, hits := range bySig {
+		for _, hits := range groups {
 			for _, h := range hits {
 				if n := h.pod.Spec.NodeName; n != "" {
 					nodes[n] = ix.Node(n)
@@ -207,17 +303,29 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 		}
 	}
 
-	var out []finding.Finding
-	for si := range sigs {
-		if hits := bySig[si]; len(hits) > 0 {
-			out = append(out, sandboxFinding(&sigs[si], hits, nodes))
+	keys := slices.SortedFunc(maps.Keys(groups), func(a, b sandboxGroup) int {
+		if a.sig != b.sig {
+			return a.sig - b.sig
 		}
+		return strings.Compare(a.maybe+a.unknown, b.maybe+b.unknown)
+	})
+	var out []finding.Finding
+	for _, g := range keys {
+		var maybe *sandboxSignature
+		for i := range sigs {
+			if sigs[i].ID == g.maybe {
+				maybe = &sigs[i]
+			}
+		}
+		out = append(out, sandboxFinding(&sigs[g.sig], maybe, g.unknown, groups[g], nodes))
 	}
 	return out, nil
 }
 
-// sandboxStuck reports whether a pod is bound to a node but none of its
-// containers has started: the state a failed sandbox leaves it in.
+// sandboxStuck reports whether a pod is bound to a node and still waits for
+// its sandbox: Pending, and nothing shows the sandbox was ever made. A
+// container waiting on its image, or one that started, ran or restarted,
+// means the sandbox exists, whatever an older event said.
 func sandboxStuck(p *snapshot.Pod) bool {
 	if podTerminal(p) || p.Spec.NodeName == "" {
 		return false
@@ -225,16 +333,247 @@ func sandboxStuck(p *snapshot.Pod) bool {
 	if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
 		return false
 	}
-	for cs := range containerStatuses(p) {
-		if cs.State.Running != nil || cs.State.Terminated != nil {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 			return false
+		}
+	}
+	for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+		for i := range list {
+			if containerBeyondSandbox(&list[i]) {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// containerBeyondSandbox reports whether a container status shows that the
+// pod's sandbox was created: the kubelet pulls images and creates
+// containers only inside an existing sandbox, and reports a container
+// without one as waiting in ContainerCreating (PodInitializing while init
+// containers have not run).
+func containerBeyondSandbox(cs *snapshot.ContainerStatus) bool {
+	switch {
+	case cs.State.Running != nil, cs.State.Terminated != nil:
+		return true
+	case cs.LastTerminationState.Running != nil, cs.LastTerminationState.Terminated != nil:
+		return true
+	case cs.RestartCount > 0, cs.ImageID != "", cs.Started != nil && *cs.Started:
+		return true
+	case cs.State.Waiting != nil:
+		switch cs.State.Waiting.Reason {
+		case "", "ContainerCreating", "PodInitializing":
+			return false
+		}
+		return true // ImagePullBackOff, ErrImagePull, CrashLoopBackOff, CreateContainerError...
+	}
+	return false
+}
+
+// podStateUnix is when the pod's state last changed, as far as the kept
+// status shows: the latest condition transition or container start or end.
+func podStateUnix(p *snapshot.Pod) int64 {
+	var t int64
+	for _, c := range p.Status.Conditions {
+		if !c.LastTransitionTime.IsZero() {
+			t = max(t, c.LastTransitionTime.UnixNano())
+		}
+	}
+	return t
+}
+
+// sandboxContext judges a signature's requirements against the pod's node
+// and attachments, and remembers what it could not judge.
+type sandboxContext struct {
+	ctx       *Context
+	facts     *containerdFacts
+	ix        *snapshot.Index
+	nodesSeen bool
+	// unknown counts pods whose requirements could not be judged, by
+	// signature title and what was missing.
+	unknown map[string]int
+}
+
+// consumerTypeRE finds plugin types an event names: plugin type="bond".
+var consumerTypeRE = regexp.MustCompile(`type="?([A-Za-z0-9_.-]+)"?`)
+
+// attachmentNameRE finds the attachment an event names: Multus's
+// [ns/pod:net] or the runtime's error adding container to network "net".
+var attachmentNameRE = regexp.MustCompile(`(?:to network "([^"]+)"|\[[^/\]]+/[^:\]]+:([^\]]+)\])`)
+
+// sigVerdict is whether a signature's requirements hold for one pod.
+type sigVerdict struct {
+	applies bool
+	// unknown says what the input lacked to tell, when it could not.
+	unknown string
+	// evidence shows why the signature applies, or why it does not.
+	evidence []string
+}
+
+// judge checks sig's requirements against pod p's node and attachments.
+func (sc *sandboxContext) judge(sig *sandboxSignature, p *snapshot.Pod, e *corev1.Event) (sigVerdict, error) {
+	r := sig.Requires
+	if r == nil {
+		return sigVerdict{applies: true}, nil
+	}
+	var v sigVerdict
+	if r.Regression != "" {
+		var reg *runtimeRegression
+		for i := range sc.facts.Regressions {
+			if sc.facts.Regressions[i].ID == r.Regression {
+				reg = &sc.facts.Regressions[i]
+			}
+		}
+		if reg == nil {
+			return v, fmt.Errorf("sandbox signature %q requires unknown regression %q", sig.ID, r.Regression)
+		}
+		n := sc.ix.Node(p.Spec.NodeName)
+		if n == nil {
+			v.unknown = "node not in the input"
+			sc.unknownFor(sig, "their nodes are not in the input, so the container runtime version is unknown")
+			return v, nil
+		}
+		rv := n.Status.NodeInfo.ContainerRuntimeVersion
+		if !reg.affects(rv) {
+			v.evidence = append(v.evidence, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s is outside the range of %s (%s), which rules out: %s",
+				n.Name, rv, reg.ID, reg.rangeText(), sig.Title))
+			return v, nil
+		}
+		v.evidence = append(v.evidence, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s is in the affected range: %s",
+			n.Name, rv, reg.rangeText()))
+	}
+	if r.Chain {
+		ev, chained, unknown := sc.chainOf(sig, p, e)
+		v.evidence = append(v.evidence, ev...)
+		switch {
+		case chained:
+		case unknown != "":
+			v.unknown = unknown
+			return v, nil
+		default:
+			if len(ev) == 0 {
+				v.evidence = append(v.evidence, fmt.Sprintf("Event %s/%s names no chained plugin and no attachment, which rules out: %s",
+					e.Namespace, e.Name, sig.Title))
+			}
+			return v, nil
+		}
+	}
+	v.applies = true
+	return v, nil
+}
+
+// chainOf looks at the attachment pod p failed on: whether it is a
+// creator-then-consumer chain, with evidence either way, or what the input
+// lacked to tell.
+func (sc *sandboxContext) chainOf(sig *sandboxSignature, p *snapshot.Pod, e *corev1.Event) (ev []string, chained bool, unknown string) {
+	consumer := map[string]bool{}
+	for _, t := range sc.facts.Chains.Consumers {
+		consumer[t] = true
+	}
+	for _, m := range consumerTypeRE.FindAllStringSubmatch(e.Message, -1) {
+		if consumer[m[1]] {
+			return []string{fmt.Sprintf("Event %s/%s names plugin type %s, which consumes interfaces an earlier plugin of its chain created",
+				e.Namespace, e.Name, m[1])}, true, ""
+		}
+	}
+	var names []string
+	for _, m := range attachmentNameRE.FindAllStringSubmatch(e.Message, -1) {
+		names = append(names, m[1]+m[2])
+	}
+	names = append(names, podNetworks(p.Annotations["k8s.v1.cni.cncf.io/networks"])...)
+	nads := sc.ctx.Snapshot.CustomObjects(snapshot.NetworkAttachmentDefinitions)
+	missing := false
+	seen := map[string]bool{}
+	for _, name := range names {
+		ns, n := p.Namespace, name
+		if i := strings.IndexByte(name, '/'); i >= 0 {
+			ns, n = name[:i], name[i+1:]
+		}
+		if seen[ns+"/"+n] {
+			continue
+		}
+		seen[ns+"/"+n] = true
+		found := false
+		for i := range nads {
+			if nads[i].GetNamespace() != ns || nads[i].GetName() != n {
+				continue
+			}
+			found = true
+			if c := sc.facts.chainedNAD(&nads[i]); c != "" {
+				return append(ev, c), true, ""
+			}
+			ev = append(ev, fmt.Sprintf("NetworkAttachmentDefinition %s/%s spec.config has no plugin consuming interfaces an earlier one created, which rules out: %s",
+				ns, n, sig.Title))
+		}
+		if !found && !sc.ctx.CompleteIn(snapshot.NetworkAttachmentDefinitions, ns) {
+			missing = true
+		}
+	}
+	if missing {
+		sc.unknownFor(sig, "their NetworkAttachmentDefinitions are not in the input, so whether the attachment is a chain is unknown")
+		return ev, false, "attachment not in the input"
+	}
+	return ev, false, ""
+}
+
+// podNetworks reads the attachment names of a Multus networks annotation:
+// "a, ns/b" or a JSON list of {"name", "namespace"}.
+func podNetworks(v string) []string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	if strings.HasPrefix(v, "[") {
+		var list []struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		}
+		if json.Unmarshal([]byte(v), &list) != nil {
+			return nil
+		}
+		var out []string
+		for _, n := range list {
+			if n.Namespace != "" {
+				out = append(out, n.Namespace+"/"+n.Name)
+			} else if n.Name != "" {
+				out = append(out, n.Name)
+			}
+		}
+		return out
+	}
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if i := strings.IndexByte(part, '@'); i >= 0 { // net@ifname
+			part = part[:i]
+		}
+		if part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func (sc *sandboxContext) unknownFor(sig *sandboxSignature, why string) {
+	if sc.unknown == nil {
+		sc.unknown = map[string]int{}
+	}
+	sc.unknown[sig.ID+"|"+why]++
+}
+
+// noteUnknown records, on the rule, the pods whose cause could not be
+// pinned down: they are reported under a broader signature.
+func (sc *sandboxContext) noteUnknown() {
+	for _, k := range slices.Sorted(maps.Keys(sc.unknown)) {
+		id, why, _ := strings.Cut(k, "|")
+		sc.ctx.Incomplete(ruleStuckSandboxes, "%d stuck pods match signature %s only in part (%s); they are reported under a broader one",
+			sc.unknown[k], id, why)
+	}
+}
+
 // eventUnix is when an event last occurred, whichever field its source
-// filled.
+// filled; 0 when it has no time.
 func eventUnix(e *corev1.Event) int64 {
 	switch {
 	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
@@ -243,12 +582,16 @@ func eventUnix(e *corev1.Event) int64 {
 		return e.LastTimestamp.UnixNano()
 	case !e.EventTime.IsZero():
 		return e.EventTime.UnixNano()
-	default:
+	case !e.FirstTimestamp.IsZero():
 		return e.FirstTimestamp.UnixNano()
 	}
+	return 0
 }
 
-func sandboxFinding(sig *sandboxSignature, hits []sandboxHit, nodes map[string]*corev1.Node) finding.Finding {
+// sandboxFinding reports the pods whose latest sandbox event matched sig.
+// maybe is a more specific signature that matched the message, but whose
+// context the input did not show (unknown says what it lacked).
+func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandboxHit, nodes map[string]*corev1.Node) finding.Finding {
 	sort.Slice(hits, func(i, j int) bool {
 		a, b := hits[i].pod, hits[j].pod
 		if a.Spec.NodeName != b.Spec.NodeName {
@@ -298,6 +641,19 @@ func sandboxFinding(sig *sandboxSignature, hits []sandboxHit, nodes map[string]*
 			h.event.Namespace, h.event.Name, h.event.Reason, max(h.event.Count, 1), h.pod.Namespace, h.pod.Name,
 			quoteMessage(h.event.Message, h.at, sandboxQuoteLen)))
 	}
+	// Why the signature applies, or why more specific ones did not.
+	var context []string
+	for _, h := range hits {
+		for _, c := range h.context {
+			if !slices.Contains(context, c) {
+				context = append(context, c)
+			}
+		}
+	}
+	if len(context) > listCap/2 {
+		context = append(context[:listCap/2], fmt.Sprintf("… and %d more", len(context)-listCap/2))
+	}
+	ev = append(ev, context...)
 
 	sev := finding.Medium
 	if sig.Known {
@@ -313,7 +669,10 @@ func sandboxFinding(sig *sandboxSignature, hits []sandboxHit, nodes map[string]*
 	if len(matchedList) > 0 {
 		msg += " The events say: " + strings.Join(matchedList, "; ") + "."
 	}
-	if !sig.Known {
+	if maybe != nil {
+		msg += fmt.Sprintf(" The message also fits a more specific signature (%s), but the input does not show its context (%s),"+
+			" so it is reported under this broader one.", maybe.Title, unknown)
+	} else if !sig.Known {
 		msg += " The error matches no documented signature; the cited cases are the closest known class."
 	}
 	if len(nodeOrder) == 1 {
@@ -321,10 +680,14 @@ func sandboxFinding(sig *sandboxSignature, hits []sandboxHit, nodes map[string]*
 	} else {
 		msg += " The nodes stay Ready, so new pods keep landing there and waiting; nothing reschedules them."
 	}
+	title := fmt.Sprintf("%d pod%s cannot start on %d node%s: %s", len(hits), pluralS(len(hits)), len(nodeOrder), pluralS(len(nodeOrder)), sig.Title)
+	if maybe != nil {
+		title += fmt.Sprintf(" (perhaps %s; %s)", maybe.ID, unknown)
+	}
 	return finding.Finding{
 		Check:       "pod-sandbox-failures",
 		Severity:    sev,
-		Title:       fmt.Sprintf("%d pod%s cannot start on %d node%s: %s", len(hits), pluralS(len(hits)), len(nodeOrder), pluralS(len(nodeOrder)), sig.Title),
+		Title:       title,
 		Message:     msg,
 		Objects:     refs.list(),
 		Evidence:    ev,

@@ -1,11 +1,14 @@
 package checks
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestSandboxSignaturesData(t *testing.T) {
@@ -18,6 +21,19 @@ func TestSandboxSignaturesData(t *testing.T) {
 			if !strings.HasPrefix(src, "https://") {
 				t.Errorf("signature %s: source %q is not an https URL", s.ID, src)
 			}
+		}
+	}
+	// A required regression must exist in containerd-regressions.yaml.
+	facts, err := loadContainerdFacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sigs {
+		if s.Requires == nil || s.Requires.Regression == "" {
+			continue
+		}
+		if !slices.ContainsFunc(facts.Regressions, func(r runtimeRegression) bool { return r.ID == s.Requires.Regression }) {
+			t.Errorf("signature %s requires unknown regression %q", s.ID, s.Requires.Regression)
 		}
 	}
 	// Each known signature must recognise the error text its source shows.
@@ -48,6 +64,8 @@ func TestSandboxSignaturesData(t *testing.T) {
 		{"catch-all not last", "signatures:\n- {id: a, title: t, remediation: r, cases: [c], sources: [s]}\n- {id: b, title: t, remediation: r, cases: [c], sources: [s], patterns: [x]}\n"},
 		{"no case", "signatures:\n- {id: a, title: t, remediation: r, sources: [s]}\n"},
 		{"unknown field", "signatures:\n- {id: a, title: t, remediation: r, cases: [c], sources: [s], pattern: x}\n"},
+		{"bad unless", "signatures:\n- {id: a, title: t, remediation: r, cases: [c], sources: [s], patterns: [x], unless: ['(']}\n- {id: b, title: t, remediation: r, cases: [c], sources: [s]}\n"},
+		{"empty requires", "signatures:\n- {id: a, title: t, remediation: r, cases: [c], sources: [s], patterns: [x], requires: {}}\n- {id: b, title: t, remediation: r, cases: [c], sources: [s]}\n"},
 		{"duplicate id", "signatures:\n- {id: a, title: t, remediation: r, cases: [c], sources: [s], patterns: [x]}\n- {id: a, title: t, remediation: r, cases: [c], sources: [s]}\n"},
 	}
 	for _, tc := range bad {
@@ -179,11 +197,112 @@ func TestQuoteMessage(t *testing.T) {
 func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 func TestPodSandboxFailuresNotEvaluatedWithoutEvents(t *testing.T) {
-	if _, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/no-events.yaml")); ok {
-		t.Error("evaluated stuck pods without any event in the input")
+	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/no-events.yaml"))
+	if n := notes[ruleStuckSandboxes]; len(fs) != 0 || !n.Skipped || !strings.Contains(n.Reason, "events are not in the input") {
+		t.Errorf("stuck pods without any event in the input: findings %d, notes %+v", len(fs), notes)
 	}
 	// Nothing stuck: the answer is known without events.
 	if _, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pdb-blocks-drain/healthy.yaml")); !ok {
 		t.Error("not evaluated although no pod is stuck")
+	}
+}
+
+// TestPodSandboxFailuresLinkNotFound: "Link not found" is the containerd
+// chained-CNI regression only on an affected containerd with a chained
+// attachment; a missing macvlan master is another CNI failure (issue 12,
+// false finding 4).
+func TestPodSandboxFailuresLinkNotFound(t *testing.T) {
+	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/link-not-found.yaml"))
+	if len(fs) != 1 {
+		for _, f := range fs {
+			t.Logf("%v %s", f.Severity, f.Title)
+		}
+		t.Fatalf("%d findings, want one other CNI failure", len(fs))
+	}
+	f := fs[0]
+	if f.Severity != finding.Medium || !strings.Contains(f.Title, "4 pods cannot start on 3 nodes: the CNI plugin failed in a way without a known signature") {
+		t.Errorf("finding %v %q", f.Severity, f.Title)
+	}
+	if strings.Contains(f.Remediation, "Pin containerd") {
+		t.Errorf("remediation blames containerd: %s", f.Remediation)
+	}
+	if len(notes) != 0 {
+		t.Errorf("every part of the context was in the input, yet noted: %+v", notes)
+	}
+	for _, want := range []string{
+		`says "failed to lookup master", which rules out`,
+		"containerRuntimeVersion=containerd://1.7.27 is outside the range",
+		"NetworkAttachmentDefinition edge/ipvlan-net spec.config has no plugin consuming",
+	} {
+		if !evidenceHas(f, want) {
+			t.Errorf("evidence lacks %q: %q", want, f.Evidence)
+		}
+	}
+
+	// The regression itself, with its context: cited with the evidence.
+	fs, _ = runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/other-signatures.yaml"))
+	var chained *finding.Finding
+	for i := range fs {
+		if hasObject(fs[i:i+1], "Pod", "telco", "dpdk-app-0") {
+			chained = &fs[i]
+		}
+	}
+	if chained == nil || chained.Severity != finding.High {
+		t.Fatalf("the chained regression is not reported high: %+v", chained)
+	}
+	if !evidenceHas(*chained, "containerd://1.7.31 is in the affected range") ||
+		!evidenceHas(*chained, "NetworkAttachmentDefinition telco/bond-net spec.config plugins[0].type=sriov then plugins[1].type=bond") {
+		t.Errorf("evidence lacks the runtime or the chain: %q", chained.Evidence)
+	}
+
+	// Without the nodes, the runtime is unknown: another failure, and the
+	// rule says why.
+	raw, err := os.ReadFile(filepath.Join("testdata", "pod-sandbox-failures", "other-signatures.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	for _, d := range strings.Split(string(raw), "\n---\n") {
+		if !strings.Contains(d, "kind: Node\n") {
+			docs = append(docs, d)
+		}
+	}
+	noNodes := filepath.Join(t.TempDir(), "no-nodes.yaml")
+	if err := os.WriteFile(noNodes, []byte(strings.Join(docs, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.LoadPaths([]string{noNodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Nodes) != 0 {
+		t.Fatal("the node is still in the input")
+	}
+	fs, notes = runCheckNotes(t, podSandboxFailuresCheck(), s)
+	for _, f := range fs {
+		if !hasObject([]finding.Finding{f}, "Pod", "telco", "dpdk-app-0") {
+			continue
+		}
+		if f.Severity == finding.High {
+			t.Errorf("blamed on the regression without the node's runtime: %s", f.Title)
+		}
+		if !strings.HasSuffix(f.Title, "(perhaps cni-link-not-found; node not in the input)") {
+			t.Errorf("title does not say what could not be told: %s", f.Title)
+		}
+	}
+	if n := notes[ruleStuckSandboxes]; !strings.Contains(n.Reason, "cni-link-not-found only in part (their nodes are not in the input") {
+		t.Errorf("notes: %+v", notes)
+	}
+}
+
+// TestPodSandboxFailuresSandboxExists: a pod whose sandbox exists is not
+// counted because of an older sandbox event (issue 12, false finding 5).
+func TestPodSandboxFailuresSandboxExists(t *testing.T) {
+	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/sandbox-exists.yaml"))
+	for _, f := range fs {
+		t.Errorf("finding on pods whose sandbox exists: %s %v", f.Title, f.Objects)
+	}
+	if len(notes) != 0 {
+		t.Errorf("notes: %+v", notes)
 	}
 }

@@ -47,7 +47,9 @@ func TestIdentify(t *testing.T) {
 		{"Microsoft Azure Linux 3.0", "6.6.150.1-1.azl3", true, "azure-linux-3.0", "Azure Linux", "3.0", LibcGlibc, "2.38", ""},
 		{"Flatcar Container Linux by Kinvolk 3815.2.0 (Oklo)", "6.1.73-flatcar", true, "flatcar", "Flatcar Container Linux", "3815.2.0", LibcGlibc, "", ""},
 		{"Talos (v1.7.0)", "6.6.29-talos", true, "talos", "Talos Linux", "v1.7.0", LibcMusl, "", ""},
-		{"Windows Server 2022 Datacenter", "10.0.20348.2762", true, "windows-server", "Windows Server", "2022", LibcNone, "", ""},
+		{"Windows Server 2022 Datacenter", "10.0.20348.2762", true, "windows-server-2022", "Windows Server", "2022", LibcNone, "", "2031-10-14"},
+		{"Windows Server 2019 Datacenter", "10.0.17763.6293", true, "windows-server-2019", "Windows Server", "2019", LibcNone, "", "2029-01-09"},
+		{"Windows Server 2025 Datacenter", "10.0.26100.2894", true, "windows-server", "Windows Server", "2025", LibcNone, "", ""},
 		// Unknown: never a guess from a near miss.
 		{"", "5.15.0-1079-azure", false, "", "", "", LibcUnknown, "", ""},
 		{"Ubuntu 23.10", "6.5.0-9-generic", false, "", "", "", LibcUnknown, "", ""},
