@@ -16,12 +16,17 @@ const (
 	DefaultMaxImageBytes int64 = 8 << 30
 	// DefaultMaxFiles caps the tar entries walked per image.
 	DefaultMaxFiles = 1_000_000
-	// DefaultMaxFileBytes caps the bytes read into memory for one
-	// executable (256 MiB); larger ELF files are listed as skipped.
-	DefaultMaxFileBytes int64 = 256 << 20
-	// DefaultMaxPayloadBytes caps one embedded gzip payload once
-	// decompressed (128 MiB).
+	// DefaultMaxFileBytes caps the bytes of one ELF file kept in memory
+	// (16 MiB): its headers through its dynamic section. Files are
+	// streamed, so their size is not limited; one whose tables lie further
+	// in is listed as skipped.
+	DefaultMaxFileBytes int64 = 16 << 20
+	// DefaultMaxPayloadBytes caps the bytes the embedded payloads of one
+	// file decompress to, all levels of nesting together (128 MiB).
 	DefaultMaxPayloadBytes int64 = 128 << 20
+	// DefaultMaxPayloadDepth caps how deeply payloads nest: a gzip member
+	// in a file is level 1, a tar or gzip inside it level 2, and so on.
+	DefaultMaxPayloadDepth = 3
 	// DefaultMaxPayloads caps the embedded payloads analysed per executable.
 	DefaultMaxPayloads = 64
 	// DefaultTimeout bounds the inspection of one image, pull included.
@@ -43,12 +48,15 @@ type Options struct {
 	// MaxFiles caps the tar entries walked across all layers. Default
 	// DefaultMaxFiles.
 	MaxFiles int
-	// MaxFileBytes caps the bytes of one ELF file read into memory.
+	// MaxFileBytes caps the bytes of one ELF file kept in memory.
 	// Default DefaultMaxFileBytes.
 	MaxFileBytes int64
-	// MaxPayloadBytes caps one embedded gzip payload, decompressed.
-	// Default DefaultMaxPayloadBytes.
+	// MaxPayloadBytes caps what the embedded payloads of one file
+	// decompress to. Default DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
+	// MaxPayloadDepth caps the nesting of payloads. Default
+	// DefaultMaxPayloadDepth.
+	MaxPayloadDepth int
 	// MaxPayloads caps the embedded payloads analysed per executable.
 	// Default DefaultMaxPayloads.
 	MaxPayloads int
@@ -90,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPayloadBytes <= 0 {
 		o.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	if o.MaxPayloadDepth <= 0 {
+		o.MaxPayloadDepth = DefaultMaxPayloadDepth
 	}
 	if o.MaxPayloads <= 0 {
 		o.MaxPayloads = DefaultMaxPayloads
