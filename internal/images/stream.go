@@ -178,18 +178,25 @@ func (a *analyzer) analyzeELF(br *bufio.Reader, name string, depth int, pb *payl
 			}
 		}
 	}
-	// Keep from the start through the dynamic section: the string and
-	// version tables it points to come before it in every linker's layout
-	// (all 1,455 ELF files in a Debian /usr/bin, /usr/lib and Go
-	// toolchain). Further than capBytes, only the section itself is kept.
+	// Keep from the start through the string and version tables. Every
+	// linker puts them before the dynamic section, and a linker that
+	// separates code (the default of GNU ld since 2.31, and Go's) puts
+	// them before the first executable segment too: among the 1,439
+	// dynamic ELF files of a Debian /usr/bin and /usr/lib and the Go
+	// toolchain, only an .interp lay later, and PT_INTERP is captured on
+	// its own. So the prefix ends at whichever comes first; never past
+	// capBytes. The dynamic section itself is captured where it lies.
 	want := end
-	if interp != nil {
-		want = max(want, min(interp.end(), interp.off+maxStringLen))
-	}
 	if dyn != nil {
-		want = max(want, min(dyn.end(), dyn.off+maxDynamicBytes))
+		want = max(want, dyn.end())
+		if x, ok := firstExecutable(progs); ok && x > 0 {
+			want = max(end, min(want, x))
+		}
 	}
 	t.keep = min(want, capBytes)
+	if uint64(cap(k.prefix)) < t.keep {
+		k.prefix = make([]byte, 0, t.keep)
+	}
 	if dyn != nil && dyn.end() > t.keep {
 		t.capture(dyn.off, dyn.off+min(dyn.filesz, maxDynamicBytes))
 	}
@@ -214,6 +221,17 @@ func (a *analyzer) analyzeELF(br *bufio.Reader, name string, depth int, pb *payl
 	}
 	res.bin = b
 	return res, nil
+}
+
+// firstExecutable returns the file offset of the first executable
+// PT_LOAD segment.
+func firstExecutable(progs []progHeader) (uint64, bool) {
+	for _, p := range progs {
+		if p.typ == elf.PT_LOAD && p.flags&elf.PF_X != 0 {
+			return p.off, true
+		}
+	}
+	return 0, false
 }
 
 // inSegments reports whether the file offset lies in one of segs.
