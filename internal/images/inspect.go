@@ -220,6 +220,9 @@ func inspectResolved(ctx context.Context, ref string, plat *v1.Platform, res *re
 		return nil, timeoutErr(ctx, opts, fmt.Errorf("%s: %w", printable(ref), err))
 	}
 	r.Reference = printable(ref)
+	// A docker-save image is named by its config digest (docker's image
+	// ID); for the others this is the manifest digest Inspect computed.
+	r.Digest = res.digest.String()
 	r.Platform = plat.String()
 	r.IndexDigest = res.indexDigest
 	// Checked after the walk, not when resolving: the config is a blob,
