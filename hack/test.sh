@@ -60,6 +60,12 @@ command -v go >/dev/null 2>&1 || fail "go is not on PATH (kubegap needs Go $(sed
 go version
 need_cmd pgrep procps
 need_cmd flock util-linux
+# internal/images builds its fixtures with real toolchains: C (gcc, and
+# objdump to check the results independently), C++ (g++) and musl.
+need_cmd gcc gcc
+need_cmd objdump binutils
+need_cmd g++ g++
+need_cmd musl-gcc musl-tools
 
 staticcheck="$cache/tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
 if [ ! -x "$staticcheck" ]; then

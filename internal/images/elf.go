@@ -388,7 +388,19 @@ func hostNeeds(b *Binary) []string {
 	case LinkGlibcUnversioned:
 		n = append(n, "glibc (any version)")
 	case LinkMusl:
-		n = append(n, "musl libc")
+		// A glibc host has no musl loader: the kernel cannot start the
+		// program at all ("no such file or directory").
+		n = append(n, "musl libc and its loader, which glibc hosts do not have")
+	}
+	if b.MinGlibcxx != "" || b.MinCxxabi != "" {
+		s := "libstdc++.so.6 with"
+		if b.MinGlibcxx != "" {
+			s += " GLIBCXX_" + b.MinGlibcxx
+		}
+		if b.MinCxxabi != "" {
+			s += " CXXABI_" + b.MinCxxabi
+		}
+		n = append(n, s)
 	}
 	if b.Go != nil && b.Go.SystemCrypto {
 		n = append(n, "libcrypto.so.3 or libcrypto.so.1.1 via dlopen (Go systemcrypto; not in DT_NEEDED)")
