@@ -37,16 +37,16 @@ func TestCompareVersions(t *testing.T) {
 func TestAnalyzeELFBuilds(t *testing.T) {
 	fx := fixtures(t)
 	cases := []struct {
-		name        string
-		data        []byte
-		class       string
-		linkage     string
-		minGlibc    string
-		interp      bool
-		needed      []string
-		goBinary    bool
-		cgo         string
-		sysCrypto   bool
+		name      string
+		data      []byte
+		class     string
+		linkage   string
+		minGlibc  string
+		interp    bool
+		needed    []string
+		goBinary  bool
+		cgo       string
+		sysCrypto bool
 	}{
 		{name: "go CGO_ENABLED=0", data: fx.goStatic, class: ClassGoStatic, linkage: LinkStatic, goBinary: true, cgo: "0"},
 		{name: "go cgo", data: fx.goCgo, class: ClassGoCgo, linkage: LinkGlibc, minGlibc: fx.goCgoNeed, interp: true, needed: []string{"libc.so.6"}, goBinary: true, cgo: "1"},
