@@ -25,8 +25,9 @@ const (
 	// file decompress to, all levels of nesting together (128 MiB).
 	DefaultMaxPayloadBytes int64 = 128 << 20
 	// DefaultMaxPayloadDepth caps how deeply payloads nest: a gzip member
-	// in a file is level 1, a tar or gzip inside it level 2, and so on.
-	DefaultMaxPayloadDepth = 3
+	// in a file is level 1, a tar or gzip inside it level 2, and so on; a
+	// tar.gz inside a tar inside a gzip member is level 4.
+	DefaultMaxPayloadDepth = 4
 	// DefaultMaxPayloads caps the embedded payloads analysed per executable.
 	DefaultMaxPayloads = 64
 	// DefaultTimeout bounds the inspection of one image, pull included.
