@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/kubegap/kubegap/internal/checks"
 )
@@ -52,16 +55,26 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.Concurrency)
+	// A registry's own slot is taken before a global one, so images
+	// waiting on a busy registry never hold slots others could use.
+	perRegistry := map[string]chan struct{}{}
 	for _, j := range jobs {
+		host := registryOf(j.ref.Reference)
+		if perRegistry[host] == nil {
+			perRegistry[host] = make(chan struct{}, opts.PerRegistry)
+		}
+		regSem := perRegistry[host]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				j.err = ctx.Err()
-				return
+			for _, s := range []chan struct{}{regSem, sem} {
+				select {
+				case s <- struct{}{}:
+					defer func() { <-s }()
+				case <-ctx.Done():
+					j.err = ctx.Err()
+					return
+				}
 			}
 			j.rep, j.err = inspectCached(ctx, j.ref, cache, opts)
 		}()
@@ -103,6 +116,9 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 		file = filepath.Join(cache, strings.ReplaceAll(res.digest.String(), ":", "-")+".json")
 		if r := readCache(file, res.digest.String(), opts); r != nil {
 			r.Reference = printable(ref.Reference)
+			// The file's time orders eviction: recently used stays.
+			now := time.Now()
+			_ = os.Chtimes(file, now, now)
 			return r, nil
 		}
 	}
@@ -112,9 +128,63 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 	}
 	if file != "" {
 		// A cache that cannot be written costs a pull next time, nothing more.
-		_ = writeCache(file, r, opts)
+		if writeCache(file, r, opts) == nil {
+			pruneCache(cache, opts.CacheMaxBytes)
+		}
 	}
 	return r, nil
+}
+
+// registryOf names the registry of an image reference ("" when it does
+// not parse; such a reference fails on its own).
+func registryOf(ref string) string {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return ""
+	}
+	return r.Context().RegistryStr()
+}
+
+// cacheMu serialises pruning within a process; across processes the
+// worst case is two of them deleting the same old file.
+var cacheMu sync.Mutex
+
+// pruneCache deletes the least recently used results until the cache's
+// result files fit in maxBytes.
+func pruneCache(dir string, maxBytes int64) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type item struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var items []item
+	var total int64
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "sha256-") || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		items = append(items, item{filepath.Join(dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.mod.Compare(b.mod) })
+	for _, it := range items {
+		if total <= maxBytes {
+			break
+		}
+		if os.Remove(it.path) == nil {
+			total -= it.size
+		}
+	}
 }
 
 // cacheDir returns the cache directory, or "" when caching is off.

@@ -1,9 +1,11 @@
 package images
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // Default limits. They are generous enough for large real images (a CUDA
@@ -70,8 +72,18 @@ type Options struct {
 	// Default os.UserCacheDir()/kubegap/images; "-" disables the cache.
 	CacheDir string
 	// Concurrency is how many images InspectForAudit inspects at once.
-	// Default 2.
+	// Default 4.
 	Concurrency int
+	// PerRegistry is how many of those may come from one registry at
+	// once. Default 2.
+	PerRegistry int
+	// CacheMaxBytes caps the cache directory; the least recently used
+	// results go first. Default 64 MiB.
+	CacheMaxBytes int64
+
+	// transport is shared by every image of one call, so that a
+	// registry's Retry-After holds for all of them.
+	transport http.RoundTripper
 }
 
 // ImageRef names an image and the platform to resolve it for.
@@ -113,7 +125,16 @@ func (o Options) withDefaults() Options {
 		o.Keychain = authn.DefaultKeychain
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 2
+		o.Concurrency = 4
+	}
+	if o.PerRegistry <= 0 {
+		o.PerRegistry = 2
+	}
+	if o.CacheMaxBytes <= 0 {
+		o.CacheMaxBytes = 64 << 20
+	}
+	if o.transport == nil {
+		o.transport = newRetryAfterTransport(remote.DefaultTransport)
 	}
 	return o
 }

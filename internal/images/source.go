@@ -50,6 +50,7 @@ func openRemote(ctx context.Context, ref string, plat *v1.Platform, opts Options
 		remote.WithAuthFromKeychain(opts.Keychain),
 		remote.WithPlatform(*plat),
 		remote.WithUserAgent("kubegap"),
+		remote.WithTransport(opts.transport),
 	}
 	desc, err := remote.Get(r, ropts...)
 	if err != nil {

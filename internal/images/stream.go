@@ -282,7 +282,10 @@ func (a *analyzer) scan(t *tracker, depth int, pb *payloadBudget, scanPayloads b
 		t.discard(cut)
 		if hit {
 			if len(res.payloads) >= a.opts.MaxPayloads {
-				res.notes = append(res.notes, fmt.Sprintf("more than %d embedded payloads; the rest were not analysed", a.opts.MaxPayloads))
+				note := fmt.Sprintf("more than %d embedded payloads; the rest were not analysed", a.opts.MaxPayloads)
+				if !slices.Contains(res.notes, note) {
+					res.notes = append(res.notes, note)
+				}
 				scanPayloads = false
 				continue
 			}
@@ -443,6 +446,10 @@ func (a *analyzer) readMember(t *tracker, depth int, pb *payloadBudget, res *fil
 		}
 	}
 	res.payloads = append(res.payloads, sub...)
+	if len(res.payloads) > a.opts.MaxPayloads {
+		res.payloads = res.payloads[:a.opts.MaxPayloads]
+		res.notes = append(res.notes, fmt.Sprintf("more than %d embedded payloads; the rest were not analysed", a.opts.MaxPayloads))
+	}
 }
 
 // analyzePayload analyses what a gzip member or tar entry holds: an ELF
@@ -495,6 +502,9 @@ func (a *analyzer) analyzeTar(r io.Reader, name string, depth int, pb *payloadBu
 	tr := tar.NewReader(r)
 	var out []Payload
 	for n := 0; ; n++ {
+		if len(out) > a.opts.MaxPayloads {
+			return out // the caller notes the cut
+		}
 		if n >= maxTarPayloadEntries {
 			return append(out, Payload{Name: name, Error: fmt.Sprintf("more than %d tar entries; the rest were not analysed", maxTarPayloadEntries)})
 		}
