@@ -36,7 +36,9 @@ func hostBinaryGlibcCheck() Check {
 			"nodes whose glibc is older than the installed binaries need: there the binaries cannot start, " +
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
-			"reported at medium severity.",
+			"reported at medium severity. With --inspect-images it also reports musl-linked host binaries on glibc " +
+			"nodes, which lack the musl loader (high), and C++ host binaries that need a libstdc++ version node OS " +
+			"data cannot confirm (medium).",
 		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
 		Cases: []string{caseAzureCNIGlibc},
 		Run:   runHostBinaryGlibc,

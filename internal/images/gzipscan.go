@@ -19,16 +19,18 @@ const (
 	maxProbes = 10_000
 )
 
-// Payload is one gzip member inside an executable whose content is an ELF
-// file, as an installer such as dropgz carries the binaries it copies to
-// hosts.
+// Payload is an ELF file carried inside an executable: in a gzip member,
+// or deeper, in a gzip member or tar archive inside one, as an installer
+// such as dropgz carries the binaries it copies to hosts.
 type Payload struct {
 	// Name is the original file name from the gzip header (FNAME), or
-	// gzip@0xOFFSET when the header has none.
+	// gzip@0xOFFSET when the header has none; a nested payload's name
+	// joins each level with "!", e.g. bundle.tar!opt/cni/bin/azure-vnet.
 	Name string `json:"name"`
-	// Offset is where the gzip member starts in the outer file.
+	// Offset is where the outermost gzip member starts in the file.
 	Offset int64 `json:"offset"`
-	// Size is the decompressed size.
+	// Size is the decompressed size of a top-level member (0 for nested
+	// payloads).
 	Size int64 `json:"size"`
 	// Binary is the analysis of the payload; nil when Error is set.
 	Binary *Binary `json:"binary,omitempty"`
