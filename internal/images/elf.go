@@ -137,6 +137,7 @@ func AnalyzeELF(data []byte, name string) (*Binary, error) {
 	}
 	opts := Options{MaxFileBytes: int64(len(data))}.withDefaults()
 	a := newAnalyzer(context.Background(), opts, false)
+	defer a.release()
 	fr, err := a.analyzeELF(a.reader(0, bytes.NewReader(data)), name, 0, &payloadBudget{})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +159,52 @@ func FuzzInspectLayer(f *testing.F) {
 			if e.Class == "" || len(e.Payloads) > opts.MaxPayloads*(opts.MaxPayloadDepth+1)*maxTarPayloadEntries {
 				t.Fatalf("bad executable %+v", e)
 			}
+		}
+	})
+}
+
+// FuzzInspectTarball feeds the tarball readers — docker save and OCI
+// layout, plain or gzip-compressed — with arbitrary files.
+func FuzzInspectTarball(f *testing.F) {
+	tarOfFiles := func(files map[string]string) []byte {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		for n, c := range files {
+			tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(c)), Typeflag: tar.TypeReg})
+			tw.Write([]byte(c))
+		}
+		tw.Close()
+		return b.Bytes()
+	}
+	layerTar := string(tarOfFiles(map[string]string{"bin/x": "\x7fELF\x02\x01\x01"}))
+	docker := tarOfFiles(map[string]string{
+		"manifest.json": `[{"Config":"c.json","Layers":["l/layer.tar"]}]`,
+		"c.json":        `{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}`,
+		"l/layer.tar":   layerTar,
+	})
+	oci := tarOfFiles(map[string]string{"index.json": `{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:` + strings.Repeat("a", 64) + `","size":2}]}`})
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write(docker)
+	w.Close()
+	f.Add(docker)
+	f.Add(oci)
+	f.Add(gz.Bytes())
+	opts := Options{MaxImageBytes: 1 << 20, MaxFiles: 64, MaxPayloadBytes: 1 << 20, Timeout: 10 * time.Second}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(t.TempDir(), "image.tar")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := InspectTarball(context.Background(), file, "", opts)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") && !strings.Contains(err.Error(), "layer") {
+				t.Fatalf("multi-line error: %q", err)
+			}
+			return
+		}
+		if r.BytesRead > opts.MaxImageBytes {
+			t.Fatalf("read %d bytes, limit %d", r.BytesRead, opts.MaxImageBytes)
 		}
 	})
 }

@@ -48,6 +48,7 @@ type Payload struct {
 func ScanEmbedded(ctx context.Context, data []byte, opts Options) (payloads []Payload, notes []string, err error) {
 	opts = opts.withDefaults()
 	a := newAnalyzer(ctx, opts, true)
+	defer a.release()
 	t := &tracker{br: a.reader(0, bytes.NewReader(data)), k: &kept{}}
 	res := &fileResult{}
 	pb := &payloadBudget{left: opts.MaxPayloadBytes, limit: opts.MaxPayloadBytes}

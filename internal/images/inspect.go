@@ -123,6 +123,7 @@ func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	r.Digest = d.String()
 	var st walkStats
 	a := newAnalyzer(ctx, opts, true)
+	defer a.release()
 	err = walkImage(ctx, img, opts, &st, func(p string, hdr *tar.Header, rd io.Reader) error {
 		return r.visit(a, "/"+printable(p), hdr, rd)
 	})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -112,13 +113,30 @@ func newAnalyzer(ctx context.Context, opts Options, payloads bool) *analyzer {
 		readers: make([]*bufio.Reader, n), prefixes: make([][]byte, n), gz: make([]*gzip.Reader, n)}
 }
 
+// windows recycles stream windows between analyzers: AnalyzeELF and
+// ScanEmbedded make one analyzer per call, and a fresh 256 KiB window per
+// call would dominate the cost of analysing a small file.
+var windows = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamWindow) }}
+
+// reader returns the stream window for depth, reading from r. The
+// window's size never changes: scan relies on it exceeding probeInput.
 func (a *analyzer) reader(depth int, r io.Reader) *bufio.Reader {
 	if a.readers[depth] == nil {
-		a.readers[depth] = bufio.NewReaderSize(r, streamWindow)
-	} else {
-		a.readers[depth].Reset(r)
+		a.readers[depth] = windows.Get().(*bufio.Reader)
 	}
+	a.readers[depth].Reset(r)
 	return a.readers[depth]
+}
+
+// release hands the windows back; the analyzer must not be used after.
+func (a *analyzer) release() {
+	for i, br := range a.readers {
+		if br != nil {
+			br.Reset(nil)
+			windows.Put(br)
+			a.readers[i] = nil
+		}
+	}
 }
 
 // keepCap is the bytes of one file kept at a depth: the full
