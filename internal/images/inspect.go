@@ -208,9 +208,9 @@ func InspectTarball(ctx context.Context, file, platform string, opts Options) (*
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	res, err := openTarball(file, plat)
+	res, err := openTarball(ctx, file, plat)
 	if err != nil {
-		return nil, err
+		return nil, timeoutErr(ctx, opts, err)
 	}
 	return inspectResolved(ctx, file, plat, res, opts)
 }

@@ -87,8 +87,8 @@ func platformNote(img v1.Image, want *v1.Platform) string {
 // (either of them gzip-compressed, as `docker save | gzip` writes them) or
 // an OCI image layout directory. Layers are read in place on demand,
 // never extracted.
-func openTarball(file string, plat *v1.Platform) (*resolved, error) {
-	st, err := openStore(file)
+func openTarball(ctx context.Context, file string, plat *v1.Platform) (*resolved, error) {
+	st, err := openStore(ctx, file)
 	if err != nil {
 		return nil, err
 	}

@@ -26,8 +26,9 @@ type store interface {
 	open(name string) (io.ReadCloser, int64, error)
 }
 
-// openStore picks the store for file by what it is.
-func openStore(file string) (store, error) {
+// openStore picks the store for file by what it is. ctx bounds the
+// passes over a compressed tarball.
+func openStore(ctx context.Context, file string) (store, error) {
 	info, err := os.Stat(file)
 	if err != nil {
 		return nil, fmt.Errorf("opening image tarball: %w", err)
@@ -46,7 +47,7 @@ func openStore(file string) (store, error) {
 	n, _ := io.ReadFull(f, magic[:])
 	f.Close()
 	if n == 3 && string(magic[:]) == gzipMagic {
-		return indexGzipTar(file)
+		return indexGzipTar(ctx, file)
 	}
 	return indexTar(file)
 }
@@ -161,6 +162,7 @@ func (t *tarStore) open(n string) (io.ReadCloser, int64, error) {
 // then one more pass that decompresses up to it. A one-layer
 // `docker save | gzip` costs two decompressions of the file.
 type gzipTarStore struct {
+	ctx     context.Context
 	file    string
 	sizes   map[string]int64
 	small   map[string][]byte
@@ -177,8 +179,8 @@ const (
 // maxGzipTarBytes caps what indexing a compressed tarball decompresses.
 const maxGzipTarBytes = DefaultMaxImageBytes * 2
 
-func indexGzipTar(file string) (*gzipTarStore, error) {
-	st := &gzipTarStore{file: file, sizes: map[string]int64{}, small: map[string][]byte{}, maxRead: maxGzipTarBytes}
+func indexGzipTar(ctx context.Context, file string) (*gzipTarStore, error) {
+	st := &gzipTarStore{ctx: ctx, file: file, sizes: map[string]int64{}, small: map[string][]byte{}, maxRead: maxGzipTarBytes}
 	kept := 0
 	err := st.walk(func(name string, hdr *tar.Header, r io.Reader) (bool, error) {
 		if len(st.sizes) >= maxTarIndex {
@@ -213,7 +215,7 @@ func (g *gzipTarStore) walk(fn func(name string, hdr *tar.Header, r io.Reader) (
 	if err != nil {
 		return err
 	}
-	b := &budget{ctx: context.Background(), left: g.maxRead, limit: g.maxRead}
+	b := &budget{ctx: g.ctx, left: g.maxRead, limit: g.maxRead}
 	tr := tar.NewReader(&boundedReader{r: zr, b: b})
 	for {
 		hdr, err := tr.Next()

@@ -438,6 +438,9 @@ func (a *analyzer) readMember(t *tracker, depth int, pb *payloadBudget, res *fil
 	zr := a.gz[depth]
 	if err := zr.Reset(t); err != nil {
 		fail(fmt.Sprintf("gzip@0x%x", off), fmt.Sprintf("gzip header: %v", err))
+		if t.pos == uint64(off) {
+			t.discard(1) // the scan must move on
+		}
 		return
 	}
 	zr.Multistream(false)
