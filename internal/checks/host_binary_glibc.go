@@ -37,8 +37,8 @@ func hostBinaryGlibcCheck() Check {
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
 			"reported at medium severity. With --inspect-images it also reports musl-linked host binaries on glibc " +
-			"nodes, which lack the musl loader (high), and C++ host binaries that need a libstdc++ version node OS " +
-			"data cannot confirm (medium).",
+			"nodes, which lack the musl loader (high), and host binaries whose libstdc++ version or unusual loader " +
+			"path node OS data cannot confirm (medium).",
 		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
 		Cases: []string{caseAzureCNIGlibc},
 		Run:   runHostBinaryGlibc,
@@ -210,12 +210,25 @@ type glibcNeed struct {
 	glibc   nodeos.Version
 	// musl: some binary is linked against musl; no glibc host has its loader.
 	musl bool
-	// cxx names the libstdc++ versions needed ("GLIBCXX_3.4.30, CXXABI_1.3.13"),
-	// which node OS data cannot confirm.
-	cxx string
+	// unconfirmed names what the binaries need from the host that node
+	// OS data cannot confirm: "libstdc++.so.6 with GLIBCXX_3.4.30", "the
+	// loader /opt/x/ld.so".
+	unconfirmed []string
 	// how says where the knowledge comes from, for evidence.
 	how         string
 	alternative string
+}
+
+// usualLoader reports whether a PT_INTERP path is where a node OS's C
+// library keeps its loader: /lib or /lib64, with a glibc loader name
+// (ld-linux*, ld.so.1, ld64.so.*: glibc's shlib-versions per port) or a
+// musl one (ld-musl-*). Musl loaders are judged by the musl rule.
+func usualLoader(p string) bool {
+	dir, base := path.Split(p)
+	if dir != "/lib/" && dir != "/lib64/" {
+		return false
+	}
+	return strings.HasPrefix(base, "ld-linux") || base == "ld.so.1" || strings.HasPrefix(base, "ld64.so.") || strings.HasPrefix(base, "ld-musl-")
 }
 
 // labels names the needs for titles: GLIBC_2.34, the musl loader.
@@ -257,9 +270,16 @@ func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) 
 			cxx = append(cxx, "CXXABI_"+im.MaxCxxabi)
 		}
 		if len(cxx) > 0 {
-			need.cxx = strings.Join(cxx, ", ")
+			need.unconfirmed = append(need.unconfirmed, "libstdc++.so.6 with "+strings.Join(cxx, ", "))
 			hows = append(hows, fmt.Sprintf("--inspect-images: %s installs C++ binaries that need libstdc++.so.6 with %s from the host; "+
-				"kubegap has no data on which libstdc++ each node OS ships, or whether it ships one", image, need.cxx))
+				"kubegap has no data on which libstdc++ each node OS ships, or whether it ships one", image, strings.Join(cxx, ", ")))
+		}
+		for _, l := range im.Interpreters {
+			if !usualLoader(l) {
+				need.unconfirmed = append(need.unconfirmed, "the loader "+l)
+				hows = append(hows, fmt.Sprintf("--inspect-images: %s installs binaries whose loader is %s, a path where no glibc or "+
+					"musl node OS puts its loader; they start only where something else provides it", image, l))
+			}
 		}
 		if len(hows) == 0 {
 			return glibcNeed{known: true, how: "--inspect-images found no executable needing glibc in " + image}
@@ -316,7 +336,9 @@ type hostBinaryPart struct {
 	affected []*corev1.Node
 	unknown  int
 	fleet    map[string]int // glibc (or "musl") -> node count, for mixed fleets
-	cxxOnly  bool           // only a libstdc++ need is left unconfirmed
+	// unconfirmedOnly: the C library fits; only needs node data cannot
+	// confirm are left (need.unconfirmed).
+	unconfirmedOnly bool
 }
 
 func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
@@ -385,10 +407,10 @@ func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nod
 			}
 		}
 		p.severity = finding.High
-		if len(p.affected) == 0 && need.cxx != "" {
+		if len(p.affected) == 0 && len(need.unconfirmed) > 0 {
 			// Unknown is not a pass: the C library fits, but whether the
 			// nodes carry a new enough libstdc++ is not known.
-			p.severity, p.cxxOnly = finding.Medium, true
+			p.severity, p.unconfirmedOnly = finding.Medium, true
 			for _, n := range nodes {
 				if infos[n.Name].Libc == nodeos.LibcGlibc {
 					p.affected = append(p.affected, n)
@@ -474,25 +496,26 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		unknown = max(unknown, p.unknown)
 	}
 	byOS := osSummary(affected, infos)
-	cxxOnly, musl := false, false
+	unconfirmedOnly, musl := false, false
 	for _, p := range top {
-		cxxOnly = cxxOnly || p.cxxOnly
+		unconfirmedOnly = unconfirmedOnly || p.unconfirmedOnly
 		musl = musl || p.need.musl
 	}
 	switch {
-	case cxxOnly:
-		var cxx []string
+	case unconfirmedOnly:
+		var all []string
 		for _, p := range top {
-			cxx = append(cxx, p.need.cxx)
+			all = append(all, p.need.unconfirmed...)
 		}
-		need := strings.Join(dedupeStrings(cxx), ", ")
-		f.Title = fmt.Sprintf("DaemonSet %s installs C++ host binaries that need libstdc++ %s, which kubegap cannot confirm on %d nodes", dsName, need, len(affected))
-		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and load the node's own "+
-			"libstdc++.so.6, which must define %s. Their glibc need is met, but kubegap has no data on the libstdc++ of the node OS "+
-			"(%s%s), and minimal node OSes may ship none; where it is missing or older, the binaries cannot start.",
+		need := strings.Join(dedupeStrings(all), " and ")
+		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s, which kubegap cannot confirm on %d nodes", dsName, need, len(affected))
+		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s from it. "+
+			"Their glibc need is met, but kubegap has no data that the node OS (%s%s) provides that, and minimal node OSes may not; "+
+			"where it is missing or older, the binaries cannot start.",
 			dsName, strings.Join(images, ", "), need, byOS, moreText(more))
-		f.Remediation = "Link the host binaries' C++ runtime statically (-static-libstdc++ -static-libgcc) or build them fully static, " +
-			"or check on one node of each pool that `strings /usr/lib*/libstdc++.so.6 | grep GLIBCXX_` lists the version."
+		f.Remediation = "Make the host binaries self-contained: link the C++ runtime statically (-static-libstdc++ -static-libgcc) or " +
+			"build them fully static, and link against the system loader path (/lib64/ld-linux-x86-64.so.2 and its per-architecture " +
+			"equivalents) rather than a private one. Or check on one node of each pool that the library or loader named above is there."
 	case sev == finding.High:
 		need := strings.Join(dedupeStrings(needs), ", ")
 		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s on %d nodes with an older glibc", dsName, need, len(affected))

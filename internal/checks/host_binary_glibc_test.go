@@ -109,6 +109,23 @@ func TestHostBinaryGlibc(t *testing.T) {
 			evidence:  []string{"libstdc++.so.6 with GLIBCXX_3.4.30, CXXABI_1.3.13 from the host"},
 		},
 		{
+			name:  "inspected image's binaries name a loader outside /lib and /lib64",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"}}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.Medium,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"whose loader is /nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"},
+		},
+		{
+			name:  "usual loaders and a met glibc need: no finding",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}}},
+			wantDS: nil,
+		},
+		{
 			name:  "C++ binary whose glibc need already fails: high, with the C++ need in evidence",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
 			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
@@ -286,5 +303,21 @@ func TestHostBinaryFacts(t *testing.T) {
 				t.Errorf("accepted %q", doc)
 			}
 		})
+	}
+}
+
+func TestUsualLoader(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/lib64/ld-linux-x86-64.so.2":       true,
+		"/lib/ld-linux-aarch64.so.1":        true,
+		"/lib64/ld64.so.2":                  true,
+		"/lib/ld-musl-x86_64.so.1":          true,
+		"/opt/app/lib/ld-linux-x86-64.so.2": false,
+		"/lib64/ld-custom.so":               false,
+		"ld-linux-x86-64.so.2":              false,
+	} {
+		if got := usualLoader(p); got != want {
+			t.Errorf("usualLoader(%q) = %v, want %v", p, got, want)
+		}
 	}
 }
