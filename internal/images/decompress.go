@@ -24,9 +24,9 @@ const maxZstdWindow = 32 << 20
 // openLayer returns a layer's tar stream. The stored bytes are sniffed,
 // not trusted to the media type: registries and tools label layers
 // loosely, and an uncompressed docker-save layer reports a gzip type.
-// gzip and zstd are decoded with klauspost/compress, which decodes gzip
-// at close to zlib's speed (Go's compress/gzip is about a third slower,
-// the difference the benchmark in bench/images measures).
+// gzip and zstd are decoded with klauspost/compress: its inflate is what
+// let inspection outrun gunzip in bench/images (see docs/images.md),
+// where compress/gzip, which kubegap used before, merely kept up.
 func openLayer(l v1.Layer) (io.ReadCloser, error) {
 	rc, err := l.Compressed()
 	if err != nil {

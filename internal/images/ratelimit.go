@@ -30,7 +30,7 @@ type retryAfterTransport struct {
 	next  http.RoundTripper
 	mu    sync.Mutex
 	until map[string]time.Time // host -> no request before
-	// now and sleep are the clock; tests keep the real one.
+	// now is the clock; tests keep the real one.
 	now func() time.Time
 }
 
