@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -289,6 +290,9 @@ func run(kubegap, dir string, layerWant int64, rounds int) error {
 	files, total, err := pickFiles(layerWant * 3)
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		return errors.New("no ELF files found under " + strings.Join(roots(), ", "))
 	}
 	stamp := fmt.Sprintf("%d files, %d bytes, first %s, last %s", len(files), total, files[0].path, files[len(files)-1].path)
 	stampPath := filepath.Join(dir, "stamp")
