@@ -62,6 +62,12 @@ need_cmd pgrep procps
 need_cmd flock util-linux
 # Headless Chromium for the web pages' browser tests (internal/web).
 need_cmd chromium chromium
+# internal/images builds its fixtures with real toolchains: C (gcc, and
+# objdump to check the results independently), C++ (g++) and musl.
+need_cmd gcc gcc
+need_cmd objdump binutils
+need_cmd g++ g++
+need_cmd musl-gcc musl-tools
 
 staticcheck="$cache/tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
 if [ ! -x "$staticcheck" ]; then

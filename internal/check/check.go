@@ -187,6 +187,18 @@ type ImageFacts struct {
 	// ShippedGlibc is the glibc the image itself carries: what its programs
 	// get inside the container, not on the host.
 	ShippedGlibc string `json:"shippedGlibc,omitempty"`
+	// MaxGlibcxx and MaxCxxabi are the highest GLIBCXX_x.y.z and
+	// CXXABI_x.y versions those executables need from the host's
+	// libstdc++.so.6. Empty when none is C++ linked against it.
+	MaxGlibcxx string `json:"maxGlibcxx,omitempty"`
+	MaxCxxabi  string `json:"maxCxxabi,omitempty"`
+	// Musl lists those executables linked against musl, with their
+	// loader, e.g. "/opt/cni/bin/x: musl, loader /lib/ld-musl-x86_64.so.1":
+	// a glibc host has no such loader, so they cannot start there.
+	Musl []string `json:"musl,omitempty"`
+	// Interpreters lists the PT_INTERP loader paths those executables
+	// need on the host, sorted.
+	Interpreters []string `json:"interpreters,omitempty"`
 	// Err is why the image could not be inspected, if it could not.
 	Err string `json:"error,omitempty"`
 }

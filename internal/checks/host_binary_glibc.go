@@ -37,7 +37,9 @@ func hostBinaryGlibcCheck() Check {
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
 			"reported at medium severity. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
-			"count; nodes whose glibc is unknown leave the check partial.",
+			"count; nodes whose glibc is unknown leave the check partial. With --inspect-images it also reports " +
+			"musl-linked host binaries on glibc nodes, which lack the musl loader (high), and host binaries whose " +
+			"libstdc++ version or unusual loader path node OS data cannot confirm (medium).",
 		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
 		Rules: []Rule{{ID: ruleHostBinaryGlibc, Summary: "no DaemonSet installs host binaries needing a newer glibc than its nodes have",
 			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}}},
@@ -223,23 +225,84 @@ type glibcNeed struct {
 	known   bool // false: neither inspected nor in the data file
 	dynamic bool
 	glibc   nodeos.Version
+	// musl: some binary is linked against musl; no glibc host has its loader.
+	musl bool
+	// unconfirmed names what the binaries need from the host that node
+	// OS data cannot confirm: "libstdc++.so.6 with GLIBCXX_3.4.30", "the
+	// loader /opt/x/ld.so".
+	unconfirmed []string
 	// how says where the knowledge comes from, for evidence.
 	how         string
 	alternative string
 }
 
+// usualLoader reports whether a PT_INTERP path is where a node OS's C
+// library keeps its loader: /lib or /lib64, with a glibc loader name
+// (ld-linux*, ld.so.1, ld64.so.*: glibc's shlib-versions per port) or a
+// musl one (ld-musl-*). Musl loaders are judged by the musl rule.
+func usualLoader(p string) bool {
+	dir, base := path.Split(p)
+	if dir != "/lib/" && dir != "/lib64/" {
+		return false
+	}
+	return strings.HasPrefix(base, "ld-linux") || base == "ld.so.1" || strings.HasPrefix(base, "ld64.so.") || strings.HasPrefix(base, "ld-musl-")
+}
+
+// labels names the needs for titles: GLIBC_2.34, the musl loader.
+func (n glibcNeed) labels() []string {
+	var out []string
+	if !n.glibc.IsZero() {
+		out = append(out, "GLIBC_"+n.glibc.String())
+	}
+	if n.musl {
+		out = append(out, "the musl loader")
+	}
+	return out
+}
+
 func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) glibcNeed {
 	if im, ok := images[image]; ok && im.Err == "" {
-		if im.MaxGlibc == "" {
+		need := glibcNeed{known: true}
+		var hows []string
+		if len(im.Musl) > 0 {
+			need.dynamic, need.musl = true, true
+			hows = append(hows, fmt.Sprintf("--inspect-images: %s installs musl-linked binaries, whose loader a glibc host does not have (%s)",
+				image, strings.Join(firstN(im.Musl, 3), "; ")))
+		}
+		if im.MaxGlibc != "" {
+			if v, err := nodeos.ParseVersion(im.MaxGlibc); err == nil {
+				need.dynamic, need.glibc = true, v
+				how := fmt.Sprintf("--inspect-images: %s needs GLIBC_%s", image, v)
+				if len(im.Executables) > 0 {
+					how += " (" + strings.Join(firstN(im.Executables, 3), "; ") + ")"
+				}
+				hows = append(hows, how)
+			}
+		}
+		var cxx []string
+		if im.MaxGlibcxx != "" {
+			cxx = append(cxx, "GLIBCXX_"+im.MaxGlibcxx)
+		}
+		if im.MaxCxxabi != "" {
+			cxx = append(cxx, "CXXABI_"+im.MaxCxxabi)
+		}
+		if len(cxx) > 0 {
+			need.unconfirmed = append(need.unconfirmed, "libstdc++.so.6 with "+strings.Join(cxx, ", "))
+			hows = append(hows, fmt.Sprintf("--inspect-images: %s installs C++ binaries that need libstdc++.so.6 with %s from the host; "+
+				"kubegap has no data on which libstdc++ each node OS ships, or whether it ships one", image, strings.Join(cxx, ", ")))
+		}
+		for _, l := range im.Interpreters {
+			if !usualLoader(l) {
+				need.unconfirmed = append(need.unconfirmed, "the loader "+l)
+				hows = append(hows, fmt.Sprintf("--inspect-images: %s installs binaries whose loader is %s, a path where no glibc or "+
+					"musl node OS puts its loader; they start only where something else provides it", image, l))
+			}
+		}
+		if len(hows) == 0 {
 			return glibcNeed{known: true, how: "--inspect-images found no executable needing glibc in " + image}
 		}
-		if v, err := nodeos.ParseVersion(im.MaxGlibc); err == nil {
-			how := fmt.Sprintf("--inspect-images: %s needs GLIBC_%s", image, v)
-			if len(im.Executables) > 0 {
-				how += " (" + strings.Join(firstN(im.Executables, 3), "; ") + ")"
-			}
-			return glibcNeed{known: true, dynamic: true, glibc: v, how: how}
-		}
+		need.how = strings.Join(hows, "; ")
+		return need
 	}
 	repo := imageRepository(image)
 	for i := range f.Images {
@@ -290,6 +353,9 @@ type hostBinaryPart struct {
 	affected []*corev1.Node
 	unknown  int
 	fleet    map[string]int // glibc (or "musl") -> node count, for mixed fleets
+	// unconfirmedOnly: the C library fits; only needs node data cannot
+	// confirm are left (need.unconfirmed).
+	unconfirmedOnly bool
 }
 
 func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
@@ -345,11 +411,19 @@ func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nod
 	case need.known && !need.dynamic:
 		return p, false
 	case need.known:
+		muslOnly := need.musl && need.glibc.IsZero()
 		for _, n := range nodes {
 			info := infos[n.Name]
 			switch {
 			case info.Libc == nodeos.LibcMusl:
+				if !muslOnly {
+					p.affected = append(p.affected, n)
+				}
+			case need.musl && info.Libc == nodeos.LibcGlibc:
+				// A glibc node: the musl loader is absent, whatever its version.
 				p.affected = append(p.affected, n)
+			case need.musl && muslOnly:
+				p.unknown++
 			case info.Glibc.IsZero():
 				p.unknown++
 			case info.Glibc.Less(need.glibc):
@@ -357,6 +431,16 @@ func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nod
 			}
 		}
 		p.severity = finding.High
+		if len(p.affected) == 0 && len(need.unconfirmed) > 0 {
+			// Unknown is not a pass: the C library fits, but whether the
+			// nodes carry a new enough libstdc++ is not known.
+			p.severity, p.unconfirmedOnly = finding.Medium, true
+			for _, n := range nodes {
+				if infos[n.Name].Libc == nodeos.LibcGlibc {
+					p.affected = append(p.affected, n)
+				}
+			}
+		}
 		return p, len(p.affected) > 0
 	}
 	// Unknown image: only a fleet with more than one glibc can break on
@@ -424,7 +508,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		f.Evidence = append(f.Evidence, p.w.evidence...)
 		if p.need.known {
 			f.Evidence = append(f.Evidence, p.need.how)
-			needs = append(needs, "GLIBC_"+p.need.glibc.String())
+			needs = append(needs, p.need.labels()...)
 		}
 		if p.need.alternative != "" {
 			alternatives = append(alternatives, p.need.alternative)
@@ -436,13 +520,41 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		unknown = max(unknown, p.unknown)
 	}
 	byOS := osSummary(affected, infos)
-	if sev == finding.High {
+	unconfirmedOnly, musl := false, false
+	for _, p := range top {
+		unconfirmedOnly = unconfirmedOnly || p.unconfirmedOnly
+		musl = musl || p.need.musl
+	}
+	switch {
+	case unconfirmedOnly:
+		var all []string
+		for _, p := range top {
+			all = append(all, p.need.unconfirmed...)
+		}
+		need := strings.Join(dedupeStrings(all), " and ")
+		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s, which kubegap cannot confirm on %d nodes", dsName, need, len(affected))
+		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s from it. "+
+			"Their glibc need is met, but kubegap has no data that the node OS (%s%s) provides that, and minimal node OSes may not; "+
+			"where it is missing or older, the binaries cannot start.",
+			dsName, strings.Join(images, ", "), need, byOS, moreText(more))
+		f.Remediation = "Make the host binaries self-contained: link the C++ runtime statically (-static-libstdc++ -static-libgcc) or " +
+			"build them fully static, and link against the system loader path (/lib64/ld-linux-x86-64.so.2 and its per-architecture " +
+			"equivalents) rather than a private one. Or check on one node of each pool that the library or loader named above is there."
+	case sev == finding.High:
 		need := strings.Join(dedupeStrings(needs), ", ")
 		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s on %d nodes with an older glibc", dsName, need, len(affected))
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host against the "+
 			"node's own glibc and need %s, but %d of the %d Linux nodes the DaemonSet lands on have less: %s%s. "+
 			"On those nodes the binaries cannot start; for a CNI plugin every new pod sandbox fails while the node stays Ready.",
 			dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, moreText(more))
+		if musl {
+			f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s, which %d nodes do not have", dsName, need, len(affected))
+			f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s, "+
+				"but %d of the %d Linux nodes the DaemonSet lands on cannot provide it: %s%s. A musl-linked binary names the musl "+
+				"loader as its interpreter, and a glibc node has none, so the kernel refuses to start it; for a CNI plugin every new "+
+				"pod sandbox fails while the node stays Ready.",
+				dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, moreText(more))
+		}
 		alt := ""
 		if len(alternatives) > 0 {
 			alt = fmt.Sprintf(" (here %s)", strings.Join(dedupeStrings(alternatives), ", "))
@@ -451,7 +563,11 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 			"or pin the previous image, and move the listed nodes to an OS release whose glibc is at least %s (for example Ubuntu 22.04 "+
 			"or Azure Linux 3.0) before this image reaches them. Until then, keep the image off those nodes with a node selector or "+
 			"affinity on the DaemonSet.", alt, strings.TrimPrefix(need, "GLIBC_"))
-	} else {
+		if musl {
+			f.Remediation = "Install statically linked binaries, or build them against glibc no newer than the oldest node's: a musl-linked " +
+				"binary cannot start on a glibc node at all, since the kernel finds no musl loader (/lib/ld-musl-*.so.1) there."
+		}
+	default:
 		fleet := map[string]int{}
 		for _, p := range top {
 			for k, v := range p.fleet {

@@ -89,6 +89,53 @@ func TestHostBinaryGlibc(t *testing.T) {
 			wantDS: nil,
 		},
 		{
+			name:  "inspected image installs a musl binary: every glibc node lacks the loader",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				Musl: []string{"/cni/cilium-cni: musl, loader /lib/ld-musl-x86_64.so.1"}, Interpreters: []string{"/lib/ld-musl-x86_64.so.1"}}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.High,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"installs musl-linked binaries, whose loader a glibc host does not have", "/lib/ld-musl-x86_64.so.1"},
+		},
+		{
+			name:  "inspected image needs libstdc++ whose presence node data cannot confirm",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.17", MaxGlibcxx: "3.4.30", MaxCxxabi: "1.3.13", Executables: []string{"/cni/cilium-cni: GLIBC_2.17, GLIBCXX_3.4.30, CXXABI_1.3.13"}}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.Medium,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"libstdc++.so.6 with GLIBCXX_3.4.30, CXXABI_1.3.13 from the host"},
+		},
+		{
+			name:  "inspected image's binaries name a loader outside /lib and /lib64",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"}}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.Medium,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"whose loader is /nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"},
+		},
+		{
+			name:  "usual loaders and a met glibc need: no finding",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}}},
+			wantDS: nil,
+		},
+		{
+			name:  "C++ binary whose glibc need already fails: high, with the C++ need in evidence",
+			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+				MaxGlibc: "2.99", MaxGlibcxx: "3.4.30"}},
+			wantDS:    []string{"kube-system/cilium"},
+			severity:  finding.High,
+			wantNodes: []string{"n1", "n2"},
+			evidence:  []string{"needs GLIBC_2.99", "GLIBCXX_3.4.30"},
+		},
+		{
 			name:      "inspection failed: the data file still answers",
 			files:     []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
 			images:    map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Err: "unauthorized"}},
@@ -282,5 +329,21 @@ func TestHostBinaryGlibcUnknownNodes(t *testing.T) {
 	n, ok := notes[ruleHostBinaryGlibc]
 	if !ok || n.Skipped || !strings.Contains(n.Reason, "kube-system/azure-cns can write into a host binary directory on 2 nodes whose glibc is unknown") {
 		t.Errorf("notes: %+v", notes)
+	}
+}
+
+func TestUsualLoader(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/lib64/ld-linux-x86-64.so.2":       true,
+		"/lib/ld-linux-aarch64.so.1":        true,
+		"/lib64/ld64.so.2":                  true,
+		"/lib/ld-musl-x86_64.so.1":          true,
+		"/opt/app/lib/ld-linux-x86-64.so.2": false,
+		"/lib64/ld-custom.so":               false,
+		"ld-linux-x86-64.so.2":              false,
+	} {
+		if got := usualLoader(p); got != want {
+			t.Errorf("usualLoader(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

@@ -42,30 +42,36 @@ func newImageInspectCommand(app *App) *cobra.Command {
 		MaxFileBytes:    images.DefaultMaxFileBytes,
 		MaxPayloadBytes: images.DefaultMaxPayloadBytes,
 		MaxPayloads:     images.DefaultMaxPayloads,
+		MaxPayloadDepth: images.DefaultMaxPayloadDepth,
 		Timeout:         images.DefaultTimeout,
 	}
 	cmd := &cobra.Command{
-		Use:   "inspect REF | --tarball FILE",
-		Short: "List an image's executables: linkage, loader, libraries, minimum glibc, Go settings, embedded payloads",
+		Use:   "inspect REF | --tarball PATH",
+		Short: "List an image's executables: linkage, loader, libraries, minimum glibc and libstdc++, Go settings, embedded payloads",
 		Long: `Reads an image from its registry (anonymously, or with your docker config's
-credentials) or from a 'docker save' or OCI layout tarball, walks its layers
-honouring whiteouts, and reports every ELF executable: static or dynamic,
-its loader, the libraries it needs, the highest GLIBC_x.y symbol version it
-needs, musl, Go build settings (CGO_ENABLED, GOEXPERIMENT, Microsoft Go
-systemcrypto), and ELF files embedded in it as gzip streams, as an installer
-such as dropgz carries the binaries it copies onto hosts.
+credentials), from a 'docker save' or OCI layout tarball (gzip-compressed or
+not) or from an OCI layout directory, walks its layers (gzip, zstd or
+uncompressed) honouring whiteouts, and reports every ELF executable: static,
+static-pie or dynamic, its loader, the libraries it needs, the highest
+GLIBC_x.y, GLIBCXX_x.y.z and CXXABI_x.y versions it needs, musl, Go build
+settings (CGO_ENABLED, GOEXPERIMENT, Microsoft Go systemcrypto), and ELF
+files embedded in it as gzip streams — also inside nested gzip members and
+tar archives — as an installer such as dropgz carries the binaries it
+copies onto hosts.
 
-Nothing is written to disk and links are never followed. Every input is
-bounded by the --max-* flags and --timeout.`,
+Files are streamed, not read whole. Nothing is written to disk and links are
+never followed. Every input is bounded by the --max-* flags and --timeout.`,
 		Example: `  kubegap image inspect mcr.microsoft.com/containernetworking/azure-cni:v1.7.16-0
   kubegap image inspect --platform linux/arm64 -o json registry.k8s.io/pause:3.10
-  docker save myimage:tag -o image.tar && kubegap image inspect --tarball image.tar`,
+  docker save myimage:tag -o image.tar && kubegap image inspect --tarball image.tar
+  docker save myimage:tag | gzip > image.tar.gz && kubegap image inspect --tarball image.tar.gz
+  kubegap image inspect --tarball ./oci-layout-dir --platform linux/arm64`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case f.tarball != "" && len(args) > 0:
 				return withCode(ExitError, errors.New("give an image reference or --tarball, not both"))
 			case f.tarball == "" && len(args) != 1:
-				return withCode(ExitError, errors.New("give one image reference, or --tarball FILE"))
+				return withCode(ExitError, errors.New("give one image reference, or --tarball PATH"))
 			}
 			return nil
 		},
@@ -94,15 +100,16 @@ bounded by the --max-* flags and --timeout.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.tarball, "tarball", "", "read the image from a 'docker save' or OCI layout tarball instead of a registry")
+	fl.StringVar(&f.tarball, "tarball", "", "read the image from a 'docker save' or OCI layout tarball (gzip-compressed or not) or an OCI layout directory instead of a registry")
 	fl.StringVar(&f.platform, "platform", images.DefaultPlatform, "platform to pick from a multi-platform image, os/arch[/variant]")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	fl.Var((*byteSize)(&f.opts.MaxLayerBytes), "max-layer-bytes", "largest compressed layer to read (e.g. 512Mi, 2Gi)")
 	fl.Var((*byteSize)(&f.opts.MaxImageBytes), "max-image-bytes", "most decompressed bytes to read per image; stops decompression bombs")
 	fl.IntVar(&f.opts.MaxFiles, "max-files", f.opts.MaxFiles, "most tar entries to walk per image")
-	fl.Var((*byteSize)(&f.opts.MaxFileBytes), "max-file-bytes", "largest ELF file to read into memory; larger ones are listed as skipped")
-	fl.Var((*byteSize)(&f.opts.MaxPayloadBytes), "max-payload-bytes", "largest embedded gzip payload to decompress")
+	fl.Var((*byteSize)(&f.opts.MaxFileBytes), "max-file-bytes", "most bytes of one ELF file kept in memory (its headers and tables); a file whose tables lie further in is listed as skipped")
+	fl.Var((*byteSize)(&f.opts.MaxPayloadBytes), "max-payload-bytes", "most bytes the embedded payloads of one file may decompress to, all nesting levels together")
 	fl.IntVar(&f.opts.MaxPayloads, "max-payloads", f.opts.MaxPayloads, "most embedded payloads to analyse per executable")
+	fl.IntVar(&f.opts.MaxPayloadDepth, "max-payload-depth", f.opts.MaxPayloadDepth, "deepest nesting of payloads followed (a gzip member is 1, a tar inside it 2, ...)")
 	fl.DurationVar(&f.opts.Timeout, "timeout", f.opts.Timeout, "time allowed for the whole image, pull included")
 	return cmd
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -193,5 +194,35 @@ func TestParseByteSize(t *testing.T) {
 	}
 	if s := formatByteSize(2 << 30); s != "2Gi" {
 		t.Errorf("formatByteSize(2Gi) = %s", s)
+	}
+}
+
+// TestImageInspectGzippedTarball: `docker save | gzip` output is read as
+// it is, with the same result as the plain tarball.
+func TestImageInspectGzippedTarball(t *testing.T) {
+	file := imageTarball(t)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(raw)
+	zw.Close()
+	gz := file + ".gz"
+	if err := os.WriteFile(gz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, plain, _ := runCLI("image", "inspect", "--tarball", file)
+	code, out, errOut := runCLI("image", "inspect", "--tarball", gz)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if strings.Replace(out, gz, file, 1) != plain {
+		t.Errorf("gzipped tarball reads differently:\n%s\nplain:\n%s", out, plain)
+	}
+	code, _, errOut = runCLI("image", "inspect", "--tarball", gz, "--max-payload-depth", "x")
+	if code != ExitError || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("bad --max-payload-depth: exit %d, stderr %q", code, errOut)
 	}
 }

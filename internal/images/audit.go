@@ -9,13 +9,16 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/kubegap/kubegap/internal/checks"
 )
 
 // cacheVersion changes when the Report format or the analysis changes, so
 // that stale cached results are ignored rather than misread.
-const cacheVersion = 1
+const cacheVersion = 2
 
 // cacheEntry is one cached Report. Limits records the limits that shape a
 // successful report, so a run with different limits does not reuse it.
@@ -52,16 +55,26 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.Concurrency)
+	// A registry's own slot is taken before a global one, so images
+	// waiting on a busy registry never hold slots others could use.
+	perRegistry := map[string]chan struct{}{}
 	for _, j := range jobs {
+		host := registryOf(j.ref.Reference)
+		if perRegistry[host] == nil {
+			perRegistry[host] = make(chan struct{}, opts.PerRegistry)
+		}
+		regSem := perRegistry[host]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				j.err = ctx.Err()
-				return
+			for _, s := range []chan struct{}{regSem, sem} {
+				select {
+				case s <- struct{}{}:
+					defer func() { <-s }()
+				case <-ctx.Done():
+					j.err = ctx.Err()
+					return
+				}
 			}
 			j.rep, j.err = inspectCached(ctx, j.ref, cache, opts)
 		}()
@@ -103,6 +116,9 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 		file = filepath.Join(cache, strings.ReplaceAll(res.digest.String(), ":", "-")+".json")
 		if r := readCache(file, res.digest.String(), opts); r != nil {
 			r.Reference = printable(ref.Reference)
+			// The file's time orders eviction: recently used stays.
+			now := time.Now()
+			_ = os.Chtimes(file, now, now)
 			return r, nil
 		}
 	}
@@ -112,9 +128,63 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 	}
 	if file != "" {
 		// A cache that cannot be written costs a pull next time, nothing more.
-		_ = writeCache(file, r, opts)
+		if writeCache(file, r, opts) == nil {
+			pruneCache(cache, opts.CacheMaxBytes)
+		}
 	}
 	return r, nil
+}
+
+// registryOf names the registry of an image reference ("" when it does
+// not parse; such a reference fails on its own).
+func registryOf(ref string) string {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return ""
+	}
+	return r.Context().RegistryStr()
+}
+
+// cacheMu serialises pruning within a process; across processes the
+// worst case is two of them deleting the same old file.
+var cacheMu sync.Mutex
+
+// pruneCache deletes the least recently used results until the cache's
+// result files fit in maxBytes.
+func pruneCache(dir string, maxBytes int64) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type item struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var items []item
+	var total int64
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "sha256-") || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		items = append(items, item{filepath.Join(dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	slices.SortFunc(items, func(a, b item) int { return a.mod.Compare(b.mod) })
+	for _, it := range items {
+		if total <= maxBytes {
+			break
+		}
+		if os.Remove(it.path) == nil {
+			total -= it.size
+		}
+	}
 }
 
 // cacheDir returns the cache directory, or "" when caching is off.
@@ -175,42 +245,96 @@ func writeCache(file string, r *Report, opts Options) error {
 	return nil
 }
 
-// Facts is what the audit's host-binary-glibc check needs: the glibc that
-// binaries this image may install on a host require. Only host candidates
-// count (see hostCandidate): a distro base image's own programs run inside
-// the container against the image's glibc, and counting them would flag
-// every installer built on Debian or Azure Linux.
+// Facts is what the audit's host-binary-glibc check needs: what binaries
+// this image may install on a host require from it — glibc, libstdc++,
+// a musl loader, an unusual loader path. Only host candidates count (see
+// hostCandidate): a distro base image's own programs run inside the
+// container against the image's libraries, and counting them would flag
+// every installer built on Debian or Azure Linux. Static and static-pie
+// programs need nothing and are not listed.
 func (r *Report) Facts() checks.ImageFacts {
 	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc}
-	crypto := map[string]bool{}
+	for _, h := range r.hostBinaries() {
+		if !hostCandidate(h.path) {
+			continue
+		}
+		b := h.bin
+		var needs []string
+		switch b.Linkage {
+		case LinkGlibc, LinkGlibcUnversioned:
+			if CompareVersions(b.MinGlibc, f.MaxGlibc) > 0 {
+				f.MaxGlibc = b.MinGlibc
+			}
+			if b.MinGlibc == "" {
+				needs = append(needs, "glibc (no versioned symbols)")
+			} else {
+				needs = append(needs, "GLIBC_"+b.MinGlibc)
+			}
+		case LinkMusl:
+			f.Musl = append(f.Musl, h.path+": musl, loader "+orNone(b.Interpreter))
+			needs = append(needs, "musl loader "+orNone(b.Interpreter))
+		}
+		if b.MinGlibcxx != "" {
+			needs = append(needs, "GLIBCXX_"+b.MinGlibcxx)
+			if CompareVersions(b.MinGlibcxx, f.MaxGlibcxx) > 0 {
+				f.MaxGlibcxx = b.MinGlibcxx
+			}
+		}
+		if b.MinCxxabi != "" {
+			needs = append(needs, "CXXABI_"+b.MinCxxabi)
+			if CompareVersions(b.MinCxxabi, f.MaxCxxabi) > 0 {
+				f.MaxCxxabi = b.MinCxxabi
+			}
+		}
+		if b.Interpreter != "" && !slices.Contains(f.Interpreters, b.Interpreter) {
+			f.Interpreters = append(f.Interpreters, b.Interpreter)
+		}
+		if b.Go != nil && b.Go.SystemCrypto {
+			needs = append(needs, "libcrypto via dlopen")
+		}
+		if len(needs) > 0 && b.Linkage != LinkMusl {
+			f.Executables = append(f.Executables, h.path+": "+strings.Join(needs, ", "))
+		}
+	}
+	slices.Sort(f.Interpreters)
+	return f
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// hostBinary is an executable or embedded payload with the path the
+// audit names it by.
+type hostBinary struct {
+	path string
+	bin  *Binary
+}
+
+// hostBinaries lists executables and analysed payloads, highest glibc
+// need first, then by path (the order GlibcNeeds uses), so the evidence
+// leads with what matters.
+func (r *Report) hostBinaries() []hostBinary {
+	var out []hostBinary
 	for i := range r.Executables {
 		e := &r.Executables[i]
-		if e.Go != nil && e.Go.SystemCrypto {
-			crypto[e.Path] = true
-		}
-		for _, p := range e.Payloads {
-			if p.Binary != nil && p.Binary.Go != nil && p.Binary.Go.SystemCrypto {
-				crypto[e.Path+"!"+p.Name] = true
+		out = append(out, hostBinary{e.Path, &e.Binary})
+		for j := range e.Payloads {
+			if p := &e.Payloads[j]; p.Binary != nil && p.Binary.Class != ClassObject {
+				out = append(out, hostBinary{e.Path + "!" + p.Name, p.Binary})
 			}
 		}
 	}
-	for _, n := range r.GlibcNeeds() {
-		if !hostCandidate(n.Path) {
-			continue
+	slices.SortStableFunc(out, func(a, b hostBinary) int {
+		if c := CompareVersions(b.bin.MinGlibc, a.bin.MinGlibc); c != 0 {
+			return c
 		}
-		if CompareVersions(n.Version, f.MaxGlibc) > 0 {
-			f.MaxGlibc = n.Version
-		}
-		s := n.Path + ": GLIBC_" + n.Version
-		if n.Version == "" {
-			s = n.Path + ": glibc (no versioned symbols)"
-		}
-		if crypto[n.Path] {
-			s += ", libcrypto via dlopen"
-		}
-		f.Executables = append(f.Executables, s)
-	}
-	return f
+		return strings.Compare(a.path, b.path)
+	})
+	return out
 }
 
 // systemDirs hold the programs and libraries of an image's base OS.
@@ -238,11 +362,23 @@ func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
 	if CompareVersions(b.MaxGlibc, a.MaxGlibc) > 0 {
 		a.MaxGlibc = b.MaxGlibc
 	}
-	for _, e := range b.Executables {
-		if !slices.Contains(a.Executables, e) {
-			a.Executables = append(a.Executables, e)
-		}
+	if CompareVersions(b.MaxGlibcxx, a.MaxGlibcxx) > 0 {
+		a.MaxGlibcxx = b.MaxGlibcxx
 	}
+	if CompareVersions(b.MaxCxxabi, a.MaxCxxabi) > 0 {
+		a.MaxCxxabi = b.MaxCxxabi
+	}
+	union := func(dst, src []string) []string {
+		for _, e := range src {
+			if !slices.Contains(dst, e) {
+				dst = append(dst, e)
+			}
+		}
+		return dst
+	}
+	a.Executables = union(a.Executables, b.Executables)
+	a.Musl = union(a.Musl, b.Musl)
+	a.Interpreters = union(a.Interpreters, b.Interpreters)
 	if a.Digest != b.Digest && b.Digest != "" {
 		a.Digest = strings.TrimPrefix(a.Digest+","+b.Digest, ",")
 	}

@@ -2,11 +2,10 @@ package images
 
 import (
 	"bytes"
-	"debug/buildinfo"
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -83,6 +82,12 @@ type Binary struct {
 	MinGlibc string `json:"minGlibc,omitempty"`
 	// GlibcVersions lists every GLIBC_x.y version needed, ascending.
 	GlibcVersions []string `json:"glibcVersions,omitempty"`
+	// GlibcxxVersions lists every GLIBCXX_x.y.z version needed from
+	// libstdc++.so.6, ascending; MinGlibcxx is the highest.
+	GlibcxxVersions []string `json:"glibcxxVersions,omitempty"`
+	MinGlibcxx      string   `json:"minGlibcxx,omitempty"`
+	// MinCxxabi is the highest CXXABI_x.y version needed from libstdc++.
+	MinCxxabi string `json:"minCxxabi,omitempty"`
 	// ProvidesGlibc is set on glibc's own libc.so.6: the highest GLIBC_x.y
 	// version it defines, i.e. the glibc release the image ships.
 	ProvidesGlibc string `json:"providesGlibc,omitempty"`
@@ -124,59 +129,70 @@ var sharedObjectName = regexp.MustCompile(`\.so(\.[0-9.]+)?$`)
 // AnalyzeELF classifies the ELF file held in data. name is the file's name
 // (only its base is used) and helps tell a shared library from a PIE
 // program. It returns ErrNotELF for data without the magic and a wrapped
-// error for malformed files; it never panics.
-func AnalyzeELF(data []byte, name string) (b *Binary, err error) {
+// error for malformed files; it never panics. Embedded payloads are not
+// looked for (see ScanEmbedded); Inspect does both in one pass.
+func AnalyzeELF(data []byte, name string) (*Binary, error) {
 	if !IsELF(data) {
 		return nil, ErrNotELF
 	}
-	// debug/elf and debug/buildinfo are fuzzed upstream, but this input is
-	// hostile by assumption: a parser bug must become an error, not a crash.
-	defer func() {
-		if r := recover(); r != nil {
-			b, err = nil, fmt.Errorf("malformed ELF: parser panic: %v", r)
-		}
-	}()
-	f, err := elf.NewFile(bytes.NewReader(data))
+	opts := Options{MaxFileBytes: int64(len(data))}.withDefaults()
+	a := newAnalyzer(context.Background(), opts, false)
+	defer a.release()
+	fr, err := a.analyzeELF(a.reader(0, bytes.NewReader(data)), name, 0, &payloadBudget{})
 	if err != nil {
-		return nil, fmt.Errorf("malformed ELF: %w", err)
+		return nil, err
 	}
-	defer f.Close()
+	return fr.bin, nil
+}
 
-	b = &Binary{Type: elfType(f.Type), Arch: goArch(f.Machine)}
-	hasDynamic := false
-	for _, p := range f.Progs {
-		switch p.Type {
-		case elf.PT_INTERP:
-			interp, err := io.ReadAll(io.LimitReader(p.Open(), 4096))
-			if err != nil {
-				return nil, fmt.Errorf("malformed ELF: reading PT_INTERP: %w", err)
-			}
-			b.Interpreter = printable(string(bytes.TrimRight(interp, "\x00")))
-		case elf.PT_DYNAMIC:
-			hasDynamic = true
+// classify turns what the stream kept into the analysis.
+func (a *analyzer) classify(h *elfHeader, progs []progHeader, k *kept, dyn, interp *progHeader, buildInfo []*keptRegion, name string, depth int) (*Binary, error) {
+	b := &Binary{Type: elfType(h.typ), Arch: goArch(h.machine)}
+	if interp != nil {
+		s, ok := k.slice(interp.off, min(interp.filesz, maxStringLen))
+		if !ok {
+			return nil, fmt.Errorf("malformed ELF: PT_INTERP at offset %d (%d bytes) lies outside the file", interp.off, interp.filesz)
 		}
+		b.Interpreter = printable(string(bytes.TrimRight(s, "\x00")))
 	}
-	if hasDynamic || f.SectionByType(elf.SHT_DYNAMIC) != nil {
-		if b.Needed, err = f.ImportedLibraries(); err != nil {
-			return nil, fmt.Errorf("malformed ELF: reading DT_NEEDED: %w", err)
+	if dyn != nil {
+		info, err := parseDynamic(h, progs, k, *dyn)
+		switch {
+		case errors.Is(err, errNotKept):
+			return nil, fmt.Errorf("%w: %w; it lies beyond the %d bytes kept per file (--max-file-bytes)", errLimit, err, a.keepCap(depth))
+		case err != nil:
+			return nil, err
 		}
-		for i := range b.Needed {
-			b.Needed[i] = printable(b.Needed[i])
+		b.Needed, b.SONAME = info.needed, info.soname
+		var all []string
+		for _, f := range info.needOrder {
+			all = append(all, info.needs[f]...)
 		}
-		if so, err := f.DynString(elf.DT_SONAME); err == nil && len(so) > 0 {
-			b.SONAME = printable(so[0])
+		b.GlibcVersions = versionsWithPrefix(all, "GLIBC_")
+		b.GlibcxxVersions = versionsWithPrefix(all, "GLIBCXX_")
+		if n := len(b.GlibcVersions); n > 0 {
+			b.MinGlibc = b.GlibcVersions[n-1]
 		}
-		b.GlibcVersions = glibcNeeds(f)
-		if len(b.GlibcVersions) > 0 {
-			b.MinGlibc = b.GlibcVersions[len(b.GlibcVersions)-1]
+		if n := len(b.GlibcxxVersions); n > 0 {
+			b.MinGlibcxx = b.GlibcxxVersions[n-1]
+		}
+		if cx := versionsWithPrefix(all, "CXXABI_"); len(cx) > 0 {
+			b.MinCxxabi = cx[len(cx)-1]
 		}
 		if strings.HasPrefix(b.SONAME, "libc.so") {
-			b.ProvidesGlibc = glibcDefines(f)
+			if defs := versionsWithPrefix(info.defs, "GLIBC_"); len(defs) > 0 {
+				b.ProvidesGlibc = defs[len(defs)-1]
+			}
 		}
 	}
-	b.Go = goBuild(data)
-	b.Linkage = linkage(f.Type, b, hasDynamic)
-	b.Class = classify(f.Type, b, path.Base(name))
+	for _, r := range buildInfo {
+		if g, ok := parseBuildInfo(r.data); ok {
+			b.Go = g
+			break
+		}
+	}
+	b.Linkage = linkage(h.typ, b, dyn != nil)
+	b.Class = classify(h.typ, b, path.Base(name))
 	b.HostNeeds = hostNeeds(b)
 	return b, nil
 }
@@ -220,43 +236,6 @@ func goArch(m elf.Machine) string {
 	return strings.ToLower(strings.TrimPrefix(m.String(), "EM_"))
 }
 
-// glibcNeeds returns the GLIBC_x.y versions the file needs, ascending and
-// unique. GLIBC_PRIVATE is not a release and is left out. A file without a
-// version table needs none.
-func glibcNeeds(f *elf.File) []string {
-	needs, err := f.DynamicVersionNeeds()
-	if err != nil {
-		return nil
-	}
-	var vs []string
-	for _, n := range needs {
-		for _, d := range n.Needs {
-			if v, ok := strings.CutPrefix(d.Dep, "GLIBC_"); ok && validVersion(v) && !slices.Contains(vs, v) {
-				vs = append(vs, v)
-			}
-		}
-	}
-	slices.SortFunc(vs, CompareVersions)
-	return vs
-}
-
-// glibcDefines returns the highest GLIBC_x.y version a libc.so.6 defines.
-func glibcDefines(f *elf.File) string {
-	defs, err := f.DynamicVersions()
-	if err != nil {
-		return ""
-	}
-	best := ""
-	for _, d := range defs {
-		if v, ok := strings.CutPrefix(d.Name, "GLIBC_"); ok && validVersion(v) {
-			if best == "" || CompareVersions(v, best) > 0 {
-				best = v
-			}
-		}
-	}
-	return best
-}
-
 // validVersion accepts dotted decimal versions such as 2.34 or 2.2.5.
 func validVersion(v string) bool {
 	if v == "" {
@@ -290,32 +269,6 @@ func CompareVersions(a, b string) int {
 		}
 	}
 	return 0
-}
-
-// goBuild reads Go build information; nil for non-Go files.
-func goBuild(data []byte) *GoBuild {
-	bi, err := buildinfo.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil
-	}
-	g := &GoBuild{Version: printable(bi.GoVersion), Path: printable(bi.Path)}
-	msCrypto := ""
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "CGO_ENABLED":
-			g.CGO = printable(s.Value)
-		case "GOEXPERIMENT":
-			g.Experiment = printable(s.Value)
-		case "-buildmode":
-			g.BuildMode = printable(s.Value)
-		case "microsoft_toolset_version":
-			g.Toolset = printable(s.Value)
-		case "microsoft_systemcrypto":
-			msCrypto = s.Value
-		}
-	}
-	g.SystemCrypto = msCrypto == "1" || systemCryptoExperiment(g.Experiment) || systemCryptoExperiment(goVersionExperiments(g.Version))
-	return g
 }
 
 // goVersionExperiments returns the experiments a toolchain version string
@@ -436,7 +389,19 @@ func hostNeeds(b *Binary) []string {
 	case LinkGlibcUnversioned:
 		n = append(n, "glibc (any version)")
 	case LinkMusl:
-		n = append(n, "musl libc")
+		// A glibc host has no musl loader: the kernel cannot start the
+		// program at all ("no such file or directory").
+		n = append(n, "musl libc and its loader, which glibc hosts do not have")
+	}
+	if b.MinGlibcxx != "" || b.MinCxxabi != "" {
+		s := "libstdc++.so.6 with"
+		if b.MinGlibcxx != "" {
+			s += " GLIBCXX_" + b.MinGlibcxx
+		}
+		if b.MinCxxabi != "" {
+			s += " CXXABI_" + b.MinCxxabi
+		}
+		n = append(n, s)
 	}
 	if b.Go != nil && b.Go.SystemCrypto {
 		n = append(n, "libcrypto.so.3 or libcrypto.so.1.1 via dlopen (Go systemcrypto; not in DT_NEEDED)")
@@ -458,3 +423,7 @@ func printable(s string) string {
 		return r
 	}, s)
 }
+
+func containsString(s []string, v string) bool { return slices.Contains(s, v) }
+
+func sortVersions(vs []string) { slices.SortFunc(vs, CompareVersions) }

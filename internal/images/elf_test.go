@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,17 +37,16 @@ func TestCompareVersions(t *testing.T) {
 func TestAnalyzeELFBuilds(t *testing.T) {
 	fx := fixtures(t)
 	cases := []struct {
-		name        string
-		data        []byte
-		class       string
-		linkage     string
-		minGlibc    string
-		interp      bool
-		needed      []string
-		goBinary    bool
-		cgo         string
-		sysCrypto   bool
-		skipMissing bool
+		name      string
+		data      []byte
+		class     string
+		linkage   string
+		minGlibc  string
+		interp    bool
+		needed    []string
+		goBinary  bool
+		cgo       string
+		sysCrypto bool
 	}{
 		{name: "go CGO_ENABLED=0", data: fx.goStatic, class: ClassGoStatic, linkage: LinkStatic, goBinary: true, cgo: "0"},
 		{name: "go cgo", data: fx.goCgo, class: ClassGoCgo, linkage: LinkGlibc, minGlibc: fx.goCgoNeed, interp: true, needed: []string{"libc.so.6"}, goBinary: true, cgo: "1"},
@@ -54,13 +55,11 @@ func TestAnalyzeELFBuilds(t *testing.T) {
 		{name: "c dynamic glibc", data: fx.cDynamic, class: LinkGlibc, linkage: LinkGlibc, minGlibc: fx.cDynamicNeed, interp: true, needed: []string{"libc.so.6"}},
 		{name: "c static", data: fx.cStatic, class: LinkStatic, linkage: LinkStatic},
 		{name: "c static-pie", data: fx.cStaticPIE, class: LinkStaticPIE, linkage: LinkStaticPIE},
-		{name: "c musl", data: fx.muslDynamic, class: LinkMusl, linkage: LinkMusl, interp: true, needed: []string{"libc.so"}, skipMissing: true},
+		{name: "c musl", data: fx.muslDynamic, class: LinkMusl, linkage: LinkMusl, interp: true, needed: []string{"libc.so"}},
+		{name: "c++ glibc", data: fx.cxxDynamic, class: LinkGlibc, linkage: LinkGlibc, minGlibc: mustObjdump(t, fx.cxxDynamic, "GLIBC"), interp: true, needed: []string{"libstdc++.so.6", "libc.so.6"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.data == nil && c.skipMissing {
-				t.Skip("toolchain not installed")
-			}
 			b, err := AnalyzeELF(c.data, "bin")
 			if err != nil {
 				t.Fatal(err)
@@ -221,5 +220,72 @@ func TestShippedGlibc(t *testing.T) {
 	}
 	if r.ShippedGlibc != want || r.Libraries != 1 || len(r.Executables) != 0 {
 		t.Errorf("report: shipped %q, %d libraries, %d executables; want %s, 1, 0", r.ShippedGlibc, r.Libraries, len(r.Executables), want)
+	}
+}
+
+// mustObjdump writes data to a file and asks objdump for its highest
+// PREFIX_ version.
+func mustObjdump(t *testing.T, data []byte, prefix string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "bin")
+	if err := os.WriteFile(f, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v, err := objdumpVersion(f, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestNeedsBeyondGlibc: a g++ program's libstdc++ versions, a musl
+// program's loader and a static-pie program's lack of needs, each checked
+// against binutils and carried into the audit's facts.
+func TestNeedsBeyondGlibc(t *testing.T) {
+	fx := fixtures(t)
+	cxx, err := AnalyzeELF(fx.cxxDynamic, "cxx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx.cxxNeed == "" || cxx.MinGlibcxx != fx.cxxNeed || cxx.MinCxxabi != fx.cxxabiNeed {
+		t.Errorf("GLIBCXX %q CXXABI %q, objdump says %q %q", cxx.MinGlibcxx, cxx.MinCxxabi, fx.cxxNeed, fx.cxxabiNeed)
+	}
+	if !strings.Contains(strings.Join(cxx.HostNeeds, "; "), "libstdc++.so.6 with GLIBCXX_"+fx.cxxNeed) {
+		t.Errorf("host needs %v do not name libstdc++", cxx.HostNeeds)
+	}
+	musl, err := AnalyzeELF(fx.muslDynamic, "musl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(musl.Interpreter, "/lib/ld-musl-") || !strings.Contains(strings.Join(musl.HostNeeds, "; "), "glibc hosts do not have") {
+		t.Errorf("musl: interpreter %q host needs %v", musl.Interpreter, musl.HostNeeds)
+	}
+	img := image(t, "amd64", layer(t,
+		file("opt/cni/bin/cxx", fx.cxxDynamic),
+		file("opt/cni/bin/musl", fx.muslDynamic),
+		file("opt/cni/bin/spie", fx.cStaticPIE),
+		file("opt/cni/bin/static", fx.cStatic),
+	))
+	r, err := Inspect(context.Background(), img, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Facts()
+	if f.MaxGlibcxx != fx.cxxNeed || f.MaxCxxabi != fx.cxxabiNeed {
+		t.Errorf("facts GLIBCXX %q CXXABI %q, want %q %q", f.MaxGlibcxx, f.MaxCxxabi, fx.cxxNeed, fx.cxxabiNeed)
+	}
+	if len(f.Musl) != 1 || !strings.HasPrefix(f.Musl[0], "/opt/cni/bin/musl: musl, loader /lib/ld-musl-") {
+		t.Errorf("facts musl %v", f.Musl)
+	}
+	if !slices.Contains(f.Interpreters, musl.Interpreter) || !slices.Contains(f.Interpreters, cxx.Interpreter) || len(f.Interpreters) != 2 {
+		t.Errorf("facts interpreters %v, want the musl and glibc loaders", f.Interpreters)
+	}
+	for _, e := range f.Executables {
+		if strings.Contains(e, "spie") || strings.Contains(e, "static") {
+			t.Errorf("static program listed with needs: %s", e)
+		}
+	}
+	if e := byPath(r, "/opt/cni/bin/spie"); e == nil || e.Linkage != LinkStaticPIE {
+		t.Errorf("static-pie program: %+v", e)
 	}
 }

@@ -86,3 +86,68 @@ func TestScanEmbeddedCancelled(t *testing.T) {
 		t.Error("ScanEmbedded on a cancelled context returned no error")
 	}
 }
+
+// tarOf is a tar archive of the entries, for payload tests.
+func tarOf(t *testing.T, es ...entry) []byte { return tarBytes(t, es...) }
+
+// TestScanEmbeddedNested: payloads inside payloads — gzip in gzip, a tar
+// in a gzip member, a tar.gz in a tar — are followed to
+// MaxPayloadDepth and within MaxPayloadBytes in all.
+func TestScanEmbeddedNested(t *testing.T) {
+	fx := fixtures(t)
+	bundle := tarOf(t, file("opt/cni/bin/azure-vnet", fx.cDynamic), file("README", []byte("not a program")), file("opt/cni/bin/musl", fx.muslDynamic))
+	inner := tarOf(t, file("bin/deep", fx.cDynamic))
+	outerTar := tarOf(t, file("inner.tar.gz", gzipMember("", inner)))
+	zeros := tarOf(t, file("zeros", make([]byte, 64<<20)))
+	cases := []struct {
+		name    string
+		data    []byte
+		opts    Options
+		want    map[string]string // payload name -> MinGlibc ("" for none), or "error:TEXT"
+		maxSize int64
+	}{
+		{name: "gzip in gzip", data: slices.Concat(fx.goStatic, gzipMember("bundle.gz", gzipMember("azure-vnet", fx.cDynamic))),
+			want: map[string]string{"bundle.gz!azure-vnet": fx.cDynamicNeed}},
+		{name: "tar in gzip", data: slices.Concat(fx.goStatic, gzipMember("plugins.tar", bundle)),
+			want: map[string]string{"plugins.tar!opt/cni/bin/azure-vnet": fx.cDynamicNeed, "plugins.tar!opt/cni/bin/musl": ""}},
+		{name: "tar.gz in tar in gzip", data: slices.Concat(fx.goStatic, gzipMember("outer.tar", outerTar)),
+			want: map[string]string{"outer.tar!inner.tar.gz!gzip!bin/deep": fx.cDynamicNeed}},
+		{name: "tar.gz in tar in gzip, too deep", data: slices.Concat(fx.goStatic, gzipMember("outer.tar", outerTar)), opts: Options{MaxPayloadDepth: 2},
+			want: map[string]string{"outer.tar!inner.tar.gz": "error:nested deeper than 2 levels"}},
+		{name: "bomb in a payload", data: slices.Concat(fx.goStatic, gzipMember("zeros.tar", zeros)), opts: Options{MaxPayloadBytes: 1 << 20},
+			want: map[string]string{"zeros.tar": "error:more than 1048576 bytes"}},
+		{name: "bomb in gzip in gzip", data: slices.Concat(fx.goStatic, gzipMember("z.gz", gzipMember("", zeros))), opts: Options{MaxPayloadBytes: 1 << 20},
+			want: map[string]string{"z.gz!gzip": "error:more than 1048576 bytes"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ps []Payload
+			var err error
+			alloc := allocDuring(func() { ps, _, err = ScanEmbedded(context.Background(), c.data, c.opts) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, p := range ps {
+				switch {
+				case p.Error != "":
+					got[p.Name] = "error:" + p.Error
+				case p.Binary != nil:
+					got[p.Name] = p.Binary.MinGlibc
+				}
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("payloads %v, want %v", got, c.want)
+			}
+			for n, w := range c.want {
+				g, ok := got[n]
+				if !ok || (strings.HasPrefix(w, "error:") && !strings.Contains(g, strings.TrimPrefix(w, "error:"))) || (!strings.HasPrefix(w, "error:") && g != w) {
+					t.Errorf("payload %s = %q, want %q (all: %v)", n, g, w, got)
+				}
+			}
+			if alloc > 48<<20 {
+				t.Errorf("allocated %d MiB; nested payloads must stream", alloc>>20)
+			}
+		})
+	}
+}

@@ -37,7 +37,10 @@ type fixtureBinaries struct {
 	cDynamic     []byte // gcc, calls pthread_create: GLIBC_2.34 on glibc >= 2.34
 	cStatic      []byte // gcc -static
 	cStaticPIE   []byte // gcc -static-pie
-	muslDynamic  []byte // musl-gcc; nil when musl-gcc is missing
+	muslDynamic  []byte // musl-gcc (Debian musl-tools)
+	cxxDynamic   []byte // g++: needs GLIBCXX_ and CXXABI_ versions from libstdc++
+	cxxNeed      string // highest GLIBCXX_ version of cxxDynamic per objdump -T
+	cxxabiNeed   string // highest CXXABI_ version of cxxDynamic per objdump -T
 	installer    []byte // goStatic + a gzip member holding cDynamic, FNAME azure-vnet
 	cDynamicNeed string // highest GLIBC_ version of cDynamic per objdump -T
 	goCgoNeed    string // same for goCgo
@@ -87,6 +90,20 @@ import "fmt"
 func main() { C.free(C.malloc(1)); fmt.Println("kubegap cgo fixture") }
 `
 
+// cxxMain uses the C++ runtime the way real programs do: strings, streams
+// and exceptions, so it needs versioned libstdc++ symbols.
+const cxxMain = `#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+int main(int argc, char **argv) {
+  std::vector<std::string> v(argv, argv + argc);
+  try { if (v.size() > 5) throw std::runtime_error(v[1]); } catch (const std::exception &e) { std::cerr << e.what() << std::endl; }
+  std::cout << "fixture " << v.size() << std::endl;
+  return 0;
+}
+`
+
 const cMain = `#include <pthread.h>
 #include <stdio.h>
 static void *run(void *a) { return a; }
@@ -119,6 +136,9 @@ func buildFixtures() (*fixtureBinaries, error) {
 		return nil, err
 	}
 	if err := write("a.c", cMain); err != nil {
+		return nil, err
+	}
+	if err := write("a.cc", cxxMain); err != nil {
 		return nil, err
 	}
 	goEnv := []string{"GOTOOLCHAIN=local", "GOFLAGS=", "GO111MODULE=on"}
@@ -162,10 +182,21 @@ func buildFixtures() (*fixtureBinaries, error) {
 		cStatic:    read("cstatic"),
 		cStaticPIE: read("cspie"),
 	}
-	if _, err := exec.LookPath("musl-gcc"); err == nil {
-		if err := run(nil, "musl-gcc", "-O2", "-o", "cmusl", "a.c"); err == nil {
-			f.muslDynamic = read("cmusl")
-		}
+	// hack/test.sh installs g++ and musl-tools; without them the C++ and
+	// musl cases cannot be tested, which is a failure, not a skip.
+	if err := run(nil, "musl-gcc", "-O2", "-o", "cmusl", "a.c"); err != nil {
+		return nil, fmt.Errorf("musl-gcc (Debian musl-tools; hack/test.sh installs it): %w", err)
+	}
+	f.muslDynamic = read("cmusl")
+	if err := run(nil, "g++", "-O2", "-o", "cxx", "a.cc"); err != nil {
+		return nil, fmt.Errorf("g++ (hack/test.sh installs it): %w", err)
+	}
+	f.cxxDynamic = read("cxx")
+	if f.cxxNeed, err = objdumpVersion(filepath.Join(dir, "cxx"), "GLIBCXX"); err != nil {
+		return nil, err
+	}
+	if f.cxxabiNeed, err = objdumpVersion(filepath.Join(dir, "cxx"), "CXXABI"); err != nil {
+		return nil, err
 	}
 	tagged := read("gotagged")
 	if !bytes.Contains(tagged, []byte("-tags=abcdefghijklmnopqr")) {
@@ -184,13 +215,16 @@ func buildFixtures() (*fixtureBinaries, error) {
 
 // objdumpGlibc asks binutils, independently of debug/elf, for the highest
 // GLIBC_ version a binary needs.
-func objdumpGlibc(file string) (string, error) {
+func objdumpGlibc(file string) (string, error) { return objdumpVersion(file, "GLIBC") }
+
+// objdumpVersion is the highest PREFIX_x.y version objdump -T shows.
+func objdumpVersion(file, prefix string) (string, error) {
 	out, err := exec.Command("objdump", "-T", file).Output()
 	if err != nil {
 		return "", fmt.Errorf("objdump -T %s: %w", file, err)
 	}
 	best := ""
-	for _, m := range regexp.MustCompile(`\(GLIBC_([0-9.]+)\)`).FindAllStringSubmatch(string(out), -1) {
+	for _, m := range regexp.MustCompile(`\(`+prefix+`_([0-9.]+)\)`).FindAllStringSubmatch(string(out), -1) {
 		if best == "" || CompareVersions(m[1], best) > 0 {
 			best = m[1]
 		}

@@ -2,6 +2,7 @@ package images
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,8 +122,10 @@ func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	}
 	r.Digest = d.String()
 	var st walkStats
+	a := newAnalyzer(ctx, opts, true)
+	defer a.release()
 	err = walkImage(ctx, img, opts, &st, func(p string, hdr *tar.Header, rd io.Reader) error {
-		return r.visit(ctx, "/"+printable(p), hdr, rd, opts)
+		return r.visit(a, "/"+printable(p), hdr, rd)
 	})
 	r.Layers, r.Files, r.BytesRead = st.layers, st.files, st.bytes
 	if err != nil {
@@ -132,8 +135,9 @@ func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// visit reads one regular file: the magic first, the rest only for ELF.
-func (r *Report) visit(ctx context.Context, p string, hdr *tar.Header, rd io.Reader, opts Options) error {
+// visit reads one regular file: the magic first, the rest only for ELF,
+// and that as a stream (see stream.go).
+func (r *Report) visit(a *analyzer, p string, hdr *tar.Header, rd io.Reader) error {
 	if hdr.Size < 4 {
 		return nil
 	}
@@ -144,20 +148,17 @@ func (r *Report) visit(ctx context.Context, p string, hdr *tar.Header, rd io.Rea
 	if !IsELF(magic[:]) {
 		return nil
 	}
-	if hdr.Size > opts.MaxFileBytes {
-		r.Skipped = append(r.Skipped, Skipped{Path: p, Reason: fmt.Sprintf("%d bytes, over --max-file-bytes %d", hdr.Size, opts.MaxFileBytes)})
-		return nil
-	}
-	data := make([]byte, hdr.Size)
-	copy(data, magic[:])
-	if _, err := io.ReadFull(rd, data[4:]); err != nil {
+	br := a.reader(0, io.MultiReader(bytes.NewReader(magic[:]), rd))
+	pb := &payloadBudget{left: a.opts.MaxPayloadBytes, limit: a.opts.MaxPayloadBytes}
+	fr, err := a.analyzeELF(br, p, 0, pb)
+	if isStreamError(err) {
 		return fmt.Errorf("reading %s: %w", p, err)
 	}
-	b, err := AnalyzeELF(data, p)
 	if err != nil {
 		r.Skipped = append(r.Skipped, Skipped{Path: p, Reason: err.Error()})
 		return nil
 	}
+	b := fr.bin
 	if b.Class == ClassSharedLibrary {
 		r.Libraries++
 		if b.ProvidesGlibc != "" && (r.ShippedGlibc == "" || CompareVersions(b.ProvidesGlibc, r.ShippedGlibc) > 0) {
@@ -168,13 +169,8 @@ func (r *Report) visit(ctx context.Context, p string, hdr *tar.Header, rd io.Rea
 	if !b.IsExecutable() {
 		return nil
 	}
-	e := Executable{Path: p, Size: hdr.Size, Binary: *b}
-	payloads, notes, err := ScanEmbedded(ctx, data, opts)
-	if err != nil {
-		return err
-	}
-	e.Payloads = payloads
-	for _, n := range notes {
+	e := Executable{Path: p, Size: hdr.Size, Binary: *b, Payloads: fr.payloads}
+	for _, n := range fr.notes {
 		r.Notes = append(r.Notes, p+": "+n)
 	}
 	r.Executables = append(r.Executables, e)
@@ -212,9 +208,9 @@ func InspectTarball(ctx context.Context, file, platform string, opts Options) (*
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	res, err := openTarball(file, plat)
+	res, err := openTarball(ctx, file, plat)
 	if err != nil {
-		return nil, err
+		return nil, timeoutErr(ctx, opts, err)
 	}
 	return inspectResolved(ctx, file, plat, res, opts)
 }
@@ -225,6 +221,9 @@ func inspectResolved(ctx context.Context, ref string, plat *v1.Platform, res *re
 		return nil, timeoutErr(ctx, opts, fmt.Errorf("%s: %w", printable(ref), err))
 	}
 	r.Reference = printable(ref)
+	// A docker-save image is named by its config digest (docker's image
+	// ID); for the others this is the manifest digest Inspect computed.
+	r.Digest = res.digest.String()
 	r.Platform = plat.String()
 	r.IndexDigest = res.indexDigest
 	// Checked after the walk, not when resolving: the config is a blob,

@@ -295,7 +295,8 @@ func TestInspectHostile(t *testing.T) {
 		{name: "dot-dot path", layers: func() []v1.Layer { return []v1.Layer{layer(t, file("../../etc/cron.d/x", fx.cStatic))} }, errHas: "escapes the image root"},
 		{name: "random layer bytes", layers: func() []v1.Layer { return []v1.Layer{static.NewLayer(junk, types.DockerLayer)} }, errHas: "reading tar"},
 		{name: "truncated ELF", layers: func() []v1.Layer { return []v1.Layer{layer(t, file("bin/cut", fx.cDynamic[:300]))} }, skipped: "/bin/cut"},
-		{name: "ELF over file cap", layers: func() []v1.Layer { return []v1.Layer{layer(t, file("bin/big", fx.goStatic))} }, opts: Options{MaxFileBytes: 1 << 10}, skipped: "/bin/big"},
+		// cdyn's dynamic string table starts at about 1.2 KiB.
+		{name: "ELF tables over keep cap", layers: func() []v1.Layer { return []v1.Layer{layer(t, file("bin/big", fx.cDynamic))} }, opts: Options{MaxFileBytes: 1 << 10}, skipped: "/bin/big"},
 		{name: "too many files", layers: func() []v1.Layer {
 			return []v1.Layer{layer(t, file("a", nil), file("b", nil), file("c", nil))}
 		}, opts: Options{MaxFiles: 2}, limit: true, errHas: "--max-files"},
@@ -455,5 +456,27 @@ func TestIsLimitWrapped(t *testing.T) {
 	_, err := Inspect(context.Background(), image(t, "amd64", layer(t, file("a", nil), file("b", nil))), Options{MaxFiles: 1})
 	if !IsLimit(err) {
 		t.Errorf("err = %v, want a limit error", err)
+	}
+}
+
+// TestInspectStreamsLargeFiles proves that a file far larger than the
+// bytes kept per file is still analysed in full: a Go binary's build
+// information lies megabytes in, and a payload appended at its end is found.
+func TestInspectStreamsLargeFiles(t *testing.T) {
+	fx := fixtures(t)
+	img := image(t, "amd64", layer(t, file("opt/installer", fx.installer)))
+	r, err := Inspect(context.Background(), img, Options{MaxFileBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := byPath(r, "/opt/installer")
+	if e == nil || len(fx.installer) < 1<<20 {
+		t.Fatalf("executables %v (installer %d bytes)", paths(r), len(fx.installer))
+	}
+	if e.Class != ClassGoStatic || e.Go == nil || !strings.HasPrefix(e.Go.Version, "go1.") {
+		t.Errorf("class %s go %+v, want go-static with its toolchain", e.Class, e.Go)
+	}
+	if len(e.Payloads) != 1 || e.Payloads[0].Binary == nil || e.Payloads[0].Binary.MinGlibc != fx.cDynamicNeed {
+		t.Errorf("payloads %+v, want azure-vnet needing GLIBC_%s", e.Payloads, fx.cDynamicNeed)
 	}
 }

@@ -1,9 +1,11 @@
 package images
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // Default limits. They are generous enough for large real images (a CUDA
@@ -16,12 +18,18 @@ const (
 	DefaultMaxImageBytes int64 = 8 << 30
 	// DefaultMaxFiles caps the tar entries walked per image.
 	DefaultMaxFiles = 1_000_000
-	// DefaultMaxFileBytes caps the bytes read into memory for one
-	// executable (256 MiB); larger ELF files are listed as skipped.
-	DefaultMaxFileBytes int64 = 256 << 20
-	// DefaultMaxPayloadBytes caps one embedded gzip payload once
-	// decompressed (128 MiB).
+	// DefaultMaxFileBytes caps the bytes of one ELF file kept in memory
+	// (16 MiB): its headers through its dynamic section. Files are
+	// streamed, so their size is not limited; one whose tables lie further
+	// in is listed as skipped.
+	DefaultMaxFileBytes int64 = 16 << 20
+	// DefaultMaxPayloadBytes caps the bytes the embedded payloads of one
+	// file decompress to, all levels of nesting together (128 MiB).
 	DefaultMaxPayloadBytes int64 = 128 << 20
+	// DefaultMaxPayloadDepth caps how deeply payloads nest: a gzip member
+	// in a file is level 1, a tar or gzip inside it level 2, and so on; a
+	// tar.gz inside a tar inside a gzip member is level 4.
+	DefaultMaxPayloadDepth = 4
 	// DefaultMaxPayloads caps the embedded payloads analysed per executable.
 	DefaultMaxPayloads = 64
 	// DefaultTimeout bounds the inspection of one image, pull included.
@@ -43,12 +51,15 @@ type Options struct {
 	// MaxFiles caps the tar entries walked across all layers. Default
 	// DefaultMaxFiles.
 	MaxFiles int
-	// MaxFileBytes caps the bytes of one ELF file read into memory.
+	// MaxFileBytes caps the bytes of one ELF file kept in memory.
 	// Default DefaultMaxFileBytes.
 	MaxFileBytes int64
-	// MaxPayloadBytes caps one embedded gzip payload, decompressed.
-	// Default DefaultMaxPayloadBytes.
+	// MaxPayloadBytes caps what the embedded payloads of one file
+	// decompress to. Default DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
+	// MaxPayloadDepth caps the nesting of payloads. Default
+	// DefaultMaxPayloadDepth.
+	MaxPayloadDepth int
 	// MaxPayloads caps the embedded payloads analysed per executable.
 	// Default DefaultMaxPayloads.
 	MaxPayloads int
@@ -61,8 +72,18 @@ type Options struct {
 	// Default os.UserCacheDir()/kubegap/images; "-" disables the cache.
 	CacheDir string
 	// Concurrency is how many images InspectForAudit inspects at once.
-	// Default 2.
+	// Default 4.
 	Concurrency int
+	// PerRegistry is how many of those may come from one registry at
+	// once. Default 2.
+	PerRegistry int
+	// CacheMaxBytes caps the cache directory; the least recently used
+	// results go first. Default 64 MiB.
+	CacheMaxBytes int64
+
+	// transport is shared by every image of one call, so that a
+	// registry's Retry-After holds for all of them.
+	transport http.RoundTripper
 }
 
 // ImageRef names an image and the platform to resolve it for.
@@ -91,6 +112,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxPayloadBytes <= 0 {
 		o.MaxPayloadBytes = DefaultMaxPayloadBytes
 	}
+	if o.MaxPayloadDepth <= 0 {
+		o.MaxPayloadDepth = DefaultMaxPayloadDepth
+	}
 	if o.MaxPayloads <= 0 {
 		o.MaxPayloads = DefaultMaxPayloads
 	}
@@ -101,7 +125,16 @@ func (o Options) withDefaults() Options {
 		o.Keychain = authn.DefaultKeychain
 	}
 	if o.Concurrency <= 0 {
-		o.Concurrency = 2
+		o.Concurrency = 4
+	}
+	if o.PerRegistry <= 0 {
+		o.PerRegistry = 2
+	}
+	if o.CacheMaxBytes <= 0 {
+		o.CacheMaxBytes = 64 << 20
+	}
+	if o.transport == nil {
+		o.transport = newRetryAfterTransport(remote.DefaultTransport)
 	}
 	return o
 }

@@ -1,13 +1,14 @@
 package images
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 
@@ -15,7 +16,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -50,6 +50,7 @@ func openRemote(ctx context.Context, ref string, plat *v1.Platform, opts Options
 		remote.WithAuthFromKeychain(opts.Keychain),
 		remote.WithPlatform(*plat),
 		remote.WithUserAgent("kubegap"),
+		remote.WithTransport(opts.transport),
 	}
 	desc, err := remote.Get(r, ropts...)
 	if err != nil {
@@ -82,25 +83,28 @@ func platformNote(img v1.Image, want *v1.Platform) string {
 	return ""
 }
 
-// openTarball opens a docker-save tarball or an OCI image layout tarball.
-// Layers are read from the file on demand, never extracted.
-func openTarball(file string, plat *v1.Platform) (*resolved, error) {
-	entries, err := indexTar(file)
+// openTarball opens a docker-save tarball, an OCI image layout tarball
+// (either of them gzip-compressed, as `docker save | gzip` writes them) or
+// an OCI image layout directory. Layers are read in place on demand,
+// never extracted.
+func openTarball(ctx context.Context, file string, plat *v1.Platform) (*resolved, error) {
+	st, err := openStore(ctx, file)
 	if err != nil {
 		return nil, err
 	}
 	res := &resolved{}
 	switch {
-	case entries.has("manifest.json"):
-		if res.img, err = tarball.ImageFromPath(file, nil); err != nil {
+	case st.has("manifest.json"):
+		if res.img, res.digest, err = dockerSaveImage(st); err != nil {
 			return nil, fmt.Errorf("%s: docker-save tarball: %w", file, err)
 		}
-	case entries.has("index.json"):
-		if res.img, res.indexDigest, err = ociImage(file, entries, plat); err != nil {
-			return nil, fmt.Errorf("%s: OCI layout tarball: %w", file, err)
+		return res, nil
+	case st.has("index.json"):
+		if res.img, res.indexDigest, err = ociImage(st, plat); err != nil {
+			return nil, fmt.Errorf("%s: OCI layout: %w", file, err)
 		}
 	default:
-		return nil, fmt.Errorf("%s: not an image tarball (no manifest.json or index.json; docker save or an OCI layout is expected)", file)
+		return nil, fmt.Errorf("%s: not an image tarball or layout (no manifest.json or index.json; docker save or an OCI layout is expected)", file)
 	}
 	if res.digest, err = res.img.Digest(); err != nil {
 		return nil, fmt.Errorf("%s: image digest: %w", file, err)
@@ -108,79 +112,12 @@ func openTarball(file string, plat *v1.Platform) (*resolved, error) {
 	return res, nil
 }
 
-// tarEntry is where a regular file's data lies inside a tar file.
-type tarEntry struct{ off, size int64 }
-
-type tarIndex map[string]tarEntry
-
-func (t tarIndex) has(n string) bool { _, ok := t[n]; return ok }
-
-// maxTarIndex caps the entries indexed in an image tarball; an image
-// tarball holds a handful of metadata files and one blob per layer.
-const maxTarIndex = 100_000
-
-// indexTar records the data offset of every regular file in a tar file.
-// archive/tar reads header blocks exactly and seeks over data, so the file
-// position after Next is where the entry's data starts.
-func indexTar(file string) (tarIndex, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("opening image tarball: %w", err)
-	}
-	defer f.Close()
-	idx := tarIndex{}
-	tr := tar.NewReader(f)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: not a readable tar file: %w", file, err)
-		}
-		if len(idx) >= maxTarIndex {
-			return nil, fmt.Errorf("%s: more than %d entries; not an image tarball", file, maxTarIndex)
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			continue
-		}
-		off, err := f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		idx[path.Clean(strings.TrimPrefix(hdr.Name, "./"))] = tarEntry{off: off, size: hdr.Size}
-	}
-	return idx, nil
-}
-
 // maxMetadataBytes caps an index, manifest or config read from a tarball.
 const maxMetadataBytes = 8 << 20
 
-// ociTar serves blobs of an OCI image layout from inside a tar file.
-type ociTar struct {
-	file    string
-	entries tarIndex
-}
-
-func (o *ociTar) open(n string) (io.ReadCloser, int64, error) {
-	e, ok := o.entries[n]
-	if !ok {
-		return nil, 0, fmt.Errorf("%s not in tarball", n)
-	}
-	f, err := os.Open(o.file)
-	if err != nil {
-		return nil, 0, fmt.Errorf("opening %s: %w", o.file, err)
-	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{io.NewSectionReader(f, e.off, e.size), f}, e.size, nil
-}
-
-func (o *ociTar) blobPath(h v1.Hash) string { return path.Join("blobs", h.Algorithm, h.Hex) }
-
-func (o *ociTar) readSmall(n string) ([]byte, error) {
-	rc, size, err := o.open(n)
+// readSmall reads a metadata file from a store.
+func readSmall(st store, n string) ([]byte, error) {
+	rc, size, err := st.open(n)
 	if err != nil {
 		return nil, err
 	}
@@ -188,14 +125,15 @@ func (o *ociTar) readSmall(n string) ([]byte, error) {
 	if size > maxMetadataBytes {
 		return nil, fmt.Errorf("%s: %d bytes is too large for metadata", n, size)
 	}
-	return io.ReadAll(rc)
+	return io.ReadAll(io.LimitReader(rc, maxMetadataBytes))
 }
+
+func blobPath(h v1.Hash) string { return path.Join("blobs", h.Algorithm, h.Hex) }
 
 // ociImage picks the image for plat from an OCI layout's index.json,
 // descending into nested indexes (as docker and buildkit write them).
-func ociImage(file string, entries tarIndex, plat *v1.Platform) (v1.Image, string, error) {
-	o := &ociTar{file: file, entries: entries}
-	raw, err := o.readSmall("index.json")
+func ociImage(st store, plat *v1.Platform) (v1.Image, string, error) {
+	raw, err := readSmall(st, "index.json")
 	if err != nil {
 		return nil, "", err
 	}
@@ -206,10 +144,14 @@ func ociImage(file string, entries tarIndex, plat *v1.Platform) (v1.Image, strin
 			return nil, "", fmt.Errorf("parsing index: %w", err)
 		}
 		var pick *v1.Descriptor
+		var offered []string
 		for i := range im.Manifests {
 			d := &im.Manifests[i]
-			if d.Platform != nil && !matchesPlatform(*d.Platform, *plat) {
-				continue
+			if d.Platform != nil {
+				offered = append(offered, d.Platform.String())
+				if !matchesPlatform(*d.Platform, *plat) {
+					continue
+				}
 			}
 			if d.Platform == nil && len(im.Manifests) > 1 && !d.MediaType.IsIndex() && !d.MediaType.IsImage() {
 				continue
@@ -218,16 +160,16 @@ func ociImage(file string, entries tarIndex, plat *v1.Platform) (v1.Image, strin
 			break
 		}
 		if pick == nil {
-			return nil, "", fmt.Errorf("no image for %s in index", plat)
+			return nil, "", fmt.Errorf("no image for %s in index (it has %s)", plat, strings.Join(offered, ", "))
 		}
-		if raw, err = o.readSmall(o.blobPath(pick.Digest)); err != nil {
+		if raw, err = readSmall(st, blobPath(pick.Digest)); err != nil {
 			return nil, "", err
 		}
 		if pick.MediaType.IsIndex() {
 			indexDigest = pick.Digest.String()
 			continue
 		}
-		img, err := partial.CompressedToImage(&ociImageCore{o: o, manifest: raw, mediaType: pick.MediaType})
+		img, err := partial.CompressedToImage(&storeImage{st: st, manifest: raw, mediaType: pick.MediaType})
 		if err != nil {
 			return nil, "", err
 		}
@@ -243,58 +185,130 @@ func matchesPlatform(given, want v1.Platform) bool {
 		(want.Variant == "" || given.Variant == want.Variant)
 }
 
-// ociImageCore is the minimal image go-containerregistry's partial package
-// completes into a v1.Image.
-type ociImageCore struct {
-	o         *ociTar
-	manifest  []byte
+// storeImage is the minimal image go-containerregistry's partial package
+// completes into a v1.Image, its blobs served by a store.
+type storeImage struct {
+	st       store
+	manifest []byte
+	// config, when set, is served instead of reading the config blob.
+	config    []byte
 	mediaType types.MediaType
+	// paths maps a layer digest to its file in the store, when the store
+	// does not name blobs by digest (docker save).
+	paths map[v1.Hash]string
 }
 
-func (c *ociImageCore) RawManifest() ([]byte, error)        { return c.manifest, nil }
-func (c *ociImageCore) MediaType() (types.MediaType, error) { return c.mediaType, nil }
+func (c *storeImage) RawManifest() ([]byte, error)        { return c.manifest, nil }
+func (c *storeImage) MediaType() (types.MediaType, error) { return c.mediaType, nil }
 
-func (c *ociImageCore) RawConfigFile() ([]byte, error) {
+func (c *storeImage) RawConfigFile() ([]byte, error) {
+	if c.config != nil {
+		return c.config, nil
+	}
 	m, err := v1.ParseManifest(bytes.NewReader(c.manifest))
 	if err != nil {
 		return nil, fmt.Errorf("parsing manifest: %w", err)
 	}
-	return c.o.readSmall(c.o.blobPath(m.Config.Digest))
+	return readSmall(c.st, blobPath(m.Config.Digest))
 }
 
-func (c *ociImageCore) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
+func (c *storeImage) LayerByDigest(h v1.Hash) (partial.CompressedLayer, error) {
 	m, err := v1.ParseManifest(bytes.NewReader(c.manifest))
 	if err != nil {
 		return nil, fmt.Errorf("parsing manifest: %w", err)
 	}
 	if m.Config.Digest == h {
-		return &ociLayer{o: c.o, desc: m.Config}, nil
+		return &storeLayer{st: c.st, path: blobPath(h), desc: m.Config}, nil
 	}
 	for _, l := range m.Layers {
 		if l.Digest == h {
-			return &ociLayer{o: c.o, desc: l}, nil
+			p := blobPath(h)
+			if c.paths != nil {
+				p = c.paths[h]
+			}
+			return &storeLayer{st: c.st, path: p, desc: l}, nil
 		}
 	}
 	return nil, fmt.Errorf("blob %s not in manifest", h)
 }
 
-// ociLayer is a layer blob inside the tarball.
-type ociLayer struct {
-	o    *ociTar
+// storeLayer is a layer blob in a store.
+type storeLayer struct {
+	st   store
+	path string
 	desc v1.Descriptor
 }
 
-func (l *ociLayer) Digest() (v1.Hash, error) { return l.desc.Digest, nil }
-func (l *ociLayer) Size() (int64, error) {
+func (l *storeLayer) Digest() (v1.Hash, error) { return l.desc.Digest, nil }
+func (l *storeLayer) Size() (int64, error) {
 	// The blob's real size, not the manifest's claim, is what gets read.
-	if e, ok := l.o.entries[l.o.blobPath(l.desc.Digest)]; ok {
-		return e.size, nil
+	if n, ok := l.st.size(l.path); ok {
+		return n, nil
 	}
 	return l.desc.Size, nil
 }
-func (l *ociLayer) MediaType() (types.MediaType, error) { return l.desc.MediaType, nil }
+func (l *storeLayer) MediaType() (types.MediaType, error) { return l.desc.MediaType, nil }
 
-func (l *ociLayer) Compressed() (io.ReadCloser, error) {
-	rc, _, err := l.o.open(l.o.blobPath(l.desc.Digest))
+func (l *storeLayer) Compressed() (io.ReadCloser, error) {
+	rc, _, err := l.st.open(l.path)
 	return rc, err
+}
+
+// dockerManifest is one entry of a docker-save manifest.json.
+type dockerManifest struct {
+	Config   string
+	RepoTags []string
+	Layers   []string
+}
+
+// dockerSaveImage reads a docker-save tarball's one image. go-containerregistry's
+// tarball package would compute every layer's compressed digest, gzipping
+// an uncompressed layer (what docker save writes) to do so; the walk needs
+// no layer digests, so the image is built from the files as they are and
+// named by its config digest, which is docker's image ID.
+func dockerSaveImage(st store) (v1.Image, v1.Hash, error) {
+	raw, err := readSmall(st, "manifest.json")
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	var ms []dockerManifest
+	if err := json.Unmarshal(raw, &ms); err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("parsing manifest.json: %w", err)
+	}
+	if len(ms) != 1 {
+		return nil, v1.Hash{}, fmt.Errorf("manifest.json lists %d images; kubegap reads a tarball of one image", len(ms))
+	}
+	m := ms[0]
+	config, err := readSmall(st, path.Clean(m.Config))
+	if err != nil {
+		return nil, v1.Hash{}, fmt.Errorf("config: %w", err)
+	}
+	cfgDigest, _, err := v1.SHA256(bytes.NewReader(config))
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	man := v1.Manifest{SchemaVersion: 2, MediaType: types.OCIManifestSchema1,
+		Config: v1.Descriptor{MediaType: types.OCIConfigJSON, Size: int64(len(config)), Digest: cfgDigest}}
+	paths := map[v1.Hash]string{}
+	for i, lp := range m.Layers {
+		lp = path.Clean(lp)
+		size, ok := st.size(lp)
+		if !ok {
+			return nil, v1.Hash{}, fmt.Errorf("layer %s is not in the tarball", printable(lp))
+		}
+		// A stand-in digest per layer file: it only tells layers apart.
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%s", i, lp)))
+		h := v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
+		paths[h] = lp
+		man.Layers = append(man.Layers, v1.Descriptor{MediaType: types.OCILayer, Size: size, Digest: h})
+	}
+	rawMan, err := json.Marshal(man)
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	img, err := partial.CompressedToImage(&storeImage{st: st, manifest: rawMan, config: config, mediaType: types.OCIManifestSchema1, paths: paths})
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	return img, cfgDigest, nil
 }

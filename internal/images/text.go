@@ -71,6 +71,7 @@ func writeBinary(ew *errWriter, indent string, b *Binary) {
 	row("interpreter", b.Interpreter)
 	row("needed", strings.Join(b.Needed, ", "))
 	row("min glibc", b.MinGlibc)
+	row("libstdc++", strings.TrimSpace(prefixed("GLIBCXX_", b.MinGlibcxx)+" "+prefixed("CXXABI_", b.MinCxxabi)))
 	if g := b.Go; g != nil {
 		s := g.Version
 		if g.CGO != "" {
@@ -115,4 +116,11 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+func prefixed(p, v string) string {
+	if v == "" {
+		return ""
+	}
+	return p + v
 }

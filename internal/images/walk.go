@@ -119,7 +119,7 @@ func walkLayer(ctx context.Context, l v1.Layer, opts Options, b *budget, upper *
 	if size > opts.MaxLayerBytes {
 		return fmt.Errorf("%w: compressed size %d bytes is over --max-layer-bytes %d", errLimit, size, opts.MaxLayerBytes)
 	}
-	rc, err := l.Uncompressed()
+	rc, err := openLayer(l)
 	if err != nil {
 		return fmt.Errorf("opening: %w", err)
 	}
