@@ -1,13 +1,30 @@
 package checks
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kubegap/kubegap/internal/checks/upgrade"
+)
 
 // All returns every check, sorted by ID: the founding checks of this
 // package, and those of the area packages. Adding a check is one file with
 // a constructor plus one line in its area's checks.go (or, for a founding
 // check, here); tests keep the lists in step with the files.
 func All() []Check {
-	all := []Check{
+	all := founding()
+	for _, area := range [][]Check{
+		// One line per area package: internal/checks/<area>.Checks().
+		upgrade.Checks(),
+	} {
+		all = append(all, area...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all
+}
+
+// founding lists the checks of this package.
+func founding() []Check {
+	return []Check{
 		// One line per check: the constructor from the check's own file.
 		containerdChainedCNICheck(),
 		hostBinaryGlibcCheck(),
@@ -18,13 +35,6 @@ func All() []Check {
 		versionSkewCheck(),
 		webhookBlastRadiusCheck(),
 	}
-	for _, area := range [][]Check{
-		// One line per area package: internal/checks/<area>.Checks().
-	} {
-		all = append(all, area...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
-	return all
 }
 
 // Lookup returns the check with the given ID.

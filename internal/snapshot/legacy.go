@@ -93,11 +93,40 @@ func resolveTyped(apiVersion, kind string) (r Resource, legacy *legacyVersion, o
 	if !ok || r.Custom {
 		return Resource{}, nil, false, nil
 	}
+	if apiVersion != r.APIVersion() && keptAsWritten[apiVersion+"/"+kind] {
+		// Served once (or still, like autoscaling/v1), but not converted:
+		// kept as written, for the removed-API check, and not counted as r.
+		return Resource{}, nil, false, nil
+	}
 	if apiVersion != r.APIVersion() {
 		return Resource{}, nil, false, fmt.Errorf("%s %s is not a version kubegap reads: it reads %ss as %s",
 			apiVersion, kind, kind, strings.Join(readVersions(r), ", "))
 	}
 	return r, nil, true, nil
+}
+
+// keptAsWritten are other versions, served by Kubernetes at some release,
+// of kinds kubegap reads: their fields differ enough that reading them as
+// the current type could mislead a check (an Ingress backend's serviceName,
+// an HPA's metrics), so they are kept as unstructured objects under their
+// own apiVersion. The removed-API check reads them; the kind's other checks
+// do not, and its coverage does not count them. Source: the Deprecated API
+// Migration Guide (https://kubernetes.io/docs/reference/using-api/deprecation-guide/).
+var keptAsWritten = map[string]bool{
+	"extensions/v1beta1/Ingress":                           true,
+	"networking.k8s.io/v1beta1/Ingress":                    true,
+	"networking.k8s.io/v1beta1/IngressClass":               true,
+	"extensions/v1beta1/NetworkPolicy":                     true,
+	"batch/v1beta1/CronJob":                                true,
+	"autoscaling/v1/HorizontalPodAutoscaler":               true,
+	"autoscaling/v2beta1/HorizontalPodAutoscaler":          true,
+	"autoscaling/v2beta2/HorizontalPodAutoscaler":          true,
+	"rbac.authorization.k8s.io/v1beta1/ClusterRole":        true,
+	"rbac.authorization.k8s.io/v1beta1/ClusterRoleBinding": true,
+	"rbac.authorization.k8s.io/v1beta1/Role":               true,
+	"rbac.authorization.k8s.io/v1beta1/RoleBinding":        true,
+	"storage.k8s.io/v1beta1/StorageClass":                  true,
+	"storage.k8s.io/v1beta1/CSIDriver":                     true,
 }
 
 // readVersions lists the versions r is read from, current first.

@@ -509,7 +509,9 @@ func (l *loader) addObject(raw []byte) error {
 	trimCustom(&u)
 	key := u.GetAPIVersion() + "/" + u.GetKind()
 	if r, ok := ByGroupKind(group, tm.Kind); ok {
-		key = r.APIVersion() + "/" + r.Kind
+		if r.Custom {
+			key = r.APIVersion() + "/" + r.Kind
+		}
 		if r.Namespaced && u.GetNamespace() == "" {
 			u.SetNamespace("default")
 		}

@@ -403,11 +403,46 @@ class Cluster:
             with open(os.path.join(outdir, res + ".json"), "w") as f:
                 json.dump(doc, f, indent=1, sort_keys=False)
                 f.write("\n")
+        # Every other resource kubegap can read is dumped too, as kubectl
+        # prints an empty result, so that the dump stays complete as checks
+        # come to read more. Fixtures that need objects there add them.
+        for res in ALL_RECIPE_RESOURCES:
+            if res not in self.items:
+                doc = {"apiVersion": "v1", "items": [], "kind": "List", "metadata": {"resourceVersion": ""}}
+                with open(os.path.join(outdir, res + ".json"), "w") as f:
+                    json.dump(doc, f, indent=1)
+                    f.write("\n")
+        for nn in NAMED_CONFIGMAPS:
+            path = os.path.join(outdir, "configmaps.%s.json" % nn.replace("/", "."))
+            if not os.path.exists(path):
+                open(path, "w").close()  # kubectl --ignore-not-found: none
         with open(os.path.join(outdir, "api-resources.txt"), "w") as f:
             f.write("\n".join(api_resources) + "\n")
         with open(os.path.join(outdir, "version.json"), "w") as f:
             json.dump(version, f, indent=2)
             f.write("\n")
+
+
+# The recipe file names of every resource kubegap reads (kubegap recipe).
+ALL_RECIPE_RESOURCES = [
+    "nodes", "namespaces", "pods", "services", "events",
+    "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
+    "poddisruptionbudgets.policy", "endpointslices.discovery.k8s.io",
+    "validatingwebhookconfigurations.admissionregistration.k8s.io",
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    "jobs.batch", "cronjobs.batch", "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
+    "networkpolicies.networking.k8s.io", "persistentvolumes", "persistentvolumeclaims",
+    "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "horizontalpodautoscalers.autoscaling",
+    "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
+    "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
+    "apiservices.apiregistration.k8s.io", "customresourcedefinitions.apiextensions.k8s.io",
+]
+
+# The ConfigMaps kubegap reads by name (internal/snapshot NamedConfigMaps).
+NAMED_CONFIGMAPS = [
+    "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
+    "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
+]
 
 
 def normalize_image(image):

@@ -1,0 +1,522 @@
+package upgrade
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/nodeos"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Rules of the upgrade preflight.
+const (
+	ruleControlPlanePath = "control-plane-path"
+	ruleKubeletSkew      = "kubelet-skew-at-target"
+	ruleKubeProxySkew    = "kube-proxy-skew-at-target"
+	ruleCgroupV1         = "kubelet-cgroup-v1"
+	ruleProviderChanges  = "provider-changes"
+	ruleDrainBlockers    = "drain-blockers"
+)
+
+const (
+	caseAzureCNI       = "azure-cni-v2-glibc"
+	caseCgroupV1       = "k3s-135-kubelet-refuses-cgroup-v1-2026"
+	casePDBUpgrade     = "azure-workload-identity-pdb-blocks-aks-upgrade"
+	caseKubeflowPDBs   = "kubeflow-pdbs-block-aks-upgrade"
+	skewPolicyURL      = "https://kubernetes.io/releases/version-skew-policy/"
+	kubectlDrainDocURL = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/"
+)
+
+var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs}
+
+// upgradePreflightCheck judges the cluster as it will be during and after
+// an upgrade to --target-version. It runs only with that flag.
+func upgradePreflightCheck() check.Check {
+	return check.Check{
+		ID:        "upgrade-preflight",
+		Title:     "What an upgrade to --target-version will break",
+		Severity:  finding.High,
+		Preflight: true,
+		Description: "Runs only with --target-version 1.N and judges the cluster as it will be during and after the " +
+			"upgrade. Fix before upgrading: control-plane jumps of more than one minor (the API server must not skip " +
+			"minors); kubelets and kube-proxies that fall outside the version skew policy (at most three minors older " +
+			"than the API server) once the control plane reaches 1.N, pool by pool and oldest first; nodes whose OS " +
+			"boots cgroup v1 by default when 1.N's kubelet refuses cgroup v1 (from 1.35, KEP-5573); add-on images a " +
+			"managed provider switches with the version (data/upgrade-facts.yaml: AKS 1.35 moves azure-cns's CNI " +
+			"installer to a /v2/ image whose azure-vnet needs glibc 2.34) against the nodes that keep their current " +
+			"node image during the rolling upgrade, inspected for real with --inspect-images when reachable. Watch " +
+			"during the upgrade: PodDisruptionBudgets that allow no eviction, pods without a controller and pods with " +
+			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up. " +
+			"Removed API versions are the removed-apis check's, which also judges the target.",
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods, snapshot.PodDisruptionBudgets),
+		Rules: []check.Rule{
+			{ID: ruleControlPlanePath, Summary: "the control plane reaches the target one minor at a time"},
+			{ID: ruleKubeletSkew, Summary: "every kubelet stays within the skew policy of the target", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleKubeProxySkew, Summary: "every kube-proxy stays within the skew policy of the target",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Pods}},
+			{ID: ruleCgroupV1, Summary: "no node OS boots cgroup v1 when the target kubelet refuses it", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleProviderChanges, Summary: "add-ons the provider switches at the target run on the nodes they reach",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
+			{ID: ruleDrainBlockers, Summary: "nothing blocks draining nodes during the rolling upgrade",
+				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes}},
+		},
+		Cases: preflightCases,
+		Run:   runUpgradePreflight,
+	}
+}
+
+func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
+	if ctx.Target == nil {
+		return nil, check.NotEvaluated("no --target-version")
+	}
+	f, err := loadFacts()
+	if err != nil {
+		return nil, err
+	}
+	t := *ctx.Target
+	s := ctx.Snapshot
+	cp, cpEvidence, known := check.ServerVersion(s)
+	if known && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor}) {
+		return nil, check.NotEvaluated("--target-version %s is not newer than the control plane (%s)", t.MinorString(), cp.MinorString())
+	}
+	var out []finding.Finding
+	if known {
+		out = append(out, controlPlanePath(cp, t, cpEvidence)...)
+	} else {
+		ctx.Skip(ruleControlPlanePath, "no API server version in the input (add version.json from kubectl version -o json)")
+		ctx.Skip(ruleProviderChanges, "no API server version in the input: which add-on images change cannot be told")
+	}
+	out = append(out, kubeletSkewAt(s, t)...)
+	out = append(out, kubeProxySkewAt(s, t)...)
+	out = append(out, cgroupV1At(ctx, f, t)...)
+	if known {
+		out = append(out, providerChanges(ctx, f, cp, t)...)
+	}
+	out = append(out, drainBlockers(ctx)...)
+	return out, nil
+}
+
+func controlPlanePath(cp, t check.KubeVersion, cpEvidence string) []finding.Finding {
+	if t.Minor-cp.Minor <= 1 || t.Major != cp.Major {
+		return nil
+	}
+	var steps []string
+	for m := cp.Minor + 1; m <= t.Minor; m++ {
+		steps = append(steps, fmt.Sprintf("%d.%d", cp.Major, m))
+	}
+	return []finding.Finding{{
+		Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightBefore,
+		Title:   fmt.Sprintf("The control plane must pass through %d minor versions to reach %s", len(steps), t.MinorString()),
+		Message: fmt.Sprintf("The API server is at %s; it must not skip minor versions, so reaching %s takes %d upgrades (%s), each with its own preflight and node catch-up.", cp.MinorString(), t.MinorString(), len(steps), strings.Join(steps, ", ")),
+		Objects: []finding.ObjectRef{{Kind: "ControlPlane", Name: "kube-apiserver " + cp.MinorString()}},
+		Evidence: []string{cpEvidence, "target " + t.MinorString(),
+			"version skew policy: kube-apiserver upgrades must not skip minor versions (" + skewPolicyURL + ")"},
+		Remediation: fmt.Sprintf("Plan the upgrade as %s, and run kubegap audit --target-version for each step.", strings.Join(steps, " → ")),
+		Cases:       []string{caseAzureCNI},
+	}}
+}
+
+// skewLimit is how many minors a kubelet or kube-proxy may lag the API
+// server: three, two before 1.25 (version skew policy).
+func skewLimit(v check.KubeVersion) int {
+	if v.Major == 1 && v.Minor < 25 {
+		return 2
+	}
+	return 3
+}
+
+func kubeletSkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Finding {
+	pools := map[string][]*corev1.Node{}
+	oldest := map[string]check.KubeVersion{}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		v, ok := check.ParseKubeVersion(n.Status.NodeInfo.KubeletVersion)
+		if !ok || v.MinorsBehind(t) <= skewLimit(v) {
+			continue
+		}
+		pool := check.NodePool(n)
+		pools[pool] = append(pools[pool], n)
+		if o, seen := oldest[pool]; !seen || v.Less(o) {
+			oldest[pool] = v
+		}
+	}
+	// Oldest pools first: the order in which they must move.
+	keys := slices.SortedFunc(maps.Keys(pools), func(a, b string) int {
+		if oldest[a] != oldest[b] {
+			if oldest[a].Less(oldest[b]) {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var out []finding.Finding
+	for i, pool := range keys {
+		nodes := pools[pool]
+		refs, more := check.NodeRefs(nodes)
+		where := "Nodes without a pool label"
+		if pool != "" {
+			where = "Node pool " + pool
+		}
+		ev := []string{fmt.Sprintf("target %s: kubelets may be at most %d minors older (%s)", t.MinorString(), skewLimit(oldest[pool]), skewPolicyURL)}
+		for j, n := range nodes {
+			if j == check.MaxEvidence {
+				break
+			}
+			ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.kubeletVersion=%s", n.Name, n.Status.NodeInfo.KubeletVersion))
+		}
+		out = append(out, finding.Finding{
+			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
+			Title: fmt.Sprintf("%s (%s, kubelet %s) would fall outside the version skew at %s",
+				where, check.Plural(len(nodes), "node", "nodes"), oldest[pool].MinorString(), t.MinorString()),
+			Message: fmt.Sprintf("%s runs kubelet %s, more than %d minors behind %s. Once the control plane reaches %s these kubelets "+
+				"are outside the supported skew: upgrade this pool first (step %d of %d, oldest pools first)%s.",
+				where, oldest[pool].MinorString(), skewLimit(oldest[pool]), t.MinorString(), t.MinorString(), i+1, len(keys), check.MoreText(more)),
+			Objects:     refs,
+			Evidence:    ev,
+			Remediation: fmt.Sprintf("Upgrade %s to at least %d.%d before the control plane goes past %d.%d.", strings.ToLower(where[:1])+where[1:], t.Major, t.Minor-3, oldest[pool].Major, oldest[pool].Minor+skewLimit(oldest[pool])),
+			Cases:       []string{caseAzureCNI},
+		})
+	}
+	return out
+}
+
+func kubeProxySkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Finding {
+	var out []finding.Finding
+	judge := func(ref finding.ObjectRef, image string) {
+		if !strings.HasPrefix(check.ImageName(image), "kube-proxy") {
+			return
+		}
+		_, tag, _ := check.ImageParts(image)
+		v, ok := check.ParseKubeVersion(tag)
+		if !ok || v.MinorsBehind(t) <= skewLimit(v) {
+			return
+		}
+		out = append(out, finding.Finding{
+			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
+			Title:    fmt.Sprintf("kube-proxy %s would fall outside the version skew at %s", v.MinorString(), t.MinorString()),
+			Message:  fmt.Sprintf("%s runs kube-proxy %s, more than %d minors behind %s: upgrade it before the control plane gets there.", ref, v.MinorString(), skewLimit(v), t.MinorString()),
+			Objects:  []finding.ObjectRef{ref},
+			Evidence: []string{fmt.Sprintf("%s image %s", ref, image), "version skew policy: " + skewPolicyURL},
+			Remediation: "Upgrade kube-proxy to within three minors of the target first; on managed clusters, check whether the " +
+				"provider upgrades the kube-proxy add-on with the control plane.",
+			Cases: []string{caseAzureCNI},
+		})
+	}
+	for i := range s.DaemonSets {
+		ds := &s.DaemonSets[i]
+		for _, c := range ds.Spec.Template.Spec.Containers {
+			judge(check.Ref("apps/v1", "DaemonSet", ds), c.Image)
+		}
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if len(p.OwnerReferences) > 0 {
+			continue // judged through its controller
+		}
+		for _, c := range p.Spec.Containers {
+			judge(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image)
+		}
+	}
+	return out
+}
+
+// cgroupV1At finds nodes whose OS boots cgroup v1 by default when the
+// target's kubelet refuses to start on cgroup v1.
+func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Finding {
+	if t.Less(f.cgroupV1Refused) {
+		return nil
+	}
+	s := ctx.Snapshot
+	byOS := map[string][]*corev1.Node{}
+	var unknown []string
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Status.NodeInfo.OperatingSystem == "windows" || n.Labels["kubernetes.io/os"] == "windows" {
+			continue
+		}
+		info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+		v1, decided := bootsCgroupV1(f, info)
+		switch {
+		case !decided:
+			unknown = append(unknown, n.Name)
+		case v1:
+			byOS[info.Name()] = append(byOS[info.Name()], n)
+		}
+	}
+	if len(unknown) > 0 {
+		ctx.Incomplete(ruleCgroupV1, "the default cgroup version of the OS of %s is not in kubegap's table", check.Plural(len(unknown), "node", "nodes"))
+	}
+	var out []finding.Finding
+	for _, os := range slices.Sorted(maps.Keys(byOS)) {
+		nodes := byOS[os]
+		refs, more := check.NodeRefs(nodes)
+		ev := append([]string{}, f.KubeletRefusesCgroupV1From.Sources...)
+		ev = append([]string{fmt.Sprintf("kubelet %s and later refuse to start on cgroup v1 unless failCgroupV1 is false", f.cgroupV1Refused.MinorString()),
+			fmt.Sprintf("%s boots cgroup v1 by default (cgroup v2 is the default only from the releases listed at https://kubernetes.io/docs/concepts/architecture/cgroups/)", os)}, ev...)
+		for j, n := range nodes {
+			if j == check.MaxEvidence {
+				break
+			}
+			ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.osImage=%s", n.Name, n.Status.NodeInfo.OSImage))
+		}
+		out = append(out, finding.Finding{
+			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
+			Title: fmt.Sprintf("%s run %s, which boots cgroup v1: kubelet %s refuses to start there", check.Plural(len(nodes), "node", "nodes"), os, t.MinorString()),
+			Message: fmt.Sprintf("%s run %s, whose default is cgroup v1. From %s the kubelet fails at start on a cgroup v1 host unless its "+
+				"configuration sets failCgroupV1: false, so these nodes go NotReady when their kubelet reaches %s. (A node switched "+
+				"to cgroup v2 by hand is not affected; the API does not show which cgroup version a node runs.)%s",
+				check.Plural(len(nodes), "node", "nodes"), os, f.cgroupV1Refused.MinorString(), t.MinorString(), check.MoreText(more)),
+			Objects: refs, Evidence: ev,
+			Remediation: "Move these pools to an OS image that boots cgroup v2 (Ubuntu 22.04 or later, Debian 11 or later, RHEL 9 " +
+				"family, Azure Linux, Amazon Linux 2023, COS) before upgrading their kubelet, or, as a stopgap, set failCgroupV1: " +
+				"false in the kubelet configuration.",
+			Cases: []string{caseCgroupV1},
+		})
+	}
+	return out
+}
+
+// bootsCgroupV1 says whether an OS release boots cgroup v1 by default:
+// releases of a tabled distribution before its first cgroup-v2 release.
+// decided is false for OSes the table does not cover.
+func bootsCgroupV1(f *facts, info nodeos.Info) (v1, decided bool) {
+	if !info.Known {
+		return false, false
+	}
+	for _, d := range f.CgroupV2DefaultFrom {
+		if d.Distro != info.Distro {
+			continue
+		}
+		have, err1 := nodeos.ParseVersion(info.Version)
+		from, err2 := nodeos.ParseVersion(d.Version)
+		if err1 != nil || err2 != nil {
+			return false, false
+		}
+		return have.Less(from), true
+	}
+	switch info.Distro {
+	case "Container-Optimized OS", "Azure Linux", "Bottlerocket", "Flatcar Container Linux", "Talos Linux":
+		// Not in the Kubernetes list; their own documentation is not in
+		// the table yet, so say nothing rather than guess.
+		return false, false
+	}
+	return false, false
+}
+
+// providerChanges evaluates the provider add-on changes the target crosses
+// against the nodes that keep their node image while the upgrade rolls.
+func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []finding.Finding {
+	s := ctx.Snapshot
+	var out []finding.Finding
+	for _, pc := range f.ProviderChanges {
+		if !cp.Less(pc.minor) || t.Less(pc.minor) {
+			continue // the change is not crossed by this upgrade
+		}
+		ns, name, _ := strings.Cut(pc.DaemonSet, "/")
+		var ds *appsDaemonSet
+		for i := range s.DaemonSets {
+			if s.DaemonSets[i].Namespace == ns && s.DaemonSets[i].Name == name {
+				ds = &s.DaemonSets[i]
+			}
+		}
+		if ds == nil {
+			continue
+		}
+		current := ""
+		for _, c := range append(ds.Spec.Template.Spec.InitContainers, ds.Spec.Template.Spec.Containers...) {
+			if c.Name == pc.Container {
+				current = c.Image
+			}
+		}
+		repo, _, _ := check.ImageParts(current)
+		if current == "" || !strings.EqualFold(repo, pc.FromRepository) {
+			continue // not the image the provider replaces
+		}
+		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
+		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" {
+			need, how = im.MaxGlibc, fmt.Sprintf("--inspect-images: %s needs GLIBC_%s (%s)", pc.Image, im.MaxGlibc, strings.Join(im.Executables, "; "))
+		}
+		if need == "" {
+			continue
+		}
+		needV, err := nodeos.ParseVersion(need)
+		if err != nil {
+			continue
+		}
+		var broken []*corev1.Node
+		var unknown int
+		for i := range s.Nodes {
+			n := &s.Nodes[i]
+			if nodeos.ProviderOf(n.Spec.ProviderID, n.Labels) != nodeos.Provider(pc.Provider) {
+				continue
+			}
+			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+			switch {
+			case !info.Known || info.Glibc.IsZero():
+				unknown++
+			case info.Glibc.Less(needV):
+				broken = append(broken, n)
+			}
+		}
+		if unknown > 0 {
+			ctx.Incomplete(ruleProviderChanges, "%s with unknown glibc would run %s", check.Plural(unknown, "node", "nodes"), pc.Image)
+		}
+		if len(broken) == 0 {
+			continue
+		}
+		refs, more := check.NodeRefs(broken)
+		objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)}, refs...)
+		ev := []string{
+			fmt.Sprintf("DaemonSet %s container %s image %s today", pc.DaemonSet, pc.Container, current),
+			fmt.Sprintf("at %s the provider switches it to %s (%s)", pc.minor.MinorString(), pc.Image, strings.Join(pc.Sources, ", ")),
+			how,
+		}
+		for j, n := range broken {
+			if j == check.MaxEvidence {
+				break
+			}
+			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+			ev = append(ev, fmt.Sprintf("Node %s: %s, glibc %s", n.Name, n.Status.NodeInfo.OSImage, info.Glibc))
+		}
+		out = append(out, finding.Finding{
+			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
+			Title: fmt.Sprintf("Upgrading to %s rolls %s onto %s whose glibc is older than %s", t.MinorString(), pc.Image, check.Plural(len(broken), "node", "nodes"), need),
+			Message: fmt.Sprintf("The control plane is upgraded first, and at %s the provider replaces %s's %s image with %s, whose %s needs "+
+				"GLIBC_%s on the host. The DaemonSet rolls it to every node, including %s that still run their current node image "+
+				"during the rolling upgrade: every new pod sandbox there fails, pods drained from upgraded nodes land on them and stay "+
+				"pending, and budgets then block the drain%s.", pc.minor.MinorString(), pc.DaemonSet, pc.Container, pc.Image, pc.Installs,
+				need, check.Plural(len(broken), "node", "nodes"), check.MoreText(more)),
+			Objects: objs, Evidence: ev,
+			Remediation: "Before upgrading the control plane, move these node pools to a node image whose glibc is at least " + need +
+				" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; the upgrade is then safe.",
+			Cases: []string{pc.Case},
+		})
+	}
+	return out
+}
+
+type appsDaemonSet = appsv1.DaemonSet
+
+// drainBlockers finds what stops kubectl drain (and managed node-pool
+// upgrades, which drain the same way) during the rolling upgrade.
+func drainBlockers(ctx *check.Context) []finding.Finding {
+	s := ctx.Snapshot
+	ix := s.Index()
+	var out []finding.Finding
+	for i := range s.PodDisruptionBudgets {
+		pdb := &s.PodDisruptionBudgets[i]
+		if !blocksEviction(pdb) {
+			continue
+		}
+		nodes := map[string]bool{}
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && pdb.Spec.Selector != nil && !sel.Empty() {
+			for _, p := range ix.PodsMatching(pdb.Namespace, sel) {
+				if p.Spec.NodeName != "" {
+					nodes[p.Spec.NodeName] = true
+				}
+			}
+		}
+		pools := map[string]int{}
+		for n := range nodes {
+			if node := ix.Node(n); node != nil {
+				pools[check.NodePool(node)]++
+			}
+		}
+		var poolText []string
+		for _, p := range slices.Sorted(maps.Keys(pools)) {
+			name := p
+			if name == "" {
+				name = "no pool label"
+			}
+			poolText = append(poolText, fmt.Sprintf("%s: %s", name, check.Plural(pools[p], "node", "nodes")))
+		}
+		ref := check.Ref("policy/v1", "PodDisruptionBudget", pdb)
+		ev := []string{fmt.Sprintf("PodDisruptionBudget %s/%s status.disruptionsAllowed=%d, expectedPods=%d", pdb.Namespace, pdb.Name,
+			pdb.Status.DisruptionsAllowed, pdb.Status.ExpectedPods)}
+		if len(poolText) > 0 {
+			ev = append(ev, "its pods run on "+strings.Join(poolText, ", "))
+		}
+		out = append(out, finding.Finding{
+			Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
+			Title:   fmt.Sprintf("PodDisruptionBudget %s/%s allows no eviction: draining %s will stall", pdb.Namespace, pdb.Name, check.Plural(len(nodes), "node", "nodes")),
+			Message: fmt.Sprintf("The budget allows no voluntary disruption now, so the drain of every node running one of its pods waits, and managed node-pool upgrades retry and fail. %s.", strings.Join(poolText, "; ")),
+			Objects: []finding.ObjectRef{ref}, Evidence: ev,
+			Remediation: "Before the node upgrade, scale the workload so the budget allows at least one disruption, or relax " +
+				"minAvailable/maxUnavailable for the upgrade window.",
+			Cases: []string{casePDBUpgrade, caseKubeflowPDBs},
+		})
+	}
+	var bare, local []*snapshot.Pod
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {
+			continue
+		}
+		if len(p.OwnerReferences) == 0 {
+			bare = append(bare, p)
+		} else if p.Spec.LocalStorage && p.OwnerReferences[0].Kind != "DaemonSet" {
+			local = append(local, p)
+		}
+	}
+	if f, ok := podsFinding(bare, "without a controller", "kubectl drain refuses pods no controller will recreate unless --force is given, and then deletes them for good",
+		"Give these pods a controller (a Deployment or Job), or delete them before the upgrade."); ok {
+		out = append(out, f)
+	}
+	if f, ok := podsFinding(local, "with emptyDir data", "kubectl drain refuses pods with emptyDir volumes unless --delete-emptydir-data is given, and their data is lost when they move",
+		"Make sure the emptyDir data can be lost (caches, scratch space), or move it to a persistent volume, before draining."); ok {
+		f.Severity = finding.Low
+		out = append(out, f)
+	}
+	return out
+}
+
+// blocksEviction reports whether a budget lets no pod be evicted: it says
+// so outright (maxUnavailable 0 or 0%), or its status allows no disruption
+// while its pods are healthy (a budget short of healthy pods blocks too,
+// but that is the workload's state, which pdb-blocks-drain reports).
+func blocksEviction(pdb *policyv1.PodDisruptionBudget) bool {
+	if mu := pdb.Spec.MaxUnavailable; mu != nil &&
+		(mu.Type == intstr.Int && mu.IntVal == 0 || mu.Type == intstr.String && mu.StrVal == "0%") {
+		return true
+	}
+	return pdb.Status.ExpectedPods > 0 && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy
+}
+
+func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, bool) {
+	if len(pods) == 0 {
+		return finding.Finding{}, false
+	}
+	nodes := map[string]bool{}
+	var refs []finding.ObjectRef
+	var ev []string
+	for i, p := range pods {
+		nodes[p.Spec.NodeName] = true
+		if i < check.MaxListedObjects {
+			refs = append(refs, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+		}
+		if i < check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("Pod %s/%s on node %s", p.Namespace, p.Name, p.Spec.NodeName))
+		}
+	}
+	ev = append(ev, "kubectl drain reference: "+kubectlDrainDocURL)
+	return finding.Finding{
+		Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
+		Title:       fmt.Sprintf("%s %s hold up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes")),
+		Message:     fmt.Sprintf("%s %s run on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes"), why),
+		Objects:     refs,
+		Evidence:    ev,
+		Remediation: fix,
+		Cases:       []string{casePDBUpgrade},
+	}, true
+}
