@@ -4,6 +4,7 @@ package report
 
 import (
 	"sort"
+	"time"
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -71,6 +72,49 @@ type Report struct {
 	Checks     []CheckResult       `json:"checks"`
 	Findings   []finding.Finding   `json:"findings"`
 	Summary    Summary             `json:"summary"`
+
+	// GeneratedAt is when the audit ran (UTC). It is the only value that
+	// changes between two runs over the same cluster state.
+	GeneratedAt time.Time `json:"generatedAt,omitzero"`
+	// Tool names the kubegap that wrote the report.
+	Tool Tool `json:"tool,omitzero"`
+	// Suppressed holds the findings an annotation or the config file
+	// suppressed: listed, never silently dropped.
+	Suppressed []Suppressed `json:"suppressed,omitempty"`
+	// Baseline compares the findings with a previous report (--baseline).
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// Warnings are things the reader should know that are not findings:
+	// expired suppressions, files skipped as not Kubernetes objects.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Tool names the program that wrote a report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Suppressed is a finding kept out of the findings, and why.
+type Suppressed struct {
+	Finding finding.Finding `json:"finding"`
+	// By is "annotation" (kubegap.dev/ignore on the object) or "config"
+	// (a suppressions entry of the config file).
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+	// Object is the object whose annotation suppressed the finding.
+	Object *finding.ObjectRef `json:"object,omitempty"`
+	// Expires is the config entry's expiry date, if it has one.
+	Expires string `json:"expires,omitempty"`
+}
+
+// Baseline is the outcome of comparing with a previous report: each current
+// finding is marked new or unchanged (Finding.Baseline), and those of the
+// previous report that are gone are listed as resolved.
+type Baseline struct {
+	File      string            `json:"file"`
+	New       int               `json:"new"`
+	Unchanged int               `json:"unchanged"`
+	Resolved  []finding.Finding `json:"resolved"`
 }
 
 // CheckResult is how one check went.
@@ -91,6 +135,8 @@ type Summary struct {
 	Medium   int `json:"medium"`
 	Low      int `json:"low"`
 	Info     int `json:"info"`
+	// Suppressed counts the findings in Report.Suppressed.
+	Suppressed int `json:"suppressed"`
 }
 
 // Count returns the number of findings of one severity.
@@ -117,9 +163,15 @@ func New(src snapshot.Source, cov []snapshot.Coverage) *Report {
 		Checks: []CheckResult{}, Findings: []finding.Finding{}}
 }
 
-// Finish sorts findings (most severe first, then by check and first object)
-// and counts them.
+// Finish gives each finding its stable ID, sorts findings (most severe
+// first, then by check and first object) and counts them. It may be called
+// again after findings are moved or filtered.
 func (r *Report) Finish() {
+	for i := range r.Findings {
+		if r.Findings[i].ID == "" {
+			r.Findings[i].ID = finding.StableID(r.Findings[i])
+		}
+	}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]
 		if a.Severity != b.Severity {
@@ -130,7 +182,7 @@ func (r *Report) Finish() {
 		}
 		return firstObject(a) < firstObject(b)
 	})
-	r.Summary = Summary{}
+	r.Summary = Summary{Suppressed: len(r.Suppressed)}
 	for _, f := range r.Findings {
 		switch f.Severity {
 		case finding.Critical:
@@ -162,4 +214,18 @@ func (r *Report) AtOrAbove(sev finding.Severity) bool {
 		}
 	}
 	return false
+}
+
+// KeepAtOrAbove drops the findings below min (--min-severity) and counts
+// again. Check results keep their status: a check that found only
+// low-severity gaps still failed.
+func (r *Report) KeepAtOrAbove(min finding.Severity) {
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if f.Severity >= min {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.Finish()
 }

@@ -18,6 +18,8 @@ var keptAnnotations = map[string]bool{
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+	IgnoreAnnotation:                                 true, // suppressions (internal/suppress)
+	IgnoreReasonAnnotation:                           true,
 }
 
 func schemaGVK(r Resource) schema.GroupVersionKind {
