@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("parsed %+v", f)
 	}
 	for text, want := range map[string]string{
-		"fail-on: high\ncolour: always\n":                          `line 2: unknown key "colour"`,
+		"fail-on: high\ncolour: always\n":                           `line 2: unknown key "colour"`,
 		"suppressions:\n  - check: x\n    reason: y\n    nmae: z\n": `line 4: unknown key "nmae"`,
 		"checks: [a\n": "malformed YAML",
 	} {

@@ -172,6 +172,11 @@ func (r *Report) Finish() {
 			r.Findings[i].ID = finding.StableID(r.Findings[i])
 		}
 	}
+	for i := range r.Suppressed {
+		if f := &r.Suppressed[i].Finding; f.ID == "" {
+			f.ID = finding.StableID(*f)
+		}
+	}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]
 		if a.Severity != b.Severity {
@@ -229,3 +234,10 @@ func (r *Report) KeepAtOrAbove(min finding.Severity) {
 	r.Findings = kept
 	r.Finish()
 }
+
+// CaseBaseURL is where each library case has a stable page, at
+// CaseBaseURL + case ID. SARIF rules link there; so can any renderer.
+const CaseBaseURL = "https://kubegap.dev/cases/"
+
+// CaseURL is the stable page of a library case.
+func CaseURL(id string) string { return CaseBaseURL + id }

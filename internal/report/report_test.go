@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
+	"sigs.k8s.io/yaml"
 )
 
 func sample() *Report {
@@ -103,5 +104,26 @@ func TestWriteJSONEmptyListsAreArrays(t *testing.T) {
 	}
 	if m["apiVersion"] != APIVersion || m["kind"] != Kind {
 		t.Errorf("header = %v %v", m["apiVersion"], m["kind"])
+	}
+}
+
+func TestWriteYAMLIsTheJSONContract(t *testing.T) {
+	r := sample()
+	var y, j bytes.Buffer
+	if err := WriteYAML(&y, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&j, r); err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := yaml.YAMLToJSON(y.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	json.Unmarshal(fromYAML, &a)
+	json.Unmarshal(j.Bytes(), &b)
+	if fmt.Sprint(a) != fmt.Sprint(b) || !strings.Contains(y.String(), "kind: AuditReport") {
+		t.Errorf("YAML differs from JSON:\n%s", y.String())
 	}
 }
