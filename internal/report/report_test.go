@@ -65,7 +65,7 @@ func TestWriteText(t *testing.T) {
 		"case-a — Case A",
 		"NOT EVALUATED (the answer is unknown, not a pass)",
 		"c-check: v1/pods forbidden",
-		"Findings: 1 critical · 1 high · 0 medium · 1 low · 0 info",
+		"3 findings: 1 critical, 1 high, 0 medium, 1 low, 0 info",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q", want)
@@ -125,5 +125,50 @@ func TestWriteYAMLIsTheJSONContract(t *testing.T) {
 	json.Unmarshal(j.Bytes(), &b)
 	if fmt.Sprint(a) != fmt.Sprint(b) || !strings.Contains(y.String(), "kind: AuditReport") {
 		t.Errorf("YAML differs from JSON:\n%s", y.String())
+	}
+}
+
+func TestTextFitsTheWidthAndSaysSingulars(t *testing.T) {
+	r := sample()
+	r.Findings[0].Evidence = []string{strings.Repeat("spec.template.spec.containers[0].image=x ", 5)}
+	r.Checks = r.Checks[:1]
+	for _, width := range []int{60, 80, 120} {
+		var b bytes.Buffer
+		if err := WriteText(&b, r, TextOptions{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(b.String(), "\n") {
+			if n := len([]rune(line)); n > width {
+				t.Errorf("width %d: line of %d: %q", width, n, line)
+			}
+		}
+		if !strings.Contains(b.String(), "1 check: 1 failed") {
+			t.Errorf("no singular:\n%s", b.String())
+		}
+		if i, j := strings.Index(b.String(), "3 findings:"), strings.Index(b.String(), "CRITICAL"); i < 0 || i > j {
+			t.Error("counts do not come before the findings")
+		}
+	}
+}
+
+func TestWriteSummaryOneLinePerFinding(t *testing.T) {
+	r := sample()
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r, TextOptions{Width: 50}); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if len([]rune(l)) > 50 {
+			t.Errorf("line wider than 50: %q", l)
+		}
+		for _, sev := range []string{"CRITICAL", "HIGH", "LOW"} {
+			if strings.HasPrefix(l, sev+" ") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL a-check") || !strings.Contains(lines[1], "Node/n00 +29") {
+		t.Errorf("summary lines:\n%s", strings.Join(lines, "\n"))
 	}
 }
