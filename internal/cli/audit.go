@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -11,13 +14,16 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/baseline"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/cluster"
+	"github.com/kubegap/kubegap/internal/config"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
+	"github.com/kubegap/kubegap/internal/suppress"
 )
 
 // sourceFlags choose what an audit or snapshot reads: a live cluster through
@@ -27,16 +33,20 @@ type sourceFlags struct {
 	allNamespaces bool
 	from          []string
 	demo          bool
+	strict        bool
+	// notes are what loading files skipped, for the report's warnings.
+	notes []string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true)}
 	f.kube.AddFlags(cmd.Flags())
+	registerKubeCompletions(cmd, f)
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false,
 		"read every namespace (the default unless -n is given; accepted for kubectl habits)")
 	if offline {
 		cmd.Flags().StringArrayVar(&f.from, "from", nil,
-			"read files or directories instead of a cluster: YAML or JSON, List objects, multi-document, gzip, kubegap snapshots (repeatable)")
+			"read files or directories instead of a cluster: YAML or JSON, List objects, multi-document, gzip, kubegap snapshots; - reads standard input (repeatable)")
 		cmd.Flags().BoolVar(&f.demo, "demo", false, "audit the embedded demo cluster, which shows the founding gaps")
 	}
 	return f
@@ -51,7 +61,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	case f.demo:
 		return demo.Snapshot()
 	case len(f.from) > 0:
-		return snapshot.LoadPaths(f.from)
+		s, notes, err := snapshot.LoadPathsWith(f.from, snapshot.LoadOptions{Stdin: app.In, Strict: f.strict})
+		f.notes = notes
+		return s, err
 	}
 	if f.allNamespaces && f.namespace() != "" {
 		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
@@ -88,11 +100,20 @@ func (f *sourceFlags) namespace() string {
 
 type auditFlags struct {
 	output        string
+	outputFile    string
 	failOn        string
+	failOnNew     bool
+	minSeverity   string
+	baseline      string
+	config        string
+	color         string
 	checks        []string
 	skipChecks    []string
 	quiet         bool
+	strict        bool
 	inspectImages bool
+	// cfg is the config file read, if any.
+	cfg *config.File
 }
 
 func newAuditCommand(app *App) *cobra.Command {
@@ -105,41 +126,93 @@ and namespace), or files with --from, or the embedded demo cluster with --demo,
 and reports each gap with its objects, evidence, fix and the incident cases
 behind it.
 
+Settings come from flags, then from the config file (--config, else
+.kubegap.yaml in this directory or a parent, else
+$XDG_CONFIG_HOME/kubegap/config.yaml).
+
 Exit codes: 0 no finding at or above --fail-on, 1 at least one, 2 the audit
-could not run.`,
+could not run, 130 interrupted.`,
 		Example: `  kubegap audit --demo
   kubegap audit --context prod -o json
-  kubectl get nodes,pods,daemonsets -A -o yaml > dump.yaml && kubegap audit --from dump.yaml
-  kubegap audit --checks host-binary-glibc,version-skew --fail-on medium`,
+  kubectl get nodes,pods,daemonsets -A -o yaml | kubegap audit --from -
+  kubegap audit --from manifests/ -o sarif --output-file kubegap.sarif
+  kubegap audit --baseline last.json --fail-on-new --fail-on medium`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
-	cmd.Flags().StringVarP(&fl.output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info")
-	cmd.Flags().StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
-	cmd.Flags().StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
-	cmd.Flags().BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
-	cmd.Flags().BoolVar(&fl.inspectImages, "inspect-images", false,
+	f := cmd.Flags()
+	f.StringVarP(&fl.output, "output", "o", "text", "output format: "+outputList())
+	f.StringVar(&fl.outputFile, "output-file", "", "write the report to this file instead of standard output (written only when the audit ran)")
+	f.StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info, or none")
+	f.BoolVar(&fl.failOnNew, "fail-on-new", false, "with --baseline: exit 1 only for new findings at or above --fail-on")
+	f.StringVar(&fl.minSeverity, "min-severity", "info", "report only findings at or above this severity")
+	f.StringVar(&fl.baseline, "baseline", "", "a previous JSON report: mark each finding new or unchanged and list the resolved ones")
+	f.StringVar(&fl.config, "config", "", "config file (default: .kubegap.yaml here or in a parent, else $XDG_CONFIG_HOME/kubegap/config.yaml)")
+	f.StringVar(&fl.color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never")
+	f.StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
+	f.StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
+	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
+	f.BoolVar(&fl.strict, "strict", false, "with --from: a file in a directory that is not Kubernetes objects (Kustomize, Helm, other YAML) is an error, not skipped")
+	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts (contacts registries; results cached by digest)")
+	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyConfig(cmd, app, &fl); err != nil {
+			return withCode(ExitError, err)
+		}
 		return runAudit(cmd.Context(), app, src, fl)
 	}
 	return cmd
 }
 
-func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
-	if fl.output != "text" && fl.output != "json" {
-		return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", fl.output))
+// parseFailOn reads --fail-on: a severity, or "none" (never exit 1).
+func parseFailOn(s string) (sev finding.Severity, never bool, err error) {
+	if s == "none" {
+		return 0, true, nil
 	}
-	failOn, err := finding.ParseSeverity(fl.failOn)
+	sev, err = finding.ParseSeverity(s)
 	if err != nil {
-		return withCode(ExitError, fmt.Errorf("--fail-on: %w", err))
+		return 0, false, fmt.Errorf("--fail-on: %w (or none)", err)
+	}
+	return sev, false, nil
+}
+
+func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
+	out, ok := outputs[fl.output]
+	if !ok {
+		return withCode(ExitError, fmt.Errorf("unknown output format %q (want one of %s)", fl.output, outputList()))
+	}
+	failOn, never, err := parseFailOn(fl.failOn)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	minSev, err := finding.ParseSeverity(fl.minSeverity)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("--min-severity: %w", err))
+	}
+	if fl.failOnNew && fl.baseline == "" {
+		return withCode(ExitError, errors.New("--fail-on-new needs --baseline"))
+	}
+	colorOn, err := colorMode(app, fl.color)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	rules, err := compileSuppressions(fl.cfg)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	var prev []finding.Finding
+	if fl.baseline != "" {
+		if prev, err = baseline.Load(fl.baseline); err != nil {
+			return withCode(ExitError, fmt.Errorf("--baseline: %w", err))
+		}
 	}
 	selected, err := audit.Select(checks.All(), fl.checks, fl.skipChecks)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	snap, err := src.load(ctx, app, audit.Resources(selected), fl.quiet || fl.output == "json" && !app.ErrIsTerminal)
+	src.strict = fl.strict
+	snap, err := src.load(ctx, app, audit.Resources(selected), fl.quiet)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -147,21 +220,78 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, fl.quiet)
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	rep := audit.Run(snap, selected, opts)
-	switch fl.output {
-	case "json":
-		err = report.WriteJSON(app.Out, rep)
-	default:
-		err = report.WriteText(app.Out, rep, report.TextOptions{
-			Color:     app.OutIsTerminal && app.Getenv("NO_COLOR") == "",
-			CaseTitle: caseTitle,
-		})
+	rep.GeneratedAt = app.Now().UTC().Truncate(time.Second)
+	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
+	rep.Warnings = append(rep.Warnings, src.notes...)
+	suppress.Apply(rep, snap, rules, app.Now())
+	rep.KeepAtOrAbove(minSev)
+	if fl.baseline != "" {
+		kept := prev[:0]
+		for _, f := range prev {
+			if f.Severity >= minSev {
+				kept = append(kept, f)
+			}
+		}
+		baseline.Compare(rep, fl.baseline, kept)
 	}
-	if err != nil {
-		return withCode(ExitError, fmt.Errorf("writing the report: %w", err))
+	if out.locations && len(src.from) > 0 {
+		locate(rep, snapshot.Positions(src.from))
 	}
-	if rep.AtOrAbove(failOn) {
+	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
+		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width()})
+	}); err != nil {
+		return withCode(ExitError, err)
+	}
+	switch {
+	case never:
+	case fl.failOnNew && baseline.NewAtOrAbove(rep, failOn):
 		return withCode(ExitFindings, nil)
+	case !fl.failOnNew && rep.AtOrAbove(failOn):
+		return withCode(ExitFindings, nil)
+	}
+	return nil
+}
+
+// locate adds the file and line of each finding's objects, where the input
+// files hold them.
+func locate(rep *report.Report, pos snapshot.PositionMap) {
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		for _, o := range f.Objects {
+			if p, ok := pos.Lookup(o.Kind, o.Namespace, o.Name); ok {
+				f.Locations = append(f.Locations, finding.Location{Object: o, File: p.File, Line: p.Line})
+			}
+		}
+	}
+}
+
+// writeReport renders to standard output, or to a file that appears only
+// once the whole report is written: a failed write leaves no half report.
+func writeReport(app *App, path string, render func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		if err := render(app.Out); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-report-*")
+	if err != nil {
+		return fmt.Errorf("--output-file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := render(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--output-file: %w", err)
 	}
 	return nil
 }

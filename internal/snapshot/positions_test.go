@@ -43,7 +43,7 @@ spec: {}
 	p := Positions([]string{dir})
 	for _, c := range []struct {
 		kind, ns, name, file string
-		line               int
+		line                 int
 	}{
 		{"Node", "", "n1", "multi.yaml", 2},
 		{"DaemonSet", "kube-system", "agent", "multi.yaml", 7},
