@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -259,6 +260,17 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 // locate adds the file and line of each finding's objects, where the input
 // files hold them.
 func locate(rep *report.Report, pos snapshot.PositionMap) {
+	cwd, _ := os.Getwd()
+	for k, p := range pos {
+		// Code scanning resolves paths against the repository root, which
+		// is where CI runs: relative to the working directory.
+		if abs, err := filepath.Abs(p.File); err == nil && cwd != "" {
+			if rel, err := filepath.Rel(cwd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p.File = filepath.ToSlash(rel)
+				pos[k] = p
+			}
+		}
+	}
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		for _, o := range f.Objects {

@@ -109,3 +109,31 @@ func registerKubeCompletions(cmd *cobra.Command, f *sourceFlags) {
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
 }
+
+// facetValues completes the values of one library facet, with names.
+func facetValues(facet string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		lib, err := library.Default()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		tax := lib.Taxonomy()
+		var out []string
+		for _, t := range tax.Terms(facet) {
+			out = append(out, t.ID+"\t"+t.Name)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// oneCheckID completes a single check ID (checks show).
+func oneCheckID(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, c := range checks.All() {
+		out = append(out, c.ID+"\t"+c.Title)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

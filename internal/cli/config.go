@@ -83,6 +83,9 @@ func colorMode(app *App, mode string) (bool, error) {
 // width is the column count text output wraps at: COLUMNS when set, else
 // the terminal's width, else 80 (a file, a pipe, a CI log).
 func (app *App) width() int {
+	if app.Getenv == nil {
+		app.defaults()
+	}
 	if n, err := strconv.Atoi(app.Getenv("COLUMNS")); err == nil && n >= 20 {
 		return n
 	}
