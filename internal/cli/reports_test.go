@@ -35,7 +35,7 @@ type jsonReport struct {
 		}
 	}
 	Suppressed []struct {
-		Finding struct{ ID, Check string }
+		Finding             struct{ ID, Check string }
 		By, Reason, Expires string
 		Object              *struct{ Kind, Namespace, Name string }
 	}
