@@ -203,7 +203,7 @@ func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []fi
 		f := finding.Finding{
 			Check:    "node-os-lifecycle",
 			Severity: finding.Medium,
-			Title:    fmt.Sprintf("%d nodes run %s, past end of standard support (%s)", len(group), info.Name(), eoss),
+			Title:    fmt.Sprintf("%s %s, past end of standard support (%s)", nodesRun(len(group)), info.Name(), eoss),
 			Objects:  refs,
 			Cases:    []string{caseUbuntuSystemdDNS},
 		}
@@ -224,8 +224,12 @@ func endOfSupportFindings(nodes []corev1.Node, infos nodeOS, now time.Time) []fi
 				"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
 			f.Cases = append(f.Cases, caseAzureCNIGlibc)
 		}
-		f.Message = fmt.Sprintf("%d nodes run %s, whose vendor ended standard support on %s, %d days before this audit.%s%s%s",
-			len(group), info.Name(), eoss, days(now.Sub(info.EndOfStandardSupport)), ext, libc, moreText(more))
+		// Ages grow by themselves: they go in the evidence, so that the
+		// title and message of an unchanged cluster stay the same.
+		f.Message = fmt.Sprintf("%s %s, whose vendor ended standard support on %s.%s%s%s",
+			nodesRun(len(group)), info.Name(), eoss, ext, libc, moreText(more))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("standard support ended %d days before this audit (%s)",
+			days(now.Sub(info.EndOfStandardSupport)), now.Format(time.DateOnly)))
 		f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
 			"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.",
 			strings.Join(info.Sources, ", "))
@@ -315,7 +319,9 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			Objects:  refs,
 			Cases:    []string{caseUbuntuSystemdDNS, caseHWEKernelPanic},
 		}
-		f.Title = fmt.Sprintf("%s runs a node image from %s, %d days old", where, oldest.Format("2006-01"), days(now.Sub(oldest)))
+		f.Title = fmt.Sprintf("%s runs a node image from %s", where, oldest.Format("2006-01"))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("oldest node image %d days old at this audit (%s)",
+			days(now.Sub(oldest)), now.Format(time.DateOnly)))
 		image := countsText(images)
 		if len(images) == 1 {
 			image = g.nodes[0].image
@@ -327,10 +333,11 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			}
 		}
 		behind = len(g.nodes) - stale
-		f.Message = fmt.Sprintf("%s: %d nodes run node image %s, built %s.", where, len(g.nodes), image, oldest.Format(time.DateOnly))
+		f.Message = fmt.Sprintf("%s: %s node image %s, built %s.", where, nodesRun(len(g.nodes)), image, oldest.Format(time.DateOnly))
 		if stale > 0 {
-			f.Message += fmt.Sprintf(" %d of them have been up for more than %d days: their OS packages have changed in place "+
-				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", stale, th.StaleDays)
+			f.Message += fmt.Sprintf(" Nodes in it have been up for more than %d days: their OS packages have changed in place "+
+				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", th.StaleDays)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes up for more than %d days at this audit", stale, len(g.nodes), th.StaleDays))
 		}
 		if g.sev == finding.Medium {
 			f.Message += fmt.Sprintf(" The newest node image in the cluster is from %s: this pool was left behind when others moved on",
@@ -424,17 +431,18 @@ func monocultureFinding(s *snapshot.Snapshot, infos nodeOS, facts *lifecycleFact
 		Objects: refs,
 		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic},
 	}
-	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
+	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and most of them "+
 		"are older than %d days. Nothing in the cluster stages those changes: no patch coordinator runs and no node image was "+
 		"refreshed recently. An automatic package update therefore reaches every node in the same window, so one bad systemd, "+
 		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
-		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, moreText(more))
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, th.YoungNodeDays, moreText(more))
 	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
 		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
 		"versions so a bad update can be stopped before it reaches all of them."
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes report status.nodeInfo.osImage=%q, kernelVersion=%q",
-		len(same), len(s.Nodes), top.osImage, top.kernel))
+		len(same), len(s.Nodes), top.osImage, top.kernel),
+		fmt.Sprintf("%d of them older than %d days at this audit", len(same)-young, th.YoungNodeDays))
 	for i, n := range same {
 		if i == 5 {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(same)-i))
@@ -478,4 +486,12 @@ func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
 		}
 	}
 	return false
+}
+
+// nodesRun is "1 node runs" or "3 nodes run".
+func nodesRun(n int) string {
+	if n == 1 {
+		return "1 node runs"
+	}
+	return fmt.Sprintf("%d nodes run", n)
 }
