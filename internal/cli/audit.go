@@ -320,8 +320,10 @@ func caseTitle(id string) string {
 	return ""
 }
 
-// progress prints what a live read is doing, on stderr, once the read has
-// taken more than a moment, and only on a terminal.
+// progress prints what a live read is doing, on stderr: on a terminal,
+// one line rewritten in place once the read has taken more than a moment;
+// elsewhere (a CI log), a plain line every few seconds, so a long read
+// never looks hung.
 type progress struct {
 	mu      sync.Mutex // resources are read concurrently
 	app     *App
@@ -330,26 +332,37 @@ type progress struct {
 	printed bool
 }
 
-func newProgress(app *App) *progress { return &progress{app: app, start: time.Now()} }
+// progressEvery is how often progress prints off a terminal.
+const progressEvery = 5 * time.Second
+
+func newProgress(app *App) *progress {
+	now := app.Now()
+	return &progress{app: app, start: now, last: now}
+}
 
 func (p *progress) update(res snapshot.Resource, n int, done bool) {
-	if !p.app.ErrIsTerminal {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	now := p.app.Now()
+	elapsed := now.Sub(p.start).Round(100 * time.Millisecond)
+	state := "reading"
+	if done {
+		state = "read"
+	}
+	if !p.app.ErrIsTerminal {
+		if now.Sub(p.last) < progressEvery {
+			return
+		}
+		p.last = now
+		fmt.Fprintf(p.app.ErrOut, "kubegap: %s %s: %s (%s)\n", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
+		return
+	}
 	if now.Sub(p.start) < time.Second || (!done && now.Sub(p.last) < 200*time.Millisecond) {
 		return
 	}
 	p.last = now
 	p.printed = true
-	state := "reading"
-	if done {
-		state = "read"
-	}
-	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %d objects (%s)", state, res.Resource, n,
-		now.Sub(p.start).Round(100*time.Millisecond))
+	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %s (%s)", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
 }
 
 // done ends the progress line, if one was printed.

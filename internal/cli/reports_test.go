@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // fixedApp is an App over buffers with a fixed clock and environment.
@@ -402,3 +404,32 @@ current-context: staging
 		}
 	}
 }
+
+func TestProgressOffTerminalEveryFewSeconds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var errOut bytes.Buffer
+	app := &App{ErrOut: &errOut, Now: func() time.Time { return now }}
+	p := newProgress(app)
+	pods := snapshotPods()
+	for i := range 25 { // one update a second for 25 s
+		now = now.Add(time.Second)
+		p.update(pods, (i+1)*1000, false)
+	}
+	p.done()
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	if len(lines) != 5 || lines[0] != "kubegap: reading pods: 5000 objects (5s)" || strings.Contains(errOut.String(), "\x1b") {
+		t.Errorf("progress off a terminal:\n%s", errOut.String())
+	}
+	// On a terminal: one line rewritten in place.
+	errOut.Reset()
+	app.ErrIsTerminal = true
+	p = newProgress(app)
+	now = now.Add(2 * time.Second)
+	p.update(pods, 1, true)
+	p.done()
+	if got := errOut.String(); got != "\r\x1b[Kread pods: 1 object (2s)\r\x1b[K" {
+		t.Errorf("terminal progress %q", got)
+	}
+}
+
+func snapshotPods() snapshot.Resource { return snapshot.Pods }
