@@ -46,7 +46,7 @@ type AuditInput struct {
 	Checks      []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
 	SkipChecks  []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs"`
 	MinSeverity string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low, info; default: low"`
-	PageSize    int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50; default: 10"`
+	PageSize    int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50 (0 is an error); default: 10"`
 	Page        int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one"`
 	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
 	AuditID     string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one"`
@@ -55,7 +55,10 @@ type AuditInput struct {
 // AuditOutput is one page of an audit.
 type AuditOutput struct {
 	AuditID string          `json:"audit_id" jsonschema:"ID of this audit's report, for get_finding and paging; the server keeps the last 8"`
-	Source  snapshot.Source `json:"source"`
+	Source  snapshot.Source `json:"source" jsonschema:"what was read; source.scope.namespaces lists the namespaces a live read was limited to (absent: all)"`
+	// Coverage says what could be read: a resource that is forbidden,
+	// not served or not in the input leaves its checks unknown.
+	Coverage []CoverageBrief `json:"coverage" jsonschema:"each resource the audit needed: read, forbidden, not-served, error or not-in-input, with the count read and whether it is complete"`
 	Summary report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
 	Checks  []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
 	// Findings is this page, most severe first.
@@ -69,10 +72,19 @@ type AuditOutput struct {
 	Hint          string         `json:"hint,omitempty"`
 }
 
+// CoverageBrief is how reading one resource went.
+type CoverageBrief struct {
+	Resource string `json:"resource"`
+	Status   string `json:"status"`
+	Count    int    `json:"count"`
+	Complete bool   `json:"complete,omitempty" jsonschema:"true when these are all the objects in scope (a live read or a snapshot), false for plain files"`
+	Message  string `json:"message,omitempty"`
+}
+
 // CheckStatus is how one check went in an audit.
 type CheckStatus struct {
 	ID       string `json:"id"`
-	Status   string `json:"status" jsonschema:"fail, pass or not-evaluated"`
+	Status   string `json:"status" jsonschema:"fail, pass, partial or not-evaluated"`
 	Reason   string `json:"reason,omitempty" jsonschema:"why a check was not evaluated (missing RBAC, resource not served, no data)"`
 	Findings int    `json:"findings,omitempty"`
 }
@@ -219,6 +231,11 @@ func auditPage(st *storedAudit, minSev finding.Severity, pageSize, offset int) (
 	}
 	for _, c := range rep.Checks {
 		out.Checks = append(out.Checks, CheckStatus{ID: c.ID, Status: string(c.Status), Reason: c.Reason, Findings: c.Findings})
+	}
+	out.Coverage = make([]CoverageBrief, 0, len(rep.Coverage))
+	for _, c := range rep.Coverage {
+		out.Coverage = append(out.Coverage, CoverageBrief{Resource: c.Resource, Status: string(c.Status), Count: c.Count,
+			Complete: c.Complete, Message: c.Message})
 	}
 	end := min(offset+pageSize, total)
 	for _, x := range shown[offset:end] {
