@@ -59,8 +59,8 @@ type AuditOutput struct {
 	// Coverage says what could be read: a resource that is forbidden,
 	// not served or not in the input leaves its checks unknown.
 	Coverage []CoverageBrief `json:"coverage" jsonschema:"each resource the audit needed: read, forbidden, not-served, error or not-in-input, with the count read and whether it is complete"`
-	Summary report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
-	Checks  []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
+	Summary  report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
+	Checks   []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
 	// Findings is this page, most severe first.
 	Findings      []FindingBrief `json:"findings"`
 	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
