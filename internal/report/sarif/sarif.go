@@ -112,7 +112,16 @@ type result struct {
 	Message             text              `json:"message"`
 	Locations           []location        `json:"locations"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Suppressions        []suppression     `json:"suppressions,omitempty"`
 	Properties          map[string]any    `json:"properties"`
+}
+
+// suppression is SARIF's record of an accepted result: viewers show it as
+// dismissed, with the justification, instead of dropping it.
+type suppression struct {
+	Kind          string `json:"kind"`
+	Status        string `json:"status"`
+	Justification string `json:"justification,omitempty"`
 }
 
 type location struct {
@@ -184,6 +193,17 @@ func Write(w io.Writer, rep *report.Report, opts Options) error {
 	for _, f := range rep.Findings {
 		r.Results = append(r.Results, toResult(f, index[f.Check]))
 	}
+	for _, sup := range rep.Suppressed {
+		res := toResult(sup.Finding, index[sup.Finding.Check])
+		// An annotation on the object is a suppression in the source; a
+		// config entry is one kept outside it.
+		kind := "external"
+		if sup.By == "annotation" {
+			kind = "inSource"
+		}
+		res.Suppressions = []suppression{{Kind: kind, Status: "accepted", Justification: sup.Reason}}
+		r.Results = append(r.Results, res)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(log{Schema: SchemaURI, Version: Version, Runs: []run{r}})
@@ -215,6 +235,9 @@ func buildRules(rep *report.Report, opts Options) ([]reportingRule, map[string]i
 	}
 	for _, f := range rep.Findings {
 		add(f.Check, "")
+	}
+	for _, sup := range rep.Suppressed {
+		add(sup.Finding.Check, "")
 	}
 	return out, index
 }

@@ -125,10 +125,10 @@ func TestContent(t *testing.T) {
 			t.Errorf("rule %s: helpUri %q, help %q", rule.ID, rule.HelpURI, rule.Help.Markdown)
 		}
 	}
-	if len(run.Results) != len(r.Findings) {
-		t.Fatalf("%d results for %d findings", len(run.Results), len(r.Findings))
+	if len(run.Results) != len(r.Findings)+len(r.Suppressed) {
+		t.Fatalf("%d results for %d findings and %d suppressed", len(run.Results), len(r.Findings), len(r.Suppressed))
 	}
-	for i, res := range run.Results {
+	for i, res := range run.Results[:len(r.Findings)] {
 		f := r.Findings[i]
 		if res.RuleID != f.Check || run.Tool.Driver.Rules[res.RuleIndex].ID != f.Check {
 			t.Errorf("result %d: rule %s index %d for check %s", i, res.RuleID, res.RuleIndex, f.Check)
@@ -156,6 +156,16 @@ func TestFileLocationsAndNotifications(t *testing.T) {
 		loc[0].PhysicalLocation.Region.StartLine != 12 {
 		t.Errorf("locations %+v", loc)
 	}
+	// The suppressed finding is a result marked as accepted, with the reason.
+	var doc map[string]any
+	json.Unmarshal(mustRender(t), &doc)
+	results := doc["runs"].([]any)[0].(map[string]any)["results"].([]any)
+	last := results[len(results)-1].(map[string]any)
+	sups, _ := last["suppressions"].([]any)
+	if last["ruleId"] != "version-skew" || len(sups) != 1 ||
+		sups[0].(map[string]any)["justification"] != "pool retired in Q1" || sups[0].(map[string]any)["kind"] != "external" {
+		t.Errorf("suppressed result %v", last)
+	}
 	var notes []string
 	for _, n := range l.Runs[0].Invocations[0].Notifications {
 		notes = append(notes, n.Message.Text)
@@ -166,4 +176,9 @@ func TestFileLocationsAndNotifications(t *testing.T) {
 			t.Errorf("notifications lack %q:\n%s", want, got)
 		}
 	}
+}
+
+func mustRender(t *testing.T) []byte {
+	_, raw := render(t, reporttest.Edges())
+	return raw
 }

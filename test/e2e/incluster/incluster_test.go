@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,3 +177,70 @@ func TestCronJobServiceAccountAuditsReadOnly(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCIDocPreUpgradeGate runs docs/ci.md's live-cluster commands as
+// written, through a shell, with kubegap on PATH and a kubeconfig whose
+// context is named prod (the read-only user): the baseline passes, the gate
+// passes on the same cluster, and fails once a new high gap appears.
+func TestCIDocPreUpgradeGate(t *testing.T) {
+	c := testcluster.Get(t)
+	doc, err := os.ReadFile("../../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "kubegap audit --context prod") {
+			cmds = append(cmds, l)
+		}
+	}
+	if len(cmds) != 2 {
+		t.Fatalf("docs/ci.md has %d gate commands, want the baseline and the gate: %q", len(cmds), cmds)
+	}
+	kc, err := clientcmd.LoadFromFile(c.Kubeconfig(t, testcluster.UserReader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ctx := range kc.Contexts {
+		delete(kc.Contexts, name)
+		kc.Contexts["prod"] = ctx
+	}
+	kc.CurrentContext = "prod"
+	dir := t.TempDir()
+	kcPath := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, kcPath); err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string) (int, string) {
+		sh := exec.Command("sh", "-c", cmd)
+		sh.Dir = dir
+		sh.Env = append(os.Environ(), "KUBECONFIG="+kcPath, "PATH="+filepath.Dir(kubegap(t))+":"+os.Getenv("PATH"),
+			"XDG_CONFIG_HOME="+dir)
+		out, err := sh.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return 0, string(out)
+	}
+	ns := c.Namespace(t)
+	c.LoadYAMLInto(t, ns, "../audit/testdata/clean.yaml")
+	if code, out := run(cmds[0]); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", cmds[0], code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "baseline.json")); err != nil {
+		t.Fatalf("no baseline written: %v", err)
+	}
+	if code, out := run(cmds[1]); code != 0 {
+		t.Fatalf("the gate failed on an unchanged cluster: exit %d\n%s", code, out)
+	}
+	// A webhook that fails closed on every pod creation: a new high gap.
+	c.LoadYAML(t, "../../../internal/cli/testdata/manifests/webhook.yaml")
+	code, out := run(cmds[1])
+	if code != 1 || !strings.Contains(out, "webhook-blast-radius") || !strings.Contains(out, "1 new") {
+		t.Errorf("the gate after a new gap: exit %d\n%s", code, out)
+	}
+}
