@@ -168,7 +168,18 @@ func TestWriteSummaryOneLinePerFinding(t *testing.T) {
 			}
 		}
 	}
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL a-check") || !strings.Contains(lines[1], "Node/n00 +29") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL a-check") || !strings.HasPrefix(lines[1], "HIGH     a-check                high one") {
 		t.Errorf("summary lines:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+func TestTextListsPartialChecksAsUnknown(t *testing.T) {
+	r := sample()
+	r.Checks = append(r.Checks, CheckResult{ID: "d-check", Status: Partial, Reason: "only namespace web was read"})
+	var b bytes.Buffer
+	WriteText(&b, r, TextOptions{})
+	if !strings.Contains(b.String(), "d-check (partial): only namespace web was read") ||
+		!strings.Contains(b.String(), "1 partial") {
+		t.Errorf("partial check not shown as unknown:\n%s", b.String())
 	}
 }

@@ -226,8 +226,13 @@ func (t *textWriter) finding(f finding.Finding) {
 func (t *textWriter) notEvaluated(r *Report) {
 	first := true
 	for _, c := range r.Checks {
-		if c.Status != NotEvaluated {
+		if c.Status != NotEvaluated && c.Status != Partial {
 			continue
+		}
+		if c.Status == Partial {
+			// Partial checks found nothing on incomplete input: as unknown
+			// as a check that did not run, for what was not read.
+			c.ID += " (partial)"
 		}
 		if first {
 			t.printf("\n%s\n", t.color(ansiBold, "NOT EVALUATED (the answer is unknown, not a pass)"))
@@ -243,7 +248,7 @@ func (t *textWriter) summary(r *Report) {
 }
 
 // WriteSummary writes the header and one line per finding (severity,
-// check, first object, title), cut to the width: the view for a quick look
+// check, title), cut to the width: the view for a quick look
 // or a CI log.
 func WriteSummary(w io.Writer, r *Report, opts TextOptions) error {
 	tw := &textWriter{w: w, opts: opts}
@@ -255,15 +260,8 @@ func WriteSummary(w io.Writer, r *Report, opts TextOptions) error {
 		tw.printf("\n")
 	}
 	for _, f := range r.Findings {
-		obj := ""
-		if len(f.Objects) > 0 {
-			obj = f.Objects[0].String()
-			if len(f.Objects) > 1 {
-				obj += fmt.Sprintf(" +%d", len(f.Objects)-1)
-			}
-			obj += ": "
-		}
-		line := cut(fmt.Sprintf("%-8s %-22s %s%s", strings.ToUpper(f.Severity.String()), f.Check, obj, f.Title), tw.opts.Width)
+		// Titles name the object a finding is about; -o json has them all.
+		line := cut(fmt.Sprintf("%-8s %-22s %s", strings.ToUpper(f.Severity.String()), f.Check, f.Title), tw.opts.Width)
 		tw.printf("%s\n", tw.color(severityColor[f.Severity], line[:min(8, len(line))])+line[min(8, len(line)):])
 	}
 	tw.notEvaluated(r)
