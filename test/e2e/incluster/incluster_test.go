@@ -244,3 +244,19 @@ func TestCIDocPreUpgradeGate(t *testing.T) {
 		t.Errorf("the gate after a new gap: exit %d\n%s", code, out)
 	}
 }
+
+// TestCompletionListsNamespaces: -n completes from the cluster (a read-only
+// LIST, as the reader user) and --context from the kubeconfig.
+func TestCompletionListsNamespaces(t *testing.T) {
+	c := testcluster.Get(t)
+	ns := c.Namespace(t)
+	kc := c.Kubeconfig(t, testcluster.UserReader)
+	out, err := exec.Command(kubegap(t), "__complete", "audit", "--kubeconfig", kc, "-n", "").Output()
+	if err != nil || !strings.Contains(string(out), "\n"+ns+"\n") || !strings.Contains(string(out), "kube-system") {
+		t.Errorf("namespace completion: %v\n%s", err, out)
+	}
+	out, err = exec.Command(kubegap(t), "__complete", "audit", "--kubeconfig", kc, "--context", "").Output()
+	if err != nil || !strings.Contains(string(out), "testbed-reader") {
+		t.Errorf("context completion: %v\n%s", err, out)
+	}
+}
