@@ -35,6 +35,8 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no progress on stderr")
 	cmd.Flags().StringSliceVar(&checkIDs, "checks", nil, "read only what these checks need")
 	cmd.Flags().StringSliceVar(&skip, "skip-checks", nil, "do not read for these checks")
+	_ = cmd.RegisterFlagCompletionFunc("checks", checkIDs)
+	_ = cmd.RegisterFlagCompletionFunc("skip-checks", checkIDs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if out == "" {
 			return withCode(ExitError, errors.New("-o FILE is required"))
