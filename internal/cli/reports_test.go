@@ -433,3 +433,10 @@ func TestProgressOffTerminalEveryFewSeconds(t *testing.T) {
 }
 
 func snapshotPods() snapshot.Resource { return snapshot.Pods }
+
+func TestSnapshotCompletesCheckIDs(t *testing.T) {
+	_, out, _ := runWith(t, fixedApp(nil), "__complete", "snapshot", "--skip-checks", "")
+	if !strings.Contains(out, "pdb-blocks-drain") {
+		t.Errorf("snapshot --skip-checks completion:\n%s", out)
+	}
+}

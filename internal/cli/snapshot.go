@@ -14,7 +14,7 @@ import (
 func newSnapshotCommand(app *App) *cobra.Command {
 	var out string
 	var quiet bool
-	var checkIDs, skip []string
+	var only, skip []string
 	cmd := &cobra.Command{
 		Use:   "snapshot -o FILE|-",
 		Short: "Save what a live audit reads, for an offline audit or a support request",
@@ -33,7 +33,7 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 	src := newSourceFlags(cmd, false)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (required); .gz compresses; - is standard output")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no progress on stderr")
-	cmd.Flags().StringSliceVar(&checkIDs, "checks", nil, "read only what these checks need")
+	cmd.Flags().StringSliceVar(&only, "checks", nil, "read only what these checks need")
 	cmd.Flags().StringSliceVar(&skip, "skip-checks", nil, "do not read for these checks")
 	_ = cmd.RegisterFlagCompletionFunc("checks", checkIDs)
 	_ = cmd.RegisterFlagCompletionFunc("skip-checks", checkIDs)
@@ -41,7 +41,7 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 		if out == "" {
 			return withCode(ExitError, errors.New("-o FILE is required"))
 		}
-		selected, err := audit.Select(checks.All(), checkIDs, skip)
+		selected, err := audit.Select(checks.All(), only, skip)
 		if err != nil {
 			return withCode(ExitError, err)
 		}
