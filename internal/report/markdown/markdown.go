@@ -83,7 +83,7 @@ func details(b *strings.Builder, f finding.Finding) {
 		html.EscapeString(strings.ToUpper(f.Severity.String())), html.EscapeString(f.Title))
 	for _, para := range strings.Split(f.Message, "\n") {
 		if strings.TrimSpace(para) != "" {
-			b.WriteString(esc(para) + "\n\n")
+			b.WriteString(escLineStart(esc(strings.TrimSpace(para))) + "\n\n")
 		}
 	}
 	fmt.Fprintf(b, "- **Check:** `%s` · **ID:** `%s`\n", f.Check, f.ID)
@@ -150,6 +150,22 @@ func esc(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// escLineStart escapes what makes a paragraph a list or a rule when it
+// starts a line: "- x", "1. x", "2) x", "---".
+func escLineStart(s string) string {
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "=") {
+		return "\\" + s
+	}
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')') {
+		return s[:i] + "\\" + s[i:]
+	}
+	return s
 }
 
 // cell is esc for one table cell: a line break would end the row.

@@ -123,3 +123,23 @@ func TestEscaping(t *testing.T) {
 		t.Error("fence not longer than the evidence's backticks")
 	}
 }
+
+func TestParagraphsThatLookLikeLists(t *testing.T) {
+	r := reporttest.Edges()
+	r.Findings[0].Message = "1. not a list\n- not a bullet\n2) nor this\n---"
+	_, doc := render(t, r)
+	if n := len(all(doc, "ol")) + len(all(doc, "hr")); n != 0 {
+		t.Errorf("%d lists or rules from message text", n)
+	}
+	for _, ul := range all(doc, "ul") {
+		if strings.Contains(text(ul), "not a bullet") {
+			t.Error("a message line became a bullet")
+		}
+	}
+	body := text(doc)
+	for _, want := range []string{"1. not a list", "- not a bullet", "2) nor this"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("lost %q", want)
+		}
+	}
+}
