@@ -356,8 +356,9 @@ func pullWorkloadFinding(w *pullWorkload, publicReg func(string) bool) (finding.
 		msg = fmt.Sprintf("%s %s %s and pulls %s on every container start, so every restart and every rollout "+
 			"goes back to the registry from each node, even when the image is already there.", w.res.Kind, name, runs, imgs)
 		if looping > 0 {
-			msg += fmt.Sprintf(" %s crash-looping now: each restart is another pull, from %s.",
-				pluralWas(looping, "pod is", "pods are"), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5))
+			// How many loop changes by itself: the count and the pods are
+			// in the evidence, not the message.
+			msg += " Some of its pods are crash-looping: each restart is another pull (the evidence lists them)."
 		}
 		if public {
 			msg += " The image comes from a public registry that limits anonymous pulls per source IP; nodes behind shared NAT share that budget."
@@ -489,11 +490,4 @@ func firstImages(ss []string, n int) []string {
 		return ss
 	}
 	return append(ss[:n:n], fmt.Sprintf("%d more", len(ss)-n))
-}
-
-func pluralWas(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
