@@ -360,6 +360,15 @@ func TestGetFinding(t *testing.T) {
 			}
 		}
 	}
+	// The stable ID is the report's: the same in a second audit.
+	var again AuditOutput
+	call(t, cs, ToolAudit, map[string]any{"demo": true}, &again)
+	var f1, f2 FindingDetail
+	call(t, cs, ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "F1"}, &f1)
+	call(t, cs, ToolGetFinding, map[string]any{"audit_id": again.AuditID, "finding_id": "F1"}, &f2)
+	if !strings.HasPrefix(f1.ID, "kg-") || f1.ID != f2.ID || page.AuditID == again.AuditID {
+		t.Errorf("stable IDs %q and %q across audits %s and %s", f1.ID, f2.ID, page.AuditID, again.AuditID)
+	}
 	// Lower case and bare numbers name the same finding.
 	var a, b FindingDetail
 	call(t, cs, ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "f1"}, &a)
