@@ -151,3 +151,48 @@ func TestKrewManifest(t *testing.T) {
 		t.Errorf("no krew platform for the %s build", key)
 	}
 }
+
+// TestReleaseImageServesTheCronJob: the image deploy/cronjob.yaml runs is
+// one .goreleaser.yaml builds, from the Dockerfile, for the node
+// architectures, as the user the CronJob requires.
+func TestReleaseImageServesTheCronJob(t *testing.T) {
+	b, err := os.ReadFile("../../.goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		DockersV2 []struct {
+			Images, Tags, Platforms []string
+			Dockerfile              string
+		} `json:"dockers_v2"`
+	}
+	if err := yaml.Unmarshal(b, &g); err != nil || len(g.DockersV2) != 1 {
+		t.Fatalf("dockers_v2: %v %+v", err, g)
+	}
+	img := g.DockersV2[0]
+	cron, err := os.ReadFile("../../deploy/cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s+image: (\S+):(\S+)$`).FindStringSubmatch(string(cron))
+	if m == nil || !slices.Contains(img.Images, m[1]) || !slices.Contains(img.Tags, m[2]) {
+		t.Errorf("the CronJob runs %v, the release builds %v tagged %v", m, img.Images, img.Tags)
+	}
+	for _, p := range []string{"linux/amd64", "linux/arm64"} {
+		if !slices.Contains(img.Platforms, p) {
+			t.Errorf("no %s image", p)
+		}
+	}
+	docker, err := os.ReadFile("../../" + img.Dockerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"COPY ${TARGETPLATFORM}/kubegap /kubegap", "USER 65532:65532", `ENTRYPOINT ["/kubegap"]`} {
+		if !strings.Contains(string(docker), want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(cron), "runAsUser: 65532") {
+		t.Error("the CronJob does not run as the image's user")
+	}
+}
