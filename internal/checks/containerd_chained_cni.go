@@ -430,17 +430,21 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 		}
 	}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("affected range: %s (%s)", reg.rangeText(), strings.Join(reg.Sources, ", ")))
-	f.Title = fmt.Sprintf("Multus %s runs chained CNI attachments on %d nodes with containerd %s", dsName, len(nodes), reg.AffectedFrom+"+")
+	nodeWord := "nodes"
+	if len(nodes) == 1 {
+		nodeWord = "node"
+	}
+	f.Title = fmt.Sprintf("Multus %s runs chained CNI attachments on %d %s with containerd %s", dsName, len(nodes), nodeWord, reg.AffectedFrom+"+")
 	nadWord, verb := "NetworkAttachmentDefinitions", "chain"
 	if len(nads) == 1 {
 		nadWord, verb = "NetworkAttachmentDefinition", "chains"
 	}
-	f.Message = fmt.Sprintf("%d nodes run containerd %s (affected: %s). The Multus thick plugin %s runs on them and executes "+
+	f.Message = fmt.Sprintf("%s containerd %s (affected: %s). The Multus thick plugin %s runs on them and executes "+
 		"CNI delegates through a chroot into the host, and %d %s (%s) %s a plugin that creates interfaces with a later one that "+
 		"consumes them. In this combination, after an upgrade to containerd 1.7.29 or later the later plugin was reported "+
 		"unable to find the interfaces the earlier one had moved into the pod's network namespace (bond: \"Link not found\"), "+
 		"failing sandbox creation for pods that use the attachment; changing CNI plugin versions did not help%s.",
-		len(nodes), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
+		nodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
 		strings.Join(nadNames, ", "), verb, moreText(more))
 	f.Remediation = "Keep nodes that run these attachments on a containerd release before 1.7.29 (1.7.24 is reported working), " +
 		"or test the chained attachment on the target release before rolling it out; track containerd issue #13545 for a fix " +

@@ -444,8 +444,9 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		msg = fmt.Sprintf("%s %s %s and pulls %s on every container start, so every restart and every rollout "+
 			"goes back to the registry from each node, even when the image is already there.", w.res.Kind, name, runs, imgs)
 		if looping > 0 {
-			msg += fmt.Sprintf(" %s crash-looping now: each restart is another pull, from %s.",
-				pluralWas(looping, "pod is", "pods are"), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5))
+			// How many loop changes by itself: the count and the pods are
+			// in the evidence, not the message.
+			msg += " Some of its pods are crash-looping: each restart is another pull (the evidence lists them)."
 		}
 		if public {
 			msg += " The image comes from a public registry that limits anonymous pulls per source IP; nodes behind shared NAT share that budget."

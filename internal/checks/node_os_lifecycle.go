@@ -348,8 +348,7 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 	if end.provider != nodeos.ProviderUnknown {
 		svc := providerNames[end.provider]
 		f.Title = fmt.Sprintf("%s %s, past %s's support for its node images (%s)", nodesRun(len(group), svc+" "), info.Name(), svc, eos)
-		what = fmt.Sprintf("for which %s stopped producing node images and security patches on %s, %d days before this audit.",
-			svc, eos, days(now.Sub(end.end)))
+		what = fmt.Sprintf("for which %s stopped producing node images and security patches on %s.", svc, eos)
 		if r := end.window.ImagesRemoved; !r.IsZero() {
 			if now.After(r.Add(24 * time.Hour)) {
 				ext = fmt.Sprintf(" %s removed the node images on %s: scaling and reimaging these pools fail.", svc, r.Format(time.DateOnly))
@@ -360,7 +359,7 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 		sources = strings.Join(end.window.Sources, ", ")
 	} else {
 		f.Title = fmt.Sprintf("%s %s, past end of standard support (%s)", nodesRun(len(group), ""), info.Name(), eos)
-		what = fmt.Sprintf("whose vendor ended standard support on %s, %d days before this audit.", eos, days(now.Sub(end.end)))
+		what = fmt.Sprintf("whose vendor ended standard support on %s.", eos)
 		switch {
 		case info.EndOfExtendedSupport.IsZero():
 		case now.After(info.EndOfExtendedSupport.Add(24 * time.Hour)):
@@ -380,6 +379,9 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 		f.Cases = append(f.Cases, caseAzureCNIGlibc)
 	}
 	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", nodesRun(len(group), ""), info.Name(), what, ext, libc, moreText(more))
+	// Ages grow by themselves: they go in the evidence, so that the title
+	// and message of an unchanged cluster stay the same from day to day.
+	f.Evidence = append(f.Evidence, fmt.Sprintf("support ended %d days before this audit (%s)", days(now.Sub(end.end)), now.Format(time.DateOnly)))
 	f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
 		"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.", sources)
 	for i, n := range group {
@@ -471,7 +473,9 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			Objects:  refs,
 			Cases:    []string{caseUbuntuSystemdDNS, caseHWEKernelPanic},
 		}
-		f.Title = fmt.Sprintf("%s runs a node image from %s, %d days old", where, oldest.Format("2006-01"), days(now.Sub(oldest)))
+		f.Title = fmt.Sprintf("%s runs a node image from %s", where, oldest.Format("2006-01"))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("oldest node image %d days old at this audit (%s)",
+			days(now.Sub(oldest)), now.Format(time.DateOnly)))
 		image := countsText(images)
 		if len(images) == 1 {
 			image = g.nodes[0].image
@@ -483,10 +487,11 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			}
 		}
 		behind = len(g.nodes) - stale
-		f.Message = fmt.Sprintf("%s: %d nodes run node image %s, built %s.", where, len(g.nodes), image, oldest.Format(time.DateOnly))
+		f.Message = fmt.Sprintf("%s: %s node image %s, built %s.", where, nodesRun(len(g.nodes), ""), image, oldest.Format(time.DateOnly))
 		if stale > 0 {
-			f.Message += fmt.Sprintf(" %d of them have been up for more than %d days: their OS packages have changed in place "+
-				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", stale, th.StaleDays)
+			f.Message += fmt.Sprintf(" Nodes in it have been up for more than %d days: their OS packages have changed in place "+
+				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", th.StaleDays)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes up for more than %d days at this audit", stale, len(g.nodes), th.StaleDays))
 		}
 		if g.sev == finding.Medium {
 			f.Message += fmt.Sprintf(" The newest node image in the cluster is from %s: this pool was left behind when others moved on",
@@ -632,7 +637,8 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
 		"versions so a bad update can be stopped before it reaches all of them."
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes report status.nodeInfo.osImage=%q, kernelVersion=%q",
-		len(same), len(s.Nodes), top.osImage, top.kernel))
+		len(same), len(s.Nodes), top.osImage, top.kernel),
+		fmt.Sprintf("%d of them older than %d days at this audit", len(same)-young, th.YoungNodeDays))
 	for i, n := range same {
 		if i == 5 {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(same)-i))
@@ -682,3 +688,5 @@ func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
 	}
 	return false
 }
+
+// nodesRun is "1 node runs" or "3 nodes run".

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,14 +15,17 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/baseline"
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/cluster"
+	"github.com/kubegap/kubegap/internal/config"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
+	"github.com/kubegap/kubegap/internal/suppress"
 )
 
 // sourceFlags choose what an audit or snapshot reads: a live cluster through
@@ -28,16 +35,20 @@ type sourceFlags struct {
 	allNamespaces bool
 	from          []string
 	demo          bool
+	strict        bool
+	// notes are what loading files skipped, for the report's warnings.
+	notes []string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true)}
 	f.kube.AddFlags(cmd.Flags())
+	registerKubeCompletions(cmd, f)
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false,
 		"read every namespace (the default unless -n is given; accepted for kubectl habits)")
 	if offline {
 		cmd.Flags().StringArrayVar(&f.from, "from", nil,
-			"read files or directories instead of a cluster: YAML or JSON, List objects, multi-document, gzip, kubegap snapshots (repeatable)")
+			"read files or directories instead of a cluster: YAML or JSON, List objects, multi-document, gzip, kubegap snapshots; - reads standard input (repeatable)")
 		cmd.Flags().BoolVar(&f.demo, "demo", false, "audit the embedded demo cluster, which shows the founding gaps")
 	}
 	return f
@@ -59,7 +70,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		offline = func() (*snapshot.Snapshot, error) {
 			w := &warnings{app: app}
 			defer w.done()
-			return snapshot.LoadPaths(f.from, snapshot.WithWarnings(w.print))
+			s, notes, err := snapshot.LoadPathsWith(f.from, snapshot.LoadOptions{Stdin: app.In, Strict: f.strict, Warn: w.print})
+			f.notes = notes
+			return s, err
 		}
 	}
 	if offline != nil {
@@ -94,30 +107,6 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	return s, err
 }
 
-// maxWarnings bounds the warnings printed for one load: a generated dump
-// can repeat one mistake in every object.
-const maxWarnings = 20
-
-// warnings prints what the loader read differently from how it is
-// written, on stderr, whatever --quiet says: it changes what was audited.
-type warnings struct {
-	app *App
-	n   int
-}
-
-func (w *warnings) print(warn snapshot.Warning) {
-	w.n++
-	if w.n <= maxWarnings {
-		fmt.Fprintln(w.app.ErrOut, "kubegap: warning: "+warn.String())
-	}
-}
-
-func (w *warnings) done() {
-	if w.n > maxWarnings {
-		fmt.Fprintf(w.app.ErrOut, "kubegap: warning: %d more warnings not shown\n", w.n-maxWarnings)
-	}
-}
-
 func (f *sourceFlags) namespace() string {
 	if f.kube.Namespace == nil {
 		return ""
@@ -127,11 +116,20 @@ func (f *sourceFlags) namespace() string {
 
 type auditFlags struct {
 	output        string
+	outputFile    string
 	failOn        string
+	failOnNew     bool
+	minSeverity   string
+	baseline      string
+	config        string
+	color         string
 	checks        []string
 	skipChecks    []string
 	quiet         bool
+	strict        bool
 	inspectImages bool
+	// cfg is the config file read, if any.
+	cfg *config.File
 	failOnUnknown bool
 	targetVersion string
 }
@@ -146,39 +144,90 @@ and namespace), or files with --from, or the embedded demo cluster with --demo,
 and reports each gap with its objects, evidence, fix and the incident cases
 behind it.
 
+Settings come from flags, then from the config file (--config, else
+.kubegap.yaml in this directory or a parent, else
+$XDG_CONFIG_HOME/kubegap/config.yaml).
+
 Exit codes: 0 no finding at or above --fail-on, 1 at least one, 2 the audit
-could not run.`,
+could not run, 130 interrupted.`,
 		Example: `  kubegap audit --demo
   kubegap audit --context prod -o json
-  kubectl get nodes,pods,daemonsets -A -o yaml > dump.yaml && kubegap audit --from dump.yaml
-  kubegap audit --checks host-binary-glibc,version-skew --fail-on medium`,
+  kubectl get nodes,pods,daemonsets -A -o yaml | kubegap audit --from -
+  kubegap audit --from manifests/ -o sarif --output-file kubegap.sarif
+  kubegap audit --baseline last.json --fail-on-new --fail-on medium`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
-	cmd.Flags().StringVarP(&fl.output, "output", "o", "text", "output format: text, json or html (one self-contained page)")
-	cmd.Flags().StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info")
-	cmd.Flags().StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
-	cmd.Flags().StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
-	cmd.Flags().BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
-	cmd.Flags().StringVar(&fl.targetVersion, "target-version", "",
+	f := cmd.Flags()
+	f.StringVarP(&fl.output, "output", "o", "text", "output format: "+outputList())
+	f.StringVar(&fl.outputFile, "output-file", "", "write the report to this file instead of standard output (written only when the audit ran)")
+	f.StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info, or none")
+	f.BoolVar(&fl.failOnNew, "fail-on-new", false, "with --baseline: exit 1 only for new findings at or above --fail-on")
+	f.StringVar(&fl.minSeverity, "min-severity", "info", "report only findings at or above this severity")
+	f.StringVar(&fl.baseline, "baseline", "", "a previous JSON report: mark each finding new or unchanged and list the resolved ones")
+	f.StringVar(&fl.config, "config", "", "config file (default: .kubegap.yaml here or in a parent, else $XDG_CONFIG_HOME/kubegap/config.yaml)")
+	f.StringVar(&fl.color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never")
+	f.StringSliceVar(&fl.checks, "checks", nil, "run only these checks (comma-separated IDs; see 'kubegap checks list')")
+	f.StringSliceVar(&fl.skipChecks, "skip-checks", nil, "skip these checks")
+	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
+	f.StringVar(&fl.targetVersion, "target-version", "",
 		"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor (e.g. 1.35)")
-	cmd.Flags().BoolVar(&fl.failOnUnknown, "fail-on-unknown", false,
+	f.BoolVar(&fl.failOnUnknown, "fail-on-unknown", false,
 		"exit 1 when any check could not look at everything it needs (partial or not evaluated)")
-	cmd.Flags().BoolVar(&fl.inspectImages, "inspect-images", false,
+	f.BoolVar(&fl.strict, "strict", false, "with --from: a file in a directory that is not Kubernetes objects (Kustomize, Helm, other YAML) is an error, not skipped")
+	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts (contacts registries; results cached by digest)")
+	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyConfig(cmd, app, &fl); err != nil {
+			return withCode(ExitError, err)
+		}
 		return runAudit(cmd.Context(), app, src, fl)
 	}
 	return cmd
 }
 
-func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
-	if fl.output != "text" && fl.output != "json" && fl.output != "html" {
-		return withCode(ExitError, fmt.Errorf("unknown output format %q (want text, json or html)", fl.output))
+// parseFailOn reads --fail-on: a severity, or "none" (never exit 1).
+func parseFailOn(s string) (sev finding.Severity, never bool, err error) {
+	if s == "none" {
+		return 0, true, nil
 	}
-	failOn, err := finding.ParseSeverity(fl.failOn)
+	sev, err = finding.ParseSeverity(s)
 	if err != nil {
-		return withCode(ExitError, fmt.Errorf("--fail-on: %w", err))
+		return 0, false, fmt.Errorf("--fail-on: %w (or none)", err)
+	}
+	return sev, false, nil
+}
+
+func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
+	out, ok := outputs[fl.output]
+	if !ok {
+		return withCode(ExitError, fmt.Errorf("unknown output format %q (want one of %s)", fl.output, outputList()))
+	}
+	failOn, never, err := parseFailOn(fl.failOn)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	minSev, err := finding.ParseSeverity(fl.minSeverity)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("--min-severity: %w", err))
+	}
+	if fl.failOnNew && fl.baseline == "" {
+		return withCode(ExitError, errors.New("--fail-on-new needs --baseline"))
+	}
+	colorOn, err := colorMode(app, fl.color)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	rules, err := compileSuppressions(fl.cfg)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	var prev []finding.Finding
+	if fl.baseline != "" {
+		if prev, err = baseline.Load(fl.baseline); err != nil {
+			return withCode(ExitError, fmt.Errorf("--baseline: %w", err))
+		}
 	}
 	target, err := parseTarget(fl.targetVersion)
 	if err != nil {
@@ -188,7 +237,8 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	snap, err := src.load(ctx, app, audit.Resources(selected), fl.quiet || fl.output == "json" && !app.ErrIsTerminal)
+	src.strict = fl.strict
+	snap, err := src.load(ctx, app, audit.Resources(selected), fl.quiet)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -196,26 +246,104 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, fl.quiet)
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	rep := audit.Run(snap, selected, opts)
-	switch fl.output {
-	case "json":
-		err = report.WriteJSON(app.Out, rep)
-	case "html":
-		err = writeHTMLReport(app.Out, rep)
-	default:
-		err = report.WriteText(app.Out, rep, report.TextOptions{
-			Color:     app.OutIsTerminal && app.Getenv("NO_COLOR") == "",
-			CaseTitle: caseTitle,
-		})
+	rep.GeneratedAt = app.Now().UTC().Truncate(time.Second)
+	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
+	rep.Warnings = append(rep.Warnings, src.notes...)
+	suppress.Apply(rep, snap, rules, app.Now())
+	rep.KeepAtOrAbove(minSev)
+	if fl.baseline != "" {
+		kept := prev[:0]
+		for _, f := range prev {
+			if f.Severity >= minSev {
+				kept = append(kept, f)
+			}
+		}
+		baseline.Compare(rep, fl.baseline, kept)
 	}
-	if err != nil {
-		return withCode(ExitError, fmt.Errorf("writing the report: %w", err))
+	if out.locations && len(src.from) > 0 {
+		locate(rep, snapshot.Positions(src.from))
 	}
-	if rep.AtOrAbove(failOn) {
+	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
+		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width()})
+	}); err != nil {
+		return withCode(ExitError, err)
+	}
+	switch {
+	case never:
+	case fl.failOnNew && baseline.NewAtOrAbove(rep, failOn):
+		return withCode(ExitFindings, nil)
+	case !fl.failOnNew && rep.AtOrAbove(failOn):
 		return withCode(ExitFindings, nil)
 	}
 	if fl.failOnUnknown && rep.Unknown() {
 		return withCode(ExitFindings, errors.New("--fail-on-unknown: some checks could not look at everything they need (see COULD NOT LOOK)"))
+	}
+	return nil
+}
+
+// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".
+func parseTarget(s string) (*check.KubeVersion, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, ok := check.ParseKubeVersion(s)
+	if !ok || v.Major != 1 {
+		return nil, fmt.Errorf("--target-version %q: want a Kubernetes version such as 1.35", s)
+	}
+	return &v, nil
+}
+
+// locate adds the file and line of each finding's objects, where the input
+// files hold them.
+func locate(rep *report.Report, pos snapshot.PositionMap) {
+	cwd, _ := os.Getwd()
+	for k, p := range pos {
+		// Code scanning resolves paths against the repository root, which
+		// is where CI runs: relative to the working directory.
+		if abs, err := filepath.Abs(p.File); err == nil && cwd != "" {
+			if rel, err := filepath.Rel(cwd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				p.File = filepath.ToSlash(rel)
+				pos[k] = p
+			}
+		}
+	}
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		for _, o := range f.Objects {
+			if p, ok := pos.Lookup(o.Kind, o.Namespace, o.Name); ok {
+				f.Locations = append(f.Locations, finding.Location{Object: o, File: p.File, Line: p.Line})
+			}
+		}
+	}
+}
+
+// writeReport renders to standard output, or to a file that appears only
+// once the whole report is written: a failed write leaves no half report.
+func writeReport(app *App, path string, render func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		if err := render(app.Out); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-report-*")
+	if err != nil {
+		return fmt.Errorf("--output-file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := render(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--output-file: %w", err)
 	}
 	return nil
 }
@@ -232,8 +360,10 @@ func caseTitle(id string) string {
 	return ""
 }
 
-// progress prints what a live read is doing, on stderr, once the read has
-// taken more than a moment, and only on a terminal.
+// progress prints what a live read is doing, on stderr: on a terminal,
+// one line rewritten in place once the read has taken more than a moment;
+// elsewhere (a CI log), a plain line every few seconds, so a long read
+// never looks hung.
 type progress struct {
 	mu      sync.Mutex // resources are read concurrently
 	app     *App
@@ -242,26 +372,37 @@ type progress struct {
 	printed bool
 }
 
-func newProgress(app *App) *progress { return &progress{app: app, start: time.Now()} }
+// progressEvery is how often progress prints off a terminal.
+const progressEvery = 5 * time.Second
+
+func newProgress(app *App) *progress {
+	now := app.Now()
+	return &progress{app: app, start: now, last: now}
+}
 
 func (p *progress) update(res snapshot.Resource, n int, done bool) {
-	if !p.app.ErrIsTerminal {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	now := p.app.Now()
+	elapsed := now.Sub(p.start).Round(100 * time.Millisecond)
+	state := "reading"
+	if done {
+		state = "read"
+	}
+	if !p.app.ErrIsTerminal {
+		if now.Sub(p.last) < progressEvery {
+			return
+		}
+		p.last = now
+		fmt.Fprintf(p.app.ErrOut, "kubegap: %s %s: %s (%s)\n", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
+		return
+	}
 	if now.Sub(p.start) < time.Second || (!done && now.Sub(p.last) < 200*time.Millisecond) {
 		return
 	}
 	p.last = now
 	p.printed = true
-	state := "reading"
-	if done {
-		state = "read"
-	}
-	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %d objects (%s)", state, res.Resource, n,
-		now.Sub(p.start).Round(100*time.Millisecond))
+	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %s (%s)", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
 }
 
 // done ends the progress line, if one was printed.
@@ -271,16 +412,4 @@ func (p *progress) done() {
 	if p.printed {
 		fmt.Fprint(p.app.ErrOut, "\r\x1b[K")
 	}
-}
-
-// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".
-func parseTarget(s string) (*check.KubeVersion, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v, ok := check.ParseKubeVersion(s)
-	if !ok || v.Major != 1 {
-		return nil, fmt.Errorf("--target-version %q: want a Kubernetes version such as 1.35", s)
-	}
-	return &v, nil
 }

@@ -165,6 +165,11 @@ contexts: [{name: gone, context: {cluster: c, user: u}}]
 current-context: gone
 `), 0o600)
 	snapOut := filepath.Join(dir, "snap.json")
+	reportOut := filepath.Join(dir, "report.sarif")
+	badConfig := filepath.Join(dir, "bad-config.yaml")
+	os.WriteFile(badConfig, []byte("fail-on: high\ncolour: always\n"), 0o644)
+	badSuppression := filepath.Join(dir, "bad-suppression.yaml")
+	os.WriteFile(badSuppression, []byte("suppressions:\n- check: versoin-skew\n  reason: typo\n"), 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -174,7 +179,16 @@ current-context: gone
 		{"missing file", []string{"audit", "--from", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
 		{"unknown check", []string{"audit", "--demo", "--checks", "nope"}, `unknown check "nope"`},
 		{"bad severity", []string{"audit", "--demo", "--fail-on", "urgent"}, "--fail-on"},
-		{"bad output", []string{"audit", "--demo", "-o", "yaml"}, `unknown output format "yaml"`},
+		{"bad output", []string{"audit", "--demo", "-o", "xml"}, `unknown output format "xml"`},
+		{"bad output with a file", []string{"audit", "--demo", "-o", "xml", "--output-file", reportOut}, `unknown output format "xml"`},
+		{"bad input with a file", []string{"audit", "--from", bad, "-o", "sarif", "--output-file", reportOut}, "bad.yaml: document 1"},
+		{"bad min severity", []string{"audit", "--demo", "--min-severity", "loud"}, "--min-severity"},
+		{"fail-on-new alone", []string{"audit", "--demo", "--fail-on-new"}, "--fail-on-new needs --baseline"},
+		{"bad colour", []string{"audit", "--demo", "--color", "sometimes"}, "--color"},
+		{"unknown config key", []string{"audit", "--demo", "--config", badConfig}, `line 2: unknown key "colour"`},
+		{"missing config", []string{"audit", "--demo", "--config", filepath.Join(dir, "none.yaml")}, "--config"},
+		{"unknown check in a suppression", []string{"audit", "--demo", "--config", badSuppression}, `unknown check "versoin-skew"`},
+		{"bad baseline", []string{"audit", "--demo", "--baseline", bad}, "--baseline"},
 		{"unknown flag", []string{"audit", "--bogus"}, "unknown flag"},
 		{"demo and from", []string{"audit", "--demo", "--from", bad}, "cannot be combined"},
 		{"cluster unreachable", []string{"audit", "--kubeconfig", nowhere, "-q"}, `context "gone"`},
@@ -194,7 +208,12 @@ current-context: gone
 			}
 		})
 	}
-	if _, err := os.Stat(snapOut); !os.IsNotExist(err) {
-		t.Errorf("a failed snapshot left %s behind", snapOut)
+	for _, f := range []string{snapOut, reportOut} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("a failed run left %s behind", f)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".kubegap-report-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

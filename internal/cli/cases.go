@@ -90,6 +90,10 @@ func addCasesListFlags(cmd *cobra.Command, opts *casesListOptions) {
 	f.IntVar(&opts.limit, "limit", 20, "cases per page; 0 shows all")
 	f.IntVar(&opts.offset, "offset", 0, "matching cases to skip")
 	f.StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
+	for _, ff := range facetFlags() {
+		_ = cmd.RegisterFlagCompletionFunc(ff.flag, facetValues(ff.facet))
+	}
 }
 
 func newCasesListCommand(app *App, deps casesDeps) *cobra.Command {
@@ -113,7 +117,10 @@ func newCasesShowCommand(app *App, deps casesDeps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one case in full, its sources, and the checks that look for it",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show one case in full. The ID matches case-insensitively, and a unique
+prefix is enough: 'kubegap cases show azure-cni' finds azure-cni-v2-glibc.`,
+		Args:              exactlyOneID("a case ID", "kubegap cases list"),
+		ValidArgsFunction: caseIDs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := checkOutputFormat(output); err != nil {
 				return err
@@ -122,9 +129,9 @@ func newCasesShowCommand(app *App, deps casesDeps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ok := lib.Case(args[0])
-			if !ok {
-				return withCode(ExitError, unknownCaseError(lib, args[0]))
+			c, err := findCase(lib, args[0])
+			if err != nil {
+				return withCode(ExitError, err)
 			}
 			tax := lib.Taxonomy()
 			pc := present.NewCase(&c, &tax, deps.checks())
@@ -139,7 +146,52 @@ func newCasesShowCommand(app *App, deps casesDeps) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	return cmd
+}
+
+// findCase finds a case by ID, case-insensitively, or by a prefix that
+// only one case ID starts with.
+func findCase(lib *library.Library, id string) (library.Case, error) {
+	if c, ok := lib.Case(id); ok {
+		return c, nil
+	}
+	want := strings.ToLower(strings.TrimSpace(id))
+	var prefixed []library.Case
+	for _, c := range lib.Cases() {
+		if c.ID == want {
+			return c, nil
+		}
+		if want != "" && strings.HasPrefix(c.ID, want) {
+			prefixed = append(prefixed, c)
+		}
+	}
+	switch len(prefixed) {
+	case 1:
+		return prefixed[0], nil
+	case 0:
+		return library.Case{}, unknownCaseError(lib, want)
+	}
+	ids := make([]string, len(prefixed))
+	for i, c := range prefixed {
+		ids[i] = c.ID
+	}
+	sort.Strings(ids)
+	return library.Case{}, fmt.Errorf("%q matches %d cases: %s", id, len(ids), strings.Join(ids, ", "))
+}
+
+// exactlyOneID is cobra.ExactArgs(1) with messages that say what is
+// missing and where to find one.
+func exactlyOneID(what, listCmd string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return withCode(ExitError, fmt.Errorf("%s needs %s (see '%s')", cmd.CommandPath(), what, listCmd))
+		case len(args) > 1:
+			return withCode(ExitError, fmt.Errorf("%s takes one ID, got %d", cmd.CommandPath(), len(args)))
+		}
+		return nil
+	}
 }
 
 func newCasesFacetsCommand(app *App, deps casesDeps) *cobra.Command {
@@ -180,7 +232,7 @@ func newCasesFacetsCommand(app *App, deps casesDeps) *cobra.Command {
 			if output == "json" {
 				return writeJSON(app.Out, out)
 			}
-			return writeFacetsText(app.Out, &out)
+			return writeFacetsText(app.Out, &out, app.width())
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
@@ -258,7 +310,7 @@ func runCasesList(app *App, deps casesDeps, opts *casesListOptions) error {
 	if opts.output == "json" {
 		return writeJSON(app.Out, caseListJSON{APIVersion: apiVersion, Kind: "CaseList", Query: q, Result: res})
 	}
-	return writeCaseListText(app.Out, &q, &res)
+	return writeCaseListText(app.Out, &q, &res, app.width())
 }
 
 func checkOutputFormat(o string) error {
@@ -317,7 +369,7 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
-func writeCaseListText(w io.Writer, q *library.Query, res *library.Result) error {
+func writeCaseListText(w io.Writer, q *library.Query, res *library.Result, cols int) error {
 	ew := &errWriter{w: w}
 	shown := len(res.Cases)
 	switch {
@@ -333,12 +385,21 @@ func writeCaseListText(w io.Writer, q *library.Query, res *library.Result) error
 	}
 	if shown > 0 {
 		ew.printf("\n")
+		// The ID column is as wide as the longest ID that still leaves
+		// room for a title; longer IDs take a line of their own.
 		width := 0
 		for _, c := range res.Cases {
-			width = max(width, len(c.ID))
+			if len(c.ID) <= cols-36 {
+				width = max(width, len(c.ID))
+			}
 		}
 		for _, c := range res.Cases {
-			ew.printf("  %-*s  %-10s  %s\n", width, c.ID, c.Date, c.Title)
+			if len(c.ID) > width {
+				ew.printf("  %s\n", c.ID)
+				ew.printf("%s\n", listRow(cols, fmt.Sprintf("  %-*s  %-10s  ", width, "", c.Date), c.Title))
+				continue
+			}
+			ew.printf("%s\n", listRow(cols, fmt.Sprintf("  %-*s  %-10s  ", width, c.ID, c.Date), c.Title))
 		}
 		if next := res.Offset + shown; next < res.Total {
 			ew.printf("\nNext page: add --offset %d\n", next)
@@ -357,7 +418,12 @@ func writeCaseListText(w io.Writer, q *library.Query, res *library.Result) error
 			if len(parts) == 0 {
 				parts = []string{"none"}
 			}
-			ew.printf("by %s: %s\n", ff.label, strings.Join(parts, ", "))
+			for _, line := range textwrap.Wrap("by "+ff.label+": "+strings.Join(parts, ", "), cols-4) {
+				if !strings.HasPrefix(line, "by ") {
+					line = "    " + line
+				}
+				ew.printf("%s\n", line)
+			}
 		}
 	}
 	return ew.err
@@ -379,7 +445,7 @@ func describeFilter(q *library.Query) string {
 	return strings.Join(parts, " · ")
 }
 
-func writeFacetsText(w io.Writer, f *facetsJSON) error {
+func writeFacetsText(w io.Writer, f *facetsJSON, cols int) error {
 	ew := &errWriter{w: w}
 	ew.printf("Facets of %d cases. Filter with kubegap cases list --FLAG VALUE.\n", f.Total)
 	for _, fj := range f.Facets {
@@ -389,7 +455,13 @@ func writeFacetsText(w io.Writer, f *facetsJSON) error {
 			width = max(width, len(v.ID))
 		}
 		for _, v := range fj.Values {
-			ew.printf("  %-*s %3d  %s: %s\n", width, v.ID, v.Count, v.Name, v.Description)
+			prefix := fmt.Sprintf("  %-*s %3d  ", width, v.ID, v.Count)
+			for i, line := range textwrap.Wrap(v.Name+": "+v.Description, max(20, cols-len(prefix))) {
+				if i > 0 {
+					prefix = strings.Repeat(" ", len(prefix))
+				}
+				ew.printf("%s%s\n", prefix, line)
+			}
 		}
 	}
 	return ew.err
@@ -515,4 +587,44 @@ func writeCaseText(w io.Writer, c *present.Case) error {
 	}
 	ew.printf("\n%s\n", c.CheckLine())
 	return ew.err
+}
+
+// checksLine points from a case to the audit that looks for it, or says
+// plainly that nothing does yet.
+func checksLine(c *library.Case, covering []checks.Check) string {
+	if len(covering) > 0 {
+		ids := make([]string, len(covering))
+		for i, ch := range covering {
+			ids[i] = ch.ID
+		}
+		return "Check your cluster for this: kubegap audit --checks " + strings.Join(ids, ",")
+	}
+	msg := "No kubegap check covers this case yet."
+	switch {
+	case !c.Detectable.ReadOnly:
+		msg += " The gap cannot be seen read-only from the Kubernetes API."
+	case c.Detectable.NoCheckYet != "":
+		msg += " " + c.Detectable.NoCheckYet
+	}
+	return msg
+}
+
+// listRow is one row of a list: the fixed columns, then the title cut to
+// the width with "…" (show gives it whole). A row whose fixed columns
+// leave no room for a title puts the title on its own line below.
+func listRow(cols int, fixed, title string) string {
+	room := cols - len([]rune(fixed))
+	if room >= 20 {
+		return fixed + cutText(title, room)
+	}
+	return strings.TrimRight(fixed, " ") + "\n      " + cutText(title, cols-6)
+}
+
+// cutText shortens s to n runes, ending in "…" when cut.
+func cutText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

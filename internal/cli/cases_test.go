@@ -37,7 +37,9 @@ func realLibrary(t *testing.T) *library.Library {
 	return lib
 }
 
-var caseLine = regexp.MustCompile(`(?m)^  ([a-z0-9-]+) +(\d{4}-\d{2}(?:-\d{2})?) +\S`)
+// caseLine matches one case of a list: ID and date, then the title on the
+// same line or, when the ID is long, indented on the next.
+var caseLine = regexp.MustCompile(`(?m)^  ([a-z0-9-]+)(?: +|\n +)(\d{4}-\d{2}(?:-\d{2})?)(?: +|\n +)\S`)
 
 func TestCasesListReal(t *testing.T) {
 	lib := realLibrary(t)
@@ -205,9 +207,10 @@ func TestCasesFacetsReal(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	flat := strings.Join(strings.Fields(out), " ") // descriptions wrap
 	for _, facet := range library.FacetNames() {
 		for _, term := range tax.Terms(facet) {
-			if !strings.Contains(out, "  "+term.ID+" ") || !strings.Contains(out, term.Name+": ") {
+			if !strings.Contains(out, "  "+term.ID+" ") || !strings.Contains(flat, term.Name+": ") {
 				t.Errorf("%s value %s missing from facets output", facet, term.ID)
 			}
 		}
@@ -255,7 +258,8 @@ func TestCasesErrorsExit2(t *testing.T) {
 		{"bad output on show", []string{"cases", "show", "azure-cni-v2-glibc", "-o", "xml"}, `unknown output format "xml"`},
 		{"negative offset", []string{"cases", "list", "--offset", "-1"}, "--offset -1 is negative"},
 		{"unknown flag", []string{"cases", "list", "--colour"}, "unknown flag: --colour"},
-		{"show without id", []string{"cases", "show"}, "accepts 1 arg"},
+		{"show without id", []string{"cases", "show"}, "kubegap cases show needs a case ID (see 'kubegap cases list')"},
+		{"ambiguous prefix", []string{"cases", "show", "a"}, `"a" matches`},
 		{"unknown subcommand", []string{"cases", "lst"}, `unknown command "lst"`},
 	}
 	for _, tt := range tests {
@@ -463,7 +467,7 @@ func TestCasesShowChecksLine(t *testing.T) {
 
 func TestCasesUnknownCaseSuggests(t *testing.T) {
 	deps := fixtureDeps(t, nil)
-	_, err := runFixture(t, deps, "show", "glibc")
+	_, err := runFixture(t, deps, "show", "libc")
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != ExitError {
 		t.Fatalf("error %v is not an exit-2 error", err)
@@ -495,8 +499,10 @@ func TestCasesFacetsTextExact(t *testing.T) {
 	want := `Facets of 3 cases. Filter with kubegap cases list --FLAG VALUE.
 
 Root causes (--root-cause)
-  dependency-incompatibility   1  Dependency or ABI incompatibility: One needs what another lacks.
-  os-auto-update               2  Uncontrolled OS update: Packages updated in place.
+  dependency-incompatibility   1  Dependency or ABI incompatibility: One needs
+                                  what another lacks.
+  os-auto-update               2  Uncontrolled OS update: Packages updated in
+                                  place.
 
 Components (--component)
   cni-plugin   1  CNI plugin and installer: CNI binaries.
@@ -511,5 +517,43 @@ Contributing factors (--factor)
 `
 	if out != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestCaseAndCheckIDsMatchLoosely(t *testing.T) {
+	for _, args := range [][]string{
+		{"cases", "show", "AZURE-CNI-V2-GLIBC"},
+		{"cases", "show", "azure-cni-v2"},
+		{"cases", "show", "Azure-CNI"},
+	} {
+		code, out, errOut := runKubegap(t, args...)
+		if code != ExitOK || !strings.HasPrefix(out, "azure-cni-v2-glibc") {
+			t.Errorf("%q: exit %d, %s%.40s", args, code, errOut, out)
+		}
+	}
+	code, out, _ := runKubegap(t, "checks", "show", "Version")
+	if code != ExitOK || !strings.HasPrefix(out, "version-skew") {
+		t.Errorf("checks show Version: exit %d", code)
+	}
+	if code, _, errOut := runKubegap(t, "checks", "show"); code != ExitError || !strings.Contains(errOut, "needs a check ID") {
+		t.Errorf("checks show without ID: exit %d, %q", code, errOut)
+	}
+}
+
+func TestListsFit80Columns(t *testing.T) {
+	for _, args := range [][]string{{"cases", "list", "--limit", "0"}, {"cases"}, {"checks"}, {"checks", "list"}, {"cases", "facets"}, {"checks", "show", "version-skew"}} {
+		code, out, _ := runKubegap(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%q: exit %d", args, code)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := len([]rune(line)); n > 80 {
+				t.Errorf("%q: a line of %d columns: %q", args, n, line)
+			}
+		}
+	}
+	_, out, _ := runKubegap(t, "checks")
+	if !strings.HasPrefix(out, "Checks: ") || !strings.Contains(out, "  version-skew ") {
+		t.Errorf("bare checks does not list:\n%s", out)
 	}
 }

@@ -3,51 +3,86 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/textwrap"
 )
+
+// lookupCheck finds a check by ID, case-insensitively or by a unique
+// prefix, as cases are found.
+func lookupCheck(id string) (checks.Check, bool) {
+	if c, ok := checks.Lookup(id); ok {
+		return c, true
+	}
+	want := strings.ToLower(id)
+	var found []checks.Check
+	for _, c := range checks.All() {
+		if c.ID == want {
+			return c, true
+		}
+		if want != "" && strings.HasPrefix(c.ID, want) {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return checks.Check{}, false
+}
 
 func newChecksCommand(app *App) *cobra.Command {
 	var output string
+	listChecks := func(*cobra.Command, []string) error {
+		all := checks.All()
+		if output == "json" {
+			infos := make([]checks.Info, 0, len(all))
+			for _, c := range all {
+				infos = append(infos, checks.Describe(c, caseTitle))
+			}
+			return writeJSON(app.Out, infos)
+		}
+		if output != "text" {
+			return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", output))
+		}
+		// The same shape as 'kubegap cases': a count, one row per
+		// entry cut to the width, then where to look next.
+		width := 0
+		for _, c := range all {
+			width = max(width, len(c.ID))
+		}
+		fmt.Fprintf(app.Out, "Checks: %d\n\n", len(all))
+		for _, c := range all {
+			fmt.Fprintln(app.Out, listRow(app.width(), fmt.Sprintf("  %-*s  %-8s  ", width, c.ID, c.Severity), c.Title))
+		}
+		_, err := fmt.Fprintln(app.Out, "\nShow one: kubegap checks show ID (the severity is the highest the check reports)")
+		return err
+	}
 	cmd := &cobra.Command{
 		Use:   "checks",
 		Short: "List kubegap's checks, or show one",
-		Args:  cobra.NoArgs,
+		Long: `List kubegap's checks, or show one.
+
+Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
+		Args: cobra.NoArgs,
+		RunE: listChecks,
 	}
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", fixed("text", "json"))
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List every check with its default severity and cited cases",
+		Short: "List every check with the highest severity it reports",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			all := checks.All()
-			if output == "json" {
-				infos := make([]checks.Info, 0, len(all))
-				for _, c := range all {
-					infos = append(infos, checks.Describe(c, caseTitle))
-				}
-				return writeJSON(app.Out, infos)
-			}
-			if output != "text" {
-				return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", output))
-			}
-			tw := tabwriter.NewWriter(app.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSEVERITY\tTITLE\tCASES")
-			for _, c := range all {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Severity, c.Title, strings.Join(c.Cases, ", "))
-			}
-			return tw.Flush()
-		},
+		RunE:  listChecks,
 	}
 	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one check: what it looks for, what it reads, the cases it cites",
-		Args:  cobra.ExactArgs(1),
+		Use:               "show ID",
+		Short:             "Show one check: what it looks for, what it reads, the cases it cites",
+		Args:              exactlyOneID("a check ID", "kubegap checks list"),
+		ValidArgsFunction: oneCheckID,
 		RunE: func(_ *cobra.Command, args []string) error {
-			c, ok := checks.Lookup(args[0])
+			c, ok := lookupCheck(args[0])
 			if !ok {
 				var ids []string
 				for _, c := range checks.All() {
@@ -62,7 +97,17 @@ func newChecksCommand(app *App) *cobra.Command {
 			if output != "text" {
 				return withCode(ExitError, fmt.Errorf("unknown output format %q (want text or json)", output))
 			}
-			fmt.Fprintf(app.Out, "%s — %s\nseverity: up to %s\n\n%s\n\nreads:\n", c.ID, c.Title, c.Severity, c.Description)
+			for i, line := range textwrap.Wrap(c.ID+" — "+c.Title, app.width()) {
+				if i > 0 {
+					line = "  " + line
+				}
+				fmt.Fprintln(app.Out, line)
+			}
+			fmt.Fprintf(app.Out, "severity: up to %s\n\n", c.Severity)
+			for _, line := range textwrap.Wrap(c.Description, app.width()) {
+				fmt.Fprintln(app.Out, line)
+			}
+			fmt.Fprint(app.Out, "\nreads:\n")
 			for _, in := range info.Reads {
 				opt := ""
 				if in.Optional {
@@ -72,11 +117,25 @@ func newChecksCommand(app *App) *cobra.Command {
 			}
 			fmt.Fprintln(app.Out, "\nrules (each passes only on complete input of what it needs):")
 			for _, r := range info.Rules {
-				fmt.Fprintf(app.Out, "  %s: %s\n      needs %s\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
+				for i, line := range textwrap.Wrap(r.ID+": "+r.Summary, app.width()-4) {
+					if i > 0 {
+						line = "  " + line
+					}
+					fmt.Fprintf(app.Out, "  %s\n", line)
+				}
+				for _, line := range textwrap.Wrap("needs "+strings.Join(r.Needs, ", "), app.width()-6) {
+					fmt.Fprintf(app.Out, "      %s\n", line)
+				}
 			}
 			fmt.Fprintln(app.Out, "\ncases:")
 			for _, cc := range info.Cases {
-				fmt.Fprintf(app.Out, "  %s — %s\n", cc.ID, cc.Title)
+				for i, line := range textwrap.Wrap(cc.ID+" — "+cc.Title, app.width()-4) {
+					if i == 0 {
+						fmt.Fprintf(app.Out, "  %s\n", line)
+					} else {
+						fmt.Fprintf(app.Out, "    %s\n", line)
+					}
+				}
 			}
 			_, err := fmt.Fprintf(app.Out, "\nrun it: kubegap audit --checks %s\n", c.ID)
 			return err

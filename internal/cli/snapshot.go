@@ -8,17 +8,19 @@ import (
 
 	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/report"
 )
 
 func newSnapshotCommand(app *App) *cobra.Command {
 	var out string
 	var quiet bool
-	var checkIDs, skip []string
+	var only, skip []string
 	cmd := &cobra.Command{
-		Use:   "snapshot -o FILE",
+		Use:   "snapshot -o FILE|-",
 		Short: "Save what a live audit reads, for an offline audit or a support request",
 		Long: `Snapshot reads the cluster exactly as 'kubegap audit' would (the same
-resources, read-only) and writes it to FILE: gzipped when FILE ends in .gz.
+resources, read-only) and writes it to FILE: gzipped when FILE ends in .gz; "-o -" writes it to
+standard output (plain JSON) for a pipe.
 'kubegap audit --from FILE' then gives the same findings without the cluster.
 
 The file never holds a Secret (kubegap reads none), and environment variable
@@ -29,15 +31,17 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, false)
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (required); .gz compresses")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (required); .gz compresses; - is standard output")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no progress on stderr")
-	cmd.Flags().StringSliceVar(&checkIDs, "checks", nil, "read only what these checks need")
+	cmd.Flags().StringSliceVar(&only, "checks", nil, "read only what these checks need")
 	cmd.Flags().StringSliceVar(&skip, "skip-checks", nil, "do not read for these checks")
+	_ = cmd.RegisterFlagCompletionFunc("checks", checkIDs)
+	_ = cmd.RegisterFlagCompletionFunc("skip-checks", checkIDs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if out == "" {
 			return withCode(ExitError, errors.New("-o FILE is required"))
 		}
-		selected, err := audit.Select(checks.All(), checkIDs, skip)
+		selected, err := audit.Select(checks.All(), only, skip)
 		if err != nil {
 			return withCode(ExitError, err)
 		}
@@ -45,7 +49,11 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 		if err != nil {
 			return withCode(ExitError, err)
 		}
-		if err := snap.SaveFile(out); err != nil {
+		if out == "-" {
+			if err := snap.Write(app.Out); err != nil {
+				return withCode(ExitError, fmt.Errorf("writing the snapshot: %w", err))
+			}
+		} else if err := snap.SaveFile(out); err != nil {
 			return withCode(ExitError, fmt.Errorf("writing %s: %w", out, err))
 		}
 		if !quiet {
@@ -53,7 +61,11 @@ served) is kept, so the offline audit marks the same checks not-evaluated.`,
 			for _, c := range snap.Coverage() {
 				n += c.Count
 			}
-			fmt.Fprintf(app.ErrOut, "wrote %s: %d objects\n", out, n)
+			where := out
+			if out == "-" {
+				where = "standard output"
+			}
+			fmt.Fprintf(app.ErrOut, "wrote %s: %s\n", where, report.Plural(n, "object", "objects"))
 		}
 		return nil
 	}

@@ -8,27 +8,92 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at release time with -ldflags "-X ...cli.version=v0.1.0";
-// otherwise the module version from the build info is used.
-var version = ""
+// Set at release time by the linker (.goreleaser.yaml):
+//
+//	-X github.com/kubegap/kubegap/internal/cli.version=v0.1.0
+//	-X github.com/kubegap/kubegap/internal/cli.commit=<git sha>
+//	-X github.com/kubegap/kubegap/internal/cli.date=<RFC 3339 build time>
+//
+// Without them (go install, go build), the build info fills in what it
+// knows: the module version, and the VCS revision and time of a build from
+// a checkout.
+var version, commit, date string
 
-func buildVersion() string {
-	if version != "" {
-		return version
+// buildInfo is what `kubegap version` prints.
+type buildInfo struct {
+	Version, Commit, Date string
+	Modified              bool
+}
+
+func readBuildInfo() buildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	return buildInfoFrom(version, commit, date, bi, ok)
+}
+
+// buildInfoFrom prefers the linker's values, then the build info's.
+func buildInfoFrom(version, commit, date string, bi *debug.BuildInfo, ok bool) buildInfo {
+	out := buildInfo{Version: version, Commit: commit, Date: date}
+	if ok && bi != nil {
+		if out.Version == "" && bi.Main.Version != "" {
+			out.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if out.Commit == "" {
+					out.Commit = s.Value
+				}
+			case "vcs.time":
+				if out.Date == "" {
+					out.Date = s.Value
+				}
+			case "vcs.modified":
+				out.Modified = s.Value == "true" && commit == ""
+			}
+		}
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	if out.Version == "" {
+		out.Version = "(devel)"
 	}
-	return "(devel)"
+	return out
+}
+
+func buildVersion() string { return readBuildInfo().Version }
+
+func (b buildInfo) String() string {
+	s := "kubegap " + b.Version
+	var parts []string
+	if b.Commit != "" {
+		c := b.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		if b.Modified {
+			c += "-dirty"
+		}
+		parts = append(parts, "commit "+c)
+	}
+	if b.Date != "" {
+		parts = append(parts, "built "+b.Date)
+	}
+	parts = append(parts, runtime.Version(), runtime.GOOS+"/"+runtime.GOARCH)
+	s += " ("
+	for i, p := range parts {
+		if i > 0 {
+			s += ", "
+		}
+		s += p
+	}
+	return s + ")"
 }
 
 func newVersionCommand(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print kubegap's version",
+		Short: "Print kubegap's version, commit and build date",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(app.Out, "kubegap %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := fmt.Fprintln(app.Out, readBuildInfo())
 			return err
 		},
 	}

@@ -23,7 +23,7 @@ func TestAuditHTML(t *testing.T) {
 		}
 	}
 	code, _, errOut := runKubegap(t, "audit", "--demo", "-o", "pdf")
-	if code != ExitError || !strings.Contains(errOut, "want text, json or html") {
+	if code != ExitError || !strings.Contains(errOut, "html, json") {
 		t.Errorf("-o pdf: exit %d, %q", code, errOut)
 	}
 }

@@ -4,7 +4,10 @@
 package finding
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,7 +78,15 @@ func (o ObjectRef) String() string {
 // Finding is one gap found in one place. Every finding cites at least one
 // case from the incident library.
 type Finding struct {
-	Check       string      `json:"check"`
+	// ID names the same gap on the same objects across runs: see StableID.
+	// The report fills it in.
+	ID    string `json:"id,omitempty"`
+	Check string `json:"check"`
+	// Rule optionally tells apart findings a check makes about the same
+	// objects for different reasons (an end of support and a stale image on
+	// the same nodes). It goes into the ID; without it the title, digits
+	// removed, does.
+	Rule        string      `json:"rule,omitempty"`
 	Severity    Severity    `json:"severity"`
 	Title       string      `json:"title"`
 	Message     string      `json:"message"`
@@ -87,6 +98,61 @@ type Finding struct {
 	// PreflightBefore (fix before upgrading) or PreflightDuring (watch
 	// during the upgrade). Empty for a finding about the cluster as it is.
 	Preflight string `json:"preflight,omitempty"`
+	// Locations are where the objects were read from, for offline input
+	// (file and line); empty for a live read.
+	Locations []Location `json:"locations,omitempty"`
+	// Baseline is "new" or "unchanged" when the audit was compared with a
+	// previous report (--baseline); empty otherwise.
+	Baseline string `json:"baseline,omitempty"`
+}
+
+// Location is where an object of a finding was read from.
+type Location struct {
+	Object ObjectRef `json:"object"`
+	File   string    `json:"file"`
+	Line   int       `json:"line,omitempty"`
+}
+
+// StableID returns the finding's identity: a hash of the check, the rule
+// (or, without one, the title with its digits taken out) and the sorted
+// object references. Ages, counts and the time of the run are not part of
+// it, so the same gap on the same objects has the same ID in every run; a
+// baseline and a suppression list can key on it.
+func StableID(f Finding) string {
+	refs := make([]string, len(f.Objects))
+	for i, o := range f.Objects {
+		refs[i] = o.APIVersion + "|" + o.String()
+	}
+	slices.Sort(refs)
+	disc := f.Rule
+	if disc == "" {
+		disc = withoutDigits(f.Title)
+	}
+	h := sha256.New()
+	for _, part := range append([]string{f.Check, disc}, refs...) {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "kg-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// withoutDigits replaces each run of digits by "#", so that a count in a
+// title ("3 nodes" then "4 nodes") does not change the identity.
+func withoutDigits(s string) string {
+	var b strings.Builder
+	inRun := false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			if !inRun {
+				b.WriteByte('#')
+			}
+			inRun = true
+			continue
+		}
+		inRun = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Preflight phases of a finding.

@@ -633,3 +633,25 @@ func TestCaseFileNameInFS(t *testing.T) {
 		t.Errorf("loaded %d cases, want 1 (nested directories are skipped)", n)
 	}
 }
+
+func TestSearchHyphenOrSpace(t *testing.T) {
+	lib, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(q string) string {
+		res, err := lib.Query(Query{Search: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range res.Cases {
+			out = append(out, c.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	spaced, hyphened := ids("rate limit"), ids("rate-limit")
+	if spaced == "" || spaced != hyphened {
+		t.Errorf("rate limit: %q\nrate-limit: %q", spaced, hyphened)
+	}
+}

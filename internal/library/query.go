@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Query selects cases. Within one facet the values are alternatives (OR);
@@ -159,10 +160,13 @@ func (r *Result) Facet(name string) (Facet, bool) {
 }
 
 // searchWords splits a search into lowercase words, trimming punctuation
-// that users type around words but that never helps a match.
+// that users type around words but that never helps a match. A hyphen
+// separates words too, so that "rate-limit" and "rate limit" find the same
+// cases whichever way the text spells it.
 func searchWords(s string) []string {
 	var words []string
-	for _, w := range strings.Fields(strings.ToLower(s)) {
+	split := func(r rune) bool { return unicode.IsSpace(r) || r == '-' }
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), split) {
 		w = strings.Trim(w, `.,;:!?"'()[]{}`)
 		if w != "" {
 			words = append(words, w)

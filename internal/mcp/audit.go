@@ -47,7 +47,7 @@ type AuditInput struct {
 	Checks      []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
 	SkipChecks  []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs"`
 	MinSeverity string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low, info; default: low"`
-	PageSize    int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50; default: 10"`
+	PageSize    int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50 (0 is an error); default: 10"`
 	Page        int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one"`
 	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
 	AuditID     string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one"`
@@ -56,9 +56,16 @@ type AuditInput struct {
 // AuditOutput is one page of an audit.
 type AuditOutput struct {
 	AuditID string          `json:"audit_id" jsonschema:"ID of this audit's report, for get_finding and paging; the server keeps the last 8"`
-	Source  snapshot.Source `json:"source"`
-	Summary report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
-	Checks  []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
+	Source  snapshot.Source `json:"source" jsonschema:"what was read; source.scope.namespaces lists the namespaces a live read was limited to (absent: all)"`
+	// Coverage says what could not be read completely: a resource that is
+	// forbidden, not in the input or read only in part leaves the rules
+	// that need it unknown. Resources read completely are only counted, to
+	// keep the page small.
+	Coverage []CoverageBrief `json:"coverage" jsonschema:"each resource the audit needed that was not read completely: forbidden, error, not-in-input, or read in part (files, a namespace scope); not-served ones are known absent and listed too"`
+	// CompleteResources counts the resources read completely.
+	CompleteResources int `json:"complete_resources" jsonschema:"how many of the resources the audit needed were read completely (not listed in coverage)"`
+	Summary  report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
+	Checks   []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
 	// Findings is this page, most severe first.
 	Findings      []FindingBrief `json:"findings"`
 	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
@@ -68,6 +75,15 @@ type AuditOutput struct {
 	NextPage      int            `json:"next_page,omitempty" jsonschema:"the next page number; absent on the last page"`
 	NextCursor    string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
 	Hint          string         `json:"hint,omitempty"`
+}
+
+// CoverageBrief is how reading one resource went.
+type CoverageBrief struct {
+	Resource string `json:"resource"`
+	Status   string `json:"status"`
+	Count    int    `json:"count"`
+	Complete bool   `json:"complete,omitempty" jsonschema:"true when these are all the objects in scope (a live read or a snapshot), false for plain files"`
+	Message  string `json:"message,omitempty"`
 }
 
 // CheckStatus is how one check went in an audit.
@@ -226,6 +242,15 @@ func auditPage(st *storedAudit, minSev finding.Severity, pageSize, offset int) (
 	}
 	for _, c := range rep.Checks {
 		out.Checks = append(out.Checks, CheckStatus{ID: c.ID, Status: string(c.Status), Reason: c.Reason, Findings: c.Findings})
+	}
+	out.Coverage = []CoverageBrief{}
+	for _, c := range rep.Coverage {
+		if c.Complete && c.Status == snapshot.StatusRead && len(c.Namespaces) == 0 {
+			out.CompleteResources++
+			continue
+		}
+		out.Coverage = append(out.Coverage, CoverageBrief{Resource: c.Resource, Status: string(c.Status), Count: c.Count,
+			Complete: c.Complete, Message: c.Message})
 	}
 	end := min(offset+pageSize, total)
 	for _, x := range shown[offset:end] {

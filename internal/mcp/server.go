@@ -81,6 +81,7 @@ a few objects with their total, the first evidence line, and the incident case I
 Checks that could not run are listed with status not-evaluated and the reason (often RBAC).
 To page: pass next_cursor back as cursor, or audit_id with page. The report is kept in memory
 under audit_id (the last 8 audits) for get_finding.`,
+		InputSchema: auditSchema(),
 	}, readOnly(false), h.audit)
 	addTool(s, &sdk.Tool{
 		Name:        ToolGetFinding,
@@ -96,6 +97,7 @@ under audit_id (the last 8 audits) for get_finding.`,
 		Name:        ToolExplainCheck,
 		Title:       "Explain one check",
 		Description: `Explain one check: what it looks for and why, the resources it reads (what RBAC it needs), and the cases it cites with titles.`,
+		InputSchema: explainCheckSchema(),
 	}, readOnly(false), h.explainCheck)
 	addTool(s, &sdk.Tool{
 		Name:  ToolSearchCases,
@@ -104,6 +106,7 @@ under audit_id (the last 8 audits) for get_finding.`,
 component, symptom, factor: OR within a facet, AND across facets) and/or search words.
 Returns matching cases (id, title, date, short summary), the total, and facet value counts over all matches
 so you can narrow further. Page with limit (at most 50) and offset.`,
+		InputSchema: searchCasesSchema(),
 	}, readOnly(false), h.searchCases)
 	addTool(s, &sdk.Tool{
 		Name:        ToolGetCase,

@@ -380,6 +380,15 @@ func TestGetFinding(t *testing.T) {
 			}
 		}
 	}
+	// The stable ID is the report's: the same in a second audit.
+	var again AuditOutput
+	call(t, cs, ToolAudit, map[string]any{"demo": true}, &again)
+	var f1, f2 FindingDetail
+	call(t, cs, ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "F1"}, &f1)
+	call(t, cs, ToolGetFinding, map[string]any{"audit_id": again.AuditID, "finding_id": "F1"}, &f2)
+	if !strings.HasPrefix(f1.ID, "kg-") || f1.ID != f2.ID || page.AuditID == again.AuditID {
+		t.Errorf("stable IDs %q and %q across audits %s and %s", f1.ID, f2.ID, page.AuditID, again.AuditID)
+	}
 	// Lower case and bare numbers name the same finding.
 	var a, b FindingDetail
 	call(t, cs, ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "f1"}, &a)
@@ -536,11 +545,12 @@ func TestBadInputIsAToolError(t *testing.T) {
 		args map[string]any
 		want []string // substrings of the message
 	}{
-		{"unknown check", ToolAudit, map[string]any{"demo": true, "checks": []string{"no-such-check"}}, []string{`unknown check "no-such-check"`, "image-pull-always"}},
-		{"unknown skip", ToolAudit, map[string]any{"demo": true, "skip_checks": []string{"nope"}}, []string{`unknown check "nope"`}},
+		{"unknown check", ToolAudit, map[string]any{"demo": true, "checks": []string{"no-such-check"}}, []string{"/checks", "no-such-check", "image-pull-always"}},
+		{"unknown skip", ToolAudit, map[string]any{"demo": true, "skip_checks": []string{"nope"}}, []string{"/skip_checks", "nope", "version-skew"}},
 		{"missing file", ToolAudit, map[string]any{"files": []string{missing}}, []string{"nope.yaml"}},
-		{"huge page size", ToolAudit, map[string]any{"demo": true, "page_size": 100000}, []string{"page_size 100000", "1 to 50"}},
-		{"negative page", ToolAudit, map[string]any{"demo": true, "page": -1}, []string{"page -1"}},
+		{"huge page size", ToolAudit, map[string]any{"demo": true, "page_size": 100000}, []string{"page_size", "maximum", "50"}},
+		{"zero page size", ToolAudit, map[string]any{"demo": true, "page_size": 0}, []string{"page_size", "minimum", "1"}},
+		{"negative page", ToolAudit, map[string]any{"demo": true, "page": -1}, []string{"/page", "minimum"}},
 		{"bad severity", ToolAudit, map[string]any{"demo": true, "min_severity": "urgent"}, []string{"min_severity", "critical"}},
 		{"demo and files", ToolAudit, map[string]any{"demo": true, "files": []string{"x"}}, []string{"cannot be combined"}},
 		{"context with demo", ToolAudit, map[string]any{"demo": true, "context": "x"}, []string{"live cluster only"}},
@@ -553,11 +563,11 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"get_finding unknown finding", ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "F9999"}, []string{`unknown finding_id "F9999"`, "F1 to F"}},
 		{"get_finding junk id", ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "zero"}, []string{`unknown finding_id "zero"`}},
 		{"get_finding missing args", ToolGetFinding, map[string]any{}, []string{"audit_id"}},
-		{"explain unknown check", ToolExplainCheck, map[string]any{"id": "nope"}, []string{`unknown check "nope"`, "version-skew"}},
-		{"bad facet", ToolSearchCases, map[string]any{"root_cause": []string{"gremlins"}}, []string{`unknown root_cause "gremlins"`, "valid values"}},
-		{"bad component", ToolSearchCases, map[string]any{"component": []string{"flux-capacitor"}}, []string{`unknown component "flux-capacitor"`}},
-		{"huge limit", ToolSearchCases, map[string]any{"limit": 1000}, []string{"limit 1000", "1 to 50"}},
-		{"negative offset", ToolSearchCases, map[string]any{"offset": -3}, []string{"offset -3"}},
+		{"explain unknown check", ToolExplainCheck, map[string]any{"id": "nope"}, []string{"/id", "nope", "version-skew"}},
+		{"bad facet", ToolSearchCases, map[string]any{"root_cause": []string{"gremlins"}}, []string{"root_cause", "gremlins", "dependency-incompatibility"}},
+		{"bad component", ToolSearchCases, map[string]any{"component": []string{"flux-capacitor"}}, []string{"component", "flux-capacitor", "cni-plugin"}},
+		{"huge limit", ToolSearchCases, map[string]any{"limit": 1000}, []string{"limit", "maximum", "50"}},
+		{"negative offset", ToolSearchCases, map[string]any{"offset": -3}, []string{"offset", "minimum"}},
 		{"unknown case", ToolGetCase, map[string]any{"id": "nope"}, []string{`unknown case "nope"`, "search_cases"}},
 		{"unregistered tool argument", ToolListChecks, map[string]any{"x": 1}, []string{"x"}},
 	} {
@@ -692,5 +702,81 @@ func TestFirstLine(t *testing.T) {
 		if got := firstLine(tc.in, tc.n); got != tc.want {
 			t.Errorf("firstLine(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestInputSchemasStateTheirLimits: the schemas an agent reads carry the
+// allowed values and ranges, so it need not learn them by failing.
+func TestInputSchemasStateTheirLimits(t *testing.T) {
+	cs := connect(t, Options{})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]map[string]any{}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		props, _ := m["properties"].(map[string]any)
+		schemas[tool.Name] = props
+	}
+	prop := func(tool, name string) map[string]any {
+		p, _ := schemas[tool][name].(map[string]any)
+		if p == nil {
+			t.Fatalf("%s has no property %s", tool, name)
+		}
+		return p
+	}
+	items := func(p map[string]any) map[string]any { i, _ := p["items"].(map[string]any); return i }
+	checkEnum := func(what string, enum any, want string) {
+		list, _ := enum.([]any)
+		for _, v := range list {
+			if v == want {
+				return
+			}
+		}
+		t.Errorf("%s: enum %v lacks %s", what, enum, want)
+	}
+	checkEnum("audit.min_severity", prop(ToolAudit, "min_severity")["enum"], "critical")
+	checkEnum("audit.checks", items(prop(ToolAudit, "checks"))["enum"], "version-skew")
+	checkEnum("explain_check.id", prop(ToolExplainCheck, "id")["enum"], "host-binary-glibc")
+	checkEnum("search_cases.component", items(prop(ToolSearchCases, "component"))["enum"], "cni-plugin")
+	checkEnum("search_cases.factor", items(prop(ToolSearchCases, "factor"))["enum"], "pull-always")
+	for _, c := range []struct {
+		tool, name string
+		min, max   float64
+	}{{ToolAudit, "page_size", 1, maxPageSize}, {ToolAudit, "page", 1, 0}, {ToolSearchCases, "limit", 1, maxCaseLimit}, {ToolSearchCases, "offset", 0, 0}} {
+		p := prop(c.tool, c.name)
+		if p["minimum"] != c.min || c.max > 0 && p["maximum"] != c.max {
+			t.Errorf("%s.%s: minimum %v maximum %v, want %v %v", c.tool, c.name, p["minimum"], p["maximum"], c.min, c.max)
+		}
+	}
+}
+
+func TestAuditPageCarriesCoverageAndScope(t *testing.T) {
+	cs := connect(t, Options{})
+	raw := call(t, cs, ToolAudit, map[string]any{"demo": true}, nil)
+	var page struct {
+		Source struct {
+			Scope *struct {
+				Namespaces []string `json:"namespaces"`
+			} `json:"scope"`
+		} `json:"source"`
+		Coverage          []CoverageBrief `json:"coverage"`
+		CompleteResources int             `json:"complete_resources"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Source.Scope == nil || len(page.Source.Scope.Namespaces) != 0 {
+		t.Errorf("scope %+v, want all namespaces", page.Source.Scope)
+	}
+	// The demo is a whole cluster: every resource complete, none listed.
+	if len(page.Coverage) != 0 || page.CompleteResources < 10 {
+		t.Errorf("coverage %+v, %d complete", page.Coverage, page.CompleteResources)
+	}
+	if len(raw) > 8192 {
+		t.Errorf("first page %d bytes with coverage, want at most 8192", len(raw))
 	}
 }

@@ -32,6 +32,7 @@ type GetFindingInput struct {
 type FindingDetail struct {
 	AuditID     string              `json:"audit_id"`
 	FindingID   string              `json:"finding_id"`
+	ID          string              `json:"id" jsonschema:"the finding's stable ID (kg-…): the same in every audit while the gap and its objects stay; what the report, baselines and suppressions use"`
 	Check       string              `json:"check"`
 	Severity    string              `json:"severity"`
 	Title       string              `json:"title"`
@@ -63,6 +64,7 @@ func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetF
 	out := FindingDetail{
 		AuditID:     st.id,
 		FindingID:   findingID(n),
+		ID:          f.ID,
 		Check:       f.Check,
 		Severity:    f.Severity.String(),
 		Title:       f.Title,

@@ -106,9 +106,3 @@ func scopeLine(r *Report) string {
 	return s + ", a complete dump (kubegap recipe)"
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -4,6 +4,7 @@ package report
 
 import (
 	"sort"
+	"time"
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -77,6 +78,49 @@ type Report struct {
 	// MissingInputs lists what kept rules from a full answer and how to
 	// complete it; empty when every rule ran on complete input.
 	MissingInputs []MissingInput `json:"missingInputs,omitempty"`
+
+	// GeneratedAt is when the audit ran (UTC). It is the only value that
+	// changes between two runs over the same cluster state.
+	GeneratedAt time.Time `json:"generatedAt,omitzero"`
+	// Tool names the kubegap that wrote the report.
+	Tool Tool `json:"tool,omitzero"`
+	// Suppressed holds the findings an annotation or the config file
+	// suppressed: listed, never silently dropped.
+	Suppressed []Suppressed `json:"suppressed,omitempty"`
+	// Baseline compares the findings with a previous report (--baseline).
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// Warnings are things the reader should know that are not findings:
+	// expired suppressions, files skipped as not Kubernetes objects.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Tool names the program that wrote a report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Suppressed is a finding kept out of the findings, and why.
+type Suppressed struct {
+	Finding finding.Finding `json:"finding"`
+	// By is "annotation" (kubegap.dev/ignore on the object) or "config"
+	// (a suppressions entry of the config file).
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+	// Object is the object whose annotation suppressed the finding.
+	Object *finding.ObjectRef `json:"object,omitempty"`
+	// Expires is the config entry's expiry date, if it has one.
+	Expires string `json:"expires,omitempty"`
+}
+
+// Baseline is the outcome of comparing with a previous report: each current
+// finding is marked new or unchanged (Finding.Baseline), and those of the
+// previous report that are gone are listed as resolved.
+type Baseline struct {
+	File      string            `json:"file"`
+	New       int               `json:"new"`
+	Unchanged int               `json:"unchanged"`
+	Resolved  []finding.Finding `json:"resolved"`
 }
 
 // CheckResult is how one check went.
@@ -97,6 +141,8 @@ type Summary struct {
 	Medium   int `json:"medium"`
 	Low      int `json:"low"`
 	Info     int `json:"info"`
+	// Suppressed counts the findings in Report.Suppressed.
+	Suppressed int `json:"suppressed"`
 }
 
 // Count returns the number of findings of one severity.
@@ -123,10 +169,21 @@ func New(src snapshot.Source, cov []snapshot.Coverage) *Report {
 		Checks: []CheckResult{}, Findings: []finding.Finding{}}
 }
 
-// Finish sorts findings (most severe first, then by check and first object)
-// and counts them.
+// Finish gives each finding its stable ID, sorts findings (most severe
+// first, then by check and first object) and counts them. It may be called
+// again after findings are moved or filtered.
 func (r *Report) Finish() {
 	r.MissingInputs = Missing(r)
+	for i := range r.Findings {
+		if r.Findings[i].ID == "" {
+			r.Findings[i].ID = finding.StableID(r.Findings[i])
+		}
+	}
+	for i := range r.Suppressed {
+		if f := &r.Suppressed[i].Finding; f.ID == "" {
+			f.ID = finding.StableID(*f)
+		}
+	}
 	sort.SliceStable(r.Findings, func(i, j int) bool {
 		a, b := r.Findings[i], r.Findings[j]
 		if a.Severity != b.Severity {
@@ -137,7 +194,7 @@ func (r *Report) Finish() {
 		}
 		return firstObject(a) < firstObject(b)
 	})
-	r.Summary = Summary{}
+	r.Summary = Summary{Suppressed: len(r.Suppressed)}
 	for _, f := range r.Findings {
 		switch f.Severity {
 		case finding.Critical:
@@ -170,3 +227,24 @@ func (r *Report) AtOrAbove(sev finding.Severity) bool {
 	}
 	return false
 }
+
+// KeepAtOrAbove drops the findings below min (--min-severity) and counts
+// again. Check results keep their status: a check that found only
+// low-severity gaps still failed.
+func (r *Report) KeepAtOrAbove(min finding.Severity) {
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if f.Severity >= min {
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = kept
+	r.Finish()
+}
+
+// CaseBaseURL is where each library case has a stable page, at
+// CaseBaseURL + case ID. SARIF rules link there; so can any renderer.
+const CaseBaseURL = "https://kubegap.dev/cases/"
+
+// CaseURL is the stable page of a library case.
+func CaseURL(id string) string { return CaseBaseURL + id }

@@ -20,8 +20,9 @@ type TextOptions struct {
 	// MaxObjects caps the objects printed per finding (0: 20). JSON always
 	// carries them all.
 	MaxObjects int
-	// Width wraps messages and fixes (0: 100 columns). Evidence is never
-	// wrapped, so that it stays searchable and copyable.
+	// Width wraps every line at this many columns (0: 80). A single word
+	// longer than the width (a long field path) is not broken, so that it
+	// stays searchable and copyable.
 	Width int
 }
 
@@ -46,8 +47,8 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 	if opts.MaxObjects == 0 {
 		tw.opts.MaxObjects = 20
 	}
-	if opts.Width == 0 {
-		tw.opts.Width = 100
+	if opts.Width <= 0 {
+		tw.opts.Width = 80
 	}
 	tw.header(r)
 	tw.unknowns(r)
@@ -89,25 +90,11 @@ func (t *textWriter) color(code, s string) string {
 	return code + s + ansiReset
 }
 
+// header states what was read, the scope and the counts before any finding.
 func (t *textWriter) header(r *Report) {
-	src := string(r.Source.Type)
-	switch {
-	case r.Source.Context != "":
-		src += " " + r.Source.Context
-	case len(r.Source.Paths) > 0:
-		src += " " + strings.Join(r.Source.Paths, ", ")
-	}
-	if r.Source.ServerVersion != "" {
-		src += " (server " + r.Source.ServerVersion + ")"
-	}
-	counts := map[Status]int{}
-	for _, c := range r.Checks {
-		counts[c.Status]++
-	}
-	t.printf("%s %s\n", t.color(ansiBold, "kubegap audit of"), src)
-	t.printf("scope: %s\n", scopeLine(r))
-	t.printf("%s: %d failed, %d passed, %d partial, %d not evaluated\n",
-		plural(len(r.Checks), "check", "checks"), counts[Fail], counts[Pass], counts[Partial], counts[NotEvaluated])
+	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+SourceText(r.Source)+", "+scopeLine(r), "", "  ")
+	t.wrapped(CheckCounts(r), "", "  ")
+	t.wrapped(FindingCounts(r), "", "  ")
 	var read, other []string
 	for _, c := range r.Coverage {
 		if c.Status == snapshot.StatusRead {
@@ -116,18 +103,89 @@ func (t *textWriter) header(r *Report) {
 			other = append(other, fmt.Sprintf("%s %s", c.Resource, c.Status))
 		}
 	}
-	line := fmt.Sprintf("read %d resource types", len(read))
+	line := "read " + Plural(len(read), "resource type", "resource types")
 	if len(other) > 0 {
 		line += "; " + strings.Join(other, ", ")
 	}
-	t.printf("%s\n", t.color(ansiDim, line))
+	t.wrapped(t.color(ansiDim, line), "", "  ")
+	for _, w := range r.Warnings {
+		t.wrapped("warning: "+w, "", "  ")
+	}
+}
+
+// wrapped prints text wrapped at the width: first after the first-line
+// prefix, the rest after indent.
+func (t *textWriter) wrapped(text, first, indent string) {
+	for i, line := range textwrap.Wrap(text, t.opts.Width-len(indent)) {
+		if i == 0 {
+			t.printf("%s%s\n", first, line)
+		} else {
+			t.printf("%s%s\n", indent, line)
+		}
+	}
+}
+
+// SourceText names what a report read: "cluster prod (server v1.35.4)".
+func SourceText(src snapshot.Source) string {
+	s := string(src.Type)
+	switch {
+	case src.Context != "":
+		s += " " + src.Context
+	case len(src.Paths) > 0:
+		s += " " + strings.Join(src.Paths, ", ")
+	}
+	if src.ServerVersion != "" {
+		s += " (server " + src.ServerVersion + ")"
+	}
+	return s
+}
+
+// CheckCounts is "9 checks: 5 failed, 3 passed, 1 not evaluated".
+func CheckCounts(r *Report) string {
+	counts := map[Status]int{}
+	for _, c := range r.Checks {
+		counts[c.Status]++
+	}
+	s := fmt.Sprintf("%s: %d failed, %d passed", Plural(len(r.Checks), "check", "checks"), counts[Fail], counts[Pass])
+	if counts[Partial] > 0 {
+		s += fmt.Sprintf(", %d partial", counts[Partial])
+	}
+	return s + fmt.Sprintf(", %d not evaluated", counts[NotEvaluated])
+}
+
+// FindingCounts is "4 findings: 1 critical, 3 high, ..., 1 suppressed".
+func FindingCounts(r *Report) string {
+	var parts []string
+	for _, sev := range finding.Severities() {
+		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Count(sev), sev))
+	}
+	s := Plural(len(r.Findings), "finding", "findings") + ": " + strings.Join(parts, ", ")
+	if r.Summary.Suppressed > 0 {
+		s += fmt.Sprintf("; %d suppressed", r.Summary.Suppressed)
+	}
+	if r.Baseline != nil {
+		s += fmt.Sprintf("; %d new, %d unchanged, %d resolved since %s",
+			r.Baseline.New, r.Baseline.Unchanged, len(r.Baseline.Resolved), r.Baseline.File)
+	}
+	return s
+}
+
+// Plural is "1 node" or "3 nodes".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (t *textWriter) finding(f finding.Finding) {
-	t.printf("\n  %s %s\n", t.color(ansiDim, "["+f.Check+"]"), t.color(ansiBold, f.Title))
-	for _, line := range textwrap.Wrap(f.Message, t.opts.Width-4) {
-		t.printf("    %s\n", line)
+	mark := ""
+	if f.Baseline == "new" {
+		mark = "(new) "
 	}
+	t.printf("\n")
+	t.wrapped(mark+t.color(ansiDim, "["+f.Check+"]")+" "+t.color(ansiBold, f.Title), "  ", "    ")
+	t.wrapped(f.Message, "    ", "    ")
 	if len(f.Objects) > 0 {
 		names := make([]string, 0, len(f.Objects))
 		for i, o := range f.Objects {
@@ -140,19 +198,13 @@ func (t *textWriter) finding(f finding.Finding) {
 		t.printf("    objects:  %s\n", strings.Join(names, "\n              "))
 	}
 	for i, e := range f.Evidence {
-		label := "evidence:"
+		label := "evidence: "
 		if i > 0 {
-			label = "         "
+			label = "          "
 		}
-		t.printf("    %s %s\n", label, e)
+		t.wrapped(e, "    "+label, "                ")
 	}
-	for i, line := range textwrap.Wrap(f.Remediation, t.opts.Width-14) {
-		label := "fix:     "
-		if i > 0 {
-			label = "         "
-		}
-		t.printf("    %s %s\n", label, line)
-	}
+	t.wrapped(f.Remediation, "    fix:      ", "              ")
 	for i, id := range f.Cases {
 		label := "cases:   "
 		if i > 0 {
@@ -164,7 +216,7 @@ func (t *textWriter) finding(f finding.Finding) {
 				title = " — " + s
 			}
 		}
-		t.printf("    %s %s%s\n", label, id, title)
+		t.wrapped(id+title, "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
 		t.printf("    %s\n", t.color(ansiDim, "read: kubegap cases show "+f.Cases[0]))
@@ -232,7 +284,7 @@ func (t *textWriter) unknowns(r *Report) {
 	if len(dump) > 0 {
 		msg := fmt.Sprintf("Files cannot show that an object does not exist. Dump %s whole with kubectl: "+
 			"'kubegap recipe' prints the commands (one file per resource, which the audit then trusts as complete), "+
-			"or audit the cluster live, or a 'kubegap snapshot' of it.", plural(len(dump), "resource", "resources"))
+			"or audit the cluster live, or a 'kubegap snapshot' of it.", Plural(len(dump), "resource", "resources"))
 		for _, line := range textwrap.Wrap(msg, t.opts.Width-4) {
 			t.printf("  %s\n", line)
 		}
@@ -250,9 +302,46 @@ func describeCoverage(m MissingInput) string {
 }
 
 func (t *textWriter) summary(r *Report) {
-	var parts []string
-	for _, sev := range finding.Severities() {
-		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Count(sev), sev))
+	t.printf("\n")
+	t.wrapped(FindingCounts(r), "", "  ")
+}
+
+// WriteSummary writes the header and one line per finding (severity,
+// check, title), cut to the width: the view for a quick look
+// or a CI log.
+func WriteSummary(w io.Writer, r *Report, opts TextOptions) error {
+	tw := &textWriter{w: w, opts: opts}
+	if tw.opts.Width <= 0 {
+		tw.opts.Width = 80
 	}
-	t.printf("\nFindings: %s\n", strings.Join(parts, " · "))
+	tw.header(r)
+	if len(r.Findings) > 0 {
+		tw.printf("\n")
+	}
+	for _, f := range r.Findings {
+		// Titles name the object a finding is about; -o json has them all.
+		line := cut(fmt.Sprintf("%-8s %-22s %s", strings.ToUpper(f.Severity.String()), f.Check, f.Title), tw.opts.Width)
+		tw.printf("%s\n", tw.color(severityColor[f.Severity], line[:min(8, len(line))])+line[min(8, len(line)):])
+	}
+	first := true
+	for _, c := range r.Checks {
+		if c.Status != NotEvaluated && c.Status != Partial {
+			continue
+		}
+		if first {
+			tw.printf("\n%s\n", tw.color(ansiBold, cut("COULD NOT LOOK (unknown, never a pass; -o text says why)", tw.opts.Width)))
+			first = false
+		}
+		tw.printf("%s\n", cut(fmt.Sprintf("  %-22s %s", c.ID, c.Status), tw.opts.Width))
+	}
+	return tw.err
+}
+
+// cut shortens s to width runes, ending in "…" when cut.
+func cut(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
 }

@@ -68,23 +68,41 @@ func LoadPaths(paths []string, opts ...LoadOption) (*Snapshot, error) {
 		return nil, err
 	}
 	l := newLoader(Source{Type: SourceFiles, Paths: paths}, opts)
+	if err := l.loadFiles(files, nil); err != nil {
+		return nil, err
+	}
+	return l.finish(), nil
+}
+
+// loadFiles reads files in order; a file found in a directory that holds
+// no object is skipped, but a directory none of whose files does is an
+// error. The path "-" reads stdin.
+func (l *loader) loadFiles(files []inputFile, stdin io.Reader) error {
 	loaded := map[string]bool{} // directories with a file that held objects
 	for _, f := range files {
-		err := l.loadFile(f.path)
+		var err error
+		if f.path == Stdin {
+			if stdin == nil {
+				return &InputError{File: "standard input", Err: errors.New("no standard input")}
+			}
+			err = l.load("standard input", stdin)
+		} else {
+			err = l.loadFile(f.path)
+		}
 		if f.dir != "" && (errors.Is(err, errNoObjects) || errors.Is(err, errEmpty)) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		loaded[f.dir] = true
 	}
 	for _, f := range files {
 		if f.dir != "" && !loaded[f.dir] {
-			return nil, &InputError{File: f.dir, Err: errors.New("no file in the directory holds an object")}
+			return &InputError{File: f.dir, Err: errors.New("no file in the directory holds an object")}
 		}
 	}
-	return l.finish(), nil
+	return nil
 }
 
 // errEmpty and errNoObjects: a file of no bytes, and one of only white

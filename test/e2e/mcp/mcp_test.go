@@ -356,10 +356,11 @@ func TestMCPOverStdio(t *testing.T) {
 			args map[string]any
 			want string
 		}{
-			{"unknown check", "audit", map[string]any{"demo": true, "checks": []string{"no-such-check"}}, `unknown check "no-such-check"`},
-			{"bad facet", "search_cases", map[string]any{"root_cause": []string{"gremlins"}}, `unknown root_cause "gremlins"`},
+			{"unknown check", "audit", map[string]any{"demo": true, "checks": []string{"no-such-check"}}, `/checks/items: enum: no-such-check`},
+			{"bad facet", "search_cases", map[string]any{"root_cause": []string{"gremlins"}}, `/root_cause/items: enum: gremlins`},
 			{"missing file", "audit", map[string]any{"files": []string{"testdata/does-not-exist.yaml"}}, "does-not-exist.yaml"},
-			{"huge page size", "audit", map[string]any{"demo": true, "page_size": 100000}, "page_size 100000"},
+			{"huge page size", "audit", map[string]any{"demo": true, "page_size": 100000}, "/page_size: maximum"},
+			{"zero page size", "audit", map[string]any{"demo": true, "page_size": 0}, "/page_size: minimum"},
 			{"unknown audit_id", "get_finding", map[string]any{"audit_id": "A42-ffffff", "finding_id": "F1"}, `unknown audit_id "A42-ffffff"`},
 			{"no kubeconfig", "audit", map[string]any{}, "kubeconfig"},
 		} {

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/report/junit"
+	"github.com/kubegap/kubegap/internal/report/markdown"
+	"github.com/kubegap/kubegap/internal/report/sarif"
+)
+
+// renderContext is what a renderer may need besides the report.
+type renderContext struct {
+	app   *App
+	color bool
+	width int
+}
+
+// output is one -o format of the audit report.
+type output struct {
+	render func(w io.Writer, rep *report.Report, rc renderContext) error
+	// locations: the format points at source lines, so offline input is
+	// parsed a second time for them (snapshot.Positions).
+	locations bool
+}
+
+// outputs is the one table of audit report formats: a new format is one
+// entry here and a renderer package.
+var outputs = map[string]output{
+	"text": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+		return report.WriteText(w, rep, report.TextOptions{Color: rc.color, CaseTitle: caseTitle, Width: rc.width})
+	}},
+	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+		return report.WriteSummary(w, rep, report.TextOptions{Color: rc.color, Width: rc.width})
+	}},
+	"json": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
+	"yaml": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},
+	"sarif": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error {
+		return sarif.Write(w, rep, sarif.Options{Rules: sarifRules(), CaseTitle: caseTitle})
+	}},
+	"junit":    {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
+	"markdown": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return markdown.Write(w, rep) }},
+	"html":     {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+}
+
+// outputNames lists the formats, for help, errors and completion.
+func outputNames() []string {
+	names := make([]string, 0, len(outputs))
+	for n := range outputs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func outputList() string { return strings.Join(outputNames(), ", ") }
+
+func sarifRules() []sarif.Rule {
+	var out []sarif.Rule
+	for _, c := range checks.All() {
+		out = append(out, sarif.Rule{ID: c.ID, Title: c.Title, Description: c.Description, Severity: c.Severity, Cases: c.Cases})
+	}
+	return out
+}

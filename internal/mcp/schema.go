@@ -1,0 +1,97 @@
+package mcp
+
+import (
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/library"
+)
+
+// Input schemas are inferred from the input structs, then given what the
+// struct tags cannot say: the allowed values (enums) and ranges, so that an
+// agent sees them up front and the SDK refuses a bad call (page_size 0, an
+// unknown severity) as a tool error before the handler runs.
+
+// inputSchema infers T's schema and lets tune constrain its properties.
+func inputSchema[T any](tune func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		// The input types are fixed at compile time; a test builds every
+		// server, so this cannot reach a user.
+		panic(fmt.Sprintf("inferring the schema of %T: %v", *new(T), err))
+	}
+	if tune != nil {
+		tune(s.Properties)
+	}
+	return s
+}
+
+func f64(v float64) *float64 { return &v }
+
+// between sets an integer property's range.
+func between(p *jsonschema.Schema, lo, hi float64) {
+	p.Minimum = f64(lo)
+	if hi > 0 {
+		p.Maximum = f64(hi)
+	}
+}
+
+// oneOf sets the values a string property, or the items of a string array
+// property, may take.
+func oneOf(p *jsonschema.Schema, values []string) {
+	enum := make([]any, len(values))
+	for i, v := range values {
+		enum[i] = v
+	}
+	if p.Items != nil {
+		p.Items.Enum = enum
+		return
+	}
+	p.Enum = enum
+}
+
+func severityValues() []string {
+	var out []string
+	for _, s := range finding.Severities() {
+		out = append(out, s.String())
+	}
+	return out
+}
+
+func auditSchema() *jsonschema.Schema {
+	return inputSchema[AuditInput](func(p map[string]*jsonschema.Schema) {
+		oneOf(p["min_severity"], severityValues())
+		between(p["page_size"], 1, maxPageSize)
+		between(p["page"], 1, 0)
+		oneOf(p["checks"], checkIDs())
+		oneOf(p["skip_checks"], checkIDs())
+	})
+}
+
+func explainCheckSchema() *jsonschema.Schema {
+	return inputSchema[CheckIDInput](func(p map[string]*jsonschema.Schema) { oneOf(p["id"], checkIDs()) })
+}
+
+// searchCasesSchema lists each facet's values from the taxonomy, so an
+// agent can filter without a first call to learn them.
+func searchCasesSchema() *jsonschema.Schema {
+	return inputSchema[SearchCasesInput](func(p map[string]*jsonschema.Schema) {
+		between(p["limit"], 1, maxCaseLimit)
+		between(p["offset"], 0, 0)
+		lib, err := library.Default()
+		if err != nil {
+			return // search_cases reports the load error itself
+		}
+		tax := lib.Taxonomy()
+		for prop, facet := range map[string]string{"root_cause": library.FacetRootCause, "component": library.FacetComponent,
+			"symptom": library.FacetSymptom, "factor": library.FacetFactor} {
+			var ids []string
+			for _, t := range tax.Terms(facet) {
+				ids = append(ids, t.ID)
+			}
+			oneOf(p[prop], ids)
+		}
+	})
+}
