@@ -83,6 +83,12 @@ metadata:
 	if z := s.Nodes[0].Labels["zone"]; z != "b" || len(warns) != 0 {
 		t.Errorf("merge override: zone=%q warnings=%v", z, warns)
 	}
+
+	// In a flow mapping both are on one line.
+	_, warns, err = loadWith(t, "flow.yaml", []byte("apiVersion: v1\nkind: Node\nmetadata: {name: a, name: b}\n"), streamYAMLAfter)
+	if err != nil || len(warns) != 1 || !strings.Contains(warns[0].String(), `key "metadata.name" is given twice (line 3)`) {
+		t.Errorf("flow mapping: %v %v", warns, err)
+	}
 }
 
 // TestDirectorySkipsFilesWithoutObjects: "kubectl apply -f DIR" skips an

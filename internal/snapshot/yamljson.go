@@ -95,8 +95,11 @@ func (d duplicate) message(fileLine func(int) int) string {
 	if d.line == 0 {
 		return fmt.Sprintf("a key is given twice in one mapping (%s); the last value is used, as kubectl and the API server do", d.path)
 	}
-	return fmt.Sprintf("key %q is given twice (lines %d and %d); the last value is used, as kubectl and the API server do",
-		d.path, fileLine(d.first), fileLine(d.line))
+	where := fmt.Sprintf("lines %d and %d", fileLine(d.first), fileLine(d.line))
+	if d.first == d.line {
+		where = fmt.Sprintf("line %d", fileLine(d.line)) // a flow mapping: {a: 1, a: 2}
+	}
+	return fmt.Sprintf("key %q is given twice (%s); the last value is used, as kubectl and the API server do", d.path, where)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
