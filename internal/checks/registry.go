@@ -1,6 +1,12 @@
 package checks
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kubegap/kubegap/internal/checks/availability"
+	"github.com/kubegap/kubegap/internal/checks/dns"
+	"github.com/kubegap/kubegap/internal/checks/scheduling"
+)
 
 // All returns every check, sorted by ID: the founding checks of this
 // package, and those of the area packages. Adding a check is one file with
@@ -20,6 +26,9 @@ func All() []Check {
 	}
 	for _, area := range [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		availability.Checks(),
+		dns.Checks(),
+		scheduling.Checks(),
 	} {
 		all = append(all, area...)
 	}
