@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -136,5 +140,28 @@ func TestDisruptionOpenWorld(t *testing.T) {
 	}
 	if n, ok := ctx.Notes()[ruleNoPDB]; !ok || !strings.Contains(n.Reason, "shop/api") {
 		t.Errorf("want an incomplete note for the budgets, got %v", ctx.Notes())
+	}
+}
+
+// A dual-stack Service lists each pod in an IPv4 and an IPv6 slice: the
+// pod is one endpoint, not two.
+func TestReadyEndpointNodesDualStack(t *testing.T) {
+	s := checktest.Load(t, "gap.json")
+	node := "node-c"
+	ready := true
+	for _, fam := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
+		s.EndpointSlices = append(s.EndpointSlices, discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "ds-" + strings.ToLower(string(fam)), Namespace: "x", Labels: map[string]string{"kubernetes.io/service-name": "dual"}},
+			AddressType: fam,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"a"}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+				TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "p1"}}},
+		})
+	}
+	nodes, _ := readyEndpointNodes(s)
+	if got := nodes["x/dual"][node]; got != 1 {
+		t.Errorf("dual-stack pod counted %d times, want 1", got)
+	}
+	if got := nodes["ingress/ingress-nginx"]["node-c"]; got != 1 {
+		t.Errorf("single-stack endpoint counted %d times, want 1", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -66,12 +67,17 @@ func disruptionExposureCheck() check.Check {
 }
 
 // readyEndpointNodes maps "namespace/service" to the nodes of its ready
-// endpoints, each endpoint counted once across dual-stack slices; the
-// second map counts endpoints whose node is not given.
+// endpoints; the second map counts endpoints whose node is not given. A
+// dual-stack Service has a slice per address family listing the same pods,
+// so when a Service has slices of several families its endpoints are told
+// apart by their target; one family needs no such bookkeeping, which
+// matters at 100,000 endpoints.
 func readyEndpointNodes(s *snapshot.Snapshot) (map[string]map[string]int, map[string]int) {
-	nodes := map[string]map[string]int{}
-	noNode := map[string]int{}
-	seen := map[string]bool{}
+	type svcSlices struct {
+		slices   []*discoveryv1.EndpointSlice
+		families map[discoveryv1.AddressType]bool
+	}
+	bySvc := map[string]*svcSlices{}
 	for i := range s.EndpointSlices {
 		sl := &s.EndpointSlices[i]
 		svc := sl.Labels["kubernetes.io/service-name"]
@@ -79,30 +85,43 @@ func readyEndpointNodes(s *snapshot.Snapshot) (map[string]map[string]int, map[st
 			continue
 		}
 		key := sl.Namespace + "/" + svc
-		for _, ep := range sl.Endpoints {
-			// A nil ready condition means unknown, which consumers treat as ready.
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
+		g := bySvc[key]
+		if g == nil {
+			g = &svcSlices{families: map[discoveryv1.AddressType]bool{}}
+			bySvc[key] = g
+		}
+		g.slices = append(g.slices, sl)
+		g.families[sl.AddressType] = true
+	}
+	nodes := make(map[string]map[string]int, len(bySvc))
+	noNode := map[string]int{}
+	for key, g := range bySvc {
+		var seen map[string]bool
+		if len(g.families) > 1 {
+			seen = map[string]bool{}
+		}
+		for _, sl := range g.slices {
+			for _, ep := range sl.Endpoints {
+				// A nil ready condition means unknown, which consumers treat as ready.
+				if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+					continue
+				}
+				if seen != nil && ep.TargetRef != nil {
+					id := ep.TargetRef.Kind + "/" + ep.TargetRef.Name
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
+				}
+				if ep.NodeName == nil || *ep.NodeName == "" {
+					noNode[key]++
+					continue
+				}
+				if nodes[key] == nil {
+					nodes[key] = map[string]int{}
+				}
+				nodes[key][*ep.NodeName]++
 			}
-			id := key + "|"
-			switch {
-			case ep.TargetRef != nil:
-				id += ep.TargetRef.Kind + "/" + ep.TargetRef.Name
-			case len(ep.Addresses) > 0:
-				id += ep.Addresses[0]
-			}
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			if ep.NodeName == nil || *ep.NodeName == "" {
-				noNode[key]++
-				continue
-			}
-			if nodes[key] == nil {
-				nodes[key] = map[string]int{}
-			}
-			nodes[key][*ep.NodeName]++
 		}
 	}
 	return nodes, noNode
@@ -271,10 +290,14 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			continue
 		}
 		var backs []string
+		objs := []finding.ObjectRef{w.ref()}
 		set := labels.Set(w.labels)
 		for _, svc := range idx.services {
 			if labels.SelectorFromSet(svc.Spec.Selector).Matches(set) {
 				backs = append(backs, svc.Name)
+				if len(objs) <= check.MaxListedObjects {
+					objs = append(objs, check.Ref("v1", "Service", &svc.ObjectMeta))
+				}
 			}
 		}
 		if len(backs) == 0 {
@@ -306,7 +329,7 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			Title:    fmt.Sprintf("%s serves Service %s with %s and no PodDisruptionBudget", w, check.ListText(backs, 3), check.Plural(int(w.replicas), "replica", "replicas")),
 			Message: fmt.Sprintf("%s backs Service %s in namespace %s with spec.replicas %d and no PodDisruptionBudget selects its pods: %s.",
 				w, strings.Join(backs, ", "), w.meta.Namespace, w.replicas, why),
-			Objects: []finding.ObjectRef{w.ref()},
+			Objects: objs,
 			Evidence: []string{
 				fmt.Sprintf("spec.replicas %d; template labels %s", w.replicas, labels.Set(w.labels).String()),
 				fmt.Sprintf("no PodDisruptionBudget in namespace %s selects these labels", w.meta.Namespace),

@@ -93,9 +93,10 @@ func selectorMatchesNoNodeCheck() check.Check {
 			"high for other Deployments, StatefulSets, Jobs and CronJobs no node matches, lowered to medium when " +
 			"cluster-autoscaler or a managed node pool could create a matching node the API does not show, and to " +
 			"low when a Karpenter NodePool can launch one; low for DaemonSets (optional-hardware agents such as " +
-			"GPU plugins often match no node on purpose); low for NotIn/DoesNotExist exclusions on a key no node " +
-			"carries, which exclude nothing (medium for the old master label, whose exclusion now lets pods onto " +
-			"the control plane). Node condition taints (node.kubernetes.io/*) are transient and ignored. Without " +
+			"GPU plugins often match no node on purpose); medium for NotIn/DoesNotExist exclusions on the old master " +
+			"label where nodes carry only the new one: they exclude nothing, so pods meant to avoid the control plane " +
+			"may land there (exclusions of other absent keys, such as Fargate or virtual-kubelet nodes, are meant for " +
+			"nodes that may join later and are not reported). Node condition taints (node.kubernetes.io/*) are transient and ignored. Without " +
 			"a complete Node list no template is said to match nothing. Cannot see: node groups of cloud " +
 			"autoscalers, Calico BGPPeers and system-upgrade-controller Plans (not read).",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
@@ -105,7 +106,7 @@ func selectorMatchesNoNodeCheck() check.Check {
 			{ID: ruleNoNode, Summary: "templates whose nodeSelector and required node affinity match no node", Needs: templateNeeds},
 			{ID: ruleLegacy, Summary: "templates selecting node-role.kubernetes.io/master on clusters whose control plane carries only the control-plane label", Needs: templateNeeds},
 			{ID: ruleTaint, Summary: "templates whose matching nodes all carry a NoSchedule/NoExecute taint they do not tolerate", Needs: templateNeeds},
-			{ID: ruleNoopExcl, Summary: "NotIn/DoesNotExist exclusions on a label key no node carries", Needs: templateNeeds},
+			{ID: ruleNoopExcl, Summary: "NotIn/DoesNotExist exclusions on a renamed label no node carries any more", Needs: templateNeeds},
 		},
 		Cases: []string{caseReddit, caseDell, caseHetzner},
 		Run:   runSelectorMatchesNoNode,
@@ -434,41 +435,41 @@ func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodes
 	return f, true
 }
 
-// noopFinding reports NotIn/DoesNotExist requirements on a key no node
-// carries: they exclude nothing, so the workload may run everywhere.
+// noopFinding reports NotIn/DoesNotExist requirements on a renamed label
+// that no node carries any more while nodes carry its new name: the
+// exclusion was written to keep pods off those nodes and now excludes
+// nothing. Exclusions of other absent keys are left alone: they are
+// usually written for nodes that may join later (Fargate, virtual-kubelet,
+// Windows), and excluding nothing today is what they mean to do.
 func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, bool) {
-	var noop []string
-	master := false
+	var noop, ev []string
 	for _, t := range sel.terms {
 		for _, q := range t {
 			if q.field || q.positive() || len(r.ix.byKey[q.key]) > 0 {
 				continue
 			}
+			ren, ok := r.facts.renamed("label", q.key)
+			if !ok || len(r.ix.byKey[ren.New]) == 0 {
+				continue
+			}
 			noop = append(noop, q.String())
-			master = master || q.key == labelMaster
+			ev = append(ev, fmt.Sprintf("%s: no node of %d carries %s; %d carry %s (%s)", q, len(r.ix.nodes), q.key,
+				len(r.ix.byKey[ren.New]), ren.New, strings.TrimSpace(ren.Note)))
 		}
 	}
 	if len(noop) == 0 {
 		return finding.Finding{}, false
 	}
-	f := finding.Finding{
+	return finding.Finding{
 		Check:    "selector-matches-no-node",
-		Severity: finding.Low,
-		Title:    fmt.Sprintf("%s excludes nodes by a label no node carries", w),
-		Message: fmt.Sprintf("%s excludes nodes with %s, but no node carries the key, so the exclusion excludes nothing "+
-			"and the pods may land on every node.", w, strings.Join(noop, "; ")),
+		Severity: finding.Medium,
+		Title:    fmt.Sprintf("%s excludes nodes by a removed label, so it excludes none", w),
+		Message: fmt.Sprintf("%s excludes nodes with %s, but no node carries that label any more: the nodes it was meant "+
+			"to avoid now carry the new label and are no longer excluded. hetzner-k3s upgrade Plans built this way "+
+			"targeted the control plane and stalled.", w, strings.Join(noop, "; ")),
 		Objects:     []finding.ObjectRef{w.ref()},
-		Remediation: "Exclude by a label the nodes to avoid actually carry, or drop the requirement if it is meant to exclude nothing.",
+		Evidence:    ev,
+		Remediation: "Exclude by the label the nodes carry now (for control-plane nodes: " + labelCtrlPlane + " DoesNotExist).",
 		Cases:       []string{caseHetzner},
-	}
-	for _, n := range noop {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: no node of %d carries the key", n, len(r.ix.nodes)))
-	}
-	if master && r.ctrl > 0 {
-		f.Severity = finding.Medium
-		f.Message += fmt.Sprintf(" The control-plane nodes carry %s instead of %s, so they are no longer excluded; "+
-			"hetzner-k3s upgrade Plans built this way targeted the control plane and stalled.", labelCtrlPlane, labelMaster)
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%d nodes carry %s", r.ctrl, labelCtrlPlane))
-	}
-	return f, true
+	}, true
 }

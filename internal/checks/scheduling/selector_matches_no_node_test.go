@@ -57,7 +57,7 @@ func TestSelectorGap(t *testing.T) {
 		{"DaemonSet/kube-system/route-reflector", "removed node-role.kubernetes.io/master", finding.High, caseReddit},
 		{"Deployment/ml/trainer", "requires nodes that do not exist", finding.High, caseReddit},
 		{"DaemonSet/kube-system/cp-agent", "taints it does not tolerate", finding.High, caseDell},
-		{"CronJob/system-upgrade/upgrade-agents", "excludes nodes by a label no node carries", finding.Medium, caseHetzner},
+		{"CronJob/system-upgrade/upgrade-agents", "excludes nodes by a removed label", finding.Medium, caseHetzner},
 	}
 	for _, tt := range tests {
 		f := find(t, fs, tt.ref, tt.title)
