@@ -34,7 +34,7 @@ func placementSnapshot() *snapshot.Snapshot {
 		n := &s.Nodes[i]
 		n.Labels = map[string]string{"kubernetes.io/hostname": n.Name, "topology.kubernetes.io/zone": zones[i%3],
 			"pool": fmt.Sprintf("pool-%d", i%10)}
-		n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16")}
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16")}
 		if i < 3 {
 			n.Labels["node-role.kubernetes.io/control-plane"] = ""
 			n.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}

@@ -82,7 +82,8 @@ func corednsCapacityCheck() check.Check {
 			"/250 + 56 MB when the Corefile (kube-system/coredns ConfigMap) enables autopath (high when the pods have " +
 			"been OOM-killed too, else medium); replicas-vs-cluster-size, when no autoscaler for CoreDNS is visible " +
 			"(cluster-proportional-autoscaler targeting it, or an HPA), compares spec.replicas with what the DNS " +
-			"horizontal autoscaler's example parameters would run: max(cores/256, nodes/16), at least 2 on a " +
+			"horizontal autoscaler add-on's default parameters would run: max(cores/256, nodes/16) over schedulable " +
+			"nodes and their allocatable CPU, at least 2 on a " +
 			"multi-node cluster (medium); oom-killed reports CoreDNS containers whose last termination was OOMKilled " +
 			"(high). From partial input the counts are lower bounds: findings stand, silence proves nothing. Cannot " +
 			"see: query rates, the VerticalPodAutoscaler (not read) and autoscaling a provider runs outside the cluster.",
@@ -308,13 +309,19 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 	if a := dnsAutoscaler(s, d); a != "" {
 		return finding.Finding{}, false
 	}
-	nodes := int64(len(s.Nodes))
-	var cores int64
+	// As the autoscaler counts: schedulable nodes and their allocatable CPU.
+	var nodes, milli int64
 	for i := range s.Nodes {
-		if q, ok := s.Nodes[i].Status.Capacity[corev1.ResourceCPU]; ok {
-			cores += q.Value()
+		n := &s.Nodes[i]
+		if n.Spec.Unschedulable {
+			continue
+		}
+		nodes++
+		if q, ok := n.Status.Allocatable[corev1.ResourceCPU]; ok {
+			milli += q.MilliValue()
 		}
 	}
+	cores := milli / 1000
 	want := max(ceilDiv(cores, b.CoresPerReplica), ceilDiv(nodes, b.NodesPerReplica), b.Min)
 	if b.PreventSinglePointFailure && nodes > 1 {
 		want = max(want, 2)
@@ -335,16 +342,16 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 		ctx.Incomplete(ruleReplicas, "HorizontalPodAutoscalers or Deployments are not all in the input: an autoscaler for CoreDNS may exist")
 		return finding.Finding{}, false
 	}
-	size := fmt.Sprintf("%d nodes with %d cores", nodes, cores)
+	size := fmt.Sprintf("%d schedulable nodes with %d allocatable cores", nodes, cores)
 	if !complete {
 		size = "at least " + size
 	}
 	return finding.Finding{
 		Check:    capacityID,
 		Severity: finding.Medium,
-		Title:    fmt.Sprintf("CoreDNS runs %d replicas for %d nodes, with no autoscaler", replicas, nodes),
+		Title:    fmt.Sprintf("CoreDNS runs %d replicas for %d schedulable nodes, with no autoscaler", replicas, nodes),
 		Message: fmt.Sprintf("Deployment kube-system/%s has spec.replicas %d and nothing scales it, while the cluster has %s. The DNS "+
-			"horizontal autoscaler with its example parameters would run %d: one replica per %d cores or per %d nodes, whichever "+
+			"horizontal autoscaler add-on with its default parameters would run %d: one replica per %d cores or per %d nodes, whichever "+
 			"is more, and never a single replica on a multi-node cluster. Every pod's lookups land on these replicas.",
 			d.Name, replicas, size, want, b.CoresPerReplica, b.NodesPerReplica),
 		Objects: []finding.ObjectRef{check.Ref("apps/v1", "Deployment", d)},

@@ -60,7 +60,7 @@ func TestCapacityGap(t *testing.T) {
 	if !strings.Contains(strings.Join(mem.Evidence, " "), "/ 250 + 56") {
 		t.Errorf("autopath is on: the estimate should use /250 + 56: %v", mem.Evidence)
 	}
-	rep := findTitle(t, fs, "2 replicas for 40 nodes", finding.Medium)
+	rep := findTitle(t, fs, "2 replicas for 40 schedulable nodes", finding.Medium)
 	if !strings.Contains(rep.Message, "would run 3") {
 		t.Errorf("40 nodes / 16 = 3 replicas: %s", rep.Message)
 	}
