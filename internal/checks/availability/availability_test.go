@@ -165,3 +165,14 @@ func TestReadyEndpointNodesDualStack(t *testing.T) {
 		t.Errorf("single-stack endpoint counted %d times, want 1", got)
 	}
 }
+
+// A single-node cluster has nothing to spread over: no finding, and no
+// unknown either.
+func TestColocationSingleNode(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "gap.json"))
+	s.Nodes = s.Nodes[:1]
+	fs, ctx, ok := checktest.Run(t, criticalAddonColocationCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Errorf("single node: evaluated %v, findings %d, notes %v", ok, len(fs), ctx.Notes())
+	}
+}

@@ -153,3 +153,30 @@ func TestNodelocalClean(t *testing.T) {
 		t.Errorf("notes %v", n)
 	}
 }
+
+// Known absence is an answer: with every DaemonSet and Deployment read, a
+// cluster without NodeLocal DNSCache or CoreDNS has none of their hazards
+// (pass), not an unknown.
+func TestKnownAbsentPasses(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "clean.json"))
+	s.DaemonSets = nil
+	var kept = s.Deployments[:0]
+	for _, d := range s.Deployments {
+		if d.Name != "coredns" {
+			kept = append(kept, d)
+		}
+	}
+	s.Deployments = kept
+	for _, c := range Checks() {
+		fs, ctx := run(t, c, s)
+		if len(fs) != 0 || len(ctx.Notes()) != 0 {
+			t.Errorf("%s: findings %v, notes %v; want a clean pass", c.ID, fs, ctx.Notes())
+		}
+	}
+	// From files the same absence is unknown.
+	files := checktest.Load(t, "clean.json")
+	files.DaemonSets = nil
+	if _, _, ok := checktest.Run(t, nodelocalDNSHazardsCheck(), files); ok {
+		t.Error("nodelocal-dns-hazards evaluated files without any DaemonSet")
+	}
+}
