@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -58,6 +59,8 @@ func TestSelectorGap(t *testing.T) {
 		{"Deployment/ml/trainer", "requires nodes that do not exist", finding.High, caseReddit},
 		{"DaemonSet/kube-system/cp-agent", "taints it does not tolerate", finding.High, caseDell},
 		{"CronJob/system-upgrade/upgrade-agents", "excludes nodes by a removed label", finding.Medium, caseHetzner},
+		// Optional-hardware DaemonSets often match no node on purpose.
+		{"DaemonSet/kube-system/gpu-device-plugin", "requires nodes that do not exist", finding.Low, caseReddit},
 	}
 	for _, tt := range tests {
 		f := find(t, fs, tt.ref, tt.title)
@@ -176,5 +179,26 @@ func TestTolerates(t *testing.T) {
 		if got := tolerates(tt.ts, taint); got != tt.want {
 			t.Errorf("%d: %v, want %v", i, got, tt.want)
 		}
+	}
+}
+
+// cluster-autoscaler may scale a node group up from zero, and its groups'
+// labels are not in the API: a missing node is then medium, and the
+// removed master label stays high (autoscalers add workers, not control
+// planes).
+func TestSelectorClusterAutoscaler(t *testing.T) {
+	s := checktest.Load(t, "nodes.yaml", "gap.yaml")
+	ca := appsv1.Deployment{}
+	ca.Name, ca.Namespace = "cluster-autoscaler", "kube-system"
+	ca.Spec.Template.Spec.Containers = []corev1.Container{{Name: "ca", Image: "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0"}}
+	s.Deployments = append(s.Deployments, ca)
+	checktest.Complete(s)
+	fs, _, _ := checktest.Run(t, selectorMatchesNoNodeCheck(), s)
+	tr := find(t, fs, "Deployment/ml/trainer", "do not exist")
+	if tr.Severity != finding.Medium || !strings.Contains(tr.Message, "cluster-autoscaler runs here") {
+		t.Errorf("trainer with cluster-autoscaler: %v %q", tr.Severity, tr.Message)
+	}
+	if f := find(t, fs, "Deployment/storage/csi-controller", "removed"); f.Severity != finding.High {
+		t.Errorf("master label with cluster-autoscaler: %v", f.Severity)
 	}
 }
