@@ -104,7 +104,7 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	if opts.Target != nil {
 		r.TargetVersion = opts.Target.MinorString()
 	}
-	for _, c := range cs {
+	for _, c := range ForTarget(cs, opts.Target) {
 		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
 		fs, err := runOne(c, ctx)

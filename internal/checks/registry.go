@@ -3,6 +3,9 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/availability"
+	"github.com/kubegap/kubegap/internal/checks/dns"
+	"github.com/kubegap/kubegap/internal/checks/scheduling"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
 )
 
@@ -12,14 +15,21 @@ import (
 // check, here); tests keep the lists in step with the files.
 func All() []Check {
 	all := founding()
-	for _, area := range [][]Check{
-		// One line per area package: internal/checks/<area>.Checks().
-		upgrade.Checks(),
-	} {
+	for _, area := range areas() {
 		all = append(all, area...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
+}
+
+// areas lists the checks of each area package, one line a package.
+func areas() [][]Check {
+	return [][]Check{
+		availability.Checks(),
+		dns.Checks(),
+		scheduling.Checks(),
+		upgrade.Checks(),
+	}
 }
 
 // founding lists the checks of this package.

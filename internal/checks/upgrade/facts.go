@@ -52,6 +52,7 @@ type providerChange struct {
 }
 
 type facts struct {
+	Sources                    []string     `json:"sources"`
 	RemovedAPIs                []removedAPI `json:"removedAPIs"`
 	KubeletRefusesCgroupV1From struct {
 		Minor   string   `json:"minor"`

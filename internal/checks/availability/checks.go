@@ -1,0 +1,15 @@
+// Package availability holds the checks about what one node, zone or
+// maintenance step can take offline: replicas that share a failure domain,
+// Services whose endpoints sit on nodes being drained, workloads a drain
+// takes down.
+package availability
+
+import "github.com/kubegap/kubegap/internal/check"
+
+// Checks returns the area's checks, one constructor per line.
+func Checks() []check.Check {
+	return []check.Check{
+		criticalAddonColocationCheck(),
+		disruptionExposureCheck(),
+	}
+}

@@ -1,0 +1,327 @@
+package availability
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/critical-addon-colocation.yaml
+var colocationYAML []byte
+
+type colocationFacts struct {
+	Limits []struct {
+		ID               string   `json:"id"`
+		Provider         string   `json:"provider"`
+		PacketsPerSecond int      `json:"packetsPerSecond"`
+		Per              string   `json:"per"`
+		Note             string   `json:"note"`
+		Sources          []string `json:"sources"`
+	} `json:"limits"`
+}
+
+var loadColocationFacts = sync.OnceValues(func() (*colocationFacts, error) {
+	var f colocationFacts
+	if err := yaml.UnmarshalStrict(colocationYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading co-location facts: %w", err)
+	}
+	if len(f.Limits) == 0 || f.Limits[0].PacketsPerSecond <= 0 || len(f.Limits[0].Sources) == 0 {
+		return nil, errors.New("co-location facts: the AWS resolver limit needs packetsPerSecond and sources")
+	}
+	return &f, nil
+})
+
+const (
+	ruleOneNode   = "one-node"
+	ruleOneZone   = "one-zone"
+	caseOrbos     = "orbos-coredns-replicas-same-node-reboot-2020"
+	caseEKSDNS    = "eks-vpc-resolver-throttling-coredns-colocated-2024"
+	colocationID  = "critical-addon-colocation"
+	minSpreadable = 2 // replicas: fewer cannot be spread at all
+)
+
+// ingressImages are the image names (last path element) of common ingress
+// controllers; ingress-nginx's is "controller" under an ingress-nginx
+// repository. A list of our choosing: controllers not on it are missed.
+var ingressImages = map[string]bool{
+	"nginx-ingress": true, "traefik": true, "haproxy-ingress": true, "kubernetes-ingress": true,
+	"contour": true, "kong": true, "skipper": true,
+}
+
+var colocationNeeds = []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets,
+	snapshot.Services, snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations}
+
+// criticalAddonColocationCheck finds cluster add-ons that run several
+// replicas, all of them on one node or in one zone.
+func criticalAddonColocationCheck() check.Check {
+	return check.Check{
+		ID:       colocationID,
+		Title:    "Critical add-ons whose replicas all run on one node or in one zone",
+		Severity: finding.High,
+		Description: "CoreDNS (k8s-app=kube-dns in kube-system), metrics-server, ingress controllers (by image) and the " +
+			"backends of fail-closed admission webhooks run several replicas so that losing a node does not take " +
+			"them down. Preferred (soft) anti-affinity does not guarantee that: a cluster that grows one node at a " +
+			"time puts every replica on the first node and the scheduler never moves them, and one reboot then " +
+			"stops cluster DNS. High when a Deployment or StatefulSet with 2 or more replicas has every ready pod " +
+			"on one node while the cluster has other schedulable nodes; medium when they share one zone while " +
+			"schedulable nodes span several. Evidence says whether the template has required anti-affinity or " +
+			"topology spread; on AWS, CoreDNS replicas on one node also share the VPC resolver's per-interface " +
+			"packet limit. Single-node and single-zone clusters are not reported. A pod not in the input may run " +
+			"elsewhere, so from partial input only workloads whose ready pods present reach spec.replicas are judged.",
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
+			check.Optional(snapshot.Services), check.Optional(snapshot.ValidatingWebhookConfigurations),
+			check.Optional(snapshot.MutatingWebhookConfigurations)),
+		Rules: []check.Rule{
+			{ID: ruleOneNode, Summary: "critical add-ons with 2+ replicas whose ready pods all share one node", Needs: colocationNeeds},
+			{ID: ruleOneZone, Summary: "critical add-ons with 2+ replicas whose ready pods all share one zone while nodes span several", Needs: colocationNeeds},
+		},
+		Cases: []string{caseOrbos, caseEKSDNS},
+		Run:   runCriticalAddonColocation,
+	}
+}
+
+// replicated is a Deployment or StatefulSet.
+type replicated struct {
+	kind     string
+	meta     *metav1.ObjectMeta
+	replicas int32
+	selector *metav1.LabelSelector
+	spec     *corev1.PodSpec
+	labels   map[string]string
+}
+
+func (w replicated) String() string { return w.kind + " " + w.meta.Namespace + "/" + w.meta.Name }
+func (w replicated) ref() finding.ObjectRef {
+	return check.Ref("apps/v1", w.kind, w.meta)
+}
+
+func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
+	var out []replicated
+	one := func(p *int32) int32 {
+		if p == nil {
+			return 1 // the API default
+		}
+		return *p
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		out = append(out, replicated{"Deployment", &d.ObjectMeta, one(d.Spec.Replicas), d.Spec.Selector, &d.Spec.Template.Spec, d.Spec.Template.Labels})
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		out = append(out, replicated{"StatefulSet", &d.ObjectMeta, one(d.Spec.Replicas), d.Spec.Selector, &d.Spec.Template.Spec, d.Spec.Template.Labels})
+	}
+	return out
+}
+
+// addonRole says why w is critical, or "".
+func addonRole(w replicated, webhookBackends map[string][]string, servicesByNS map[string][]*corev1.Service) string {
+	if w.meta.Namespace == "kube-system" && w.labels["k8s-app"] == "kube-dns" {
+		return "CoreDNS"
+	}
+	for _, c := range w.spec.Containers {
+		name := check.ImageName(c.Image)
+		repo, _, _ := check.ImageParts(c.Image)
+		switch {
+		case name == "coredns" && w.meta.Namespace == "kube-system":
+			return "CoreDNS"
+		case name == "metrics-server":
+			return "metrics-server"
+		case ingressImages[name] || strings.HasSuffix(repo, "ingress-nginx/controller"):
+			return "ingress controller"
+		}
+	}
+	for _, svc := range servicesByNS[w.meta.Namespace] {
+		hooks := webhookBackends[svc.Namespace+"/"+svc.Name]
+		if len(hooks) == 0 || len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		if labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(w.labels)) {
+			return fmt.Sprintf("backend of fail-closed %s (Service %s/%s)", check.ListText(hooks, 2), svc.Namespace, svc.Name)
+		}
+	}
+	return ""
+}
+
+// clusterShape is what the schedulable nodes span.
+type clusterShape struct {
+	schedulable int
+	zones       map[string]bool
+	aws         bool
+}
+
+func shapeOf(s *snapshot.Snapshot) clusterShape {
+	sh := clusterShape{zones: map[string]bool{}}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if strings.HasPrefix(n.Spec.ProviderID, "aws://") || n.Labels["eks.amazonaws.com/nodegroup"] != "" {
+			sh.aws = true
+		}
+		if n.Spec.Unschedulable {
+			continue
+		}
+		sh.schedulable++
+		if z := zoneOf(n); z != "" {
+			sh.zones[z] = true
+		}
+	}
+	return sh
+}
+
+func runCriticalAddonColocation(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadColocationFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	ix := s.Index()
+	sh := shapeOf(s)
+	if ctx.Complete(snapshot.Nodes) && sh.schedulable < 2 {
+		return nil, nil // a single-node cluster: nothing to spread over, by design
+	}
+	backends := failClosedBackends(s)
+	servicesByNS := map[string][]*corev1.Service{}
+	for i := range s.Services {
+		servicesByNS[s.Services[i].Namespace] = append(servicesByNS[s.Services[i].Namespace], &s.Services[i])
+	}
+	var out []finding.Finding
+	var unknown []string
+	for _, w := range replicatedWorkloads(s) {
+		if w.replicas < minSpreadable {
+			continue
+		}
+		role := addonRole(w, backends, servicesByNS)
+		if role == "" {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(w.selector)
+		if err != nil {
+			continue
+		}
+		var ready []*snapshot.Pod
+		for _, p := range ix.PodsMatching(w.meta.Namespace, sel) {
+			if podReady(p) {
+				ready = append(ready, p)
+			}
+		}
+		if len(ready) < minSpreadable {
+			continue // fewer than two serve: an availability problem, not a placement one
+		}
+		if !ctx.CompleteIn(snapshot.Pods, w.meta.Namespace) && int32(len(ready)) < w.replicas {
+			// Pods missing from the input may run elsewhere.
+			unknown = append(unknown, w.String())
+			continue
+		}
+		if f, ok := colocationFinding(ctx, facts, w, role, ready, sh); ok {
+			out = append(out, f)
+		}
+	}
+	if len(unknown) > 0 {
+		for _, r := range []string{ruleOneNode, ruleOneZone} {
+			ctx.Incomplete(r, "the pods of %s are not all in the input, so their placement is unknown", check.ListText(unknown, 5))
+		}
+	}
+	return out, nil
+}
+
+func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated, role string, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
+	ix := ctx.Snapshot.Index()
+	nodes := map[string]bool{}
+	zones := map[string]bool{}
+	zoneKnown := true
+	for _, p := range ready {
+		nodes[p.Spec.NodeName] = true
+		n := ix.Node(p.Spec.NodeName)
+		if n == nil || zoneOf(n) == "" {
+			zoneKnown = false
+			continue
+		}
+		zones[zoneOf(n)] = true
+	}
+	hints, hard := spreadHints(w.spec)
+	f := finding.Finding{Check: colocationID, Objects: []finding.ObjectRef{w.ref()}}
+	ev := []string{
+		fmt.Sprintf("%s: %s", w, role),
+		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
+		"template: " + hints,
+	}
+	switch {
+	case len(nodes) == 1 && sh.schedulable >= 2:
+		node := ready[0].Spec.NodeName
+		f.Severity = finding.High
+		f.Title = fmt.Sprintf("Every ready replica of %s (%s) runs on node %s", w, role, node)
+		f.Message = fmt.Sprintf("All %d ready pods of %s run on node %s although %d schedulable nodes exist: "+
+			"rebooting, draining or losing that one node takes the %s down completely, replicas notwithstanding.",
+			len(ready), w, node, sh.schedulable, role)
+		f.Objects = append(f.Objects, check.NodeRef(node))
+		f.Cases = []string{caseOrbos}
+		ev = append(ev, fmt.Sprintf("ready pods on node %s: %s", node, podNames(ready)))
+		if role == "CoreDNS" {
+			f.Cases = append(f.Cases, caseEKSDNS)
+			if sh.aws {
+				l := facts.Limits[0]
+				f.Message += fmt.Sprintf(" On AWS they also share that node's network interface and its budget of %d packets per second to the VPC resolver.",
+					l.PacketsPerSecond)
+				ev = append(ev, fmt.Sprintf("AWS node (providerID aws:// or EKS labels): the VPC resolver accepts %d packets/s per %s", l.PacketsPerSecond, l.Per))
+			}
+		}
+	case len(nodes) > 1 && zoneKnown && len(zones) == 1 && len(sh.zones) >= 2:
+		var zone string
+		for z := range zones {
+			zone = z
+		}
+		f.Severity = finding.Medium
+		f.Title = fmt.Sprintf("Every ready replica of %s (%s) runs in zone %s", w, role, zone)
+		f.Message = fmt.Sprintf("The %d ready pods of %s run on %d nodes, all in zone %s, while schedulable nodes span %d zones: "+
+			"a zone outage takes the %s down completely.", len(ready), w, len(nodes), zone, len(sh.zones), role)
+		f.Cases = []string{caseOrbos}
+		if role == "CoreDNS" {
+			f.Cases = append(f.Cases, caseEKSDNS)
+		}
+		for _, n := range sortedKeys(nodes) {
+			f.Objects = append(f.Objects, check.NodeRef(n))
+		}
+		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", strings.Join(sortedKeys(nodes), ", "), strings.Join(sortedKeys(sh.zones), ", ")))
+	default:
+		return finding.Finding{}, false
+	}
+	if hard {
+		ev = append(ev, "the template has a hard spreading rule, yet the pods share a failure domain: check its topology key")
+	}
+	f.Evidence = ev
+	f.Remediation = fmt.Sprintf("Spread the replicas: add a topologySpreadConstraint on kubernetes.io/hostname (and on topology.kubernetes.io/zone) "+
+		"or required pod anti-affinity to %s, then restart it (kubectl -n %s rollout restart %s/%s) so the scheduler places the pods again; "+
+		"a PodDisruptionBudget keeps drains from evicting them all at once.",
+		w, w.meta.Namespace, strings.ToLower(w.kind), w.meta.Name)
+	return f, true
+}
+
+func podNames(ps []*snapshot.Pod) string {
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return check.ListText(names, 10)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,13 @@
+// Package dns holds the checks about cluster DNS: CoreDNS sizing and
+// NodeLocal DNSCache.
+package dns
+
+import "github.com/kubegap/kubegap/internal/check"
+
+// Checks returns the area's checks, one constructor per line.
+func Checks() []check.Check {
+	return []check.Check{
+		corednsCapacityCheck(),
+		nodelocalDNSHazardsCheck(),
+	}
+}

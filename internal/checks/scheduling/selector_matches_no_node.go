@@ -1,0 +1,475 @@
+package scheduling
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/selector-matches-no-node.yaml
+var selectorFactsYAML []byte
+
+// renamedKey is a node label or taint Kubernetes renamed.
+type renamedKey struct {
+	Old          string   `json:"old"`
+	New          string   `json:"new"`
+	Kind         string   `json:"kind"`
+	DeprecatedIn string   `json:"deprecatedIn"`
+	RemovedIn    string   `json:"removedIn"`
+	Note         string   `json:"note"`
+	Sources      []string `json:"sources"`
+}
+
+type selectorFacts struct {
+	Renamed []renamedKey `json:"renamed"`
+}
+
+var loadSelectorFacts = sync.OnceValues(func() (*selectorFacts, error) {
+	var f selectorFacts
+	if err := yaml.UnmarshalStrict(selectorFactsYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading selector facts: %w", err)
+	}
+	for _, r := range f.Renamed {
+		if r.Old == "" || r.New == "" || (r.Kind != "label" && r.Kind != "taint") || r.RemovedIn == "" || len(r.Sources) == 0 {
+			return nil, errors.New("selector facts: every renamed key needs old, new, kind label|taint, removedIn and sources")
+		}
+	}
+	return &f, nil
+})
+
+// renamed returns the fact about an old key of a kind, if any.
+func (f *selectorFacts) renamed(kind, old string) (renamedKey, bool) {
+	for _, r := range f.Renamed {
+		if r.Kind == kind && r.Old == old {
+			return r, true
+		}
+	}
+	return renamedKey{}, false
+}
+
+// Rule IDs.
+const (
+	ruleNoNode     = "no-matching-node"
+	ruleLegacy     = "legacy-master-selector"
+	ruleTaint      = "taint-not-tolerated"
+	ruleNoopExcl   = "no-op-exclusion"
+	caseReddit     = "reddit-pi-day-calico-master-label-2023"
+	caseDell       = "dell-csm-master-nodeselector-k8s124-2022"
+	caseHetzner    = "hetzner-k3s-upgrade-plan-legacy-master-selector-2026"
+	labelMaster    = "node-role.kubernetes.io/master"
+	labelCtrlPlane = "node-role.kubernetes.io/control-plane"
+)
+
+// templateNeeds are the workloads whose templates the rules judge.
+var templateNeeds = []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets,
+	snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}
+
+// selectorMatchesNoNodeCheck finds workload templates whose node selection
+// no node can meet.
+func selectorMatchesNoNodeCheck() check.Check {
+	return check.Check{
+		ID:       "selector-matches-no-node",
+		Title:    "Workloads whose node selectors or tolerations match no node",
+		Severity: finding.High,
+		Description: "Evaluates the nodeSelector and required node affinity of every Deployment, StatefulSet, " +
+			"DaemonSet, Job and CronJob template against the labels of every Node, the way the scheduler does. " +
+			"A template no node can host leaves its pods Pending (a DaemonSet runs nowhere), silently: nothing " +
+			"fails until someone needs those pods. The common cause is a renamed label: kubeadm stopped applying " +
+			"node-role.kubernetes.io/master in 1.24 and its taint in 1.25, which took Reddit down when Calico's " +
+			"route reflectors selected on the old label. High for selectors on the old master label while " +
+			"control-plane nodes carry only the new one, and for templates whose only matching nodes carry a " +
+			"NoSchedule/NoExecute taint they do not tolerate (the master toleration on a control-plane taint); " +
+			"high for other Deployments, StatefulSets, Jobs and CronJobs no node matches, lowered to medium when " +
+			"cluster-autoscaler or a managed node pool could create a matching node the API does not show, and to " +
+			"low when a Karpenter NodePool can launch one; low for DaemonSets (optional-hardware agents such as " +
+			"GPU plugins often match no node on purpose); medium for NotIn/DoesNotExist exclusions on the old master " +
+			"label where nodes carry only the new one: they exclude nothing, so pods meant to avoid the control plane " +
+			"may land there (exclusions of other absent keys, such as Fargate or virtual-kubelet nodes, are meant for " +
+			"nodes that may join later and are not reported). Node condition taints (node.kubernetes.io/*) are transient and ignored. Without " +
+			"a complete Node list no template is said to match nothing. Cannot see: node groups of cloud " +
+			"autoscalers, Calico BGPPeers and system-upgrade-controller Plans (not read).",
+		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
+			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
+			check.Optional(snapshot.KarpenterNodePools)),
+		Rules: []check.Rule{
+			{ID: ruleNoNode, Summary: "templates whose nodeSelector and required node affinity match no node", Needs: templateNeeds},
+			{ID: ruleLegacy, Summary: "templates selecting node-role.kubernetes.io/master on clusters whose control plane carries only the control-plane label", Needs: templateNeeds},
+			{ID: ruleTaint, Summary: "templates whose matching nodes all carry a NoSchedule/NoExecute taint they do not tolerate", Needs: templateNeeds},
+			{ID: ruleNoopExcl, Summary: "NotIn/DoesNotExist exclusions on a renamed label no node carries any more", Needs: templateNeeds},
+		},
+		Cases: []string{caseReddit, caseDell, caseHetzner},
+		Run:   runSelectorMatchesNoNode,
+	}
+}
+
+// workload is one pod template and its owner.
+type workload struct {
+	apiVersion, kind string
+	meta             *metav1.ObjectMeta
+	spec             *corev1.PodSpec
+}
+
+func (w workload) ref() finding.ObjectRef { return check.Ref(w.apiVersion, w.kind, w.meta) }
+func (w workload) String() string         { return w.kind + " " + w.meta.Namespace + "/" + w.meta.Name }
+
+// workloads lists the templates that may create pods: scaled to zero,
+// finished Jobs, Jobs of a CronJob (judged through the CronJob) and
+// suspended CronJobs are left out.
+func workloads(s *snapshot.Snapshot) []workload {
+	var out []workload
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		if d.Spec.Replicas == nil || *d.Spec.Replicas > 0 {
+			out = append(out, workload{"apps/v1", "Deployment", &d.ObjectMeta, &d.Spec.Template.Spec})
+		}
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		if d.Spec.Replicas == nil || *d.Spec.Replicas > 0 {
+			out = append(out, workload{"apps/v1", "StatefulSet", &d.ObjectMeta, &d.Spec.Template.Spec})
+		}
+	}
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		out = append(out, workload{"apps/v1", "DaemonSet", &d.ObjectMeta, &d.Spec.Template.Spec})
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if jobFinished(j) || ownedByCronJob(&j.ObjectMeta) {
+			continue
+		}
+		out = append(out, workload{"batch/v1", "Job", &j.ObjectMeta, &j.Spec.Template.Spec})
+	}
+	for i := range s.CronJobs {
+		c := &s.CronJobs[i]
+		if c.Spec.Suspend != nil && *c.Spec.Suspend {
+			continue
+		}
+		out = append(out, workload{"batch/v1", "CronJob", &c.ObjectMeta, &c.Spec.JobTemplate.Spec.Template.Spec})
+	}
+	return out
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	if j.Status.CompletionTime != nil {
+		return true
+	}
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func ownedByCronJob(m *metav1.ObjectMeta) bool {
+	for _, o := range m.OwnerReferences {
+		if o.Kind == "CronJob" {
+			return true
+		}
+	}
+	return false
+}
+
+// selectorRun is one run's state.
+type selectorRun struct {
+	ctx    *check.Context
+	facts  *selectorFacts
+	ix     *nodeIndex
+	su     *scaleUp
+	ctrl   int // nodes labelled control-plane
+	master int // nodes labelled master
+	// matched memoises the nodes each distinct selection matches.
+	matched map[string][]int
+	version string
+}
+
+func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadSelectorFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 {
+		if ctx.Complete(snapshot.Nodes) {
+			for _, r := range []string{ruleNoNode, ruleLegacy, ruleTaint, ruleNoopExcl} {
+				ctx.Skip(r, "the cluster has no nodes")
+			}
+			return nil, nil
+		}
+		return nil, check.NotEvaluated("no Node in the input: selectors cannot be judged against node labels")
+	}
+	r := &selectorRun{ctx: ctx, facts: facts, ix: newNodeIndex(s.Nodes), su: newScaleUp(ctx), matched: map[string][]int{}}
+	r.ctrl, r.master = len(r.ix.byKey[labelCtrlPlane]), len(r.ix.byKey[labelMaster])
+	if v, ev, ok := check.ServerVersion(s); ok {
+		r.version = fmt.Sprintf("%s; %s", v.MinorString(), ev)
+	}
+	nodesComplete := ctx.Complete(snapshot.Nodes)
+	var out []finding.Finding
+	var unknown []string
+	for _, w := range workloads(s) {
+		sel, ok := selectionOf(w.spec)
+		if !ok {
+			continue
+		}
+		nodes := r.matching(sel)
+		if len(nodes) == 0 {
+			if !nodesComplete {
+				unknown = append(unknown, w.String())
+				continue
+			}
+			out = append(out, r.noNodeFinding(w, sel))
+			continue
+		}
+		if f, ok := r.taintFinding(w, sel, nodes, nodesComplete); ok {
+			out = append(out, f)
+		}
+		if nodesComplete {
+			if f, ok := r.noopFinding(w, sel); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	if !nodesComplete {
+		reason := "the Node list is not complete, so a template matching none of the nodes present may match one that is not"
+		if len(unknown) > 0 {
+			reason += fmt.Sprintf(" (%s: %s)", check.Plural(len(unknown), "template", "templates"), check.ListText(unknown, 5))
+		}
+		for _, id := range []string{ruleNoNode, ruleLegacy, ruleTaint, ruleNoopExcl} {
+			ctx.Incomplete(id, "%s", reason)
+		}
+	}
+	return out, nil
+}
+
+// matching returns the nodes meeting any of sel's terms, memoised.
+func (r *selectorRun) matching(sel selection) []int {
+	key := sel.key()
+	if m, ok := r.matched[key]; ok {
+		return m
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, t := range sel.terms {
+		for _, i := range r.ix.matching(t) {
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	r.matched[key] = out
+	return out
+}
+
+// legacyMaster reports whether sel asks for the old master label while no
+// node carries it and control-plane nodes carry the new one.
+func (r *selectorRun) legacyMaster(sel selection) bool {
+	if r.master > 0 || r.ctrl == 0 {
+		return false
+	}
+	for _, t := range sel.terms {
+		for _, q := range t {
+			if !q.field && q.key == labelMaster && q.positive() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requirementEvidence says, per requirement, how many nodes meet it alone.
+func (r *selectorRun) requirementEvidence(sel selection) []string {
+	var ev []string
+	total := len(r.ix.nodes)
+	for ti, t := range sel.terms {
+		prefix := "requires"
+		if len(sel.terms) > 1 {
+			prefix = fmt.Sprintf("term %d of %d requires", ti+1, len(sel.terms))
+		}
+		for _, q := range t {
+			ev = append(ev, fmt.Sprintf("%s %s: %d of %d nodes meet it", prefix, q, r.ix.alone(q), total))
+			if len(ev) >= check.MaxEvidence {
+				return ev
+			}
+		}
+	}
+	if sel.noTerms {
+		ev = append(ev, "requiredDuringSchedulingIgnoredDuringExecution has no non-empty nodeSelectorTerms, which matches no node")
+	}
+	return ev
+}
+
+func (r *selectorRun) noNodeFinding(w workload, sel selection) finding.Finding {
+	total := len(r.ix.nodes)
+	ev := r.requirementEvidence(sel)
+	f := finding.Finding{
+		Check:   "selector-matches-no-node",
+		Objects: []finding.ObjectRef{w.ref()},
+	}
+	if r.legacyMaster(sel) {
+		lbl, _ := r.facts.renamed("label", labelMaster)
+		f.Severity = finding.High
+		f.Title = fmt.Sprintf("%s selects nodes by the removed %s label", w, labelMaster)
+		f.Message = fmt.Sprintf("%s requires the node label %s, which no node carries: %s carry %s instead. "+
+			"Kubernetes deprecated the old label in %s and kubeadm stopped applying it in %s, so after an upgrade "+
+			"these pods have nowhere to run; Reddit lost its pod network for hours when Calico's route reflectors "+
+			"selected on it.", w, labelMaster, check.Plural(r.ctrl, "node", "nodes"), labelCtrlPlane, lbl.DeprecatedIn, lbl.RemovedIn)
+		f.Remediation = fmt.Sprintf("Select %s (and tolerate the %s taint) instead of the master label; search Helm values, "+
+			"operators' custom resources and CNI configuration for other references to it before the next upgrade.", labelCtrlPlane, labelCtrlPlane)
+		f.Cases = []string{caseReddit, caseDell}
+		ev = append(ev, fmt.Sprintf("%d nodes carry %s, 0 carry %s (%s)", r.ctrl, labelCtrlPlane, labelMaster, strings.TrimSpace(lbl.Note)))
+		if r.version != "" {
+			ev = append(ev, "control plane "+r.version)
+		}
+		f.Evidence = ev
+		return f
+	}
+	f.Cases = []string{caseReddit, caseDell}
+	f.Title = fmt.Sprintf("%s requires nodes that do not exist", w)
+	what := "its pods stay Pending"
+	if w.kind == "DaemonSet" {
+		what = "it runs on no node"
+	}
+	f.Message = fmt.Sprintf("The node selection of %s matches none of the %d nodes, so %s. A label that was renamed, "+
+		"removed with a node pool or never applied leaves workloads stranded without any error until they are needed.",
+		w, total, what)
+	f.Remediation = "Fix the nodeSelector or required node affinity to labels the intended nodes carry (kubectl get nodes --show-labels), " +
+		"or label those nodes; if the workload is meant for hardware this cluster does not have, scale it to zero or remove it."
+	how := r.su.couldCreate(sel)
+	switch {
+	case w.kind == "DaemonSet":
+		f.Severity = finding.Low
+		f.Message += " DaemonSets for optional hardware often match no node on purpose; make sure this one is such a case."
+	case how == "":
+		f.Severity = finding.High
+	case strings.HasPrefix(how, "Karpenter NodePool"):
+		f.Severity = finding.Low
+		f.Message += " " + how + ", so this may only mean no such node is needed yet."
+	default:
+		f.Severity = finding.Medium
+		f.Message += " However, " + how + "."
+	}
+	if how != "" {
+		ev = append(ev, how)
+	}
+	f.Evidence = ev
+	return f
+}
+
+// conditionTaint reports taints that reflect node state or lifecycle
+// rather than placement intent: the node.kubernetes.io/* condition taints,
+// the cloud provider's start-up taint and cluster-autoscaler's scale-down
+// marks. They come and go; judging placement by them would report noise.
+func conditionTaint(t corev1.Taint) bool {
+	return strings.HasPrefix(t.Key, "node.kubernetes.io/") || strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/") ||
+		t.Key == "ToBeDeletedByClusterAutoscaler" || t.Key == "DeletionCandidateOfClusterAutoscaler"
+}
+
+// taintFinding reports a template whose matching nodes all repel it.
+func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodesComplete bool) (finding.Finding, bool) {
+	repelled := map[string]int{}
+	var example corev1.Taint
+	for _, i := range nodes {
+		n := r.ix.nodes[i]
+		blocked := false
+		for _, t := range n.Spec.Taints {
+			if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !conditionTaint(t) && !tolerates(w.spec.Tolerations, t) {
+				repelled[t.Key+"="+t.Value+":"+string(t.Effect)]++
+				example, blocked = t, true
+				break
+			}
+		}
+		if !blocked {
+			return finding.Finding{}, false
+		}
+	}
+	if !nodesComplete {
+		// Nodes not in the input might match and accept the pods.
+		return finding.Finding{}, false
+	}
+	f := finding.Finding{
+		Check:    "selector-matches-no-node",
+		Severity: finding.Medium,
+		Title:    fmt.Sprintf("%s selects only nodes whose taints it does not tolerate", w),
+		Objects:  []finding.ObjectRef{w.ref()},
+		Cases:    []string{caseDell},
+	}
+	refs := []string{}
+	for _, i := range nodes {
+		if len(f.Objects) > check.MaxListedObjects {
+			break
+		}
+		f.Objects = append(f.Objects, check.NodeRef(r.ix.nodes[i].Name))
+		refs = append(refs, r.ix.nodes[i].Name)
+	}
+	f.Message = fmt.Sprintf("%s matches %s, and every one carries a NoSchedule or NoExecute taint the template does not tolerate, so its pods cannot be placed.",
+		w, check.Plural(len(nodes), "node", "nodes"))
+	var tolMaster bool
+	for _, t := range w.spec.Tolerations {
+		tolMaster = tolMaster || t.Key == labelMaster
+	}
+	if example.Key == labelCtrlPlane && tolMaster {
+		tnt, _ := r.facts.renamed("taint", labelMaster)
+		f.Severity = finding.High
+		f.Message += fmt.Sprintf(" It tolerates the old %s taint, which kubeadm stopped applying in %s; the control-plane nodes now carry %s.",
+			labelMaster, tnt.RemovedIn, labelCtrlPlane)
+	}
+	f.Remediation = "Add a toleration for the taint the intended nodes carry (for control-plane nodes: key " + labelCtrlPlane +
+		", effect NoSchedule), or select nodes the workload is allowed on."
+	for k, n := range repelled {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%d matching nodes carry taint %s, not tolerated", n, k))
+	}
+	f.Evidence = append(f.Evidence, "matching nodes: "+check.ListText(refs, 10))
+	return f, true
+}
+
+// noopFinding reports NotIn/DoesNotExist requirements on a renamed label
+// that no node carries any more while nodes carry its new name: the
+// exclusion was written to keep pods off those nodes and now excludes
+// nothing. Exclusions of other absent keys are left alone: they are
+// usually written for nodes that may join later (Fargate, virtual-kubelet,
+// Windows), and excluding nothing today is what they mean to do.
+func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, bool) {
+	var noop, ev []string
+	for _, t := range sel.terms {
+		for _, q := range t {
+			if q.field || q.positive() || len(r.ix.byKey[q.key]) > 0 {
+				continue
+			}
+			ren, ok := r.facts.renamed("label", q.key)
+			if !ok || len(r.ix.byKey[ren.New]) == 0 {
+				continue
+			}
+			noop = append(noop, q.String())
+			ev = append(ev, fmt.Sprintf("%s: no node of %d carries %s; %d carry %s (%s)", q, len(r.ix.nodes), q.key,
+				len(r.ix.byKey[ren.New]), ren.New, strings.TrimSpace(ren.Note)))
+		}
+	}
+	if len(noop) == 0 {
+		return finding.Finding{}, false
+	}
+	return finding.Finding{
+		Check:    "selector-matches-no-node",
+		Severity: finding.Medium,
+		Title:    fmt.Sprintf("%s excludes nodes by a removed label, so it excludes none", w),
+		Message: fmt.Sprintf("%s excludes nodes with %s, but no node carries that label any more: the nodes it was meant "+
+			"to avoid now carry the new label and are no longer excluded. hetzner-k3s upgrade Plans built this way "+
+			"targeted the control plane and stalled.", w, strings.Join(noop, "; ")),
+		Objects:     []finding.ObjectRef{w.ref()},
+		Evidence:    ev,
+		Remediation: "Exclude by the label the nodes carry now (for control-plane nodes: " + labelCtrlPlane + " DoesNotExist).",
+		Cases:       []string{caseHetzner},
+	}, true
+}
