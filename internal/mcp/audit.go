@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -39,18 +40,19 @@ const (
 // AuditInput is what the audit tool takes. Exactly one source applies:
 // files, demo, or (by default) a live cluster.
 type AuditInput struct {
-	Context     string   `json:"context,omitempty" jsonschema:"kube context to audit; default: the server's --context, else the kubeconfig's current context"`
-	Kubeconfig  string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
-	Namespace   string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to files and demo too; default: all namespaces"`
-	Files       []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster"`
-	Demo        bool     `json:"demo,omitempty" jsonschema:"audit kubegap's embedded demo cluster, which shows the founding gaps"`
-	Checks      []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
-	SkipChecks  []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs"`
-	MinSeverity string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low, info; default: low"`
-	PageSize    int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50 (0 is an error); default: 10"`
-	Page        int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one"`
-	Cursor      string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
-	AuditID     string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one"`
+	Context       string   `json:"context,omitempty" jsonschema:"kube context to audit; default: the server's --context, else the kubeconfig's current context"`
+	Kubeconfig    string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
+	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to files and demo too; default: all namespaces"`
+	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster"`
+	Demo          bool     `json:"demo,omitempty" jsonschema:"audit kubegap's embedded demo cluster, which shows the founding gaps"`
+	Checks        []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
+	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs"`
+	MinSeverity   string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low, info; default: low"`
+	PageSize      int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50 (0 is an error); default: 10"`
+	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one"`
+	Cursor        string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
+	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35; findings about it carry preflight before or during"`
+	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one"`
 }
 
 // AuditOutput is one page of an audit.
@@ -63,9 +65,9 @@ type AuditOutput struct {
 	// keep the page small.
 	Coverage []CoverageBrief `json:"coverage" jsonschema:"each resource the audit needed that was not read completely: forbidden, error, not-in-input, or read in part (files, a namespace scope); not-served ones are known absent and listed too"`
 	// CompleteResources counts the resources read completely.
-	CompleteResources int `json:"complete_resources" jsonschema:"how many of the resources the audit needed were read completely (not listed in coverage)"`
-	Summary  report.Summary  `json:"summary" jsonschema:"findings by severity, over the whole audit"`
-	Checks   []CheckStatus   `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
+	CompleteResources int            `json:"complete_resources" jsonschema:"how many of the resources the audit needed were read completely (not listed in coverage)"`
+	Summary           report.Summary `json:"summary" jsonschema:"findings by severity, over the whole audit"`
+	Checks            []CheckStatus  `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
 	// Findings is this page, most severe first.
 	Findings      []FindingBrief `json:"findings"`
 	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
@@ -104,6 +106,7 @@ type FindingBrief struct {
 	ObjectsTotal int      `json:"objects_total" jsonschema:"how many objects the finding names in all; get_finding lists them with apiVersion"`
 	Evidence     string   `json:"evidence,omitempty" jsonschema:"the first line of evidence; get_finding has it all"`
 	Cases        []string `json:"cases" jsonschema:"incident case IDs; open with get_case"`
+	Preflight    string   `json:"preflight,omitempty" jsonschema:"with target_version: before (fix before upgrading) or during (watch during the upgrade)"`
 }
 
 func (h *handlers) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditInput) (*sdk.CallToolResult, AuditOutput, error) {
@@ -172,7 +175,15 @@ func pagingArgs(in AuditInput) (finding.Severity, int, error) {
 // runAudit reads the chosen source and runs the chosen checks, exactly as
 // 'kubegap audit' does.
 func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report, error) {
-	selected, err := audit.Select(checks.All(), in.Checks, in.SkipChecks)
+	var target *check.KubeVersion
+	if in.TargetVersion != "" {
+		v, ok := check.ParseKubeVersion(in.TargetVersion)
+		if !ok || v.Major != 1 {
+			return nil, fmt.Errorf("target_version %q: want a Kubernetes version such as 1.35", in.TargetVersion)
+		}
+		target = &v
+	}
+	selected, err := audit.Select(audit.ForTarget(checks.All(), target), in.Checks, in.SkipChecks)
 	if err != nil {
 		return nil, fmt.Errorf("%w; see list_checks", err)
 	}
@@ -205,7 +216,7 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 			return nil, err
 		}
 	}
-	return audit.Run(snap, selected, audit.Options{}), nil
+	return audit.Run(snap, selected, audit.Options{Target: target}), nil
 }
 
 // auditPage cuts one page out of a stored audit.
@@ -275,6 +286,7 @@ func brief(id int, f *finding.Finding) FindingBrief {
 		Objects:      []string{},
 		ObjectsTotal: len(f.Objects),
 		Cases:        nonNil(f.Cases),
+		Preflight:    f.Preflight,
 	}
 	// One string per object keeps a page small; get_finding has the
 	// structured references.
