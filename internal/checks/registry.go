@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/kubegap/kubegap/internal/checks/certs"
+	"github.com/kubegap/kubegap/internal/checks/objects"
 )
 
 // All returns every check, sorted by ID: the founding checks of this
@@ -34,6 +35,7 @@ func areas() [][]Check {
 	return [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
 		certs.Checks(),
+		objects.Checks(),
 	}
 }
 
