@@ -3,6 +3,7 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/agents"
 	"github.com/kubegap/kubegap/internal/checks/certs"
 	"github.com/kubegap/kubegap/internal/checks/objects"
 )
@@ -34,6 +35,7 @@ func All() []Check {
 func areas() [][]Check {
 	return [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		agents.Checks(),
 		certs.Checks(),
 		objects.Checks(),
 	}
