@@ -151,7 +151,8 @@ func TestAuditAsReaderFindsGapsAndOnlyReads(t *testing.T) {
 		}
 	}
 	for _, cov := range rep.Coverage {
-		if cov.Status != "read" {
+		// Custom resources whose CRD the test bed lacks are not served.
+		if cov.Status != "read" && cov.Status != "not-served" {
 			t.Errorf("the read-only user could not read %s: %s %s", cov.Resource, cov.Status, cov.Message)
 		}
 	}
@@ -169,8 +170,9 @@ func TestAuditAsReaderFindsGapsAndOnlyReads(t *testing.T) {
 		default:
 			t.Errorf("the audit sent %s %s", q.Verb, q.RequestURI)
 		}
-		if q.Resource == "secrets" || q.Resource == "configmaps" {
-			t.Errorf("the audit read %s: %s", q.Resource, q.RequestURI)
+		// ConfigMaps only by name, one GET each of the few kubegap reads.
+		if q.Resource == "secrets" || q.Resource == "configmaps" && (q.Verb != "get" || q.Name == "") {
+			t.Errorf("the audit read %s: %s %s", q.Resource, q.Verb, q.RequestURI)
 		}
 	}
 }
