@@ -19,7 +19,7 @@ var uncertain = regexp.MustCompile(`(?i)\b(from memory|uncertain|unverified|not 
 // has sources, https URLs; a file with facts outside rows has top-level
 // sources; no value says it was not checked. Thresholds that are policy
 // live in Go constants, not here.
-func FactsSourced(t *testing.T) {
+func FactsSourced(t testing.TB) {
 	t.Helper()
 	files, err := filepath.Glob("data/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -49,7 +49,7 @@ func FactsSourced(t *testing.T) {
 	}
 }
 
-func walkFacts(t *testing.T, path string, v any) {
+func walkFacts(t testing.TB, path string, v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, child := range x {
