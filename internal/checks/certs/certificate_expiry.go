@@ -189,6 +189,14 @@ func parseBundle(data []byte) ([]certInfo, error) {
 	return out, nil
 }
 
+// upperFirst capitalises the first letter of s, for a title.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // latest is the certificate of a bundle that stays valid longest: a client
 // trusting the bundle trusts it until then.
 func latest(certs []certInfo) certInfo {
@@ -447,6 +455,10 @@ func (r *expiryRun) bundle(rule, what, field string, data []byte, ref finding.Ob
 	if !ok {
 		return c, certs, true
 	}
+	if left < 0 {
+		fix = "It has already expired: replace it now, then keep its successor's end date where an alert fires " +
+			"months ahead. " + fix
+	}
 	ev := append([]string{fmt.Sprintf("%s: the latest certificate, %q, %s", field, c.Subject, r.when(c))},
 		certEvidence(field, certs)...)
 	if left >= 0 && left < r.failDays {
@@ -455,7 +467,7 @@ func (r *expiryRun) bundle(rule, what, field string, data []byte, ref finding.Ob
 	r.findings = append(r.findings, finding.Finding{
 		Check:       "certificate-expiry",
 		Severity:    sev,
-		Title:       fmt.Sprintf("%s: certificate %s", what, r.horizonText(left)),
+		Title:       fmt.Sprintf("%s: certificate %s", upperFirst(what), r.horizonText(left)),
 		Message:     fmt.Sprintf("The %s of %s %s. %s", field, what, r.when(c), impact),
 		Objects:     []finding.ObjectRef{ref},
 		Evidence:    ev,
@@ -486,7 +498,7 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 		}
 		ref := check.Ref("v1", "ConfigMap", cm)
 		field := "data[" + rc.key + "]"
-		c, certs, ok := r.bundle("trust-roots", "The "+rc.what+" in ConfigMap "+rc.nn, field, []byte(data), ref,
+		c, certs, ok := r.bundle("trust-roots", "the "+rc.what+" in ConfigMap "+rc.nn, field, []byte(data), ref,
 			"Everything that trusts this root stops trusting its peers at once when it expires.",
 			"Plan the rotation of the "+rc.what+" as a change of your own, before any automatic or forced rotation: "+
 				"list the clients that pin the old CA (kubeconfigs, CI, static ServiceAccount token Secrets) and follow "+

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,7 +39,7 @@ var loadCountFacts = sync.OnceValues(func() (map[string]countFact, error) {
 	for _, d := range f.Defaults {
 		out[d.Name] = d
 	}
-	for _, need := range []string{"terminated-pod-gc-threshold", "deployment-revision-history-limit", "job-ttl-after-finished"} {
+	for _, need := range []string{"terminated-pod-gc-threshold", "deployment-revision-history-limit", "job-ttl-after-finished", "event-ttl"} {
 		if _, ok := out[need]; !ok {
 			return nil, errors.New("object count facts: missing " + need)
 		}
@@ -133,8 +134,9 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 	if f, ok := counted(ctx, snapshot.EventCounts,
 		// Every served group version has an APIService: the finding is about the kind, not one object.
 		finding.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: "v1.events.k8s.io"}, eventsWarn, eventsHigh, "Events",
-		"Every Event is an etcd object until its TTL passes (one hour by default); a controller or policy engine "+
-			"that writes one per object evaluation can fill etcd's quota, after which every write fails.",
+		"Every Event is an etcd object until its TTL passes ("+strings.TrimSpace(facts["event-ttl"].Fact)+"); a "+
+			"controller or policy engine that writes one per object evaluation can fill etcd's quota, after which "+
+			"every write fails.",
 		"Find the source of the Events (kubectl get events -A --sort-by=.lastTimestamp, grouped by reportingComponent "+
 			"and reason) and make it write fewer; keep the API server's --event-ttl short; on self-managed etcd, watch "+
 			"its database size against --quota-backend-bytes.",
