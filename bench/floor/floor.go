@@ -112,6 +112,10 @@ func listAll(ctx context.Context, rc rest.Interface, dyn dynamic.Interface, res 
 	cont := ""
 	for {
 		opts := metav1.ListOptions{Limit: limit, Continue: cont, FieldSelector: res.FieldSelector}
+		if res.CountOnly && cont == "" {
+			// As kubegap counts: one object and the server's count of the rest.
+			opts.Limit = 1
+		}
 		var n int
 		var next string
 		if res.Custom {
@@ -120,6 +124,9 @@ func listAll(ctx context.Context, rc rest.Interface, dyn dynamic.Interface, res 
 				return cnt, err
 			}
 			n, next = len(list.Items), list.GetContinue()
+			if rem := list.GetRemainingItemCount(); res.CountOnly && cont == "" && next != "" && rem != nil {
+				n, next = n+int(*rem), ""
+			}
 		} else {
 			newList, _, _ := snapshot.ListKind(res)
 			list := newList()

@@ -3,8 +3,11 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/agents"
 	"github.com/kubegap/kubegap/internal/checks/availability"
+	"github.com/kubegap/kubegap/internal/checks/certs"
 	"github.com/kubegap/kubegap/internal/checks/dns"
+	"github.com/kubegap/kubegap/internal/checks/objects"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
 )
@@ -25,8 +28,11 @@ func All() []Check {
 // areas lists the checks of each area package, one line a package.
 func areas() [][]Check {
 	return [][]Check{
+		agents.Checks(),
 		availability.Checks(),
+		certs.Checks(),
 		dns.Checks(),
+		objects.Checks(),
 		scheduling.Checks(),
 		upgrade.Checks(),
 	}

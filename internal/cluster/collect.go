@@ -242,6 +242,9 @@ func (r *reader) list(ctx context.Context, res snapshot.Resource) (*snapshot.Sna
 }
 
 func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	if res.CountOnly {
+		return r.count(ctx, res)
+	}
 	if !res.Custom {
 		return r.listPipelined(ctx, res)
 	}

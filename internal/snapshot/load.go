@@ -207,6 +207,9 @@ type loader struct {
 	opts   loadOptions
 	// streamAfter is streamYAMLAfter; tests lower it.
 	streamAfter int
+	// counted holds the CountOnly resources a recipe dump counted, and
+	// whether the count is exact (see readCountList).
+	counted map[Resource]bool
 }
 
 func newLoader(src Source, opts []LoadOption) *loader {
@@ -222,6 +225,18 @@ func (l *loader) loadFile(name string) error {
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
 		return l.loadRecipeMeta(name, f)
+	}
+	if r, ok := recipeCounted(name); ok && inRecipeDump(name) {
+		n, complete, err := readCountList(f)
+		if err != nil {
+			return &InputError{File: name, Err: err}
+		}
+		l.snap.AddCount(r, n)
+		if l.counted == nil {
+			l.counted = map[Resource]bool{}
+		}
+		l.counted[r] = complete
+		return nil
 	}
 	if r, nn, ok := recipeNamed(name); ok && inRecipeDump(name) {
 		if l.named == nil {
@@ -522,6 +537,10 @@ func (l *loader) addObject(raw []byte) error {
 	if u.GetName() == "" && u.GetGenerateName() == "" {
 		return fmt.Errorf("%s has no metadata.name", tm.Kind)
 	}
+	if r, ok := ByGroupKind(group, tm.Kind); ok && r.CountOnly {
+		l.snap.AddCount(r, 1) // counted, never kept
+		return nil
+	}
 	noteWrittenAs(&u, u.GetAPIVersion())
 	trimMeta(&u)
 	trimCustom(&u)
@@ -576,6 +595,10 @@ func (l *loader) snapshotHead(sf snapshotFile) {
 		r, ok := Parse(c.Resource)
 		if !ok {
 			continue // written by a newer kubegap; its objects are still kept
+		}
+		if r.CountOnly && c.Status == StatusRead {
+			// A counted resource has no items: its count is all there is.
+			l.snap.AddCount(r, c.Count)
 		}
 		c.Count = 0
 		l.coverage[r] = c
@@ -793,6 +816,11 @@ func (l *loader) finish() *Snapshot {
 			if c.Status == StatusRead || c.Status == StatusNotServed {
 				s.SetComplete(r, l.snapScope.Namespaces)
 			}
+		case r.CountOnly && l.counted != nil && l.counted[r]:
+			s.SetCoverage(r, StatusRead, "")
+			s.SetComplete(r, nil)
+		case r.CountOnly && l.counted != nil && !l.counted[r] && s.Count(r) > 0:
+			s.SetCoverage(r, StatusRead, "the server gave no remainingItemCount: the count is a lower bound")
 		case l.recipe[r] || r.Named && len(l.named[r]) == len(NamesOf(r)):
 			s.SetCoverage(r, StatusRead, "")
 			s.SetComplete(r, nil)

@@ -93,6 +93,69 @@ func recipeNamed(path string) (Resource, string, bool) {
 	return Resource{}, "", false
 }
 
+// RecipeCountSuffix ends the file a recipe dump counts a CountOnly
+// resource in: "authrequests.dex.coreos.com.count.json" holds what
+// `kubectl get --raw '/apis/dex.coreos.com/v1/authrequests?limit=1'`
+// printed, one object and the server's remainingItemCount.
+const RecipeCountSuffix = ".count.json"
+
+// recipeCounted finds the CountOnly resource a count file of a recipe dump
+// holds.
+func recipeCounted(path string) (Resource, bool) {
+	name, ok := strings.CutSuffix(strings.ToLower(filepath.Base(path)), RecipeCountSuffix)
+	if !ok {
+		return Resource{}, false
+	}
+	for _, r := range Known() {
+		if r.CountOnly && RecipeName(r) == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// readCountList reads a LIST page asked for with limit=1: the count is the
+// items on it plus the server's remainingItemCount. complete is false when
+// there are more pages and the server did not say how many objects remain
+// (it leaves the field out for some requests): the count is then a lower
+// bound.
+func readCountList(r io.Reader) (n int, complete bool, err error) {
+	var l struct {
+		Kind     string            `json:"kind"`
+		Items    []json.RawMessage `json:"items"`
+		Metadata struct {
+			Continue           string `json:"continue"`
+			RemainingItemCount *int64 `json:"remainingItemCount"`
+		} `json:"metadata"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(&l); err != nil {
+		return 0, false, fmt.Errorf("reading a counted list: %w", err)
+	}
+	if !strings.HasSuffix(l.Kind, "List") {
+		return 0, false, fmt.Errorf("kind %q is not a List (want the output of kubectl get --raw 'PATH?limit=1')", l.Kind)
+	}
+	n = len(l.Items)
+	rem := l.Metadata.RemainingItemCount
+	switch {
+	case l.Metadata.Continue == "":
+		return n, true, nil
+	case rem == nil:
+		return n, false, nil
+	case *rem < 0:
+		return 0, false, fmt.Errorf("remainingItemCount %d is negative", *rem)
+	}
+	return n + int(*rem), true, nil
+}
+
+// CountPath is the API path a CountOnly resource is counted at, across
+// namespaces.
+func CountPath(r Resource) string {
+	if r.Group == "" {
+		return "/api/" + r.Version + "/" + r.Resource
+	}
+	return "/apis/" + r.Group + "/" + r.Version + "/" + r.Resource
+}
+
 // isRecipeMeta reports whether a file is one of the recipe's two files
 // about the server, which are not Kubernetes objects.
 func isRecipeMeta(path string) bool {
@@ -188,6 +251,15 @@ dump() { # dump FILE ARGS...: kubectl's output to FILE, or no FILE at all
 				fmt.Fprintf(&b, "dump %s.%s.%s.json get %s -n %s %s --ignore-not-found -o json\n",
 					RecipeName(r), ns, name, RecipeName(r), ns, name)
 			}
+			continue
+		}
+		if r.CountOnly {
+			// One object and the server's count of the rest.
+			line := fmt.Sprintf("dump %s%s get --raw '%s?limit=1'\n", RecipeName(r), RecipeCountSuffix, CountPath(r))
+			if r.Custom {
+				line = fmt.Sprintf("grep -qx '%s' \"$DIR/%s\" 2>/dev/null && %s", RecipeName(r), RecipeAPIResources, line)
+			}
+			b.WriteString(line)
 			continue
 		}
 		args := "get " + RecipeName(r)

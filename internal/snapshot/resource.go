@@ -19,6 +19,12 @@ type Resource struct {
 	// read only a few objects (ConfigMaps). A name that is not found is
 	// known absent.
 	Named bool
+	// CountOnly resources are counted, never kept: only how many objects
+	// there are matters to the checks (Dex AuthRequests, all Events), and
+	// the objects themselves can be many and large. A live read asks for
+	// one object (limit=1) and adds the server's remainingItemCount; the
+	// count lands in Snapshot.Counts and the coverage's Count.
+	CountOnly bool
 }
 
 // NamesOf lists the objects, as namespace/name, that a Named resource is
@@ -104,6 +110,15 @@ var (
 		Kind: "Certificate", Namespaced: true, Custom: true}
 	KarpenterNodePools = Resource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools", Kind: "NodePool", Custom: true}
 
+	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
+	// login attempt in the cluster when its storage is "kubernetes"; all
+	// Events are counted through events.k8s.io (the same objects as core
+	// v1 Events, which are read for Warnings only).
+	DexAuthRequests = Resource{Group: "dex.coreos.com", Version: "v1", Resource: "authrequests", Kind: "AuthRequest",
+		Namespaced: true, Custom: true, CountOnly: true}
+	EventCounts = Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event",
+		Namespaced: true, Custom: true, CountOnly: true}
+
 	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
 	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
 	// They hold public certificates and component settings, never secrets.
@@ -134,7 +149,7 @@ func Known() []Resource {
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
-		ConfigMaps,
+		ConfigMaps, DexAuthRequests, EventCounts,
 	}
 }
 

@@ -140,6 +140,10 @@ type Snapshot struct {
 	// files), keyed by apiVersion/kind, e.g. "k8s.cni.cncf.io/v1/NetworkAttachmentDefinition".
 	Custom map[string][]unstructured.Unstructured
 
+	// Counts holds how many objects of each CountOnly resource there are
+	// (in scope); their objects are never kept.
+	Counts map[Resource]int
+
 	coverage map[Resource]Coverage
 	index    *Index
 	// intern shares repeated strings while objects are added.
@@ -148,7 +152,16 @@ type Snapshot struct {
 
 // New returns an empty snapshot of the given source.
 func New(src Source) *Snapshot {
-	return &Snapshot{Source: src, Custom: map[string][]unstructured.Unstructured{}, coverage: map[Resource]Coverage{}}
+	return &Snapshot{Source: src, Custom: map[string][]unstructured.Unstructured{}, Counts: map[Resource]int{},
+		coverage: map[Resource]Coverage{}}
+}
+
+// AddCount adds n to the count of a CountOnly resource.
+func (s *Snapshot) AddCount(r Resource, n int) {
+	if s.Counts == nil {
+		s.Counts = map[Resource]int{}
+	}
+	s.Counts[r] += n
 }
 
 // SetCoverage records how reading r went. The objects are not marked
@@ -203,6 +216,9 @@ func (s *Snapshot) CustomObjects(r Resource) []unstructured.Unstructured {
 
 // Count is the number of objects of r in the snapshot.
 func (s *Snapshot) Count(r Resource) int {
+	if r.CountOnly {
+		return s.Counts[r]
+	}
 	if k, ok := kindFor(r); ok {
 		return k.count(s)
 	}
@@ -263,6 +279,10 @@ func dedupe[T any](objs []T, key func(*T) (string, string)) []T {
 
 // AddCustom appends custom resources of r, trimmed.
 func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
+	if r.CountOnly {
+		s.AddCount(r, len(objs))
+		return
+	}
 	key := r.APIVersion() + "/" + r.Kind
 	for i := range objs {
 		noteWrittenAs(&objs[i], r.APIVersion())
@@ -290,6 +310,9 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	}
 	for key, objs := range o.Custom {
 		s.Custom[key] = append(s.Custom[key], objs...)
+	}
+	for r, n := range o.Counts {
+		s.AddCount(r, n)
 	}
 }
 
@@ -325,7 +348,12 @@ func (s *Snapshot) Restrict(namespaces []string) error {
 		if !r.Namespaced {
 			continue
 		}
-		if c.Complete {
+		if r.CountOnly {
+			// A count cannot be split by namespace after the fact.
+			delete(s.Counts, r)
+			c = Coverage{Resource: r.String(), Status: StatusNotInInput,
+				Message: "counted across namespaces; the count cannot be limited to " + s.Source.Scope.String()}
+		} else if c.Complete {
 			c.Namespaces = slices.Clone(namespaces)
 		}
 		s.coverage[r] = c
@@ -341,6 +369,7 @@ func (s *Snapshot) Drop(r Resource) {
 		k.restrict(s, func(string) bool { return false })
 	}
 	delete(s.Custom, r.APIVersion()+"/"+r.Kind)
+	delete(s.Counts, r)
 	s.coverage[r] = Coverage{Resource: r.String(), Status: StatusNotInInput, Message: "the input holds no " + r.Kind + " objects"}
 	s.index = buildIndex(s)
 }

@@ -412,6 +412,20 @@ class Cluster:
                 with open(os.path.join(outdir, res + ".json"), "w") as f:
                     json.dump(doc, f, indent=1)
                     f.write("\n")
+        # Counted resources: what kubectl get --raw 'PATH?limit=1' prints.
+        for res, kind in COUNTED_RESOURCES:
+            path = os.path.join(outdir, res + ".count.json")
+            if not os.path.exists(path):
+                items = self.items.get("events", [])
+                n = len(items) if res == "events.events.k8s.io" else 0
+                doc = {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": []}
+                if n > 0:
+                    doc["items"] = [{"metadata": {"name": "first"}}]
+                    if n > 1:
+                        doc["metadata"]["remainingItemCount"] = n - 1
+                with open(path, "w") as f:
+                    json.dump(doc, f, indent=1)
+                    f.write("\n")
         for nn in NAMED_CONFIGMAPS:
             path = os.path.join(outdir, "configmaps.%s.json" % nn.replace("/", "."))
             if not os.path.exists(path):
@@ -437,6 +451,9 @@ ALL_RECIPE_RESOURCES = [
     "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
     "apiservices.apiregistration.k8s.io", "customresourcedefinitions.apiextensions.k8s.io",
 ]
+
+# Resources kubegap only counts (one LIST with limit=1), with their list kind.
+COUNTED_RESOURCES = [("events.events.k8s.io", "EventList")]
 
 # The ConfigMaps kubegap reads by name (internal/snapshot NamedConfigMaps).
 NAMED_CONFIGMAPS = [

@@ -1,0 +1,434 @@
+package agents
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/api-heavy-node-agents.yaml
+var agentFactsYAML []byte
+
+type fanInFact struct {
+	Name           string   `json:"name"`
+	AgentDaemonSet string   `json:"agentDaemonSet"`
+	FanInImage     string   `json:"fanInImage"`
+	Nodes          int      `json:"nodes"`
+	Fact           string   `json:"fact"`
+	Sources        []string `json:"sources"`
+}
+
+type kubeletModeFact struct {
+	Name    string   `json:"name"`
+	Images  []string `json:"images"`
+	Setting string   `json:"setting"`
+	Fact    string   `json:"fact"`
+	Sources []string `json:"sources"`
+}
+
+type agentFacts struct {
+	FanIn       []fanInFact       `json:"fanIn"`
+	KubeletMode []kubeletModeFact `json:"kubeletMode"`
+}
+
+var loadAgentFacts = sync.OnceValues(func() (*agentFacts, error) {
+	var f agentFacts
+	if err := yaml.UnmarshalStrict(agentFactsYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading node agent facts: %w", err)
+	}
+	if len(f.FanIn) == 0 || len(f.KubeletMode) == 0 {
+		return nil, errors.New("node agent facts: fanIn and kubeletMode are required")
+	}
+	return &f, nil
+})
+
+// Policy, not fact: how many copies of one cluster-wide reader make a load
+// worth a finding. The cited clusters fell over with agents on 225 to
+// thousands of nodes; every node's agent holds its own LIST and watch.
+const (
+	readersWarn = 200
+	readersHigh = 1000
+	// Secrets: every copy holds every Secret of the cluster, and one
+	// Deployment's Secret reads alone drove 100 MB/s out of etcd.
+	secretReadersWarn = 50
+	secretReadersHigh = 500
+	// fanInHigh: Calico without Typha at this size is where the cited
+	// API server gave way (225 and 700 nodes).
+	fanInHigh = 200
+)
+
+// heavyResources are the kinds whose cluster-wide LIST grows with the
+// cluster: one object per pod, node or endpoint.
+var heavyResources = []struct{ group, resource string }{
+	{"", "pods"}, {"", "nodes"}, {"", "endpoints"}, {"discovery.k8s.io", "endpointslices"},
+}
+
+// logAgentImages name log shippers, whose metadata filters read pods.
+var logAgentImages = []string{"fluent-bit", "aws-for-fluent-bit", "fluentd", "fluentd-kubernetes-daemonset"}
+
+func apiHeavyNodeAgentsCheck() check.Check {
+	return check.Check{
+		ID:       "api-heavy-node-agents",
+		Title:    "Per-node agents that each list and watch the whole cluster",
+		Severity: finding.High,
+		Description: "Follows each DaemonSet's ServiceAccount through ClusterRoleBindings to ClusterRoles (aggregated " +
+			"roles and wildcards included) and reports agents allowed to list or watch pods, nodes, endpoints or " +
+			"EndpointSlices cluster-wide, weighted by the nodes they run on (status.desiredNumberScheduled, else the " +
+			"nodes their nodeSelector matches): every node's copy keeps its own LIST and watch, so the load grows with " +
+			"nodes times cluster size, and a restart or an API server failover sends all the full LISTs at once. " +
+			"Medium from 200 nodes, high from 1,000 (policy); agents allowed to list Secrets cluster-wide from 50 and " +
+			"500. Calico's calico-node without a Typha Deployment is reported above the 50 nodes at which Calico " +
+			"recommends Typha, high from 200. Fluent Bit with Use_Kubelet in its arguments reads pod metadata from the " +
+			"kubelet and is not counted; its configuration file, in a ConfigMap kubegap does not read, is not seen. " +
+			"RBAC is what an agent may do, not what it does: an informer-based agent may read far less.",
+		Reads: []check.Input{
+			check.Optional(snapshot.DaemonSets),
+			check.Optional(snapshot.ClusterRoles),
+			check.Optional(snapshot.ClusterRoleBindings),
+			check.Optional(snapshot.Deployments),
+			check.Optional(snapshot.Nodes),
+		},
+		Rules: []check.Rule{
+			{ID: "cluster-wide-readers", Summary: "DaemonSets allowed to list or watch pods, nodes, endpoints or Secrets cluster-wide, on many nodes",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
+			{ID: "calico-without-typha", Summary: "calico-node on more than 50 nodes without Typha",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
+		},
+		Cases: []string{
+			"calico-node-full-resync-list-storm-eks-2021",
+			"logging-daemonset-metadata-apiserver-flood-2020",
+			"openai-telemetry-apiserver-overload-2024",
+			"rancher-fleet-agent-secret-list-etcd-read-2023",
+		},
+		Run: runAPIHeavyNodeAgents,
+	}
+}
+
+// grant is one way a ServiceAccount may list or watch a resource.
+type grant struct{ role, binding string }
+
+// rbacIndex answers which cluster-wide read grants a ServiceAccount holds.
+type rbacIndex struct {
+	// rules of each ClusterRole, aggregation applied.
+	rules map[string][]rbacv1.PolicyRule
+	// bindings by subject: "sa:ns/name", "group:name", "user:name".
+	bindings map[string][]*rbacv1.ClusterRoleBinding
+}
+
+func newRBACIndex(s *snapshot.Snapshot) *rbacIndex {
+	ix := &rbacIndex{rules: map[string][]rbacv1.PolicyRule{}, bindings: map[string][]*rbacv1.ClusterRoleBinding{}}
+	for i := range s.ClusterRoles {
+		cr := &s.ClusterRoles[i]
+		ix.rules[cr.Name] = append(ix.rules[cr.Name], cr.Rules...)
+	}
+	// An aggregated role holds the rules of every role its selectors
+	// match. The API server fills them in; objects from files may not.
+	for i := range s.ClusterRoles {
+		cr := &s.ClusterRoles[i]
+		if cr.AggregationRule == nil {
+			continue
+		}
+		for _, sel := range cr.AggregationRule.ClusterRoleSelectors {
+			ls, err := metav1.LabelSelectorAsSelector(&sel)
+			if err != nil || ls.Empty() {
+				continue
+			}
+			for j := range s.ClusterRoles {
+				if j != i && ls.Matches(labels.Set(s.ClusterRoles[j].Labels)) {
+					ix.rules[cr.Name] = append(ix.rules[cr.Name], s.ClusterRoles[j].Rules...)
+				}
+			}
+		}
+	}
+	for i := range s.ClusterRoleBindings {
+		b := &s.ClusterRoleBindings[i]
+		if b.RoleRef.Kind != "ClusterRole" {
+			continue
+		}
+		for _, sub := range b.Subjects {
+			var key string
+			switch sub.Kind {
+			case rbacv1.ServiceAccountKind:
+				key = "sa:" + sub.Namespace + "/" + sub.Name
+			case rbacv1.GroupKind:
+				key = "group:" + sub.Name
+			case rbacv1.UserKind:
+				key = "user:" + sub.Name
+			default:
+				continue
+			}
+			ix.bindings[key] = append(ix.bindings[key], b)
+		}
+	}
+	return ix
+}
+
+// reads returns, per group/resource, how the ServiceAccount ns/name may
+// list or watch it cluster-wide.
+func (ix *rbacIndex) reads(ns, name string, want []struct{ group, resource string }) map[string]grant {
+	out := map[string]grant{}
+	keys := []string{"sa:" + ns + "/" + name, "user:system:serviceaccount:" + ns + ":" + name,
+		"group:system:serviceaccounts", "group:system:serviceaccounts:" + ns}
+	for _, k := range keys {
+		for _, b := range ix.bindings[k] {
+			for _, rule := range ix.rules[b.RoleRef.Name] {
+				for _, w := range want {
+					key := w.resource
+					if _, seen := out[key]; !seen && allowsRead(rule, w.group, w.resource) {
+						out[key] = grant{role: b.RoleRef.Name, binding: b.Name}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// allowsRead reports whether a policy rule allows list or watch of every
+// object of group/resource.
+func allowsRead(r rbacv1.PolicyRule, group, resource string) bool {
+	if len(r.ResourceNames) > 0 {
+		return false
+	}
+	verb := slices.Contains(r.Verbs, "list") || slices.Contains(r.Verbs, "watch") || slices.Contains(r.Verbs, "*")
+	grp := slices.Contains(r.APIGroups, group) || slices.Contains(r.APIGroups, "*")
+	res := slices.Contains(r.Resources, resource) || slices.Contains(r.Resources, "*")
+	return verb && grp && res
+}
+
+func serviceAccount(ds *appsv1.DaemonSet) string {
+	if sa := ds.Spec.Template.Spec.ServiceAccountName; sa != "" {
+		return sa
+	}
+	if sa := ds.Spec.Template.Spec.DeprecatedServiceAccount; sa != "" {
+		return sa
+	}
+	return "default"
+}
+
+// weight is how many nodes a DaemonSet runs on: its status, else the nodes
+// its nodeSelector matches (affinity and taints left aside, so an upper
+// bound). ok is false when neither is known.
+func weight(ds *appsv1.DaemonSet, nodes []corev1.Node) (n int, how string, ok bool) {
+	if d := ds.Status.DesiredNumberScheduled; d > 0 {
+		return int(d), fmt.Sprintf("status.desiredNumberScheduled %d", d), true
+	}
+	if len(nodes) == 0 {
+		return 0, "", false
+	}
+	sel := labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector)
+	for i := range nodes {
+		if sel.Matches(labels.Set(nodes[i].Labels)) {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%d of %d nodes match its nodeSelector (no status in the input)", n, len(nodes)), true
+}
+
+func images(ds *appsv1.DaemonSet) []string {
+	var out []string
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		out = append(out, check.ImageName(c.Image))
+	}
+	return out
+}
+
+func argsText(ds *appsv1.DaemonSet) string {
+	var b strings.Builder
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		b.WriteString(strings.Join(c.Command, " ") + " " + strings.Join(c.Args, " ") + " ")
+	}
+	return b.String()
+}
+
+func isCalicoNode(ds *appsv1.DaemonSet, f fanInFact) bool {
+	if ds.Name == f.AgentDaemonSet {
+		return true
+	}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if c.Name == f.AgentDaemonSet {
+			return true
+		}
+	}
+	return false
+}
+
+// fanInPresent finds a Deployment running the fan-in image (Typha).
+func fanInPresent(s *snapshot.Snapshot, f fanInFact) *appsv1.Deployment {
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		if d.Name == f.Name {
+			return d
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if check.ImageName(c.Image) == f.FanInImage {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+func runAPIHeavyNodeAgents(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadAgentFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	ix := newRBACIndex(s)
+	var out []finding.Finding
+	calico := facts.FanIn[0]
+	typha := fanInPresent(s, calico)
+	for i := range s.DaemonSets {
+		ds := &s.DaemonSets[i]
+		n, how, ok := weight(ds, s.Nodes)
+		if !ok {
+			ctx.Incomplete("cluster-wide-readers", "DaemonSet %s/%s: no status and no nodes in the input, so its node count is unknown", ds.Namespace, ds.Name)
+			continue
+		}
+		if isCalicoNode(ds, calico) && n > calico.Nodes {
+			if f, ok := calicoWithoutTypha(ctx, ds, n, how, calico, typha); ok {
+				out = append(out, f)
+			}
+		}
+		if f, ok := readerFinding(ds, n, how, ix, facts, calico, typha); ok {
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity > out[j].Severity })
+	return out, nil
+}
+
+func calicoWithoutTypha(ctx *check.Context, ds *appsv1.DaemonSet, n int, how string, f fanInFact, typha *appsv1.Deployment) (finding.Finding, bool) {
+	if typha != nil {
+		return finding.Finding{}, false
+	}
+	if !ctx.Complete(snapshot.Deployments) {
+		ctx.Incomplete("calico-without-typha", "calico-node runs on %d nodes and no Typha Deployment is in the input, "+
+			"but Deployments were not read completely", n)
+		return finding.Finding{}, false
+	}
+	sev := finding.Medium
+	if n >= fanInHigh {
+		sev = finding.High
+	}
+	return finding.Finding{
+		Check:    "api-heavy-node-agents",
+		Severity: sev,
+		Title:    fmt.Sprintf("calico-node runs on %d nodes without Typha", n),
+		Message: fmt.Sprintf("DaemonSet %s/%s runs calico-node on %d nodes and no Deployment runs Typha, so every "+
+			"calico-node lists and watches the API server itself; on a restart or an API server failover they all "+
+			"re-list pods at once, and one slow answer makes each retry the full LIST.", ds.Namespace, ds.Name, n),
+		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
+		Evidence: []string{how, "Deployments read completely: none named calico-typha or running a typha image",
+			strings.TrimSpace(f.Fact)},
+		Remediation: "Install Typha (the Tigera operator does so itself; with manifests, use the ones for more than 50 " +
+			"nodes) with at least three replicas, and point calico-node at it.",
+		Cases: []string{"calico-node-full-resync-list-storm-eks-2021"},
+	}, true
+}
+
+func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts *agentFacts, calico fanInFact, typha *appsv1.Deployment) (finding.Finding, bool) {
+	sa := serviceAccount(ds)
+	want := append(slices.Clone(heavyResources), struct{ group, resource string }{"", "secrets"})
+	grants := ix.reads(ds.Namespace, sa, want)
+	if len(grants) == 0 {
+		return finding.Finding{}, false
+	}
+	imgs := images(ds)
+	logAgent := slices.ContainsFunc(imgs, func(i string) bool { return slices.Contains(logAgentImages, i) })
+	var ev []string
+	ev = append(ev, how, fmt.Sprintf("spec.template.spec.serviceAccountName: %s", sa))
+	var heavy []string
+	for _, r := range heavyResources {
+		if g, ok := grants[r.resource]; ok {
+			heavy = append(heavy, r.resource)
+			ev = append(ev, fmt.Sprintf("may list/watch %s cluster-wide: ClusterRole %s via ClusterRoleBinding %s", r.resource, g.role, g.binding))
+		}
+	}
+	g, secrets := grants["secrets"]
+	if secrets {
+		ev = append(ev, fmt.Sprintf("may list/watch secrets cluster-wide: ClusterRole %s via ClusterRoleBinding %s", g.role, g.binding))
+	}
+	// Fan-in and kubelet mode take the pod reads off the API server.
+	if isCalicoNode(ds, calico) && typha != nil {
+		heavy = nil
+		ev = append(ev, fmt.Sprintf("Typha runs (Deployment %s/%s): calico-node reads through it", typha.Namespace, typha.Name))
+	}
+	args := argsText(ds)
+	for _, km := range facts.KubeletMode {
+		if !slices.ContainsFunc(imgs, func(i string) bool { return slices.Contains(km.Images, i) }) {
+			continue
+		}
+		if strings.Contains(strings.ToLower(args), strings.ToLower(km.Setting)) {
+			heavy = slices.DeleteFunc(heavy, func(r string) bool { return r == "pods" })
+			ev = append(ev, fmt.Sprintf("%s appears in the container arguments: pod metadata comes from the kubelet", km.Setting))
+		} else {
+			ev = append(ev, fmt.Sprintf("%s is not in the container arguments; it may be set in the agent's configuration file, "+
+				"which kubegap does not read. %s", km.Setting, strings.TrimSpace(km.Fact)))
+		}
+	}
+	sev, ok := finding.Info, false
+	var cases []string
+	var what []string
+	if len(heavy) > 0 && n >= readersWarn {
+		sev, ok = finding.Medium, true
+		if n >= readersHigh {
+			sev = finding.High
+		}
+		what = append(what, strings.Join(heavy, ", "))
+		if logAgent {
+			cases = append(cases, "logging-daemonset-metadata-apiserver-flood-2020")
+		}
+		cases = append(cases, "openai-telemetry-apiserver-overload-2024")
+		if isCalicoNode(ds, calico) {
+			cases = append(cases, "calico-node-full-resync-list-storm-eks-2021")
+		}
+	}
+	if secrets && n >= secretReadersWarn {
+		ss := finding.Medium
+		if n >= secretReadersHigh {
+			ss = finding.High
+		}
+		sev, ok = max(sev, ss), true
+		what = append(what, "secrets")
+		cases = append(cases, "rancher-fleet-agent-secret-list-etcd-read-2023")
+	}
+	if !ok {
+		return finding.Finding{}, false
+	}
+	if len(ev) > check.MaxEvidence {
+		ev = ev[:check.MaxEvidence]
+	}
+	return finding.Finding{
+		Check:    "api-heavy-node-agents",
+		Severity: sev,
+		Title:    fmt.Sprintf("DaemonSet %s/%s may list %s cluster-wide from %d nodes", ds.Namespace, ds.Name, strings.Join(what, " and "), n),
+		Message: fmt.Sprintf("Each of the %d copies of DaemonSet %s/%s runs as ServiceAccount %s, which may list and watch %s "+
+			"across the whole cluster. If the agent does, the API server answers %d LISTs whose size grows with the "+
+			"cluster, and all of them again whenever the agents restart or an API server fails over. RBAC shows what it "+
+			"may do, not what it does.", n, ds.Namespace, ds.Name, sa, strings.Join(what, " and "), n),
+		Objects:  []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
+		Evidence: ev,
+		Remediation: "Make the agent read only its own node's objects (a fieldSelector on spec.nodeName, the kubelet's " +
+			"API, or kubelet mode for log agents) or through a fan-in layer, narrow its ClusterRole to what it uses, " +
+			"and give its ServiceAccount a FlowSchema with a bounded priority level so it cannot starve the rest of the " +
+			"API server.",
+		Cases: cases,
+	}, true
+}

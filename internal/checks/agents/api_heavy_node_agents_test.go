@@ -1,0 +1,92 @@
+package agents
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
+
+func TestFactsSourced(t *testing.T) { checktest.FactsSourced(t) }
+
+func TestAPIHeavyNodeAgentsGap(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "api-heavy-node-agents/gap.yaml"))
+	fs, _, ok := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	type key struct{ ds, title string }
+	got := map[key]finding.Severity{}
+	for _, f := range fs {
+		got[key{f.Objects[0].Name, strings.SplitN(f.Title, " ", 2)[0]}] = f.Severity
+	}
+	want := map[key]finding.Severity{
+		{"calico-node", "calico-node"}: finding.High,   // 700 nodes, no Typha
+		{"calico-node", "DaemonSet"}:   finding.Medium, // may list pods and nodes from 700 nodes
+		{"fluent-bit", "DaemonSet"}:    finding.High,   // 1,200 nodes, pods through an aggregated role
+		{"edge-agent", "DaemonSet"}:    finding.Medium, // wildcard role: Secrets from 80 nodes
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%v: %v, want %v", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	for _, f := range fs {
+		if f.Objects[0].Name == "fluent-bit" && !strings.Contains(strings.Join(f.Evidence, "\n"), "ClusterRole logging-reader") {
+			t.Errorf("fluent-bit evidence does not name the aggregated role: %v", f.Evidence)
+		}
+		if f.Objects[0].Name == "edge-agent" && !strings.Contains(f.Title, "secrets") {
+			t.Errorf("edge-agent title does not say secrets: %s", f.Title)
+		}
+	}
+}
+
+func TestAPIHeavyNodeAgentsClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "api-heavy-node-agents/clean.yaml"))
+	fs, ctx, ok := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
+	}
+}
+
+// From plain files Deployments are not complete: Typha may exist, so
+// calico-node without a Typha in the input is a partial note.
+func TestCalicoWithoutTyphaNeedsCompleteDeployments(t *testing.T) {
+	s := checktest.Load(t, "api-heavy-node-agents/gap.yaml")
+	fs, ctx, _ := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	for _, f := range fs {
+		if strings.HasPrefix(f.Title, "calico-node runs") {
+			t.Error("reported calico-node without Typha although Deployments are not complete")
+		}
+	}
+	if _, ok := ctx.Notes()["calico-without-typha"]; !ok {
+		t.Error("no partial note")
+	}
+}
+
+func TestWeightFromNodesWithoutStatus(t *testing.T) {
+	s := checktest.Load(t, "api-heavy-node-agents/gap.yaml")
+	ds := s.DaemonSets[0]
+	ds.Status.DesiredNumberScheduled = 0
+	if _, _, ok := weight(&ds, nil); ok {
+		t.Error("weight known without status or nodes")
+	}
+	ds.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+	nodes := []corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"pool": "a"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n2", Labels: map[string]string{"pool": "b"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n3", Labels: map[string]string{"pool": "a"}}},
+	}
+	if n, _, ok := weight(&ds, nodes); !ok || n != 2 {
+		t.Errorf("weight = %d, %v; want the 2 nodes its nodeSelector matches", n, ok)
+	}
+}

@@ -1,0 +1,12 @@
+// Package objects holds the checks about how many objects the cluster
+// keeps: counts that grow until etcd and the API server fail.
+package objects
+
+import "github.com/kubegap/kubegap/internal/check"
+
+// Checks returns the area's checks, one constructor per line.
+func Checks() []check.Check {
+	return []check.Check{
+		objectCountExplosionCheck(),
+	}
+}

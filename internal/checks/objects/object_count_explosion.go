@@ -1,0 +1,400 @@
+package objects
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/object-count-explosion.yaml
+var countFactsYAML []byte
+
+type countFact struct {
+	Name    string   `json:"name"`
+	Value   int      `json:"value"`
+	Fact    string   `json:"fact"`
+	Sources []string `json:"sources"`
+}
+
+var loadCountFacts = sync.OnceValues(func() (map[string]countFact, error) {
+	var f struct {
+		Defaults []countFact `json:"defaults"`
+	}
+	if err := yaml.UnmarshalStrict(countFactsYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading object count facts: %w", err)
+	}
+	out := map[string]countFact{}
+	for _, d := range f.Defaults {
+		out[d.Name] = d
+	}
+	for _, need := range []string{"terminated-pod-gc-threshold", "deployment-revision-history-limit", "job-ttl-after-finished", "event-ttl"} {
+		if _, ok := out[need]; !ok {
+			return nil, errors.New("object count facts: missing " + need)
+		}
+	}
+	return out, nil
+})
+
+// Policy, not fact: where the check starts to speak. The cases lost their
+// control planes at 13,000 failed pods on a small master, at thousands to
+// millions of Dex AuthRequests, and at a full etcd from Events; these
+// thresholds sit well below those and well above what a healthy cluster of
+// a few thousand nodes holds.
+const (
+	// terminatedPodsWarn: 40% of PodGC's default threshold.
+	terminatedPodsWarn = 5000
+	dexWarn            = 1000
+	dexHigh            = 10000
+	eventsWarn         = 100000
+	eventsHigh         = 1000000
+	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
+	// keeping their history bounded.
+	finishedJobsWarn = 1000
+	// historySlack: old ReplicaSets beyond revisionHistoryLimit that a
+	// rollout in progress may briefly keep.
+	historySlack = 2
+	// hugeHistoryLimit: a revisionHistoryLimit this high keeps everything
+	// (2147483647 is the extensions/v1beta1 default).
+	hugeHistoryLimit = 1000
+)
+
+func objectCountExplosionCheck() check.Check {
+	return check.Check{
+		ID:       "object-count-explosion",
+		Title:    "Objects piling up until etcd and the API server fall over",
+		Severity: finding.High,
+		Description: "Counts the objects that accumulate when nothing deletes them: terminated pods against the pod " +
+			"garbage collector's default threshold (12,500; warn from 5,000), old ReplicaSets beyond a Deployment's " +
+			"revisionHistoryLimit (cleanup stuck) or a limit so high it keeps everything (extensions/v1beta1 left " +
+			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, and Dex " +
+			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt). Events and AuthRequests are only " +
+			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. Thresholds beyond the " +
+			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
+			"release history: Helm 3 keeps it in Secrets, which kubegap never reads or lists, and Helm 2 in " +
+			"ConfigMaps, which it reads only by name; nor does it see etcd's size.",
+		Reads: []check.Input{
+			check.Optional(snapshot.Pods),
+			check.Optional(snapshot.Deployments),
+			check.Optional(snapshot.ReplicaSets),
+			check.Optional(snapshot.Jobs),
+			check.Optional(snapshot.EventCounts),
+			check.Optional(snapshot.DexAuthRequests),
+		},
+		Rules: []check.Rule{
+			{ID: "terminated-pods", Summary: "terminated pods approach or pass the PodGC threshold",
+				Needs: []snapshot.Resource{snapshot.Pods}},
+			{ID: "replicaset-history", Summary: "old ReplicaSets beyond revisionHistoryLimit, or a limit that keeps everything",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets}},
+			{ID: "finished-jobs", Summary: "finished Jobs without ttlSecondsAfterFinished pile up",
+				Needs: []snapshot.Resource{snapshot.Jobs}},
+			{ID: "events", Summary: "the Event count is in the hundreds of thousands",
+				Needs: []snapshot.Resource{snapshot.EventCounts}},
+			{ID: "dex-authrequests", Summary: "Dex AuthRequests pile up in the cluster",
+				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
+		},
+		Cases: []string{
+			"fullstaq-dex-cr-storage-control-plane-outage-2019",
+			"jenkins-x-dex-authrequests-not-gced-2020",
+			"replicaset-history-accumulation-2017",
+			"sap-helm-release-configmaps-etcd-bloat-2017",
+			"sso-dex-authrequests-flux-apiserver-2020",
+			"unbounded-terminated-pods-apiserver-oom-2015",
+			"zwindler-kyverno-events-fill-etcd-2023",
+		},
+		Run: runObjectCountExplosion,
+	}
+}
+
+func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadCountFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	var out []finding.Finding
+	if f, ok := terminatedPods(s, facts["terminated-pod-gc-threshold"]); ok {
+		out = append(out, f)
+	}
+	out = append(out, replicaSetHistory(s, facts["deployment-revision-history-limit"])...)
+	if f, ok := finishedJobs(s, facts["job-ttl-after-finished"]); ok {
+		out = append(out, f)
+	}
+	if f, ok := counted(ctx, snapshot.EventCounts,
+		// Every served group version has an APIService: the finding is about the kind, not one object.
+		finding.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: "v1.events.k8s.io"}, eventsWarn, eventsHigh, "Events",
+		"Every Event is an etcd object until its TTL passes ("+strings.TrimSpace(facts["event-ttl"].Fact)+"); a "+
+			"controller or policy engine that writes one per object evaluation can fill etcd's quota, after which "+
+			"every write fails.",
+		"Find the source of the Events (kubectl get events -A --sort-by=.lastTimestamp, grouped by reportingComponent "+
+			"and reason) and make it write fewer; keep the API server's --event-ttl short; on self-managed etcd, watch "+
+			"its database size against --quota-backend-bytes.",
+		[]string{"zwindler-kyverno-events-fill-etcd-2023"}); ok {
+		out = append(out, f)
+	}
+	if f, ok := counted(ctx, snapshot.DexAuthRequests,
+		finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "authrequests.dex.coreos.com"}, dexWarn, dexHigh, "Dex AuthRequests",
+		"Dex with Kubernetes storage creates one AuthRequest custom resource per login attempt; health checks, "+
+			"scanners or a password-guessing attack create them faster than Dex expires them, and every client that "+
+			"lists custom resources (GitOps controllers, backups) pays for each.",
+		"Move Dex to its own storage (a database, or an etcd of its own); until then cap the count with a ResourceQuota "+
+			"on count/authrequests.dex.coreos.com in Dex's namespace, keep health checks off the login path and delete "+
+			"expired AuthRequests.",
+		[]string{"sso-dex-authrequests-flux-apiserver-2020", "fullstaq-dex-cr-storage-control-plane-outage-2019",
+			"jenkins-x-dex-authrequests-not-gced-2020"}); ok {
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// counted reports a CountOnly resource above its thresholds.
+func counted(ctx *check.Context, r snapshot.Resource, ref finding.ObjectRef, warn, high int, what, why, fix string, cases []string) (finding.Finding, bool) {
+	cov := ctx.Snapshot.Status(r)
+	n := cov.Count
+	if n < warn {
+		return finding.Finding{}, false
+	}
+	sev := finding.Medium
+	if n >= high {
+		sev = finding.High
+	}
+	how := "counted from the input"
+	if cov.Complete {
+		how = "counted with one LIST of limit=1 and the server's remainingItemCount"
+	}
+	return finding.Finding{
+		Check:       "object-count-explosion",
+		Severity:    sev,
+		Title:       fmt.Sprintf("%d %s in the cluster", n, what),
+		Message:     fmt.Sprintf("The cluster holds %d %s (%s; medium from %d, high from %d). %s", n, what, how, warn, high, why),
+		Objects:     []finding.ObjectRef{ref},
+		Evidence:    []string{fmt.Sprintf("%s: %d objects (%s)", r, n, how)},
+		Remediation: fix,
+		Cases:       cases,
+	}, true
+}
+
+func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) {
+	type group struct {
+		key string
+		n   int
+	}
+	byOwner := map[string]int{}
+	byReason := map[string]int{}
+	var refs []finding.ObjectRef
+	n := 0
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		n++
+		owner := "no owner"
+		for _, o := range p.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				owner = o.Kind + " " + p.Namespace + "/" + o.Name
+			}
+		}
+		byOwner[owner]++
+		reason := p.Status.Reason
+		if reason == "" {
+			reason = string(p.Status.Phase)
+		}
+		byReason[reason]++
+		if len(refs) < check.MaxListedObjects {
+			refs = append(refs, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+		}
+	}
+	if n < terminatedPodsWarn {
+		return finding.Finding{}, false
+	}
+	top := func(m map[string]int) []group {
+		var gs []group
+		for k, v := range m {
+			gs = append(gs, group{k, v})
+		}
+		sort.Slice(gs, func(i, j int) bool { return gs[i].n > gs[j].n || gs[i].n == gs[j].n && gs[i].key < gs[j].key })
+		if len(gs) > 5 {
+			gs = gs[:5]
+		}
+		return gs
+	}
+	ev := []string{fmt.Sprintf("%d pods in phase Succeeded or Failed; PodGC deletes terminated pods only above %d by default", n, gc.Value)}
+	for _, g := range top(byReason) {
+		ev = append(ev, fmt.Sprintf("reason %s: %d pods", g.key, g.n))
+	}
+	for _, g := range top(byOwner) {
+		ev = append(ev, fmt.Sprintf("owner %s: %d terminated pods", g.key, g.n))
+	}
+	sev, msg := finding.Medium, fmt.Sprintf("%d terminated pods are kept, %d%% of the pod garbage collector's default "+
+		"threshold (%d): below it nothing deletes them, and every LIST or watch of pods carries them.", n, n*100/gc.Value, gc.Value)
+	if n >= gc.Value {
+		sev = finding.High
+		msg = fmt.Sprintf("%d terminated pods are kept, at or above the pod garbage collector's default threshold "+
+			"(%d): the threshold was raised or collection does not keep up. A cluster in 2015 lost etcd and the API "+
+			"server to memory at 100,000 terminated pods, and 13,000 were already too many for a small master.", n, gc.Value)
+	}
+	return finding.Finding{
+		Check:    "object-count-explosion",
+		Severity: sev,
+		Title:    fmt.Sprintf("%d terminated pods are kept in the cluster", n),
+		Message:  msg + fmt.Sprintf(" (The first %d pods are listed.)", len(refs)),
+		Objects:  refs,
+		Evidence: ev,
+		Remediation: "Delete terminated pods (kubectl delete pods -A --field-selector=status.phase==Failed, and Succeeded) " +
+			"and stop their source: set ttlSecondsAfterFinished on Jobs, fix crash-looping Jobs, and on self-managed " +
+			"control planes lower kube-controller-manager's --terminated-pod-gc-threshold to what the masters can hold.",
+		Cases: []string{"unbounded-terminated-pods-apiserver-oom-2015"},
+	}, true
+}
+
+func replicaSetHistory(s *snapshot.Snapshot, limitFact countFact) []finding.Finding {
+	old := map[snapshot.OwnerID][]*appsv1.ReplicaSet{}
+	for i := range s.ReplicaSets {
+		rs := &s.ReplicaSets[i]
+		if rs.Spec.Replicas == nil || *rs.Spec.Replicas != 0 {
+			continue
+		}
+		for _, o := range rs.OwnerReferences {
+			if o.Kind == "Deployment" && o.Controller != nil && *o.Controller {
+				id := snapshot.RefID(rs.Namespace, o)
+				old[id] = append(old[id], rs)
+			}
+		}
+	}
+	var out []finding.Finding
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		limit := int64(limitFact.Value)
+		if d.Spec.RevisionHistoryLimit != nil {
+			limit = int64(*d.Spec.RevisionHistoryLimit)
+		}
+		rss := old[snapshot.IDOf("Deployment", &d.ObjectMeta)]
+		n := int64(len(rss))
+		ref := check.Ref("apps/v1", "Deployment", d)
+		ev := []string{fmt.Sprintf("spec.revisionHistoryLimit: %d", limit),
+			fmt.Sprintf("%d ReplicaSets with spec.replicas 0 controlled by the Deployment", n)}
+		switch {
+		case n > limit+historySlack:
+			sort.Slice(rss, func(i, j int) bool { return rss[i].CreationTimestamp.Before(&rss[j].CreationTimestamp) })
+			objs := []finding.ObjectRef{ref}
+			for j, rs := range rss {
+				if j == check.MaxListedObjects {
+					break
+				}
+				objs = append(objs, check.Ref("apps/v1", "ReplicaSet", rs))
+			}
+			sev := finding.Low
+			if limit >= hugeHistoryLimit && n > int64(limitFact.Value) {
+				sev = finding.Medium
+			}
+			msg := fmt.Sprintf("Deployment %s/%s keeps %d old ReplicaSets against a revisionHistoryLimit of %d.", d.Namespace, d.Name, n, limit)
+			if limit < hugeHistoryLimit {
+				sev = finding.Medium
+				msg += " The Deployment controller is not cleaning up: a rollout that is stuck keeps every old ReplicaSet, " +
+					"and each deploy adds one."
+			}
+			out = append(out, historyFinding(sev, d, objs, ev, msg))
+		case limit >= hugeHistoryLimit:
+			msg := fmt.Sprintf("Deployment %s/%s has revisionHistoryLimit %d, which keeps every old ReplicaSet (%d so far): "+
+				"%s", d.Namespace, d.Name, limit, n, limitFact.Fact)
+			if n > int64(limitFact.Value) {
+				out = append(out, historyFinding(finding.Medium, d, []finding.ObjectRef{ref}, ev, msg))
+			} else {
+				out = append(out, historyFinding(finding.Low, d, []finding.ObjectRef{ref}, ev, msg))
+			}
+		}
+	}
+	return out
+}
+
+func historyFinding(sev finding.Severity, d *appsv1.Deployment, objs []finding.ObjectRef, ev []string, msg string) finding.Finding {
+	return finding.Finding{
+		Check:    "object-count-explosion",
+		Severity: sev,
+		Title:    fmt.Sprintf("Deployment %s/%s accumulates old ReplicaSets", d.Namespace, d.Name),
+		Message: msg + " Revision history grows by one object per deploy until etcd and every client listing the kind " +
+			"pay for it; the same happened with Helm 2's release ConfigMaps.",
+		Objects:  objs,
+		Evidence: ev,
+		Remediation: "Set spec.revisionHistoryLimit to what rollbacks need (a few revisions), delete old ReplicaSets with " +
+			"0 replicas, and if cleanup still does not happen, find why the rollout is stuck (kubectl rollout status).",
+		Cases: []string{"replicaset-history-accumulation-2017", "sap-helm-release-configmaps-etcd-bloat-2017"},
+	}
+}
+
+// finishedJobs counts Jobs that finished and that nothing will delete: no
+// ttlSecondsAfterFinished and no CronJob owner.
+func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
+	byNS := map[string]int{}
+	var refs []finding.ObjectRef
+	n := 0
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.Spec.TTLSecondsAfterFinished != nil || !jobFinished(j) {
+			continue
+		}
+		cron := false
+		for _, o := range j.OwnerReferences {
+			cron = cron || o.Kind == "CronJob"
+		}
+		if cron {
+			continue
+		}
+		n++
+		byNS[j.Namespace]++
+		if len(refs) < check.MaxListedObjects {
+			refs = append(refs, check.Ref("batch/v1", "Job", j))
+		}
+	}
+	if n < finishedJobsWarn {
+		return finding.Finding{}, false
+	}
+	type nsCount struct {
+		ns string
+		n  int
+	}
+	var top []nsCount
+	for ns, c := range byNS {
+		top = append(top, nsCount{ns, c})
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].n > top[j].n || top[i].n == top[j].n && top[i].ns < top[j].ns })
+	ev := []string{fmt.Sprintf("%d finished Jobs with no spec.ttlSecondsAfterFinished and no CronJob owner", n), ttl.Fact}
+	for i, t := range top {
+		if i == 5 {
+			break
+		}
+		ev = append(ev, fmt.Sprintf("namespace %s: %d such Jobs", t.ns, t.n))
+	}
+	return finding.Finding{
+		Check:    "object-count-explosion",
+		Severity: finding.Medium,
+		Title:    fmt.Sprintf("%d finished Jobs are kept with nothing to delete them", n),
+		Message: fmt.Sprintf("%d Jobs have finished and have no ttlSecondsAfterFinished, so neither they nor their pods "+
+			"are deleted; their terminated pods count toward the PodGC threshold. (The first %d are listed.)", n, len(refs)),
+		Objects:     refs,
+		Evidence:    ev,
+		Remediation: "Set spec.ttlSecondsAfterFinished on the Jobs (or in whatever creates them), and delete the finished ones.",
+		Cases:       []string{"unbounded-terminated-pods-apiserver-oom-2015"},
+	}, true
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return j.Status.CompletionTime != nil
+}

@@ -1,0 +1,137 @@
+package objects
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
+
+func TestFactsSourced(t *testing.T) { checktest.FactsSourced(t) }
+
+func severities(fs []finding.Finding) map[string]finding.Severity {
+	out := map[string]finding.Severity{}
+	for _, f := range fs {
+		o := f.Objects[0]
+		out[o.Kind+"/"+o.Namespace+"/"+o.Name] = f.Severity
+	}
+	return out
+}
+
+// The gap fixture is a recipe dump: counts from limit=1 LIST pages with
+// remainingItemCount, Deployments and ReplicaSets listed whole.
+func TestObjectCountExplosionGap(t *testing.T) {
+	s := checktest.Load(t, "object-count-explosion/gap")
+	if c := s.Status(snapshot.DexAuthRequests); !c.Complete || c.Count != 42000 {
+		t.Fatalf("AuthRequests coverage = %+v", c)
+	}
+	fs, _, ok := checktest.Run(t, objectCountExplosionCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	want := map[string]finding.Severity{
+		"CustomResourceDefinition//authrequests.dex.coreos.com": finding.High,
+		"APIService//v1.events.k8s.io":                          finding.Medium,
+		"Deployment/shop/web":                                   finding.Medium, // 8 old against a limit of 3: stuck
+		"Deployment/shop/legacy":                                finding.Medium, // keeps everything, 12 so far
+		"Deployment/shop/legacy-small":                          finding.Low,    // keeps everything, 1 so far
+	}
+	got := severities(fs)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, want %v", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("findings on %v, want %v", got, want)
+	}
+	for _, f := range fs {
+		if f.Objects[0].Name == "web" && !checktest.HasObject([]finding.Finding{f}, "ReplicaSet", "shop", "web-00000") {
+			t.Error("the stuck-history finding does not name the old ReplicaSets")
+		}
+	}
+}
+
+func TestObjectCountExplosionClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "object-count-explosion/clean"))
+	fs, ctx, ok := checktest.Run(t, objectCountExplosionCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
+	}
+}
+
+// writePods writes n terminated pods (and running ones) and Jobs as a
+// kubectl List, loaded through the real loader.
+func writeObjects(t *testing.T, terminated, finishedJobs, cronJobs int) *snapshot.Snapshot {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+	sep := ""
+	add := func(format string, args ...any) {
+		b.WriteString(sep)
+		fmt.Fprintf(&b, format, args...)
+		sep = ",\n"
+	}
+	for i := 0; i < terminated; i++ {
+		add(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"evicted-%d","namespace":"batch","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"spot-worker","uid":"rs1","controller":true}]},"spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Failed","reason":"Evicted"}}`, i)
+	}
+	for i := 0; i < 50; i++ {
+		add(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"running-%d","namespace":"batch"},"spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Running"}}`, i)
+	}
+	for i := 0; i < finishedJobs; i++ {
+		add(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"report-%d","namespace":"reports"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}],"restartPolicy":"Never"}}},"status":{"conditions":[{"type":"Complete","status":"True"}]}}`, i)
+	}
+	for i := 0; i < cronJobs; i++ {
+		add(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"nightly-%d","namespace":"reports","ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"nightly","uid":"cj","controller":true}]},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}],"restartPolicy":"Never"}}},"status":{"conditions":[{"type":"Complete","status":"True"}]}}`, i)
+	}
+	b.WriteString("]}\n")
+	p := filepath.Join(t.TempDir(), "objects.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.LoadPaths([]string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestTerminatedPodsAndFinishedJobs(t *testing.T) {
+	cases := []struct {
+		name                  string
+		terminated, jobs, cjs int
+		pods, jobSev          finding.Severity
+	}{
+		{"below", 4999, 999, 3000, -1, -1},
+		{"warn", 5200, 1100, 0, finding.Medium, finding.Medium},
+		{"past PodGC default", 12600, 0, 0, finding.High, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := writeObjects(t, tc.terminated, tc.jobs, tc.cjs)
+			fs, _, _ := checktest.Run(t, objectCountExplosionCheck(), s)
+			var pods, jobs finding.Severity = -1, -1
+			for _, f := range fs {
+				switch f.Objects[0].Kind {
+				case "Pod":
+					pods = f.Severity
+					if !strings.Contains(strings.Join(f.Evidence, "\n"), "reason Evicted") {
+						t.Errorf("evidence does not break terminated pods down by reason: %v", f.Evidence)
+					}
+				case "Job":
+					jobs = f.Severity
+				}
+			}
+			if pods != tc.pods || jobs != tc.jobSev {
+				t.Errorf("pods %v jobs %v, want %v %v", pods, jobs, tc.pods, tc.jobSev)
+			}
+		})
+	}
+}
