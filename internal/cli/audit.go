@@ -129,7 +129,7 @@ type auditFlags struct {
 	strict        bool
 	inspectImages bool
 	// cfg is the config file read, if any.
-	cfg *config.File
+	cfg           *config.File
 	failOnUnknown bool
 	targetVersion string
 }

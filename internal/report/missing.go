@@ -105,4 +105,3 @@ func scopeLine(r *Report) string {
 	}
 	return s + ", a complete dump (kubegap recipe)"
 }
-

@@ -29,8 +29,8 @@ var keptAnnotations = map[string]bool{
 	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
 	// budget's empty selector).
 	OriginalAPIVersionAnnotation: true,
-	IgnoreAnnotation:                                 true, // suppressions (internal/suppress)
-	IgnoreReasonAnnotation:                           true,
+	IgnoreAnnotation:             true, // suppressions (internal/suppress)
+	IgnoreReasonAnnotation:       true,
 }
 
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
