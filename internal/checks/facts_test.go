@@ -120,11 +120,14 @@ func checkURLs(v any) string {
 // data/: a fact without a source, or one marked memory or uncertain, fails.
 func TestFactsTablesSourced(t *testing.T) {
 	files, err := filepath.Glob("data/*.yaml")
+	// The area packages' facts files follow the same rules.
+	area, _ := filepath.Glob("*/data/*.yaml")
+	files = append(files, area...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no facts files found (%v)", err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		t.Run(f, func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,10 @@
 package checks
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kubegap/kubegap/internal/checks/runtime"
+)
 
 // All returns every check, sorted by ID: the founding checks of this
 // package, and those of the area packages. Adding a check is one file with
@@ -18,13 +22,19 @@ func All() []Check {
 		versionSkewCheck(),
 		webhookBlastRadiusCheck(),
 	}
-	for _, area := range [][]Check{
-		// One line per area package: internal/checks/<area>.Checks().
-	} {
+	for _, area := range areas() {
 		all = append(all, area...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
+}
+
+// areas lists the checks of each area package.
+func areas() [][]Check {
+	return [][]Check{
+		// One line per area package: internal/checks/<area>.Checks().
+		runtime.Checks(),
+	}
 }
 
 // Lookup returns the check with the given ID.
