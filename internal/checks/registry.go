@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/kubegap/kubegap/internal/checks/runtime"
+	"github.com/kubegap/kubegap/internal/checks/versions"
 )
 
 // All returns every check, sorted by ID: the founding checks of this
@@ -34,6 +35,7 @@ func areas() [][]Check {
 	return [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
 		runtime.Checks(),
+		versions.Checks(),
 	}
 }
 
