@@ -3,6 +3,7 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/rbac"
 	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/checks/versions"
 )
@@ -34,6 +35,7 @@ func All() []Check {
 func areas() [][]Check {
 	return [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		rbac.Checks(),
 		runtime.Checks(),
 		versions.Checks(),
 	}
