@@ -180,11 +180,18 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		// A pod's own spec, for add-ons whose workload is not in the input.
-		spec := corev1.PodSpec{ServiceAccountName: p.Spec.ServiceAccountName}
+		// A pod's own spec, for add-ons whose workload is not in the input;
+		// built only for pods that run an add-on image (pods are many).
+		var spec corev1.PodSpec
 		for _, c := range p.Spec.Containers {
-			spec.Containers = append(spec.Containers, corev1.Container{Image: c.Image})
+			if images[check.ImageName(c.Image)] {
+				spec.Containers = append(spec.Containers, corev1.Container{Image: c.Image})
+			}
 		}
+		if len(spec.Containers) == 0 {
+			continue
+		}
+		spec.ServiceAccountName = p.Spec.ServiceAccountName
 		add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, &spec)
 	}
 	if len(addons) == 0 {
