@@ -144,8 +144,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 	seen := map[string]bool{} // namespace/serviceaccount/image
 	add := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
 		for _, c := range spec.Containers {
-			name := check.ImageName(c.Image)
-			if !images[name] {
+			if addonImage(c.Image, images) == "" {
 				continue
 			}
 			_, tag, _ := check.ImageParts(c.Image)
@@ -184,7 +183,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 		// built only for pods that run an add-on image (pods are many).
 		var spec corev1.PodSpec
 		for _, c := range p.Spec.Containers {
-			if images[check.ImageName(c.Image)] {
+			if addonImage(c.Image, images) != "" {
 				spec.Containers = append(spec.Containers, corev1.Container{Image: c.Image})
 			}
 		}
@@ -202,7 +201,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	for _, a := range addons {
 		for _, need := range needs {
-			if check.ImageName(a.image) != need.Image || a.v.Less(need.from) {
+			if addonImage(a.image, images) != need.Image || a.v.Less(need.from) {
 				continue
 			}
 			var missing []string
@@ -238,6 +237,24 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	return out, nil
+}
+
+// addonImage returns the add-on an image runs: its name is the add-on's
+// image name, or ends in "-" and that name, as mirrors name their copies
+// (k3s runs rancher/mirrored-coredns-coredns).
+func addonImage(image string, images map[string]bool) string {
+	name := check.ImageName(image)
+	if images[name] {
+		return name
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		for img := range images {
+			if strings.HasSuffix(name, "-"+img) {
+				return img
+			}
+		}
+	}
+	return ""
 }
 
 func groupName(g string) string {

@@ -73,3 +73,13 @@ func TestAddonRBACGapResourceNamesDoNotList(t *testing.T) {
 		t.Errorf("findings %+v, want the CoreDNS gap", fs)
 	}
 }
+
+// Mirrored images (k3s runs rancher/mirrored-coredns-coredns) are the add-on.
+func TestAddonRBACGapMirroredImage(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/gap.yaml"))
+	s.Deployments[1].Spec.Template.Spec.Containers[0].Image = "rancher/mirrored-coredns-coredns:1.12.1"
+	fs, _, _ := checktest.Run(t, addonRBACGapCheck(), s)
+	if !checktest.HasObject(fs, "Deployment", "kube-system", "coredns") {
+		t.Errorf("findings %+v: the mirrored CoreDNS image is CoreDNS", fs)
+	}
+}
