@@ -72,7 +72,11 @@ func newChecksCommand(app *App) *cobra.Command {
 			}
 			fmt.Fprintln(app.Out, "\nrules (each passes only on complete input of what it needs):")
 			for _, r := range info.Rules {
-				fmt.Fprintf(app.Out, "  %s: %s\n      needs %s\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
+				needs := strings.Join(r.Needs, ", ")
+				if needs == "" {
+					needs = "no listed resource"
+				}
+				fmt.Fprintf(app.Out, "  %s: %s\n      needs %s\n", r.ID, r.Summary, needs)
 			}
 			fmt.Fprintln(app.Out, "\ncases:")
 			for _, cc := range info.Cases {

@@ -39,7 +39,10 @@ func runtimeOf(n *corev1.Node) (nodeRuntime, bool) {
 func managedProvider(n *corev1.Node) string {
 	id := n.Spec.ProviderID
 	switch {
-	case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "":
+	case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "",
+		// AKS node images are named AKSUbuntu-..., AKSAzureLinux-...; files
+		// exported without providerIDs still carry the label.
+		strings.HasPrefix(n.Labels["kubernetes.azure.com/node-image-version"], "AKS"):
 		return "AKS"
 	case strings.HasPrefix(id, "aws://") && (n.Labels["eks.amazonaws.com/nodegroup"] != "" ||
 		n.Labels["eks.amazonaws.com/compute-type"] != "" || n.Labels["karpenter.sh/nodepool"] != ""):

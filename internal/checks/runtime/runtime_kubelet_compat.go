@@ -261,13 +261,15 @@ func containerdRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, 
 		if e.Line != line || now.Before(end) {
 			continue
 		}
-		key := fmt.Sprintf("2|%s|%s|%s", line, provider, pool)
+		// One finding per line (and provider): an end of life is a fleet
+		// fact, not a pool's; the nodes list says where.
+		key := fmt.Sprintf("2|%s|%s", line, provider)
 		group(key, n, func() finding.Finding {
 			f := finding.Finding{Check: runtimeCompatID, Severity: finding.Low, Cases: []string{caseCRIv1},
-				Title: fmt.Sprintf("containerd %s reached end of life on %s on %%s (%s)", line, e.End, where(pool)),
-				Message: fmt.Sprintf("These nodes run containerd %s; containerd's release table ends support for the %s line on %s. "+
-					"Bugs and security fixes no longer land upstream, and future kubelets are qualified against newer lines.",
-					rt.Raw, line, e.End),
+				Title: fmt.Sprintf("containerd %s reached end of life on %s on %%s", line, e.End),
+				Message: fmt.Sprintf("These nodes run containerd %s (for example %s); containerd's release table ends support for "+
+					"the %s line on %s. Bugs and security fixes no longer land upstream, and future kubelets are qualified "+
+					"against newer lines.", line, rt.Raw, line, e.End),
 				Remediation: "Plan the move to a supported containerd line with the next node image; on containerd 2.x, check the " +
 					"removed configuration keys and Docker schema 1 images first.",
 				Evidence: []string{evidence}}

