@@ -34,7 +34,11 @@ func catalogue(lib *library.Library) []byte {
 		}
 		b.WriteString("\nRules (each passes only when what it needs was read completely; see [verdicts](verdicts.md)):\n\n")
 		for _, r := range info.Rules {
-			fmt.Fprintf(&b, "- `%s`: %s (needs %s)\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
+			needs := strings.Join(r.Needs, ", ")
+			if needs == "" {
+				needs = "no listed resource"
+			}
+			fmt.Fprintf(&b, "- `%s`: %s (needs %s)\n", r.ID, r.Summary, needs)
 		}
 		b.WriteString("\nCases:\n\n")
 		for _, cr := range info.Cases {

@@ -8,8 +8,11 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/certs"
 	"github.com/kubegap/kubegap/internal/checks/dns"
 	"github.com/kubegap/kubegap/internal/checks/objects"
+	"github.com/kubegap/kubegap/internal/checks/rbac"
+	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
+	"github.com/kubegap/kubegap/internal/checks/versions"
 )
 
 // All returns every check, sorted by ID: the founding checks of this
@@ -33,8 +36,11 @@ func areas() [][]Check {
 		certs.Checks(),
 		dns.Checks(),
 		objects.Checks(),
+		rbac.Checks(),
+		runtime.Checks(),
 		scheduling.Checks(),
 		upgrade.Checks(),
+		versions.Checks(),
 	}
 }
 

@@ -59,7 +59,7 @@ func TestEveryCheckIsRegistered(t *testing.T) {
 		}
 	}
 	if found != len(All()) {
-		t.Errorf("found %d check constructors, All() returns %d", found, len(All()))
+		t.Errorf("found %d check constructors (area checks included), All() returns %d", found, len(All()))
 	}
 }
 

@@ -117,13 +117,17 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 			}
 			fmt.Fprintln(app.Out, "\nrules (each passes only on complete input of what it needs):")
 			for _, r := range info.Rules {
+				needs := strings.Join(r.Needs, ", ")
+				if needs == "" {
+					needs = "no listed resource"
+				}
 				for i, line := range textwrap.Wrap(r.ID+": "+r.Summary, app.width()-4) {
 					if i > 0 {
 						line = "  " + line
 					}
 					fmt.Fprintf(app.Out, "  %s\n", line)
 				}
-				for _, line := range textwrap.Wrap("needs "+strings.Join(r.Needs, ", "), app.width()-6) {
+				for _, line := range textwrap.Wrap("needs "+needs, app.width()-6) {
 					fmt.Fprintf(app.Out, "      %s\n", line)
 				}
 			}

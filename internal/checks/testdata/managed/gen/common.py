@@ -397,6 +397,24 @@ class Cluster:
     # --- output ----------------------------------------------------------
     def write(self, outdir, api_resources, version):
         os.makedirs(outdir, exist_ok=True)
+        # CoreDNS's own role, as kubeadm and the CoreDNS deployment repo
+        # ship it (list and watch of endpoints, services, pods, namespaces
+        # and EndpointSlices), bound to its service account: every cluster
+        # that runs CoreDNS has it.
+        if any(d["metadata"]["name"] == "coredns" and d["metadata"].get("namespace") == "kube-system"
+               for d in self.items.get("deployments.apps", [])):
+            self.items.setdefault("clusterroles.rbac.authorization.k8s.io", []).append({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "system:coredns", "uid": uid(self.name, "cr-coredns")},
+                "rules": [
+                    {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"], "verbs": ["list", "watch"]},
+                    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+                ]})
+            self.items.setdefault("clusterrolebindings.rbac.authorization.k8s.io", []).append({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "system:coredns", "uid": uid(self.name, "crb-coredns")},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:coredns"},
+                "subjects": [{"kind": "ServiceAccount", "name": "coredns", "namespace": "kube-system"}]})
         for res, items in self.items.items():
             items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
             doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}

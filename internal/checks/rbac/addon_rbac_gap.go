@@ -1,0 +1,459 @@
+// Package rbac holds the checks that read RBAC: what add-ons are allowed
+// to do against what their versions need.
+package rbac
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const (
+	addonRBACID     = "addon-rbac-gap"
+	ruleAddonRBAC   = "addon-cluster-permissions"
+	maxRBACEvidence = 10
+)
+
+//go:embed data/addon-rbac-gap.yaml
+var addonRBACData []byte
+
+type permission struct {
+	APIGroup, Resource string
+	Verbs              []string
+}
+
+// parsePermission reads "group/resource:verb,verb" ("/pods:list" for the
+// core group).
+func parsePermission(s string) (permission, bool) {
+	gr, verbs, ok := strings.Cut(s, ":")
+	group, resource, ok2 := strings.Cut(gr, "/")
+	if !ok || !ok2 || resource == "" || verbs == "" {
+		return permission{}, false
+	}
+	return permission{APIGroup: group, Resource: resource, Verbs: strings.Split(verbs, ",")}, true
+}
+
+type addonNeed struct {
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Case     string   `json:"case"`
+	Image    string   `json:"image"`
+	From     string   `json:"from"`
+	Severity string   `json:"severity"`
+	Effect   string   `json:"effect"`
+	Needs    []string `json:"needs"`
+	Sources  []string `json:"sources"`
+	from     check.KubeVersion
+	perms    []permission
+}
+
+var loadAddonNeeds = sync.OnceValues(func() ([]*addonNeed, error) {
+	var doc struct {
+		Addons []*addonNeed `json:"addons"`
+	}
+	if err := yaml.UnmarshalStrict(addonRBACData, &doc); err != nil {
+		return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %w", err)
+	}
+	for _, a := range doc.Addons {
+		var ok bool
+		if a.from, ok = check.ParseKubeVersion(a.From); !ok {
+			return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad version %q", a.ID, a.From)
+		}
+		for _, n := range a.Needs {
+			p, ok := parsePermission(n)
+			if !ok {
+				return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad need %q", a.ID, n)
+			}
+			a.perms = append(a.perms, p)
+		}
+	}
+	return doc.Addons, nil
+})
+
+// addonRBACGapCheck resolves each add-on's service account to the
+// (Cluster)Roles bound to it and reports the cluster-scope permissions its
+// version needs that none of them grants.
+func addonRBACGapCheck() check.Check {
+	cases := []string{}
+	if needs, err := loadAddonNeeds(); err == nil {
+		seen := map[string]bool{}
+		for _, a := range needs {
+			if !seen[a.Case] {
+				seen[a.Case] = true
+				cases = append(cases, a.Case)
+			}
+		}
+	}
+	return check.Check{
+		ID:       addonRBACID,
+		Title:    "Add-on versions that need API permissions their service account lacks",
+		Severity: finding.High,
+		Description: "Finds CoreDNS and cluster-autoscaler in Deployments, DaemonSets, StatefulSets and pods, reads the version " +
+			"from the image tag, and resolves the pod template's service account through ClusterRoleBindings to ClusterRoles " +
+			"(aggregated ClusterRoles included, by their aggregationRule, and wildcards in groups, resources and verbs; rules " +
+			"limited by resourceNames do not allow list or watch). Group subjects that include every service account count. " +
+			"CoreDNS 1.8.1 and later need list and watch on discovery.k8s.io endpointslices (high: cluster DNS stops syncing); " +
+			"cluster-autoscaler 1.17 and later need csinodes, and 1.21 and later csidrivers and csistoragecapacities, in " +
+			"storage.k8s.io (medium: its scheduling simulation runs without them). These lists are cluster-wide, so a " +
+			"RoleBinding does not satisfy them; the evidence says when one grants them in a single namespace. A missing " +
+			"permission is only reported when every ClusterRole and ClusterRoleBinding was read; otherwise the rule is partial.",
+		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
+			snapshot.ClusterRoles, snapshot.ClusterRoleBindings, snapshot.Roles, snapshot.RoleBindings),
+		Rules: []check.Rule{
+			{ID: ruleAddonRBAC, Summary: "every CoreDNS and cluster-autoscaler service account holds the cluster-scope permissions its version needs",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets,
+					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
+		},
+		Cases: cases,
+		Run:   runAddonRBACGap,
+	}
+}
+
+// addonWorkload is one add-on found in the input.
+type addonWorkload struct {
+	ref   finding.ObjectRef
+	ns    string
+	sa    string
+	image string
+	v     check.KubeVersion
+}
+
+func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
+	s := ctx.Snapshot
+	needs, err := loadAddonNeeds()
+	if err != nil {
+		return nil, err
+	}
+	images := map[string]bool{}
+	for _, a := range needs {
+		images[a.Image] = true
+	}
+	var addons []addonWorkload
+	seen := map[string]bool{} // namespace/serviceaccount/image
+	add := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
+		for _, c := range spec.Containers {
+			if addonImage(c.Image, images) == "" {
+				continue
+			}
+			_, tag, _ := check.ImageParts(c.Image)
+			v, ok := check.ParseKubeVersion(tag)
+			if !ok {
+				ctx.Incomplete(ruleAddonRBAC, "%s runs %s without a version tag kubegap can read", ref, c.Image)
+				continue
+			}
+			sa := spec.ServiceAccountName
+			if sa == "" {
+				sa = "default"
+			}
+			key := ref.Namespace + "/" + sa + "/" + c.Image
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			addons = append(addons, addonWorkload{ref, ref.Namespace, sa, c.Image, v})
+		}
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		add(check.Ref("apps/v1", "Deployment", d), &d.Spec.Template.Spec)
+	}
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		add(check.Ref("apps/v1", "DaemonSet", d), &d.Spec.Template.Spec)
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		add(check.Ref("apps/v1", "StatefulSet", d), &d.Spec.Template.Spec)
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		// A pod's own spec, for add-ons whose workload is not in the input;
+		// built only for pods that run an add-on image (pods are many).
+		var spec corev1.PodSpec
+		for _, c := range p.Spec.Containers {
+			if addonImage(c.Image, images) != "" {
+				spec.Containers = append(spec.Containers, corev1.Container{Image: c.Image})
+			}
+		}
+		if len(spec.Containers) == 0 {
+			continue
+		}
+		spec.ServiceAccountName = p.Spec.ServiceAccountName
+		add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, &spec)
+	}
+	if len(addons) == 0 {
+		return nil, nil
+	}
+	g := newGrants(s)
+	rbacComplete := ctx.Complete(snapshot.ClusterRoles) && ctx.Complete(snapshot.ClusterRoleBindings)
+	var out []finding.Finding
+	for _, a := range addons {
+		for _, need := range needs {
+			if addonImage(a.image, images) != need.Image || a.v.Less(need.from) {
+				continue
+			}
+			var missing []string
+			var evidence []string
+			for _, p := range need.perms {
+				for _, verb := range p.Verbs {
+					if via, ok := g.clusterAllows(a.ns, a.sa, p.APIGroup, p.Resource, verb); ok {
+						if len(evidence) < maxRBACEvidence {
+							evidence = append(evidence, fmt.Sprintf("%s %s.%s: granted by %s", verb, p.Resource, groupName(p.APIGroup), via))
+						}
+						continue
+					}
+					missing = append(missing, fmt.Sprintf("%s %s.%s", verb, p.Resource, groupName(p.APIGroup)))
+					if ns := g.namespacedAllows(a.ns, a.sa, p.APIGroup, p.Resource, verb); ns != "" {
+						evidence = append(evidence, fmt.Sprintf("%s %s.%s is granted only in namespace %s (a RoleBinding), not cluster-wide",
+							verb, p.Resource, groupName(p.APIGroup), ns))
+					}
+				}
+			}
+			if len(missing) == 0 {
+				continue
+			}
+			if !rbacComplete || g.unresolved[a.ns+"/"+a.sa] != "" {
+				reason := "not every ClusterRole and ClusterRoleBinding is in the input"
+				if r := g.unresolved[a.ns+"/"+a.sa]; r != "" {
+					reason = r
+				}
+				ctx.Incomplete(ruleAddonRBAC, "%s (service account %s/%s) may lack %s: %s",
+					a.ref, a.ns, a.sa, strings.Join(missing, ", "), reason)
+				continue
+			}
+			out = append(out, rbacFinding(a, need, missing, evidence, g))
+		}
+	}
+	return out, nil
+}
+
+// addonImage returns the add-on an image runs: its name is the add-on's
+// image name, or ends in "-" and that name, as mirrors name their copies
+// (k3s runs rancher/mirrored-coredns-coredns).
+func addonImage(image string, images map[string]bool) string {
+	name := check.ImageName(image)
+	if images[name] {
+		return name
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 {
+		for img := range images {
+			if strings.HasSuffix(name, "-"+img) {
+				return img
+			}
+		}
+	}
+	return ""
+}
+
+func groupName(g string) string {
+	if g == "" {
+		return "core"
+	}
+	return g
+}
+
+func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, g *grants) finding.Finding {
+	sev := finding.Medium
+	if need.Severity == "high" {
+		sev = finding.High
+	}
+	f := finding.Finding{Check: addonRBACID, Severity: sev, Cases: []string{need.Case},
+		Objects: []finding.ObjectRef{a.ref, {APIVersion: "v1", Kind: "ServiceAccount", Namespace: a.ns, Name: a.sa}},
+		Title:   fmt.Sprintf("%s %s (%s) lacks %s", need.Name, a.v, a.ref, strings.Join(missing, ", ")),
+		Message: fmt.Sprintf("%s runs %s %s as service account %s/%s, and no ClusterRole bound to it grants %s at cluster scope: %s.",
+			a.ref, need.Name, a.v, a.ns, a.sa, strings.Join(missing, ", "), strings.TrimSpace(need.Effect)),
+		Remediation: fmt.Sprintf("Add the missing verbs to the ClusterRole bound to %s/%s (for example a rule for %s), or "+
+			"install the RBAC that ships with this %s release; upgrade RBAC and image together.", a.ns, a.sa,
+			strings.Join(missing, ", "), need.Name),
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s image %s", a.ref, a.image))
+	roles := g.rolesOf(a.ns, a.sa)
+	if len(roles) == 0 {
+		f.Evidence = append(f.Evidence, "no ClusterRoleBinding names the service account or a group holding it")
+	} else {
+		f.Evidence = append(f.Evidence, "bound ClusterRoles: "+check.ListText(roles, maxRBACEvidence))
+	}
+	f.Evidence = append(f.Evidence, evidence...)
+	f.Evidence = append(f.Evidence, "rule "+need.ID+": "+strings.Join(need.Sources, ", "))
+	return f
+}
+
+// grants resolves what a service account may do.
+type grants struct {
+	clusterRoles map[string]*rbacv1.ClusterRole
+	roles        map[string]*rbacv1.Role // namespace/name
+	// crbBySubject maps "sa:ns/name" or "group:name" to the ClusterRoles bound to it.
+	crbBySubject map[string][]string
+	rbBySubject  map[string][]rbBinding
+	// unresolved says why a service account's grants are unknown: a
+	// binding to a ClusterRole that is not in the input.
+	unresolved map[string]string
+	aggregated map[string][]rbacv1.PolicyRule
+}
+
+type rbBinding struct {
+	ns, kind, name string
+}
+
+func subjectKeys(ns, sa string) []string {
+	return []string{"sa:" + ns + "/" + sa, "group:system:serviceaccounts", "group:system:serviceaccounts:" + ns,
+		"group:system:authenticated"}
+}
+
+func newGrants(s *snapshot.Snapshot) *grants {
+	g := &grants{clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{},
+		crbBySubject: map[string][]string{}, rbBySubject: map[string][]rbBinding{},
+		unresolved: map[string]string{}, aggregated: map[string][]rbacv1.PolicyRule{}}
+	for i := range s.ClusterRoles {
+		g.clusterRoles[s.ClusterRoles[i].Name] = &s.ClusterRoles[i]
+	}
+	for i := range s.Roles {
+		r := &s.Roles[i]
+		g.roles[r.Namespace+"/"+r.Name] = r
+	}
+	key := func(sub rbacv1.Subject, bindingNS string) string {
+		switch sub.Kind {
+		case rbacv1.ServiceAccountKind:
+			ns := sub.Namespace
+			if ns == "" {
+				ns = bindingNS
+			}
+			return "sa:" + ns + "/" + sub.Name
+		case rbacv1.GroupKind:
+			return "group:" + sub.Name
+		}
+		return ""
+	}
+	for i := range s.ClusterRoleBindings {
+		b := &s.ClusterRoleBindings[i]
+		if b.RoleRef.Kind != "ClusterRole" {
+			continue
+		}
+		for _, sub := range b.Subjects {
+			if k := key(sub, ""); k != "" {
+				g.crbBySubject[k] = append(g.crbBySubject[k], b.RoleRef.Name)
+				if g.clusterRoles[b.RoleRef.Name] == nil && sub.Kind == rbacv1.ServiceAccountKind {
+					g.unresolved[strings.TrimPrefix(k, "sa:")] = fmt.Sprintf("ClusterRoleBinding %s refers to ClusterRole %s, which is not in the input",
+						b.Name, b.RoleRef.Name)
+				}
+			}
+		}
+	}
+	for i := range s.RoleBindings {
+		b := &s.RoleBindings[i]
+		for _, sub := range b.Subjects {
+			if k := key(sub, b.Namespace); k != "" {
+				g.rbBySubject[k] = append(g.rbBySubject[k], rbBinding{b.Namespace, b.RoleRef.Kind, b.RoleRef.Name})
+			}
+		}
+	}
+	return g
+}
+
+// rulesOf returns a ClusterRole's rules with those of the ClusterRoles its
+// aggregationRule selects (the controller fills them in a live cluster;
+// files may hold the selector only).
+func (g *grants) rulesOf(name string) []rbacv1.PolicyRule {
+	if r, ok := g.aggregated[name]; ok {
+		return r
+	}
+	g.aggregated[name] = nil // guards against cycles
+	cr := g.clusterRoles[name]
+	if cr == nil {
+		return nil
+	}
+	rules := append([]rbacv1.PolicyRule{}, cr.Rules...)
+	if cr.AggregationRule != nil {
+		for _, sel := range cr.AggregationRule.ClusterRoleSelectors {
+			ls, err := metav1.LabelSelectorAsSelector(&sel)
+			if err != nil || ls.Empty() {
+				continue
+			}
+			for _, other := range g.clusterRoles {
+				if other.Name != name && ls.Matches(labels.Set(other.Labels)) {
+					rules = append(rules, g.rulesOf(other.Name)...)
+				}
+			}
+		}
+	}
+	g.aggregated[name] = rules
+	return rules
+}
+
+func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	for _, r := range rules {
+		if len(r.ResourceNames) > 0 && (verb == "list" || verb == "watch") {
+			continue // named resources cannot be listed or watched as a collection
+		}
+		if has(r.APIGroups, group) && has(r.Resources, resource) && has(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func has(list []string, v string) bool {
+	for _, x := range list {
+		if x == v || x == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *grants) clusterAllows(ns, sa, group, resource, verb string) (string, bool) {
+	for _, k := range subjectKeys(ns, sa) {
+		for _, role := range g.crbBySubject[k] {
+			if allows(g.rulesOf(role), group, resource, verb) {
+				return "ClusterRole " + role + " (bound to " + strings.TrimPrefix(strings.TrimPrefix(k, "sa:"), "group:") + ")", true
+			}
+		}
+	}
+	return "", false
+}
+
+// namespacedAllows names a namespace in which a RoleBinding grants the
+// permission, or "".
+func (g *grants) namespacedAllows(ns, sa, group, resource, verb string) string {
+	for _, k := range subjectKeys(ns, sa) {
+		for _, b := range g.rbBySubject[k] {
+			var rules []rbacv1.PolicyRule
+			if b.kind == "ClusterRole" {
+				rules = g.rulesOf(b.name)
+			} else if r := g.roles[b.ns+"/"+b.name]; r != nil {
+				rules = r.Rules
+			}
+			if allows(rules, group, resource, verb) {
+				return b.ns
+			}
+		}
+	}
+	return ""
+}
+
+func (g *grants) rolesOf(ns, sa string) []string {
+	set := map[string]bool{}
+	for _, k := range subjectKeys(ns, sa) {
+		for _, r := range g.crbBySubject[k] {
+			set[r] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,85 @@
+package rbac
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestChecksRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
+
+func TestAddonRBACGap(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/gap.yaml"))
+	fs, ctx, ok := checktest.Run(t, addonRBACGapCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	var coredns, ca *finding.Finding
+	for i := range fs {
+		switch fs[i].Objects[0].Name {
+		case "coredns":
+			coredns = &fs[i]
+		case "cluster-autoscaler":
+			ca = &fs[i]
+		}
+	}
+	if coredns == nil || coredns.Severity != finding.High || !strings.Contains(coredns.Title, "list endpointslices.discovery.k8s.io") {
+		t.Errorf("CoreDNS finding: %+v", coredns)
+	} else if !strings.Contains(strings.Join(coredns.Evidence, "\n"), "only in namespace kube-system") {
+		t.Errorf("the RoleBinding's namespace-only grant is not in the evidence: %v", coredns.Evidence)
+	}
+	if ca == nil || ca.Severity != finding.Medium || !strings.Contains(ca.Title, "csistoragecapacities") ||
+		strings.Contains(ca.Title, "csinodes") {
+		t.Errorf("cluster-autoscaler finding: %+v", ca)
+	}
+	if len(fs) != 2 || len(ctx.Notes()) != 0 {
+		t.Errorf("%d findings, notes %v", len(fs), ctx.Notes())
+	}
+}
+
+// Open world: from plain files the ClusterRoles are not complete, so a
+// missing grant is unknown, not a finding.
+func TestAddonRBACGapIncompleteRBACIsPartial(t *testing.T) {
+	s := checktest.Load(t, "addon-rbac-gap/gap.yaml")
+	fs, ctx, _ := checktest.Run(t, addonRBACGapCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("findings %+v on incomplete RBAC", fs)
+	}
+	if _, ok := ctx.Notes()[ruleAddonRBAC]; !ok {
+		t.Error("the rule must be partial")
+	}
+}
+
+func TestAddonRBACGapClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/clean.yaml"))
+	fs, ctx, ok := checktest.Run(t, addonRBACGapCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// A rule limited by resourceNames does not allow listing.
+func TestAddonRBACGapResourceNamesDoNotList(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/clean.yaml"))
+	for i := range s.ClusterRoles {
+		if s.ClusterRoles[i].Name == "coredns-endpointslices" {
+			s.ClusterRoles[i].Rules[0].ResourceNames = []string{"one"}
+		}
+	}
+	fs, _, _ := checktest.Run(t, addonRBACGapCheck(), s)
+	if len(fs) != 1 || fs[0].Objects[0].Name != "coredns" {
+		t.Errorf("findings %+v, want the CoreDNS gap", fs)
+	}
+}
+
+// Mirrored images (k3s runs rancher/mirrored-coredns-coredns) are the add-on.
+func TestAddonRBACGapMirroredImage(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/gap.yaml"))
+	s.Deployments[1].Spec.Template.Spec.Containers[0].Image = "rancher/mirrored-coredns-coredns:1.12.1"
+	fs, _, _ := checktest.Run(t, addonRBACGapCheck(), s)
+	if !checktest.HasObject(fs, "Deployment", "kube-system", "coredns") {
+		t.Errorf("findings %+v: the mirrored CoreDNS image is CoreDNS", fs)
+	}
+}

@@ -1,0 +1,12 @@
+package runtime
+
+import "github.com/kubegap/kubegap/internal/check"
+
+// Checks lists the area's checks, one constructor per line.
+func Checks() []check.Check {
+	return []check.Check{
+		dockerSocketCouplingCheck(),
+		kernelCNIKnownBadCheck(),
+		runtimeKubeletCompatCheck(),
+	}
+}

@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestKernelCNIKnownBadGap(t *testing.T) {
+	s := checktest.Load(t, "kernel-cni-known-bad/gap.yaml")
+	fs, _, ok := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	want := map[string]string{ // node -> row ID, severity
+		"centos-0":        "centos7-kmem-cgroup-leak medium",
+		"flatcar-0":       "flatcar-3033.2.2-cilium-ipsec medium",
+		"fcos-next-0":     "kernel-7.2-cilium-1.20-set-retval high",
+		"ubuntu2004-0":    "calico-3.27.3-3.28.0-ubuntu-2004-kernel-5.4 high",
+		"aks-nodepool1-0": "aks-containerd-1.4.4-density high",
+	}
+	for node, w := range want {
+		id, sev, _ := strings.Cut(w, " ")
+		got := findingsFor(fs, node)
+		if len(got) != 1 || !strings.Contains(got[0].Title, id) || got[0].Severity.String() != sev {
+			t.Errorf("%s: %v, want one %s finding for %s", node, got, sev, id)
+		}
+	}
+	if len(fs) != len(want) {
+		t.Errorf("%d findings, want %d", len(fs), len(want))
+	}
+}
+
+func TestKernelCNIKnownBadAKSSparseNodeIsMedium(t *testing.T) {
+	s := checktest.Load(t, "kernel-cni-known-bad/gap.yaml")
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == "aks-nodepool1-0" {
+			q := s.Nodes[i].Status.Allocatable["pods"]
+			q.Set(30)
+			s.Nodes[i].Status.Allocatable["pods"] = q
+		}
+	}
+	fs, _, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+	if got := findingsFor(fs, "aks-nodepool1-0"); len(got) != 1 || got[0].Severity != finding.Medium {
+		t.Errorf("AKS node with 30 pods: %v, want one medium", got)
+	}
+}
+
+func TestKernelCNIKnownBadClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "kernel-cni-known-bad/clean.yaml"))
+	fs, ctx, ok := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// Open world: a listed kernel with no CNI agent in the input is unknown.
+func TestKernelCNIKnownBadUnknownAgentIsPartial(t *testing.T) {
+	s := checktest.Load(t, "kernel-cni-known-bad/clean.yaml")
+	s.Nodes[0].Status.NodeInfo.KernelVersion = "7.2.1-200.fc44.x86_64"
+	s.DaemonSets = nil
+	_, ctx, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+	if _, ok := ctx.Notes()[ruleNodeCNI]; !ok {
+		t.Error("a 7.2 node whose CNI agent is not in the input must leave the CNI rule partial")
+	}
+}

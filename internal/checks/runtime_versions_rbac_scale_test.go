@@ -1,0 +1,139 @@
+package checks
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/checks/rbac"
+	"github.com/kubegap/kubegap/internal/checks/runtime"
+	"github.com/kubegap/kubegap/internal/checks/versions"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// runtimeVersionsRBACSnapshot is largeSnapshot (5,000 nodes, 100,000 pods)
+// with what the runtime, versions and rbac checks read: node runtimes,
+// kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker), a
+// Cilium agent pod on every node, a Docker socket mount on every 50th pod,
+// etcd and ingress-nginx in kube-system, and 2,000 ClusterRoles with their
+// bindings, one of them aggregated.
+func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
+	s := largeSnapshot()
+	for i := range s.Nodes {
+		info := &s.Nodes[i].Status.NodeInfo
+		info.KubeletVersion, info.ContainerRuntimeVersion, info.KernelVersion = "v1.33.4", "containerd://1.7.12", "6.8.0-85-generic"
+		switch i % 10 {
+		case 1:
+			info.KernelVersion = "7.2.0-200.fc44.x86_64"
+		case 2:
+			info.OSImage, info.KernelVersion = "CentOS Linux 7 (Core)", "3.10.0-1160.el7.x86_64"
+		case 3:
+			info.ContainerRuntimeVersion = "docker://24.0.7"
+		}
+	}
+	sock := corev1.HostPathSocket
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if i < len(s.Nodes) {
+			p.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.20.1"
+		}
+		if i%50 == 0 {
+			p.Spec.Volumes = append(p.Spec.Volumes, snapshot.HostPathVolume{Name: "docker-sock", Path: "/var/run/docker.sock", Type: &sock})
+		}
+	}
+	for i := range s.Deployments {
+		if i%20 == 0 {
+			t := &s.Deployments[i].Spec.Template.Spec
+			t.Volumes = append(t.Volumes, corev1.Volume{Name: "d", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: "/run/docker.sock", Type: &sock}}})
+			t.ServiceAccountName = fmt.Sprintf("sa-%d", i)
+		}
+	}
+	tmpl := func(image, sa string, args ...string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: sa,
+			Containers: []corev1.Container{{Name: "c", Image: image, Args: args}}}}
+	}
+	s.Deployments = append(s.Deployments,
+		appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"},
+			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/coredns/coredns:v1.11.3", "coredns")}},
+		appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cluster-autoscaler", Namespace: "kube-system"},
+			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.0", "cluster-autoscaler")}},
+		appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
+			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/ingress-nginx/controller:v1.11.4", "ingress-nginx", "--validating-webhook=:8443")}},
+	)
+	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{Template: tmpl("quay.io/cilium/cilium:v1.20.1", "cilium")}})
+	var etcd []corev1.Pod
+	for i := range 3 {
+		etcd = append(etcd, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system"},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.9-0"}}}})
+	}
+	_, addPods, _ := snapshot.ListKind(snapshot.Pods)
+	addPods(s, &corev1.PodList{Items: etcd})
+	for i := range 2000 {
+		name := fmt.Sprintf("role-%d", i)
+		s.ClusterRoles = append(s.ClusterRoles, rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{"aggregate": fmt.Sprint(i%2 == 0)}},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}}})
+		s.ClusterRoleBindings = append(s.ClusterRoleBindings, rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{Kind: "ClusterRole", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "kube-system", Name: "coredns"}}})
+	}
+	s.ClusterRoles = append(s.ClusterRoles, rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
+		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"aggregate": "true"}}}}})
+	s.Finish()
+	return s
+}
+
+// BenchmarkRuntimeVersionsRBACChecks measures the runtime, versions and
+// rbac area checks at 5,000 nodes and 100,000 pods; each must stay within
+// 0.5 s per run.
+func BenchmarkRuntimeVersionsRBACChecks(b *testing.B) {
+	s := runtimeVersionsRBACSnapshot()
+	var all []Check
+	for _, area := range [][]Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
+		all = append(all, area...)
+	}
+	for _, c := range all {
+		b.Run(c.ID, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Run(&Context{Snapshot: s}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestRuntimeVersionsRBACChecksScale checks what these checks report at
+// that size: lists capped, findings grouped rather than one per node.
+func TestRuntimeVersionsRBACChecksScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 100,000-pod snapshot")
+	}
+	s := runtimeVersionsRBACSnapshot()
+	for _, area := range [][]Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
+		for _, c := range area {
+			fs, err := c.Run(&Context{Snapshot: s})
+			if err != nil {
+				t.Fatalf("%s: %v", c.ID, err)
+			}
+			if len(fs) == 0 && c.ID != "addon-rbac-gap" {
+				t.Errorf("%s: no finding on a snapshot built to trigger it", c.ID)
+			}
+			for _, f := range fs {
+				if len(f.Objects) > 60 || len(f.Evidence) > 60 {
+					t.Errorf("%s: finding %q has %d objects and %d evidence lines", c.ID, f.Title, len(f.Objects), len(f.Evidence))
+				}
+			}
+			if len(fs) > 1100 {
+				t.Errorf("%s: %d findings", c.ID, len(fs))
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+// Package versions holds the checks that compare component versions with
+// sourced tables: etcd releases below the Kubernetes documentation's
+// minimums, and components with fixed critical CVEs.
+package versions
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubegap/kubegap/internal/check"
+)
+
+// affected reports whether v is below the fix of its line: on a listed
+// line below its fixed patch, or on a line older than every listed one. A
+// line newer than every listed one is not affected.
+func affected(v check.KubeVersion, fixed []check.KubeVersion) bool {
+	newest := check.KubeVersion{}
+	for _, f := range fixed {
+		if f.Major == v.Major && f.Minor == v.Minor {
+			return v.Less(f)
+		}
+		if newest.Less(f) {
+			newest = f
+		}
+	}
+	oldest := fixed[0]
+	for _, f := range fixed {
+		if f.Less(oldest) {
+			oldest = f
+		}
+	}
+	return v.Less(oldest) || (v.Less(newest) && !lineListed(v, fixed))
+}
+
+func lineListed(v check.KubeVersion, fixed []check.KubeVersion) bool {
+	for _, f := range fixed {
+		if f.Major == v.Major && f.Minor == v.Minor {
+			return true
+		}
+	}
+	return false
+}
+
+func parseAll(list []string) ([]check.KubeVersion, error) {
+	out := make([]check.KubeVersion, len(list))
+	for i, s := range list {
+		v, ok := check.ParseKubeVersion(s)
+		if !ok {
+			return nil, fmt.Errorf("bad version %q", s)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// vendorBuild reports whether a version string carries a vendor or
+// distribution build marker (v1.12.2-gke.3, 1.7.27-1, 2.0.4-k3s2,
+// v1.29.1+rke2r1): such builds may carry backported fixes the version
+// number does not show.
+func vendorBuild(s string) bool {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	return strings.ContainsAny(s, "-+")
+}
+
+// managedProvider names the provider whose control plane a node's
+// providerID and labels point at, or "".
+func managedProvider(nodes []corev1.Node) string {
+	for i := range nodes {
+		n := &nodes[i]
+		id := n.Spec.ProviderID
+		switch {
+		case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "",
+			// AKS node images are named AKSUbuntu-..., AKSAzureLinux-...; files
+			// exported without providerIDs still carry the label.
+			strings.HasPrefix(n.Labels["kubernetes.azure.com/node-image-version"], "AKS"):
+			return "AKS"
+		case strings.HasPrefix(id, "aws://") && (n.Labels["eks.amazonaws.com/nodegroup"] != "" ||
+			n.Labels["eks.amazonaws.com/compute-type"] != "" || n.Labels["karpenter.sh/nodepool"] != ""):
+			return "EKS"
+		case strings.HasPrefix(id, "gce://") && n.Labels["cloud.google.com/gke-nodepool"] != "":
+			return "GKE"
+		}
+	}
+	return ""
+}
