@@ -29,6 +29,12 @@ var keptAnnotations = map[string]bool{
 	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
 	// budget's empty selector).
 	"kubegap.dev/original-api-version": true,
+	// Ingress class binding: the class an Ingress asks for by annotation
+	// (before, and alongside, spec.ingressClassName), and the markers of
+	// the default IngressClass and StorageClass.
+	"kubernetes.io/ingress.class":                 true,
+	"ingressclass.kubernetes.io/is-default-class": true,
+	"storageclass.kubernetes.io/is-default-class": true,
 }
 
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
