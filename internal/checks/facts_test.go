@@ -120,11 +120,17 @@ func checkURLs(v any) string {
 // data/: a fact without a source, or one marked memory or uncertain, fails.
 func TestFactsTablesSourced(t *testing.T) {
 	files, err := filepath.Glob("data/*.yaml")
+	// Area packages keep their facts in <area>/data/.
+	areaFiles, err2 := filepath.Glob("*/data/*.yaml")
+	files = append(files, areaFiles...)
+	if err == nil {
+		err = err2
+	}
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no facts files found (%v)", err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		t.Run(f, func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,10 @@
 package checks
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kubegap/kubegap/internal/checks/registries"
+)
 
 // All returns every check, sorted by ID: the founding checks of this
 // package, and those of the area packages. Adding a check is one file with
@@ -20,6 +24,7 @@ func All() []Check {
 	}
 	for _, area := range [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		registries.Checks(),
 	} {
 		all = append(all, area...)
 	}

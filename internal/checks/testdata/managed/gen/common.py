@@ -53,7 +53,11 @@ class Cluster:
             "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
             "poddisruptionbudgets.policy", "endpointslices.discovery.k8s.io",
             "validatingwebhookconfigurations.admissionregistration.k8s.io",
-            "mutatingwebhookconfigurations.admissionregistration.k8s.io")}
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+            # Kinds a fresh cluster of these shapes has none of: no
+            # workload, autoscaler or Ingress has been created yet.
+            "cronjobs.batch", "jobs.batch", "horizontalpodautoscalers.autoscaling",
+            "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io")}
         self.nodes = []
         self.ip = 10
         self.pod_ip = 10

@@ -160,6 +160,10 @@ for chart in ("traefik-crd", "traefik"):
                      "containers": [ctr("helm", "rancher/klipper-helm:v0.9.14-build20260721",
                                         args=["install", "--set-string", "global.systemDefaultRegistry="],
                                         env=[{"name": "NAME", "value": chart}, {"name": "TARGET_NAMESPACE", "value": "kube-system"}])]}}
+    c.items["jobs.batch"].append({"apiVersion": "batch/v1", "kind": "Job",
+                                  "metadata": c.meta("Job", job, "kube-system", labels={"helmcharts.helm.cattle.io/chart": chart}),
+                                  "spec": {"template": tmpl},
+                                  "status": {"succeeded": 1}})
     c.pod(f"{job}-{podsuffix(5, 'k3s', job)}", "kube-system", tmpl, nodes[0], phase="Succeeded",
           owner={"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": uid("k3s", "Job", "kube-system", job),
                  "controller": True, "blockOwnerDeletion": True})
@@ -170,6 +174,16 @@ for chart in ("traefik-crd", "traefik"):
 c.event(c.items["pods"][-1], "BackOff", "Back-off restarting failed container helm in pod "
         f"{c.items['pods'][-1]['metadata']['name']}_kube-system({c.items['pods'][-1]['metadata']['uid']})", 1,
         "2026-11-26T19:41:05Z", "2026-11-26T19:41:05Z", "kubelet", nodes[0]["name"])
+
+# The bundled Traefik chart creates its IngressClass (controller
+# traefik.io/ingress-controller, traefik chart templates/ingressclass.yaml).
+# Its default-class annotation follows a chart value not checked here, so
+# it is left out.
+c.items["ingressclasses.networking.k8s.io"].append({
+    "apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+    "metadata": c.meta("IngressClass", "traefik", labels=tr_labels,
+                       annotations={"meta.helm.sh/release-name": "traefik", "meta.helm.sh/release-namespace": "kube-system"}),
+    "spec": {"controller": "traefik.io/ingress-controller"}})
 
 api = BUILTIN_API_RESOURCES + """addons.k3s.cattle.io
 etcdsnapshotfiles.k3s.cattle.io
