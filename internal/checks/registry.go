@@ -3,6 +3,7 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/registries"
 )
 
@@ -24,6 +25,7 @@ func All() []Check {
 	}
 	for _, area := range [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		jobs.Checks(),
 		registries.Checks(),
 	} {
 		all = append(all, area...)
