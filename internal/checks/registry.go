@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/checks/ingress"
 	"github.com/kubegap/kubegap/internal/checks/jobs"
+	"github.com/kubegap/kubegap/internal/checks/probes"
 	"github.com/kubegap/kubegap/internal/checks/registries"
 )
 
@@ -28,6 +29,7 @@ func All() []Check {
 		// One line per area package: internal/checks/<area>.Checks().
 		ingress.Checks(),
 		jobs.Checks(),
+		probes.Checks(),
 		registries.Checks(),
 	} {
 		all = append(all, area...)
