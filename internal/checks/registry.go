@@ -3,6 +3,7 @@ package checks
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/checks/autoscaling"
 	"github.com/kubegap/kubegap/internal/checks/ingress"
 	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/probes"
@@ -27,6 +28,7 @@ func All() []Check {
 	}
 	for _, area := range [][]Check{
 		// One line per area package: internal/checks/<area>.Checks().
+		autoscaling.Checks(),
 		ingress.Checks(),
 		jobs.Checks(),
 		probes.Checks(),

@@ -282,4 +282,7 @@ nodenetworkconfigs.acn.azure.com
 clusterpodnetworks.acn.azure.com
 nodes.metrics.k8s.io
 pods.metrics.k8s.io""".split("\n")
+# metrics-server registers the resource metrics API.
+c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+
 c.write(sys.argv[1], api, version_doc("v1.34.7", hexid(40, "aks", "commit"), "2026-05-12T18:00:00Z", "go1.24.12"))

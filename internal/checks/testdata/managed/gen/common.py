@@ -57,7 +57,9 @@ class Cluster:
             # Kinds a fresh cluster of these shapes has none of: no
             # workload, autoscaler or Ingress has been created yet.
             "cronjobs.batch", "jobs.batch", "horizontalpodautoscalers.autoscaling",
-            "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io")}
+            "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
+            # Only aggregated APIServices (see apiservice below).
+            "apiservices.apiregistration.k8s.io")}
         self.nodes = []
         self.ip = 10
         self.pod_ip = 10
@@ -397,6 +399,20 @@ class Cluster:
         if obj["kind"] == "Pod" and reason in ("Unhealthy",):
             ev["involvedObject"]["fieldPath"] = f"spec.containers{{{obj['spec']['containers'][0]['name']}}}"
         self.items["events"].append(ev)
+
+    def apiservice(self, group, version, svc_ns, svc_name, port=443):
+        """An aggregated APIService backed by a Service, Available. The
+        built-in local APIServices (v1., v1.apps, ...) are left out: no
+        check reads them. Fields no check reads (caBundle, priorities) are
+        left out too."""
+        name = f"{version}.{group}"
+        self.items["apiservices.apiregistration.k8s.io"].append({
+            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": self.meta("APIService", name),
+            "spec": {"group": group, "version": version,
+                     "service": {"namespace": svc_ns, "name": svc_name, "port": port}},
+            "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Passed",
+                                       "message": "all checks passed", "lastTransitionTime": self.created}]}})
 
     # --- output ----------------------------------------------------------
     def write(self, outdir, api_resources, version):

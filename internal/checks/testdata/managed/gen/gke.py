@@ -297,4 +297,7 @@ volumesnapshotcontents.snapshot.storage.k8s.io
 volumesnapshots.snapshot.storage.k8s.io
 nodes.metrics.k8s.io
 pods.metrics.k8s.io""".split("\n")
+# metrics-server registers the resource metrics API.
+c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+
 c.write(sys.argv[1], api, version_doc(VER, hexid(40, "gke", "commit"), "2026-09-02T09:00:00Z", "go1.25.10 X:boringcrypto"))
