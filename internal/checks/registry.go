@@ -8,6 +8,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/probes"
 	"github.com/kubegap/kubegap/internal/checks/registries"
+	"github.com/kubegap/kubegap/internal/checks/storage"
 )
 
 // All returns every check, sorted by ID: the founding checks of this
@@ -33,6 +34,7 @@ func All() []Check {
 		jobs.Checks(),
 		probes.Checks(),
 		registries.Checks(),
+		storage.Checks(),
 	} {
 		all = append(all, area...)
 	}

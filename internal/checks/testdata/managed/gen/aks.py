@@ -285,4 +285,14 @@ pods.metrics.k8s.io""".split("\n")
 # metrics-server registers the resource metrics API.
 c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
 
+# Built-in storage (learn.microsoft.com/azure/aks/create-volume-azure-disk and
+# csi-storage-drivers): Azure Disk and Azure Files CSI drivers with their
+# classes; the disk class "default" is the default.
+c.storageclass("default", "disk.csi.azure.com", default=True, params={"skuname": "StandardSSD_LRS"})
+c.storageclass("managed-csi-premium", "disk.csi.azure.com", params={"skuname": "Premium_LRS"})
+c.storageclass("azurefile-csi", "file.csi.azure.com", binding="Immediate", params={"skuName": "Standard_LRS"})
+c.storageclass("azurefile-csi-premium", "file.csi.azure.com", binding="Immediate", params={"skuName": "Premium_LRS"})
+c.csidriver("disk.csi.azure.com")
+c.csidriver("file.csi.azure.com", attach=False)
+
 c.write(sys.argv[1], api, version_doc("v1.34.7", hexid(40, "aks", "commit"), "2026-05-12T18:00:00Z", "go1.24.12"))

@@ -59,7 +59,9 @@ class Cluster:
             "cronjobs.batch", "jobs.batch", "horizontalpodautoscalers.autoscaling",
             "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
             # Only aggregated APIServices (see apiservice below).
-            "apiservices.apiregistration.k8s.io")}
+            "apiservices.apiregistration.k8s.io",
+            # Storage: the built-in classes and drivers; no volumes yet.
+            "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "persistentvolumes")}
         self.nodes = []
         self.ip = 10
         self.pod_ip = 10
@@ -413,6 +415,20 @@ class Cluster:
                      "service": {"namespace": svc_ns, "name": svc_name, "port": port}},
             "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Passed",
                                        "message": "all checks passed", "lastTransitionTime": self.created}]}})
+
+    def storageclass(self, name, provisioner, default=False, binding="WaitForFirstConsumer", params=None):
+        ann = {"storageclass.kubernetes.io/is-default-class": "true"} if default else None
+        sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+              "metadata": self.meta("StorageClass", name, annotations=ann),
+              "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": binding}
+        if params:
+            sc["parameters"] = params
+        self.items["storageclasses.storage.k8s.io"].append(sc)
+
+    def csidriver(self, name, attach=True):
+        self.items["csidrivers.storage.k8s.io"].append({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": self.meta("CSIDriver", name),
+            "spec": {"attachRequired": attach}})
 
     # --- output ----------------------------------------------------------
     def write(self, outdir, api_resources, version):

@@ -226,4 +226,11 @@ api = BUILTIN_API_RESOURCES + """eniconfigs.crd.k8s.amazonaws.com
 policyendpoints.networking.k8s.aws
 cninodes.vpcresources.k8s.aws
 securitygrouppolicies.vpcresources.k8s.aws""".split("\n")
+# EKS creates the gp2 class on the in-tree kubernetes.io/aws-ebs
+# provisioner; the EBS CSI driver is an add-on a fresh cluster lacks
+# (docs.aws.amazon.com/eks/latest/userguide/ebs-csi-migration-faq.html). Its
+# default-class annotation is left out: which versions still set it was
+# not checked.
+c.storageclass("gp2", "kubernetes.io/aws-ebs", params={"fsType": "ext4", "type": "gp2"})
+
 c.write(sys.argv[1], api, version_doc("v1.35.6-eks-3a1f9c2", hexid(40, "eks", "commit"), "2026-07-05T00:00:00Z", "go1.25.10"))

@@ -300,4 +300,9 @@ pods.metrics.k8s.io""".split("\n")
 # metrics-server registers the resource metrics API.
 c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
 
+# GKE's Compute Engine persistent disk CSI driver and its standard-rwo class.
+# Other built-in classes are left out.
+c.storageclass("standard-rwo", "pd.csi.storage.gke.io", default=True, params={"type": "pd-balanced"})
+c.csidriver("pd.csi.storage.gke.io")
+
 c.write(sys.argv[1], api, version_doc(VER, hexid(40, "gke", "commit"), "2026-09-02T09:00:00Z", "go1.25.10 X:boringcrypto"))

@@ -204,4 +204,7 @@ pods.metrics.k8s.io""".split("\n")
 # metrics-server registers the resource metrics API.
 c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
 
+# The bundled local-path provisioner's class.
+c.storageclass("local-path", "rancher.io/local-path", default=True)
+
 c.write(sys.argv[1], api, version_doc(VER, hexid(40, "k3s", "commit"), "2026-08-27T20:00:00Z", "go1.26.7"))
