@@ -52,7 +52,7 @@ for pool, mode, sku, image, size, info, taints, net in pools:
         ipn += 1
         c.node(name, labels, pid, info, f"{net}.{ipn}", taints=taints,
                capacity={"cpu": "4" if mode == "system" else "8", "memory": "16365096Ki" if mode == "system" else "32882536Ki",
-                         "pods": "250", "ephemeral-storage": "129886128Ki"})
+                         "pods": "250", "ephemeral-storage": "129886128Ki"}, reserved_memory_ki=aks_reserved_ki)
         (system if mode == "system" else user).append(c.nodes[-1])
 allnodes = system + user
 

@@ -92,11 +92,19 @@ class Cluster:
             "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"}})
 
-    def node(self, name, labels, provider_id, info, internal_ip, taints=None, capacity=None, created=None):
+    def node(self, name, labels, provider_id, info, internal_ip, taints=None, capacity=None, created=None,
+             reserved_memory_ki=None):
+        """reserved_memory_ki(capacity_ki, max_pods) is the provider's memory
+        reservation plus eviction threshold, in KiB: allocatable memory is
+        capacity less that. None: allocatable equals capacity."""
         lb = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
               "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
         lb.update(labels)
         cap = capacity or {"cpu": "4", "memory": "16374588Ki", "pods": "110", "ephemeral-storage": "129886128Ki"}
+        alloc = dict(cap)
+        if reserved_memory_ki:
+            mem_ki = int(cap["memory"].removesuffix("Ki"))
+            alloc["memory"] = f"{mem_ki - reserved_memory_ki(mem_ki, int(cap['pods'])):d}Ki"
         spec = {"providerID": provider_id}
         if taints:
             spec["taints"] = taints
@@ -122,7 +130,7 @@ class Cluster:
             "spec": spec,
             "status": {"addresses": [{"type": "InternalIP", "address": internal_ip},
                                      {"type": "Hostname", "address": name}],
-                       "capacity": cap, "allocatable": cap, "conditions": conds,
+                       "capacity": cap, "allocatable": alloc, "conditions": conds,
                        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
                        "nodeInfo": ni}})
         self.nodes.append({"name": name, "ip": internal_ip, "labels": lb, "taints": taints or []})
@@ -445,6 +453,47 @@ class Cluster:
         with open(os.path.join(outdir, "version.json"), "w") as f:
             json.dump(version, f, indent=2)
             f.write("\n")
+
+
+# Memory each provider holds back from allocatable: kube-reserved (and
+# system-reserved) plus the kubelet's hard eviction threshold, in KiB.
+EVICTION_KI = 100 * 1024  # memory.available<100Mi, the kubelet default and each provider's
+
+
+def aks_reserved_ki(cap_ki, max_pods):
+    """AKS 1.29 and later: the smaller of 20 MB per pod plus 50 MB, and 25% of
+    memory, plus the 100Mi eviction rule
+    (https://learn.microsoft.com/en-us/azure/aks/node-resource-reservations)."""
+    mb = 1000 * 1000 // 1024  # a megabyte in KiB
+    return min(20 * mb * max_pods + 50 * mb, cap_ki // 4) + EVICTION_KI
+
+
+def eks_reserved_ki(cap_ki, max_pods):
+    """EKS AMIs: 11 MiB per pod plus 255 MiB, plus the 100Mi eviction rule
+    (https://github.com/awslabs/amazon-eks-ami, bootstrap's kube-reserved)."""
+    return (11 * max_pods + 255) * 1024 + EVICTION_KI
+
+
+def gke_reserved_ki(cap_ki, max_pods):
+    """GKE: 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of
+    the next 112 and 2% above 128 GiB, plus 100 MiB for eviction
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes)."""
+    gi = 1024 * 1024
+    tiers = [(4 * gi, 0.25), (4 * gi, 0.20), (8 * gi, 0.10), (112 * gi, 0.06), (float("inf"), 0.02)]
+    left, total = cap_ki, 0
+    for size, rate in tiers:
+        part = min(left, size)
+        total += part * rate
+        left -= part
+        if left <= 0:
+            break
+    return int(total) + EVICTION_KI
+
+
+def eviction_only_ki(cap_ki, max_pods):
+    """A kubelet with no kube- or system-reserved: only the default hard
+    eviction threshold (memory.available<100Mi) is held back."""
+    return EVICTION_KI
 
 
 def normalize_image(image):

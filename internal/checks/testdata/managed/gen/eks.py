@@ -32,7 +32,7 @@ for i, (zone, ip) in enumerate((("us-west-2a", "192.168.12.81"), ("us-west-2b", 
     c.node(name, labels, f"aws:///{zone}/{inst}",
            {"osImage": "Amazon Linux 2023.12.20260710", "kernelVersion": "6.12.94-123.180.amzn2023.x86_64",
             "containerRuntimeVersion": "containerd://2.2.4", "kubeletVersion": KUBELET},
-           ip, capacity={"cpu": "4", "memory": "15896628Ki", "pods": "58", "ephemeral-storage": "83873772Ki"})
+           ip, capacity={"cpu": "4", "memory": "15896628Ki", "pods": "58", "ephemeral-storage": "83873772Ki"}, reserved_memory_ki=eks_reserved_ki)
     nodes.append(c.nodes[-1])
 
 NOT_FARGATE = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [

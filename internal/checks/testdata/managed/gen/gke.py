@@ -33,7 +33,7 @@ for i, zone in enumerate(("us-central1-a", "us-central1-b", "us-central1-c")):
     c.node(name, labels, f"gce://prod-project-4711/{zone}/{name}",
            {"osImage": "Container-Optimized OS from Google", "kernelVersion": "6.6.97+",
             "containerRuntimeVersion": "containerd://2.0.6", "kubeletVersion": VER},
-           f"10.128.0.{11 + i}", capacity={"cpu": "4", "memory": "16375800Ki", "pods": "110", "ephemeral-storage": "98831908Ki"})
+           f"10.128.0.{11 + i}", capacity={"cpu": "4", "memory": "16375800Ki", "pods": "110", "ephemeral-storage": "98831908Ki"}, reserved_memory_ki=gke_reserved_ki)
     nodes.append(c.nodes[-1])
 
 REG = "gke.gcr.io"

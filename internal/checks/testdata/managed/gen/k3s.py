@@ -19,10 +19,12 @@ for name, ip, server in (("k3s-server-1", "192.168.1.21", True), ("k3s-agent-1",
     labels = {"node.kubernetes.io/instance-type": "k3s", "beta.kubernetes.io/instance-type": "k3s"}
     if server:
         labels.update({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/master": "true"})
+    # Assumed, not checked at a source: k3s passes no kube-reserved or
+    # system-reserved, so only the default eviction threshold is held back.
     c.node(name, labels, f"k3s://{name}",
            {"osImage": "Ubuntu 24.04.3 LTS", "kernelVersion": "6.8.0-88-generic",
             "containerRuntimeVersion": "containerd://2.2.7-k3s1", "kubeletVersion": VER},
-           ip, capacity={"cpu": "4", "memory": "8131360Ki", "pods": "110", "ephemeral-storage": "61611820Ki"})
+           ip, capacity={"cpu": "4", "memory": "8131360Ki", "pods": "110", "ephemeral-storage": "61611820Ki"}, reserved_memory_ki=eviction_only_ki)
     nodes.append(c.nodes[-1])
 
 K3S_TOL = [{"key": "CriticalAddonsOnly", "operator": "Exists"},
