@@ -8,6 +8,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/probes"
 	"github.com/kubegap/kubegap/internal/checks/registries"
+	"github.com/kubegap/kubegap/internal/checks/resources"
 	"github.com/kubegap/kubegap/internal/checks/storage"
 )
 
@@ -34,6 +35,7 @@ func All() []Check {
 		jobs.Checks(),
 		probes.Checks(),
 		registries.Checks(),
+		resources.Checks(),
 		storage.Checks(),
 	} {
 		all = append(all, area...)
