@@ -83,13 +83,15 @@ func inTreeVolumeMigrationCheck() check.Check {
 			"table: 1.23 for AWS EBS, GCE PD and Azure Disk; 1.24 for Cinder; 1.26 for Azure File and vSphere), " +
 			"while no CSIDriver object of the replacement driver exists. Kubernetes then routes provisioning, " +
 			"attaching and mounting to a driver that is not there: new claims stay Pending and pods that move " +
-			"cannot mount their volumes. High for PersistentVolumes and the default StorageClass; medium for " +
+			"cannot mount their volumes. High for PersistentVolumes, Pending claims of such a class and the default " +
+			"StorageClass; medium for " +
 			"other StorageClasses; low one minor before migration turns on. A CSI driver always registers a " +
 			"CSIDriver object, so its absence is reliable when CSIDrivers were read completely.",
-		Reads: []check.Input{{Resource: snapshot.StorageClasses}, {Resource: snapshot.PersistentVolumes}, {Resource: snapshot.CSIDrivers}},
+		Reads: []check.Input{{Resource: snapshot.StorageClasses}, {Resource: snapshot.PersistentVolumes},
+			{Resource: snapshot.PersistentVolumeClaims}, {Resource: snapshot.CSIDrivers}},
 		Rules: []check.Rule{
-			{ID: ruleMigration, Summary: "In-tree StorageClasses and volumes whose migrated CSI driver is missing",
-				Needs: []snapshot.Resource{snapshot.StorageClasses, snapshot.PersistentVolumes, snapshot.CSIDrivers}},
+			{ID: ruleMigration, Summary: "In-tree StorageClasses, volumes and claims whose migrated CSI driver is missing",
+				Needs: []snapshot.Resource{snapshot.StorageClasses, snapshot.PersistentVolumes, snapshot.PersistentVolumeClaims, snapshot.CSIDrivers}},
 		},
 		Cases: []string{migrationCase},
 		Run:   runInTreeMigration,
@@ -131,6 +133,29 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 				sev, what = finding.High, what+", the default class"
 			}
 			uses[p] = append(uses[p], use{check.Ref("storage.k8s.io/v1", "StorageClass", sc), sev, what})
+		}
+	}
+	defaultClass := ""
+	classProvisioner := map[string]string{}
+	for i := range s.StorageClasses {
+		sc := &s.StorageClasses[i]
+		classProvisioner[sc.Name] = sc.Provisioner
+		if sc.Annotations[defaultSCAnnot] == "true" {
+			defaultClass = sc.Name
+		}
+	}
+	for i := range s.PersistentVolumeClaims {
+		pvc := &s.PersistentVolumeClaims[i]
+		if pvc.Status.Phase != corev1.ClaimPending {
+			continue // bound claims are judged through their volumes
+		}
+		class := defaultClass
+		if pvc.Spec.StorageClassName != nil {
+			class = *pvc.Spec.StorageClassName
+		}
+		if p := byProvisioner[classProvisioner[class]]; p != nil && class != "" {
+			uses[p] = append(uses[p], use{check.Ref("v1", "PersistentVolumeClaim", pvc), finding.High,
+				fmt.Sprintf("PersistentVolumeClaim %s/%s, Pending, of StorageClass %s", pvc.Namespace, pvc.Name, class)})
 		}
 	}
 	for i := range s.PersistentVolumes {

@@ -24,7 +24,8 @@ func TestInTreeMigrationGap(t *testing.T) {
 			continue
 		}
 		if len(fs) != 1 || fs[0].Severity != tc.want || !checktest.HasObject(fs, "StorageClass", "", "gp2") ||
-			!checktest.HasObject(fs, "PersistentVolume", "", "pvc-0a1b2c") {
+			!checktest.HasObject(fs, "PersistentVolume", "", "pvc-0a1b2c") ||
+			!checktest.HasObject(fs, "PersistentVolumeClaim", "shop", "data-postgres-1") {
 			t.Errorf("%s: findings %+v, want one %v naming gp2 and the volume", tc.version, fs, tc.want)
 		}
 	}

@@ -61,7 +61,7 @@ class Cluster:
             # Only aggregated APIServices (see apiservice below).
             "apiservices.apiregistration.k8s.io",
             # Storage: the built-in classes and drivers; no volumes yet.
-            "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "persistentvolumes",
+            "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "persistentvolumes", "persistentvolumeclaims",
             "csistoragecapacities.storage.k8s.io")}
         self.nodes = []
         self.ip = 10
