@@ -184,7 +184,14 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		groups := map[string]bool{}
 		custom := false
-		for _, m := range h.Spec.Metrics {
+		metrics := h.Spec.Metrics
+		if len(metrics) == 0 {
+			// The API default: 80% average CPU utilization.
+			metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType}}}}
+		}
+		for _, m := range metrics {
 			if g := facts.groupOf[m.Type]; g != "" {
 				groups[g] = true
 			}
@@ -197,9 +204,6 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 				}
 			}
 		}
-		if len(h.Spec.Metrics) == 0 {
-			groups["metrics.k8s.io"] = true // the API default: cpu utilization
-		}
 		for g := range groups {
 			st := apis[g]
 			switch {
@@ -211,7 +215,7 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 				high = append(high, fmt.Sprintf("APIService %s reports Available False", strings.Join(st.names, ", ")))
 			}
 		}
-		if serverKnown && !server.Less(facts.brokenFrom) && server.Less(facts.fixedIn) && (custom || len(h.Spec.Metrics) > 1) {
+		if serverKnown && !server.Less(facts.brokenFrom) && server.Less(facts.fixedIn) && (custom || len(metrics) > 1) {
 			medium = append(medium, fmt.Sprintf("%s: HPA controllers %s to before %s scaled down when one of several metrics could not be fetched (%s)",
 				serverEv, facts.brokenFrom.MinorString(), facts.fixedIn.MinorString(), facts.brokenSrc))
 		}

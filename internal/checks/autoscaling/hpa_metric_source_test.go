@@ -30,9 +30,15 @@ func TestHPAMetricSourceGap(t *testing.T) {
 		"web":   {"ScalingActive False", "without a cpu request: web"},
 		"queue": {"no APIService serves external.metrics.k8s.io"},
 		"rps":   {"v1beta1.custom.metrics.k8s.io reports Available False"},
+		// No metrics: the API's default cpu Utilization target.
+		"web-default": {"Resource cpu Utilization targets Deployment web; containers without a cpu request: web"},
 	} {
 		ev, sev := evidenceOf(fs, name)
-		if sev != finding.High {
+		if name == "web-default" {
+			if sev != finding.Medium {
+				t.Errorf("%s: severity %v, want medium", name, sev)
+			}
+		} else if sev != finding.High {
 			t.Errorf("%s: severity %v, want high; findings %+v", name, sev, fs)
 		}
 		for _, w := range want {
