@@ -4,13 +4,20 @@ import (
 	"sort"
 
 	"github.com/kubegap/kubegap/internal/checks/agents"
+	"github.com/kubegap/kubegap/internal/checks/autoscaling"
 	"github.com/kubegap/kubegap/internal/checks/availability"
 	"github.com/kubegap/kubegap/internal/checks/certs"
 	"github.com/kubegap/kubegap/internal/checks/dns"
+	"github.com/kubegap/kubegap/internal/checks/ingress"
+	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/objects"
+	"github.com/kubegap/kubegap/internal/checks/probes"
 	"github.com/kubegap/kubegap/internal/checks/rbac"
+	"github.com/kubegap/kubegap/internal/checks/registries"
+	"github.com/kubegap/kubegap/internal/checks/resources"
 	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
+	"github.com/kubegap/kubegap/internal/checks/storage"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
 	"github.com/kubegap/kubegap/internal/checks/versions"
 )
@@ -32,13 +39,20 @@ func All() []Check {
 func areas() [][]Check {
 	return [][]Check{
 		agents.Checks(),
+		autoscaling.Checks(),
 		availability.Checks(),
 		certs.Checks(),
 		dns.Checks(),
+		ingress.Checks(),
+		jobs.Checks(),
 		objects.Checks(),
+		probes.Checks(),
 		rbac.Checks(),
+		registries.Checks(),
+		resources.Checks(),
 		runtime.Checks(),
 		scheduling.Checks(),
+		storage.Checks(),
 		upgrade.Checks(),
 		versions.Checks(),
 	}

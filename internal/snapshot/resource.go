@@ -87,6 +87,8 @@ var (
 	PersistentVolumeClaims = Resource{Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true}
 	StorageClasses         = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Kind: "StorageClass"}
 	CSIDrivers             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers", Kind: "CSIDriver"}
+	CSIStorageCapacities   = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities",
+		Kind: "CSIStorageCapacity", Namespaced: true}
 
 	HorizontalPodAutoscalers = Resource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers",
 		Kind: "HorizontalPodAutoscaler", Namespaced: true}
@@ -145,7 +147,7 @@ func Known() []Resource {
 		ValidatingWebhookConfigurations, MutatingWebhookConfigurations,
 		NetworkAttachmentDefinitions,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
-		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers,
+		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,

@@ -31,6 +31,12 @@ var keptAnnotations = map[string]bool{
 	OriginalAPIVersionAnnotation: true,
 	IgnoreAnnotation:             true, // suppressions (internal/suppress)
 	IgnoreReasonAnnotation:       true,
+	// Ingress class binding: the class an Ingress asks for by annotation
+	// (before, and alongside, spec.ingressClassName), and the markers of
+	// the default IngressClass and StorageClass.
+	"kubernetes.io/ingress.class":                 true,
+	"ingressclass.kubernetes.io/is-default-class": true,
+	"storageclass.kubernetes.io/is-default-class": true,
 }
 
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:

@@ -52,7 +52,7 @@ for pool, mode, sku, image, size, info, taints, net in pools:
         ipn += 1
         c.node(name, labels, pid, info, f"{net}.{ipn}", taints=taints,
                capacity={"cpu": "4" if mode == "system" else "8", "memory": "16365096Ki" if mode == "system" else "32882536Ki",
-                         "pods": "250", "ephemeral-storage": "129886128Ki"})
+                         "pods": "250", "ephemeral-storage": "129886128Ki"}, reserved_memory_ki=aks_reserved_ki)
         (system if mode == "system" else user).append(c.nodes[-1])
 allnodes = system + user
 
@@ -282,4 +282,17 @@ nodenetworkconfigs.acn.azure.com
 clusterpodnetworks.acn.azure.com
 nodes.metrics.k8s.io
 pods.metrics.k8s.io""".split("\n")
+# metrics-server registers the resource metrics API.
+c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+
+# Built-in storage (learn.microsoft.com/azure/aks/create-volume-azure-disk and
+# csi-storage-drivers): Azure Disk and Azure Files CSI drivers with their
+# classes; the disk class "default" is the default.
+c.storageclass("default", "disk.csi.azure.com", default=True, params={"skuname": "StandardSSD_LRS"})
+c.storageclass("managed-csi-premium", "disk.csi.azure.com", params={"skuname": "Premium_LRS"})
+c.storageclass("azurefile-csi", "file.csi.azure.com", binding="Immediate", params={"skuName": "Standard_LRS"})
+c.storageclass("azurefile-csi-premium", "file.csi.azure.com", binding="Immediate", params={"skuName": "Premium_LRS"})
+c.csidriver("disk.csi.azure.com")
+c.csidriver("file.csi.azure.com", attach=False)
+
 c.write(sys.argv[1], api, version_doc("v1.34.7", hexid(40, "aks", "commit"), "2026-05-12T18:00:00Z", "go1.24.12"))

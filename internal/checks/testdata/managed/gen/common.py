@@ -53,7 +53,16 @@ class Cluster:
             "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
             "poddisruptionbudgets.policy", "endpointslices.discovery.k8s.io",
             "validatingwebhookconfigurations.admissionregistration.k8s.io",
-            "mutatingwebhookconfigurations.admissionregistration.k8s.io")}
+            "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+            # Kinds a fresh cluster of these shapes has none of: no
+            # workload, autoscaler or Ingress has been created yet.
+            "cronjobs.batch", "jobs.batch", "horizontalpodautoscalers.autoscaling",
+            "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
+            # Only aggregated APIServices (see apiservice below).
+            "apiservices.apiregistration.k8s.io",
+            # Storage: the built-in classes and drivers; no volumes yet.
+            "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "persistentvolumes", "persistentvolumeclaims",
+            "csistoragecapacities.storage.k8s.io")}
         self.nodes = []
         self.ip = 10
         self.pod_ip = 10
@@ -83,11 +92,19 @@ class Cluster:
             "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"}})
 
-    def node(self, name, labels, provider_id, info, internal_ip, taints=None, capacity=None, created=None):
+    def node(self, name, labels, provider_id, info, internal_ip, taints=None, capacity=None, created=None,
+             reserved_memory_ki=None):
+        """reserved_memory_ki(capacity_ki, max_pods) is the provider's memory
+        reservation plus eviction threshold, in KiB: allocatable memory is
+        capacity less that. None: allocatable equals capacity."""
         lb = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
               "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
         lb.update(labels)
         cap = capacity or {"cpu": "4", "memory": "16374588Ki", "pods": "110", "ephemeral-storage": "129886128Ki"}
+        alloc = dict(cap)
+        if reserved_memory_ki:
+            mem_ki = int(cap["memory"].removesuffix("Ki"))
+            alloc["memory"] = f"{mem_ki - reserved_memory_ki(mem_ki, int(cap['pods'])):d}Ki"
         spec = {"providerID": provider_id}
         if taints:
             spec["taints"] = taints
@@ -113,7 +130,7 @@ class Cluster:
             "spec": spec,
             "status": {"addresses": [{"type": "InternalIP", "address": internal_ip},
                                      {"type": "Hostname", "address": name}],
-                       "capacity": cap, "allocatable": cap, "conditions": conds,
+                       "capacity": cap, "allocatable": alloc, "conditions": conds,
                        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
                        "nodeInfo": ni}})
         self.nodes.append({"name": name, "ip": internal_ip, "labels": lb, "taints": taints or []})
@@ -394,6 +411,34 @@ class Cluster:
             ev["involvedObject"]["fieldPath"] = f"spec.containers{{{obj['spec']['containers'][0]['name']}}}"
         self.items["events"].append(ev)
 
+    def apiservice(self, group, version, svc_ns, svc_name, port=443):
+        """An aggregated APIService backed by a Service, Available. The
+        built-in local APIServices (v1., v1.apps, ...) are left out: no
+        check reads them. Fields no check reads (caBundle, priorities) are
+        left out too."""
+        name = f"{version}.{group}"
+        self.items["apiservices.apiregistration.k8s.io"].append({
+            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": self.meta("APIService", name),
+            "spec": {"group": group, "version": version,
+                     "service": {"namespace": svc_ns, "name": svc_name, "port": port}},
+            "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Passed",
+                                       "message": "all checks passed", "lastTransitionTime": self.created}]}})
+
+    def storageclass(self, name, provisioner, default=False, binding="WaitForFirstConsumer", params=None):
+        ann = {"storageclass.kubernetes.io/is-default-class": "true"} if default else None
+        sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+              "metadata": self.meta("StorageClass", name, annotations=ann),
+              "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": binding}
+        if params:
+            sc["parameters"] = params
+        self.items["storageclasses.storage.k8s.io"].append(sc)
+
+    def csidriver(self, name, attach=True):
+        self.items["csidrivers.storage.k8s.io"].append({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": self.meta("CSIDriver", name),
+            "spec": {"attachRequired": attach}})
+
     # --- output ----------------------------------------------------------
     def write(self, outdir, api_resources, version):
         os.makedirs(outdir, exist_ok=True)
@@ -478,6 +523,45 @@ NAMED_CONFIGMAPS = [
     "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
 ]
+# Memory each provider holds back from allocatable: kube-reserved (and
+# system-reserved) plus the kubelet's hard eviction threshold, in KiB.
+EVICTION_KI = 100 * 1024  # memory.available<100Mi, the kubelet default and each provider's
+
+
+def aks_reserved_ki(cap_ki, max_pods):
+    """AKS 1.29 and later: the smaller of 20 MB per pod plus 50 MB, and 25% of
+    memory, plus the 100Mi eviction rule
+    (https://learn.microsoft.com/en-us/azure/aks/node-resource-reservations)."""
+    mb = 1000 * 1000 // 1024  # a megabyte in KiB
+    return min(20 * mb * max_pods + 50 * mb, cap_ki // 4) + EVICTION_KI
+
+
+def eks_reserved_ki(cap_ki, max_pods):
+    """EKS AMIs: 11 MiB per pod plus 255 MiB, plus the 100Mi eviction rule
+    (https://github.com/awslabs/amazon-eks-ami, bootstrap's kube-reserved)."""
+    return (11 * max_pods + 255) * 1024 + EVICTION_KI
+
+
+def gke_reserved_ki(cap_ki, max_pods):
+    """GKE: 25% of the first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of
+    the next 112 and 2% above 128 GiB, plus 100 MiB for eviction
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes)."""
+    gi = 1024 * 1024
+    tiers = [(4 * gi, 0.25), (4 * gi, 0.20), (8 * gi, 0.10), (112 * gi, 0.06), (float("inf"), 0.02)]
+    left, total = cap_ki, 0
+    for size, rate in tiers:
+        part = min(left, size)
+        total += part * rate
+        left -= part
+        if left <= 0:
+            break
+    return int(total) + EVICTION_KI
+
+
+def eviction_only_ki(cap_ki, max_pods):
+    """A kubelet with no kube- or system-reserved: only the default hard
+    eviction threshold (memory.available<100Mi) is held back."""
+    return EVICTION_KI
 
 
 def normalize_image(image):

@@ -32,7 +32,7 @@ for i, (zone, ip) in enumerate((("us-west-2a", "192.168.12.81"), ("us-west-2b", 
     c.node(name, labels, f"aws:///{zone}/{inst}",
            {"osImage": "Amazon Linux 2023.12.20260710", "kernelVersion": "6.12.94-123.180.amzn2023.x86_64",
             "containerRuntimeVersion": "containerd://2.2.4", "kubeletVersion": KUBELET},
-           ip, capacity={"cpu": "4", "memory": "15896628Ki", "pods": "58", "ephemeral-storage": "83873772Ki"})
+           ip, capacity={"cpu": "4", "memory": "15896628Ki", "pods": "58", "ephemeral-storage": "83873772Ki"}, reserved_memory_ki=eks_reserved_ki)
     nodes.append(c.nodes[-1])
 
 NOT_FARGATE = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -226,4 +226,11 @@ api = BUILTIN_API_RESOURCES + """eniconfigs.crd.k8s.amazonaws.com
 policyendpoints.networking.k8s.aws
 cninodes.vpcresources.k8s.aws
 securitygrouppolicies.vpcresources.k8s.aws""".split("\n")
+# EKS creates the gp2 class on the in-tree kubernetes.io/aws-ebs
+# provisioner; the EBS CSI driver is an add-on a fresh cluster lacks
+# (docs.aws.amazon.com/eks/latest/userguide/ebs-csi-migration-faq.html). Its
+# default-class annotation is left out: which versions still set it was
+# not checked.
+c.storageclass("gp2", "kubernetes.io/aws-ebs", params={"fsType": "ext4", "type": "gp2"})
+
 c.write(sys.argv[1], api, version_doc("v1.35.6-eks-3a1f9c2", hexid(40, "eks", "commit"), "2026-07-05T00:00:00Z", "go1.25.10"))

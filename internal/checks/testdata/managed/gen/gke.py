@@ -33,7 +33,7 @@ for i, zone in enumerate(("us-central1-a", "us-central1-b", "us-central1-c")):
     c.node(name, labels, f"gce://prod-project-4711/{zone}/{name}",
            {"osImage": "Container-Optimized OS from Google", "kernelVersion": "6.6.97+",
             "containerRuntimeVersion": "containerd://2.0.6", "kubeletVersion": VER},
-           f"10.128.0.{11 + i}", capacity={"cpu": "4", "memory": "16375800Ki", "pods": "110", "ephemeral-storage": "98831908Ki"})
+           f"10.128.0.{11 + i}", capacity={"cpu": "4", "memory": "16375800Ki", "pods": "110", "ephemeral-storage": "98831908Ki"}, reserved_memory_ki=gke_reserved_ki)
     nodes.append(c.nodes[-1])
 
 REG = "gke.gcr.io"
@@ -297,4 +297,12 @@ volumesnapshotcontents.snapshot.storage.k8s.io
 volumesnapshots.snapshot.storage.k8s.io
 nodes.metrics.k8s.io
 pods.metrics.k8s.io""".split("\n")
+# metrics-server registers the resource metrics API.
+c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+
+# GKE's Compute Engine persistent disk CSI driver and its standard-rwo class.
+# Other built-in classes are left out.
+c.storageclass("standard-rwo", "pd.csi.storage.gke.io", default=True, params={"type": "pd-balanced"})
+c.csidriver("pd.csi.storage.gke.io")
+
 c.write(sys.argv[1], api, version_doc(VER, hexid(40, "gke", "commit"), "2026-09-02T09:00:00Z", "go1.25.10 X:boringcrypto"))

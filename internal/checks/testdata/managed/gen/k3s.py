@@ -19,10 +19,12 @@ for name, ip, server in (("k3s-server-1", "192.168.1.21", True), ("k3s-agent-1",
     labels = {"node.kubernetes.io/instance-type": "k3s", "beta.kubernetes.io/instance-type": "k3s"}
     if server:
         labels.update({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/master": "true"})
+    # Assumed, not checked at a source: k3s passes no kube-reserved or
+    # system-reserved, so only the default eviction threshold is held back.
     c.node(name, labels, f"k3s://{name}",
            {"osImage": "Ubuntu 24.04.3 LTS", "kernelVersion": "6.8.0-88-generic",
             "containerRuntimeVersion": "containerd://2.2.7-k3s1", "kubeletVersion": VER},
-           ip, capacity={"cpu": "4", "memory": "8131360Ki", "pods": "110", "ephemeral-storage": "61611820Ki"})
+           ip, capacity={"cpu": "4", "memory": "8131360Ki", "pods": "110", "ephemeral-storage": "61611820Ki"}, reserved_memory_ki=eviction_only_ki)
     nodes.append(c.nodes[-1])
 
 K3S_TOL = [{"key": "CriticalAddonsOnly", "operator": "Exists"},
@@ -160,6 +162,10 @@ for chart in ("traefik-crd", "traefik"):
                      "containers": [ctr("helm", "rancher/klipper-helm:v0.9.14-build20260721",
                                         args=["install", "--set-string", "global.systemDefaultRegistry="],
                                         env=[{"name": "NAME", "value": chart}, {"name": "TARGET_NAMESPACE", "value": "kube-system"}])]}}
+    c.items["jobs.batch"].append({"apiVersion": "batch/v1", "kind": "Job",
+                                  "metadata": c.meta("Job", job, "kube-system", labels={"helmcharts.helm.cattle.io/chart": chart}),
+                                  "spec": {"template": tmpl},
+                                  "status": {"succeeded": 1}})
     c.pod(f"{job}-{podsuffix(5, 'k3s', job)}", "kube-system", tmpl, nodes[0], phase="Succeeded",
           owner={"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": uid("k3s", "Job", "kube-system", job),
                  "controller": True, "blockOwnerDeletion": True})
@@ -170,6 +176,16 @@ for chart in ("traefik-crd", "traefik"):
 c.event(c.items["pods"][-1], "BackOff", "Back-off restarting failed container helm in pod "
         f"{c.items['pods'][-1]['metadata']['name']}_kube-system({c.items['pods'][-1]['metadata']['uid']})", 1,
         "2026-11-26T19:41:05Z", "2026-11-26T19:41:05Z", "kubelet", nodes[0]["name"])
+
+# The bundled Traefik chart creates its IngressClass (controller
+# traefik.io/ingress-controller, traefik chart templates/ingressclass.yaml).
+# Its default-class annotation follows a chart value not checked here, so
+# it is left out.
+c.items["ingressclasses.networking.k8s.io"].append({
+    "apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+    "metadata": c.meta("IngressClass", "traefik", labels=tr_labels,
+                       annotations={"meta.helm.sh/release-name": "traefik", "meta.helm.sh/release-namespace": "kube-system"}),
+    "spec": {"controller": "traefik.io/ingress-controller"}})
 
 api = BUILTIN_API_RESOURCES + """addons.k3s.cattle.io
 etcdsnapshotfiles.k3s.cattle.io
@@ -187,4 +203,10 @@ tlsstores.traefik.io
 traefikservices.traefik.io
 nodes.metrics.k8s.io
 pods.metrics.k8s.io""".split("\n")
+# metrics-server registers the resource metrics API.
+c.apiservice("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server")
+
+# The bundled local-path provisioner's class.
+c.storageclass("local-path", "rancher.io/local-path", default=True)
+
 c.write(sys.argv[1], api, version_doc(VER, hexid(40, "k3s", "commit"), "2026-08-27T20:00:00Z", "go1.26.7"))

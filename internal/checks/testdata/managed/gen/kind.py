@@ -131,5 +131,8 @@ c.event(dns_pods[0], "FailedScheduling",
         "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
         1, "2026-11-28T10:05:21Z", "2026-11-28T10:05:21Z", "default-scheduler")
 
+# kind's local-path class.
+c.storageclass("standard", "rancher.io/local-path", default=True)
+
 c.write(sys.argv[1], BUILTIN_API_RESOURCES,
         version_doc(VER, hexid(40, "kind", "commit"), "2026-05-20T10:00:00Z", "go1.26.2"))

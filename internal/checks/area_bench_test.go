@@ -1,0 +1,158 @@
+package checks_test
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// areaBenchChecks are the area checks the benchmark below times.
+var areaBenchChecks = []string{
+	"registry-risk", "cronjob-pileup", "ingress-class-binding", "probe-cascade", "hpa-metric-source",
+	"in-tree-volume-migration", "pv-zone-schedulability", "node-reservation-insufficient", "cpu-limit-cfs-kernel",
+}
+
+// areaSnapshot is a cluster of 5,000 nodes in three zones and 100,000
+// pods: 1,000 Deployments of 100 pods (probes, requests, an HPA each), 20
+// DaemonSets on every node, 500 CronJobs with 6 Jobs each, 2,000
+// Ingresses, 10,000 zonal volumes and the classes, drivers and
+// APIServices around them.
+func areaSnapshot() *snapshot.Snapshot {
+	const (
+		nodes, deploys, perDeploy, daemonSets = 5000, 1000, 100, 20
+	)
+	s := snapshot.New(snapshot.Source{Type: snapshot.SourceFiles, ServerVersion: "v1.33.4"})
+	zones := []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
+	ctrl := true
+	for i := range nodes {
+		z := zones[i%3]
+		s.Nodes = append(s.Nodes, corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i), Labels: map[string]string{
+				"topology.kubernetes.io/zone": z, "topology.ebs.csi.aws.com/zone": z}},
+			Status: corev1.NodeStatus{
+				Capacity:    corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourceCPU: resource.MustParse("4")},
+				Allocatable: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("15Gi"), corev1.ResourceCPU: resource.MustParse("3900m")},
+				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+				NodeInfo:    corev1.NodeSystemInfo{KernelVersion: "6.1.0-1234-aws", OSImage: "Ubuntu 22.04.5 LTS"}}})
+	}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "curl -fsS http://localhost:8080/healthz"}}}, TimeoutSeconds: 3}
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}
+	var pods []snapshot.Pod
+	n := 0
+	for d := range deploys {
+		ns := fmt.Sprintf("ns-%03d", d%200)
+		app := fmt.Sprintf("app-%04d", d)
+		replicas := int32(perDeploy)
+		duid, ruid := types.UID("dep-"+app), types.UID("rs-"+app)
+		s.Deployments = append(s.Deployments, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns, UID: duid},
+			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "c", Image: "quay.io/acme/" + app + ":1.0", Resources: res, LivenessProbe: probe, ReadinessProbe: probe}}}}}})
+		s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: app + "-x", Namespace: ns, UID: ruid,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: app, UID: duid, Controller: &ctrl}}}})
+		s.HorizontalPodAutoscalers = append(s.HorizontalPodAutoscalers, autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: app},
+				MaxReplicas: 200, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
+					Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType}}}}}})
+		for r := range perDeploy - daemonSets*nodes/(deploys*perDeploy) {
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), Namespace: ns, UID: types.UID(fmt.Sprintf("p-%d", n)),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-x", UID: ruid, Controller: &ctrl}},
+				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", n%nodes), Containers: []snapshot.Container{{Name: "c",
+					Image: "quay.io/acme/" + app + ":1.0", ImagePullPolicy: corev1.PullIfNotPresent,
+					Resources: snapshot.Resources{CPURequest: 100, CPULimit: 500, MemoryRequest: 128 << 20}}}},
+				Status: snapshot.PodStatus{Phase: corev1.PodRunning}})
+			n++
+		}
+	}
+	for d := range daemonSets {
+		name := fmt.Sprintf("agent-%02d", d)
+		uid := types.UID("ds-" + name)
+		s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", UID: uid},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "a", Image: "quay.io/acme/" + name + ":latest", LivenessProbe: probe}}}}}})
+		for i := range nodes / 20 * 20 / daemonSets {
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), Namespace: "kube-system", UID: types.UID(fmt.Sprintf("p-%d", n)),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: &ctrl}},
+				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), Containers: []snapshot.Container{{Name: "a",
+					Image: "quay.io/acme/" + name + ":latest", ImagePullPolicy: corev1.PullAlways}}},
+				Status: snapshot.PodStatus{Phase: corev1.PodRunning}})
+			n++
+		}
+	}
+	s.Pods = pods
+	for c := range 500 {
+		name := fmt.Sprintf("cron-%03d", c)
+		uid := types.UID("cj-" + name)
+		s.CronJobs = append(s.CronJobs, batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "jobs", UID: uid},
+			Spec: batchv1.CronJobSpec{Schedule: "*/5 * * * *"}})
+		for j := range 6 {
+			s.Jobs = append(s.Jobs, batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, j), Namespace: "jobs",
+				OwnerReferences: []metav1.OwnerReference{{Kind: "CronJob", Name: name, UID: uid, Controller: &ctrl}}},
+				Status: batchv1.JobStatus{Succeeded: 1}})
+		}
+	}
+	nginx := "nginx"
+	s.IngressClasses = []networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: nginx}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}}
+	for i := range 2000 {
+		ing := networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ing-%04d", i), Namespace: fmt.Sprintf("ns-%03d", i%200)}}
+		if i%2 == 0 {
+			ing.Spec.IngressClassName = &nginx
+		}
+		s.Ingresses = append(s.Ingresses, ing)
+	}
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	s.StorageClasses = []storagev1.StorageClass{{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: "ebs.csi.aws.com", VolumeBindingMode: &wffc},
+		{ObjectMeta: metav1.ObjectMeta{Name: "gp2"}, Provisioner: "kubernetes.io/aws-ebs"}}
+	s.CSIDrivers = []storagev1.CSIDriver{{ObjectMeta: metav1.ObjectMeta{Name: "ebs.csi.aws.com"}}}
+	for i := range 10000 {
+		s.PersistentVolumes = append(s.PersistentVolumes, corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv-%05d", i)},
+			Spec: corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "db", Name: fmt.Sprintf("data-%d", i)},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.ebs.csi.aws.com/zone", Operator: corev1.NodeSelectorOpIn,
+						Values: []string{zones[i%3]}}}}}}}},
+			Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound}})
+	}
+	s.AddCustom(snapshot.APIServices, []unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.metrics.k8s.io"},
+		"spec":   map[string]any{"group": "metrics.k8s.io", "version": "v1beta1"},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "True"}}}}}})
+	return s
+}
+
+// BenchmarkAreaChecks times each area check of issue 14's batch D at
+// 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
+// go test -run NONE -bench AreaChecks ./internal/checks/
+func BenchmarkAreaChecks(b *testing.B) {
+	s := areaSnapshot()
+	if len(s.Pods) < 100000 || len(s.Nodes) != 5000 {
+		b.Fatalf("%d pods on %d nodes, want 100,000 on 5,000", len(s.Pods), len(s.Nodes))
+	}
+	for _, id := range areaBenchChecks {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			continue // not in this build
+		}
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,248 @@
+package probes
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Rules of probe-cascade.
+const (
+	ruleSame       = "liveness-equals-readiness"
+	ruleExecTime   = "exec-probe-timeout"
+	ruleDependency = "liveness-checks-dependency"
+)
+
+// defaultProbeTimeout is the API default of Probe.timeoutSeconds (1 s, k8s.io/api
+// core/v1 types.go, https://github.com/kubernetes/api/blob/master/core/v1/types.go);
+// the kubelet enforces it on exec probes from Kubernetes 1.20
+// (https://github.com/kubernetes/website/pull/24692).
+const defaultProbeTimeout = 1
+
+func probeCascadeCheck() check.Check {
+	return check.Check{
+		ID:       "probe-cascade",
+		Title:    "Probes that restart healthy pods",
+		Severity: finding.Medium,
+		Description: "Reads the probes of Deployment, StatefulSet and DaemonSet templates. Medium: liveness probes that " +
+			"check a dependency, a heuristic over what the spec shows: exec commands running a database or cache " +
+			"client (mysql, mysqladmin, psql, pg_isready, redis-cli, mongo, mongosh, cqlsh) against a host other " +
+			"than the pod itself, curl or wget to a URL on a host other than localhost, and httpGet probes with a host " +
+			"set; when the dependency is slow every replica fails its liveness probe and is restarted at once. " +
+			"Medium: exec liveness probes with timeoutSeconds unset or 1 (the API default), which the kubelet " +
+			"enforces since Kubernetes 1.20 (low for readiness and startup probes, which do not restart). Low: " +
+			"liveness and readiness probes that are the same handler, so whatever makes a pod unready also " +
+			"restarts it. What an HTTP endpoint does inside the application is not visible: the check flags " +
+			"risk, not proof. Pods keep no probes in kubegap's snapshot, so bare pods are not read.",
+		Reads: []check.Input{{Resource: snapshot.Deployments}, {Resource: snapshot.StatefulSets}, {Resource: snapshot.DaemonSets}},
+		Rules: []check.Rule{
+			{ID: ruleDependency, Summary: "Liveness probes that call a database, cache or remote host (heuristic)",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets}},
+			{ID: ruleExecTime, Summary: "Exec probes with the 1-second default timeout, enforced since 1.20",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets}},
+			{ID: ruleSame, Summary: "Liveness probes identical to readiness probes",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets}},
+		},
+		Cases: []string{"mozilla-mdn-liveness-probe-mysql-cascade-2017", "k8s-120-exec-probe-timeout-enforced-2021"},
+		Run:   runProbeCascade,
+	}
+}
+
+// hit is one container's probe that a rule flags.
+type hit struct {
+	ref    finding.ObjectRef
+	detail string
+	sev    finding.Severity
+}
+
+func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
+	s := ctx.Snapshot
+	if len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets) == 0 &&
+		!ctx.Present(snapshot.Deployments) && !ctx.Present(snapshot.StatefulSets) && !ctx.Present(snapshot.DaemonSets) {
+		return nil, check.NotEvaluated("the input has no Deployments, StatefulSets or DaemonSets")
+	}
+	hits := map[string][]hit{}
+	visit := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
+		for i := range spec.Containers {
+			c := &spec.Containers[i]
+			for rule, h := range judgeContainer(c) {
+				h.ref = ref
+				hits[rule] = append(hits[rule], h)
+			}
+		}
+	}
+	each(s, visit)
+	var out []finding.Finding
+	for _, r := range []struct {
+		id, title, message, remediation, caseID string
+	}{
+		{ruleDependency, "liveness probes check a dependency",
+			"A liveness probe that fails when a database, cache or remote service is slow restarts every replica at once, " +
+				"turning a dependency's hiccup into an outage of this tier and a reconnect storm against the dependency.",
+			"Make liveness probes check only the process itself (a local endpoint that does not call out); check dependencies in readiness probes at most.",
+			"mozilla-mdn-liveness-probe-mysql-cascade-2017"},
+		{ruleExecTime, "exec probes run with the 1-second default timeout",
+			"Since Kubernetes 1.20 the kubelet fails an exec probe that runs longer than timeoutSeconds, 1 second unless " +
+				"set. A probe command that is sometimes slower (a shell, a JVM tool, a client under load) fails, and a " +
+				"failing liveness probe restarts the container.",
+			"Measure the probe command and set timeoutSeconds well above its slow runs; prefer httpGet or tcpSocket probes.",
+			"k8s-120-exec-probe-timeout-enforced-2021"},
+		{ruleSame, "liveness probes identical to readiness probes",
+			"When liveness and readiness run the same check, anything that makes a pod unready, including an overloaded " +
+				"dependency the check touches, also gets it restarted, while readiness alone would have shed its traffic.",
+			"Give liveness a cheaper, local check (or a higher failureThreshold) than readiness.",
+			"mozilla-mdn-liveness-probe-mysql-cascade-2017"},
+	} {
+		hs := hits[r.id]
+		if len(hs) == 0 {
+			continue
+		}
+		sort.SliceStable(hs, func(a, b int) bool { return hs[a].ref.String() < hs[b].ref.String() })
+		sev := finding.Info
+		var objs []finding.ObjectRef
+		var ev []string
+		seen := map[finding.ObjectRef]bool{}
+		for _, h := range hs {
+			sev = max(sev, h.sev)
+			if !seen[h.ref] && len(objs) < check.MaxListedObjects {
+				objs = append(objs, h.ref)
+			}
+			seen[h.ref] = true
+			if len(ev) < check.MaxEvidence {
+				ev = append(ev, fmt.Sprintf("%s: %s", h.ref, h.detail))
+			}
+		}
+		if len(hs) > check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("and %d more", len(hs)-check.MaxEvidence))
+		}
+		out = append(out, finding.Finding{
+			Check: "probe-cascade", Severity: sev,
+			Title:       fmt.Sprintf("%s: %s", check.Plural(len(seen), "workload", "workloads"), r.title),
+			Message:     r.message,
+			Objects:     objs,
+			Evidence:    ev,
+			Remediation: r.remediation,
+			Cases:       []string{r.caseID},
+		})
+	}
+	return out, nil
+}
+
+func each(s *snapshot.Snapshot, visit func(finding.ObjectRef, *corev1.PodSpec)) {
+	ref := func(kind string, m *metav1.ObjectMeta) finding.ObjectRef { return check.Ref("apps/v1", kind, m) }
+	for i := range s.Deployments {
+		visit(ref("Deployment", &s.Deployments[i].ObjectMeta), &s.Deployments[i].Spec.Template.Spec)
+	}
+	for i := range s.StatefulSets {
+		visit(ref("StatefulSet", &s.StatefulSets[i].ObjectMeta), &s.StatefulSets[i].Spec.Template.Spec)
+	}
+	for i := range s.DaemonSets {
+		visit(ref("DaemonSet", &s.DaemonSets[i].ObjectMeta), &s.DaemonSets[i].Spec.Template.Spec)
+	}
+}
+
+// judgeContainer returns, by rule, what is wrong with a container's probes.
+func judgeContainer(c *corev1.Container) map[string]hit {
+	out := map[string]hit{}
+	live, ready := c.LivenessProbe, c.ReadinessProbe
+	if live != nil {
+		if dep := dependencyOf(live); dep != "" {
+			out[ruleDependency] = hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium}
+		}
+	}
+	if live != nil && ready != nil && handlerSet(live) && equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) {
+		out[ruleSame] = hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low}
+	}
+	var short []string
+	sev := finding.Severity(-1)
+	for _, p := range []struct {
+		kind  string
+		probe *corev1.Probe
+		sev   finding.Severity
+	}{{"liveness", live, finding.Medium}, {"readiness", ready, finding.Low}, {"startup", c.StartupProbe, finding.Low}} {
+		if p.probe == nil || p.probe.Exec == nil || p.probe.TimeoutSeconds > defaultProbeTimeout {
+			continue
+		}
+		t := "unset (1 s)"
+		if p.probe.TimeoutSeconds != 0 {
+			t = fmt.Sprintf("%d s", p.probe.TimeoutSeconds)
+		}
+		short = append(short, fmt.Sprintf("%s exec probe %q timeoutSeconds %s", p.kind, strings.Join(p.probe.Exec.Command, " "), t))
+		sev = max(sev, p.sev)
+	}
+	if len(short) > 0 {
+		out[ruleExecTime] = hit{detail: "container " + c.Name + ": " + strings.Join(short, "; "), sev: sev}
+	}
+	return out
+}
+
+func handlerSet(p *corev1.Probe) bool {
+	return p.Exec != nil || p.HTTPGet != nil || p.TCPSocket != nil || p.GRPC != nil
+}
+
+func describe(p *corev1.Probe) string {
+	switch {
+	case p.Exec != nil:
+		return fmt.Sprintf("exec %q", strings.Join(p.Exec.Command, " "))
+	case p.HTTPGet != nil:
+		return fmt.Sprintf("httpGet %s port %s", p.HTTPGet.Path, p.HTTPGet.Port.String())
+	case p.TCPSocket != nil:
+		return "tcpSocket port " + p.TCPSocket.Port.String()
+	case p.GRPC != nil:
+		return fmt.Sprintf("grpc port %d", p.GRPC.Port)
+	}
+	return "no handler"
+}
+
+var (
+	// dbClient finds database and cache clients in a probe command.
+	dbClient = regexp.MustCompile(`(?:^|[\s/;&|'"])(mysql|mysqladmin|psql|pg_isready|redis-cli|mongo|mongosh|cqlsh)(?:\s|$|['"])`)
+	// hostFlag finds a client's host argument: -h host, -hhost, --host=host, --host host.
+	hostFlag = regexp.MustCompile(`(?:^|\s)(?:-h\s*|--host[=\s]+)([^\s'";]+)`)
+	// fetcher finds curl and wget in a probe command.
+	fetcher = regexp.MustCompile(`(?:^|[\s/;&|'"])(curl|wget)(?:\s|$)`)
+	urlHost = regexp.MustCompile(`[a-z]+://([^/:\s'"]+|\[[^\]]+\])`)
+)
+
+// local reports whether a host names the pod itself.
+func local(host string) bool {
+	switch strings.Trim(host, "[]") {
+	case "localhost", "127.0.0.1", "::1", "0.0.0.0", "":
+		return true
+	}
+	// $(POD_IP), ${HOSTNAME}: the pod's own address, by convention.
+	return strings.HasPrefix(host, "$")
+}
+
+// dependencyOf says which dependency a liveness probe calls, or "".
+func dependencyOf(p *corev1.Probe) string {
+	if p.HTTPGet != nil && p.HTTPGet.Host != "" && !local(p.HTTPGet.Host) {
+		return fmt.Sprintf("is an httpGet to host %s", p.HTTPGet.Host)
+	}
+	if p.Exec == nil {
+		return ""
+	}
+	cmd := strings.Join(p.Exec.Command, " ")
+	if m := dbClient.FindStringSubmatch(cmd); m != nil {
+		if h := hostFlag.FindStringSubmatch(cmd); h != nil && !local(h[1]) {
+			return fmt.Sprintf("runs %s against host %s: %q", m[1], h[1], cmd)
+		}
+	}
+	if m := fetcher.FindStringSubmatch(cmd); m != nil {
+		for _, u := range urlHost.FindAllStringSubmatch(cmd, -1) {
+			if !local(u[1]) {
+				return fmt.Sprintf("runs %s against %s: %q", m[1], u[1], cmd)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,342 @@
+package registries
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/registry-risk.yaml
+var registryRiskYAML []byte
+
+// registryFacts is data/registry-risk.yaml.
+type registryFacts struct {
+	Retired      []retiredRegistry `json:"retired"`
+	SinglePoints []singlePoint     `json:"singlePoints"`
+}
+
+type retiredRegistry struct {
+	ID            string   `json:"id"`
+	Host          string   `json:"host"`
+	RegionalHosts []string `json:"regionalHosts"`
+	Namespace     string   `json:"namespace"`
+	Status        string   `json:"status"`
+	Date          string   `json:"date"`
+	What          string   `json:"what"`
+	Replacement   string   `json:"replacement"`
+	Case          string   `json:"case"`
+	Sources       []string `json:"sources"`
+}
+
+type singlePoint struct {
+	Host    string   `json:"host"`
+	What    string   `json:"what"`
+	Case    string   `json:"case"`
+	Sources []string `json:"sources"`
+}
+
+var loadRegistryFacts = sync.OnceValues(func() (*registryFacts, error) {
+	var f registryFacts
+	if err := yaml.UnmarshalStrict(registryRiskYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading registry facts: %w", err)
+	}
+	for _, r := range f.Retired {
+		if r.ID == "" || r.Host == "" || r.Case == "" || len(r.Sources) == 0 {
+			return nil, errors.New("registry facts: every retired registry needs id, host, case and sources")
+		}
+	}
+	return &f, nil
+})
+
+// Policy, not fact: a registry is the fleet's single point when at least
+// this share of the pods in the input pull from it, and the input has at
+// least singlePointMinPods pods (below that a share says little).
+const (
+	singlePointShare   = 0.5
+	singlePointMinPods = 20
+)
+
+// Rules of registry-risk.
+const (
+	ruleRetired     = "retired-registries"
+	ruleSinglePoint = "single-external-registry"
+)
+
+// registryRiskCheck finds images from registries that were frozen, moved
+// or shut down, and fleets that hang on one external registry while
+// pulling on every start.
+func registryRiskCheck() check.Check {
+	return check.Check{
+		ID:       "registry-risk",
+		Title:    "Images from retired registries, or one external registry on every start",
+		Severity: finding.High,
+		Description: "Images in pods and workload templates (init containers included) from registries whose status " +
+			"changed, from a sourced table: k8s.gcr.io (frozen 3 April 2023; medium), Docker Hub's bitnami " +
+			"namespace (versioned tags moved to bitnamilegacy from 28 August 2025: high for versioned tags, which " +
+			"no longer pull, medium for latest), bitnamilegacy (frozen; medium) and Google Container Registry hosts " +
+			"(shut down for writes 18 March 2025; info, since repositories migrated to Artifact Registry keep " +
+			"their gcr.io addresses and the cluster cannot tell which were). Second rule: when at least half of " +
+			"the pods (and at least 20) pull from one external registry with sourced outages or pull limits " +
+			"(quay.io, docker.io), and DaemonSets or HPA-scaled workloads on it pull on every start (pull policy " +
+			"Always, or :latest), an outage or a rate limit stops node replacement and scale-up at once (medium). " +
+			"Unrendered template placeholders are skipped. The check cannot see registry mirrors configured in " +
+			"the container runtime, which rewrite hosts on the node: with a mirror in place, treat the findings " +
+			"as an inventory.",
+		Reads: []check.Input{{Resource: snapshot.Pods}, {Resource: snapshot.DaemonSets}, {Resource: snapshot.Deployments},
+			{Resource: snapshot.StatefulSets}, {Resource: snapshot.CronJobs}, check.Optional(snapshot.ReplicaSets),
+			check.Optional(snapshot.HorizontalPodAutoscalers)},
+		Rules: []check.Rule{
+			{ID: ruleRetired, Summary: "Images from frozen, moved or shut-down registries",
+				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets, snapshot.CronJobs}},
+			{ID: ruleSinglePoint, Summary: "Most pods on one external registry, with DaemonSets or autoscaled workloads pulling on every start",
+				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.HorizontalPodAutoscalers}},
+		},
+		Cases: []string{"k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
+			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits"},
+		Run: runRegistryRisk,
+	}
+}
+
+func runRegistryRisk(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadRegistryFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	users := imageUsers(s)
+	if len(users) == 0 {
+		return nil, check.NotEvaluated("the input has no pods or workloads")
+	}
+	out := retiredFindings(facts, users)
+	if f, ok := singlePointFinding(ctx, facts, s, users); ok {
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// dockerHubRepo is an image's repository path on Docker Hub ("bitnami/redis"),
+// or "" when the image is not on Docker Hub.
+func dockerHubRepo(image string) string {
+	if registryHost(image) != "docker.io" {
+		return ""
+	}
+	repo, _, _ := check.ImageParts(image)
+	for _, p := range []string{"docker.io/", "index.docker.io/", "registry-1.docker.io/"} {
+		repo = strings.TrimPrefix(repo, p)
+	}
+	if !strings.Contains(repo, "/") {
+		return "library/" + repo
+	}
+	return repo
+}
+
+// registryHost is an image's registry, with Docker Hub's other host names
+// folded into docker.io.
+func registryHost(image string) string {
+	switch h := check.ImageRegistry(image); h {
+	case "index.docker.io", "registry-1.docker.io":
+		return "docker.io"
+	default:
+		return h
+	}
+}
+
+// matchRetired returns the retired registry an image comes from.
+func matchRetired(facts *registryFacts, image string) *retiredRegistry {
+	host := registryHost(image)
+	for i := range facts.Retired {
+		r := &facts.Retired[i]
+		if r.Namespace != "" {
+			if ns, _, _ := strings.Cut(dockerHubRepo(image), "/"); host == r.Host && ns == r.Namespace {
+				return r
+			}
+			continue
+		}
+		if host == r.Host {
+			return r
+		}
+		for _, h := range r.RegionalHosts {
+			if host == h {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// retiredHit is one container on a retired registry.
+type retiredHit struct {
+	user      *imageUser
+	container string
+	image     string
+}
+
+func retiredSeverity(r *retiredRegistry, hits []retiredHit) finding.Severity {
+	switch r.ID {
+	case "bitnami":
+		for _, h := range hits {
+			if _, tag, digest := check.ImageParts(h.image); digest != "" || (tag != "" && tag != "latest") {
+				return finding.High // versioned tags were moved away: pulls fail
+			}
+		}
+		return finding.Medium
+	case "google-container-registry":
+		return finding.Info
+	}
+	return finding.Medium
+}
+
+func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding {
+	hits := map[string][]retiredHit{}
+	for i := range users {
+		u := &users[i]
+		for _, ci := range u.images {
+			if ci.image == "" || check.IsTemplated(ci.image) {
+				continue
+			}
+			if r := matchRetired(facts, ci.image); r != nil {
+				hits[r.ID] = append(hits[r.ID], retiredHit{u, ci.container, ci.image})
+			}
+		}
+	}
+	var out []finding.Finding
+	for i := range facts.Retired {
+		r := &facts.Retired[i]
+		hs := hits[r.ID]
+		if len(hs) == 0 {
+			continue
+		}
+		sort.Slice(hs, func(a, b int) bool { return hs[a].user.ref.String() < hs[b].user.ref.String() })
+		var objs []finding.ObjectRef
+		var ev []string
+		seen := map[finding.ObjectRef]bool{}
+		for _, h := range hs {
+			if !seen[h.user.ref] {
+				seen[h.user.ref] = true
+				if len(objs) < check.MaxListedObjects {
+					objs = append(objs, h.user.ref)
+				}
+			}
+			if len(ev) < check.MaxEvidence {
+				ev = append(ev, fmt.Sprintf("%s: container %s runs %s", h.user.ref, h.container, h.image))
+			}
+		}
+		if len(hs) > check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("and %d more containers", len(hs)-check.MaxEvidence))
+		}
+		ev = append(ev, fmt.Sprintf("%s (%s, since %s); sources: %s", r.Host+nsSuffix(r), r.Status, r.Date, strings.Join(r.Sources, " ")))
+		more := ""
+		if len(seen) > len(objs) {
+			more = fmt.Sprintf(" (the first %d are listed)", len(objs))
+		}
+		out = append(out, finding.Finding{
+			Check:    "registry-risk",
+			Severity: retiredSeverity(r, hs),
+			Title:    fmt.Sprintf("%s pull from %s, %s since %s", check.Plural(len(seen), "workload", "workloads"), r.Host+nsSuffix(r), r.Status, r.Date),
+			Message: fmt.Sprintf("%s run images from %s%s: %s. A pod that lands on a node without the image cached "+
+				"depends on what that registry still serves.", check.Plural(len(seen), "workload", "workloads"), r.Host+nsSuffix(r), more, r.What),
+			Objects:     objs,
+			Evidence:    ev,
+			Remediation: fmt.Sprintf("Repoint the images to %s, or mirror them into a registry you control and pin them by digest.", r.Replacement),
+			Cases:       []string{r.Case},
+		})
+	}
+	return out
+}
+
+func nsSuffix(r *retiredRegistry) string {
+	if r.Namespace != "" {
+		return "/" + r.Namespace
+	}
+	return ""
+}
+
+func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Snapshot, users []imageUser) (finding.Finding, bool) {
+	if len(s.Pods) < singlePointMinPods {
+		if !ctx.Complete(snapshot.Pods) {
+			ctx.Incomplete(ruleSinglePoint, "the input has %d pods, too few to judge the fleet's registries", len(s.Pods))
+		}
+		return finding.Finding{}, false
+	}
+	perRegistry := map[string]int{}
+	for i := range s.Pods {
+		regs := map[string]bool{}
+		for _, c := range s.Pods[i].Spec.Containers {
+			if c.Image != "" && !check.IsTemplated(c.Image) {
+				regs[registryHost(c.Image)] = true
+			}
+		}
+		for r := range regs {
+			perRegistry[r]++
+		}
+	}
+	for _, sp := range facts.SinglePoints {
+		n := perRegistry[sp.Host]
+		share := float64(n) / float64(len(s.Pods))
+		if share < singlePointShare {
+			continue
+		}
+		var objs []finding.ObjectRef
+		var ev []string
+		exposed := 0
+		for i := range users {
+			u := &users[i]
+			if !u.daemonSet && !u.autoscaled {
+				continue
+			}
+			for _, ci := range u.images {
+				if ci.image == "" || check.IsTemplated(ci.image) || registryHost(ci.image) != sp.Host {
+					continue
+				}
+				_, tag, digest := check.ImageParts(ci.image)
+				floating := digest == "" && (tag == "" || tag == "latest")
+				if ci.policy != corev1.PullAlways && !floating {
+					continue
+				}
+				exposed++
+				if len(objs) < check.MaxListedObjects {
+					objs = append(objs, u.ref)
+				}
+				if len(ev) < check.MaxEvidence {
+					why := "imagePullPolicy Always"
+					if floating {
+						why = "a floating tag"
+					}
+					role := "DaemonSet"
+					if !u.daemonSet {
+						role = "scaled by an HPA"
+					}
+					ev = append(ev, fmt.Sprintf("%s (%s): container %s runs %s with %s", u.ref, role, ci.container, ci.image, why))
+				}
+				break
+			}
+		}
+		if exposed == 0 {
+			continue
+		}
+		ev = append([]string{fmt.Sprintf("%d of %d pods (%.0f%%) run at least one container from %s; %s; sources: %s",
+			n, len(s.Pods), share*100, sp.Host, sp.What, strings.Join(sp.Sources, " "))}, ev...)
+		return finding.Finding{
+			Check:    "registry-risk",
+			Severity: finding.Medium,
+			Title:    fmt.Sprintf("%.0f%% of pods depend on %s, and %s pull it on every start", share*100, sp.Host, check.Plural(exposed, "node-wide or autoscaled workload", "node-wide or autoscaled workloads")),
+			Message: fmt.Sprintf("Most of the fleet pulls from %s, and DaemonSets or HPA-scaled workloads on it pull on every "+
+				"start. While %s is down or limiting pulls, new nodes and scale-ups cannot start these pods, all at once.", sp.Host, sp.Host),
+			Objects:     objs,
+			Evidence:    ev,
+			Remediation: "Mirror the images into a registry you control (or put a pull-through cache in front), pin them by digest and use imagePullPolicy IfNotPresent.",
+			Cases:       []string{sp.Case},
+		}, true
+	}
+	return finding.Finding{}, false
+}

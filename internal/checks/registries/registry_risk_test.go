@@ -1,0 +1,92 @@
+package registries
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
+
+func TestRegistryRiskRetired(t *testing.T) {
+	fs, _, ok := checktest.Run(t, registryRiskCheck(), checktest.Load(t, "gap.yaml"))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	want := map[string]finding.Severity{
+		"k8s-gcr-io-redirect-and-freeze-2023":         finding.Medium,
+		"bitnami-public-catalog-moved-to-legacy-2025": finding.High,
+		"google-container-registry-shutdown-2025":     finding.Info,
+	}
+	got := map[string]finding.Severity{}
+	for _, f := range fs {
+		if f.Severity > got[f.Cases[0]] {
+			got[f.Cases[0]] = f.Severity
+		}
+	}
+	for c, sev := range want {
+		if got[c] != sev {
+			t.Errorf("case %s: severity %v, want %v (findings %+v)", c, got[c], sev, fs)
+		}
+	}
+	for _, o := range [][3]string{{"Deployment", "kube-system", "metrics-server"}, {"StatefulSet", "shop", "redis"},
+		{"Deployment", "shop", "pg"}, {"CronJob", "shop", "report"}} {
+		if !checktest.HasObject(fs, o[0], o[1], o[2]) {
+			t.Errorf("no finding names %v", o)
+		}
+	}
+	for _, f := range fs {
+		for _, e := range f.Evidence {
+			if contains(e, "${PG_EXPORTER_IMAGE}") {
+				t.Errorf("templated image judged: %s", e)
+			}
+		}
+	}
+}
+
+func TestRegistryRiskHealthyPasses(t *testing.T) {
+	c := registryRiskCheck()
+	fs, ctx, ok := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "healthy.yaml")))
+	if !ok || len(fs) != 0 {
+		t.Fatalf("evaluated %v, findings %+v", ok, fs)
+	}
+	// Too few pods to judge the fleet, but the read is complete: nothing to say.
+	if n := ctx.Notes(); len(n) != 0 {
+		t.Errorf("notes %v on complete input", n)
+	}
+}
+
+func TestRegistryRiskSinglePoint(t *testing.T) {
+	fs, _, _ := checktest.Run(t, registryRiskCheck(), checktest.Load(t, "fleet.yaml"))
+	if len(fs) != 1 || fs[0].Cases[0] != "quay-io-outages-2020-2023" || fs[0].Severity != finding.Medium {
+		t.Fatalf("findings %+v, want one medium quay.io finding", fs)
+	}
+	if !checktest.HasObject(fs, "DaemonSet", "ops", "node-agent") || !checktest.HasObject(fs, "Deployment", "shop", "api") {
+		t.Errorf("objects %v", fs[0].Objects)
+	}
+	// Without the DaemonSet and the HPA nothing pulls on every start at
+	// scale: the share alone is not reported.
+	s := checktest.Load(t, "fleet.yaml")
+	s.DaemonSets, s.HorizontalPodAutoscalers = nil, nil
+	if fs, _, _ := checktest.Run(t, registryRiskCheck(), s); len(fs) != 0 {
+		t.Errorf("findings %+v without pull exposure", fs)
+	}
+}
+
+func TestDockerHubRepo(t *testing.T) {
+	for img, want := range map[string]string{
+		"bitnami/redis:7":                    "bitnami/redis",
+		"docker.io/bitnami/redis:7":          "bitnami/redis",
+		"index.docker.io/bitnamilegacy/pg:1": "bitnamilegacy/pg",
+		"nginx":                              "library/nginx",
+		"quay.io/bitnami/redis:7":            "",
+	} {
+		if got := dockerHubRepo(img); got != want {
+			t.Errorf("dockerHubRepo(%q) = %q, want %q", img, got, want)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
