@@ -55,7 +55,7 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 	for _, sev := range finding.Severities() {
 		var group []finding.Finding
 		for _, f := range r.Findings {
-			if f.Severity == sev {
+			if f.Severity == sev && f.Preflight == "" {
 				group = append(group, f)
 			}
 		}
@@ -67,8 +67,53 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 			tw.finding(f)
 		}
 	}
+	tw.preflight(r)
 	tw.summary(r)
 	return tw.err
+}
+
+// preflight prints the findings about --target-version, fix-before first
+// and watch-during second, and ends with the upgrade plan: what to do, in
+// order, before and while upgrading.
+func (t *textWriter) preflight(r *Report) {
+	if r.TargetVersion == "" {
+		return
+	}
+	phases := []struct{ phase, heading string }{
+		{finding.PreflightBefore, "FIX BEFORE UPGRADING TO " + r.TargetVersion},
+		{finding.PreflightDuring, "WATCH DURING THE UPGRADE TO " + r.TargetVersion},
+	}
+	var plan []finding.Finding
+	for _, ph := range phases {
+		var group []finding.Finding
+		for _, f := range r.Findings {
+			if f.Preflight == ph.phase {
+				group = append(group, f)
+			}
+		}
+		plan = append(plan, group...)
+		t.printf("\n%s\n", t.color(ansiBold, fmt.Sprintf("%s (%d)", ph.heading, len(group))))
+		if len(group) == 0 {
+			t.printf("  nothing found\n")
+		}
+		for _, f := range group {
+			t.printf("  %s", t.color(severityColor[f.Severity], strings.ToUpper(f.Severity.String())))
+			t.finding(f)
+		}
+	}
+	t.printf("\n%s\n", t.color(ansiBold, "UPGRADE PLAN TO "+r.TargetVersion))
+	step := 0
+	for _, f := range plan {
+		step++
+		when := "before"
+		if f.Preflight == finding.PreflightDuring {
+			when = "during"
+		}
+		t.wrapped(fmt.Sprintf("%d. (%s) %s", step, when, f.Remediation), "  ", "     ")
+	}
+	if step == 0 {
+		t.printf("  nothing blocks this upgrade in what kubegap reads (see COULD NOT LOOK for what it could not)\n")
+	}
 }
 
 type textWriter struct {
