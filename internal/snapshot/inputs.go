@@ -73,6 +73,9 @@ func LoadPathsWith(paths []string, opts LoadOptions) (s *Snapshot, notes []strin
 // reads what `kubectl kustomize` or `helm template` renders.
 func skipReason(path string) string {
 	base := filepath.Base(path)
+	if isRecipeMeta(path) && inRecipeDump(path) {
+		return "" // a recipe dump's api-resources.txt or version.json
+	}
 	switch base {
 	case "kustomization.yaml", "kustomization.yml", "Kustomization":
 		return "a Kustomize file (audit the output of 'kubectl kustomize' instead)"

@@ -33,7 +33,7 @@ func TestNamespaceViewerScopedAudit(t *testing.T) {
 		}
 	}
 	text := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserNSViewer), "-n", testcluster.ViewerNamespace)
-	if !strings.Contains(strings.SplitN(text.stdout, "\n", 2)[0], "namespace "+testcluster.ViewerNamespace) {
+	if head := strings.Join(strings.Fields(strings.Join(strings.SplitN(text.stdout, "\n", 4)[:3], " ")), " "); !strings.Contains(head, "namespace "+testcluster.ViewerNamespace) {
 		t.Errorf("the text report does not state the scope:\n%s", text.stdout)
 	}
 }
