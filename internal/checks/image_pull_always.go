@@ -580,12 +580,6 @@ func firstImages(ss []string, n int) []string {
 	return append(ss[:n:n], fmt.Sprintf("%d more", len(ss)-n))
 }
 
-func pluralWas(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
 
 // daemonSetHasStatus reports whether the input carries a DaemonSet's
 // status: files written by hand or by templating tools have none.

@@ -589,25 +589,6 @@ func writeCaseText(w io.Writer, c *present.Case) error {
 	return ew.err
 }
 
-// checksLine points from a case to the audit that looks for it, or says
-// plainly that nothing does yet.
-func checksLine(c *library.Case, covering []checks.Check) string {
-	if len(covering) > 0 {
-		ids := make([]string, len(covering))
-		for i, ch := range covering {
-			ids[i] = ch.ID
-		}
-		return "Check your cluster for this: kubegap audit --checks " + strings.Join(ids, ",")
-	}
-	msg := "No kubegap check covers this case yet."
-	switch {
-	case !c.Detectable.ReadOnly:
-		msg += " The gap cannot be seen read-only from the Kubernetes API."
-	case c.Detectable.NoCheckYet != "":
-		msg += " " + c.Detectable.NoCheckYet
-	}
-	return msg
-}
 
 // listRow is one row of a list: the fixed columns, then the title cut to
 // the width with "…" (show gives it whole). A row whose fixed columns
