@@ -580,7 +580,6 @@ func firstImages(ss []string, n int) []string {
 	return append(ss[:n:n], fmt.Sprintf("%d more", len(ss)-n))
 }
 
-
 // daemonSetHasStatus reports whether the input carries a DaemonSet's
 // status: files written by hand or by templating tools have none.
 func daemonSetHasStatus(d *appsv1.DaemonSet) bool {

@@ -589,7 +589,6 @@ func writeCaseText(w io.Writer, c *present.Case) error {
 	return ew.err
 }
 
-
 // listRow is one row of a list: the fixed columns, then the title cut to
 // the width with "…" (show gives it whole). A row whose fixed columns
 // leave no room for a title puts the title on its own line below.
