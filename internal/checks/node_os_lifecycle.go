@@ -23,6 +23,12 @@ const (
 	caseUbuntuSystemdDNS = "ubuntu-systemd-dns-2022"
 	caseDatadogNetworkd  = "datadog-systemd-networkd-cilium-2023"
 	caseHWEKernelPanic   = "ubuntu-hwe-5-13-kernel-container-panic"
+	// Node images a managed service retired: AKS (Ubuntu 18.04, Azure
+	// Linux 2.0) and EKS (Amazon Linux 2).
+	caseAKSNodeOSRetired = "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"
+	caseEKSAL2Retired    = "eks-amazon-linux-2-ami-end-of-support-2025"
+	// Every node rebooted into a new kernel at once, with nothing rolling it.
+	caseAllNodesRebooted = "pgmac-simultaneous-three-node-reboot-2026"
 )
 
 // nodeOSLifecycleCheck reports node OS releases past their vendor's
@@ -58,7 +64,8 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 			{ID: rulePatchMonoculture, Summary: "no fleet on one in-place-updated OS image and kernel without a patch coordinator",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments}},
 		},
-		Cases: []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc},
+		Cases: []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc,
+			caseAKSNodeOSRetired, caseEKSAL2Retired, caseAllNodesRebooted},
 		Run: func(ctx *Context) ([]finding.Finding, error) {
 			return runNodeOSLifecycle(ctx, now().UTC())
 		},
@@ -357,6 +364,13 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 			}
 		}
 		sources = strings.Join(end.window.Sources, ", ")
+		switch {
+		case end.provider == nodeos.ProviderAKS && (end.window.Distro == "Ubuntu" || end.window.Distro == "CBL-Mariner"):
+			// The AKS case is about these two Linux node images.
+			f.Cases = append(f.Cases, caseAKSNodeOSRetired)
+		case end.provider == nodeos.ProviderEKS && end.window.Distro == "Amazon Linux" && end.window.Version == "2":
+			f.Cases = append(f.Cases, caseEKSAL2Retired)
+		}
 	} else {
 		f.Title = fmt.Sprintf("%s %s, past end of standard support (%s)", nodesRun(len(group), ""), info.Name(), eos)
 		what = fmt.Sprintf("whose vendor ended standard support on %s.", eos)
@@ -619,7 +633,7 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 		Title: fmt.Sprintf("%d of %d nodes run one OS image and kernel (%s, %s) updated in place, %s",
 			len(same), len(s.Nodes), top.osImage, top.kernel, coordinator),
 		Objects: refs,
-		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic},
+		Cases:   []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAllNodesRebooted},
 	}
 	nothing := "Nothing in the cluster stages those changes: no patch coordinator runs and no node image was refreshed recently."
 	then := "An automatic package update therefore"

@@ -26,7 +26,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 	eolCases := []string{"ubuntu-systemd-dns-2022", "azure-cni-v2-glibc"} // glibc below 2.34
 	eolNewGlibc := []string{"ubuntu-systemd-dns-2022"}
 	staleCases := []string{"ubuntu-systemd-dns-2022", "ubuntu-hwe-5-13-kernel-container-panic"}
-	monoCases := []string{"ubuntu-systemd-dns-2022", "datadog-systemd-networkd-cilium-2023", "ubuntu-hwe-5-13-kernel-container-panic"}
+	monoCases := []string{"ubuntu-systemd-dns-2022", "datadog-systemd-networkd-cilium-2023", "ubuntu-hwe-5-13-kernel-container-panic", "pgmac-simultaneous-three-node-reboot-2026"}
 	cases := []struct {
 		name     string
 		files    []string
@@ -306,6 +306,11 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 			t.Errorf("finding %d: nodes %v, want %v", i, got, w.nodes)
 		}
 	}
+	// The EKS finding cites the Amazon Linux 2 AMI case; the AKS Windows
+	// one does not cite the case about AKS's Linux images.
+	if !slices.Contains(fs[0].Cases, caseEKSAL2Retired) || slices.Contains(fs[1].Cases, caseAKSNodeOSRetired) {
+		t.Errorf("cases: EKS AL2 %v, AKS Windows %v", fs[0].Cases, fs[1].Cases)
+	}
 	if hasObject(fs, "Node", "", "aks-np2004-1234567-vmss000000") {
 		t.Error("AKS Ubuntu 20.04 reported past support although AKS supports its images until 2027-03-17")
 	}
@@ -347,5 +352,23 @@ func TestNodeOSLifecycleUnknownImages(t *testing.T) {
 		if !strings.Contains(n.Reason, img) {
 			t.Errorf("note does not name %s: %s", img, n.Reason)
 		}
+	}
+}
+
+// TestNodeOSLifecycleAKSRetiredImage: an AKS pool on Ubuntu 18.04 is past
+// AKS's window for its node images, and the finding cites the AKS case.
+func TestNodeOSLifecycleAKSRetiredImage(t *testing.T) {
+	fs, _ := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/aks-1804.yaml"))
+	var eos []finding.Finding
+	for _, f := range fs {
+		if strings.Contains(f.Title, "past AKS's support") {
+			eos = append(eos, f)
+		}
+	}
+	if len(eos) != 1 || !hasObject(eos, "Node", "", "aks-np1804-1234567-vmss000000") {
+		t.Fatalf("want one AKS end-of-support finding naming the node, got %+v", fs)
+	}
+	if !slices.Contains(eos[0].Cases, caseAKSNodeOSRetired) || slices.Contains(eos[0].Cases, caseEKSAL2Retired) {
+		t.Errorf("cases %v, want the AKS retirement case and not the EKS one", eos[0].Cases)
 	}
 }

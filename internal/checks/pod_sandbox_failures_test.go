@@ -44,6 +44,17 @@ func TestSandboxSignaturesData(t *testing.T) {
 		"cni-other":               `plugin type="calico" failed (add): connection refused`,
 		"other":                   "context deadline exceeded",
 	}
+	// The AWS VPC CNI out of addresses (kubernetes/kubernetes#131071) is a
+	// CNI failure without its own signature, and cites the MoJ case.
+	vpc := `failed to setup network for sandbox "40d7": plugin type="aws-cni" name="aws-cni" failed (add): add cmd: failed to assign an IP address to container`
+	for _, s := range sigs {
+		if _, _, ok := s.match(vpc); ok {
+			if s.ID != "cni-other" || !slices.Contains(s.Cases, "moj-cloud-platform-vpc-cni-prefix-delegation-missing-2023") {
+				t.Errorf("VPC CNI address failure matched %s citing %v", s.ID, s.Cases)
+			}
+			break
+		}
+	}
 	for id, msg := range samples {
 		t.Run(id, func(t *testing.T) {
 			for _, s := range sigs {

@@ -144,7 +144,7 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleTimeout, Summary: "A webhook that may gate kube-system's pods with a timeout over 5 seconds",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
 		},
-		Cases: webhookCases(true),
+		Cases: webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true}),
 		Run:   runWebhookBlastRadius,
 	}
 }
@@ -160,13 +160,46 @@ const (
 // webhookCases returns the cases a finding cites, as a fresh slice: the
 // OPA webhook that stalled a GKE upgrade and the pod webhook of the Datadog
 // talk, plus, for long timeouts, the DFDS deployments that timed out behind
-// a slow webhook.
-func webhookCases(slow bool) []string {
+// a slow webhook. The other cases are attached where the finding shows
+// their mechanism: a fail-closed webhook over every resource (Kyverno's
+// resource webhook after an OOM kill, Gatekeeper blocking the scheduler's
+// leases, Kyverno rejecting the ServiceCIDR a 1.33 API server creates), one
+// that gates kube-system pod creation (Kyverno and metrics-server
+// deadlocked in a Cluster API upgrade), and one that does not exclude its
+// own namespace (Kyverno unable to restart after an AKS stop/start).
+func webhookCases(c webhookCaseFlags) []string {
 	cs := []string{"jetstack-gke-opa-webhook-upgrade", "daemonset-pull-always-nat-ratelimit"}
-	if slow {
+	if c.slow {
 		cs = append(cs, "dfds-alcide-admission-webhook-timeouts-2020")
 	}
+	if c.allResources {
+		cs = append(cs, caseKyvernoOOMAllResources, caseGatekeeperControlPlane, caseKyvernoServiceCIDR)
+	}
+	if c.critical {
+		cs = append(cs, caseKyvernoCAPIDeadlock)
+	}
+	if c.selfBlock {
+		cs = append(cs, caseKyvernoStopStart)
+	}
 	return cs
+}
+
+// Cases cited by webhook-blast-radius findings beyond the founding ones.
+const (
+	caseKyvernoOOMAllResources = "kyverno-oom-webhook-blocks-all-resources-aks-2022"
+	caseGatekeeperControlPlane = "gatekeeper-webhook-blocks-user-cluster-control-plane-2020"
+	caseKyvernoServiceCIDR     = "kyverno-blocks-apiserver-133-servicecidr-upgrade-2026"
+	caseKyvernoCAPIDeadlock    = "kyverno-metrics-server-capi-upgrade-deadlock-2021"
+	caseKyvernoStopStart       = "kyverno-aks-stop-start-bootstrap-deadlock-2026"
+)
+
+// webhookCaseFlags is what a configuration's flagged webhooks show, as far
+// as the choice of cases goes.
+type webhookCaseFlags struct {
+	slow         bool // a long timeout
+	allResources bool // fail-closed on the creation of every resource
+	critical     bool // fail-closed over kube-system pod creation
+	selfBlock    bool // fail-closed over its own namespace's pods
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -296,8 +329,11 @@ type webhookVerdict struct {
 	sev      finding.Severity
 	critical bool // it may gate pods of kube-system
 	slow     bool // its timeout is long
-	reasons  []string
-	evidence []string
+	// allResources: fail-closed on the creation of every resource;
+	// selfBlock: fail-closed over its own backend's namespace.
+	allResources, selfBlock bool
+	reasons                 []string
+	evidence                []string
 }
 
 func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hooks []webhookEntry) (finding.Finding, bool) {
@@ -306,14 +342,17 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 	sev := finding.Info
 	var reasons, ev []string
 	var flagged []string
-	critical, slow := false, false
+	var flags webhookCaseFlags
+	critical := false
 	for i := range hooks {
 		v, ok := env.judge(res, cfgName, &hooks[i], refs)
 		if !ok {
 			continue
 		}
 		critical = critical || v.critical
-		slow = slow || v.slow
+		flags.slow = flags.slow || v.slow
+		flags.allResources = flags.allResources || v.allResources
+		flags.selfBlock = flags.selfBlock || v.selfBlock
 		if v.sev > sev {
 			sev = v.sev
 		}
@@ -349,7 +388,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			"PodDisruptionBudget; keep timeoutSeconds small (a few seconds); and use failurePolicy: Ignore for mutating " +
 			"webhooks, or move the policy into a ValidatingAdmissionPolicy, which needs no backend. " +
 			"Prefer rules on workload objects over pods where the policy allows it.",
-		Cases: webhookCases(slow),
+		Cases: webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock}),
 	}, true
 }
 
@@ -522,6 +561,8 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	if v.sev == finding.Info {
 		return webhookVerdict{}, false
 	}
+	v.allResources = fail && allResources
+	v.selfBlock = fail && own == triNo
 	if fail && v.sev > finding.Low && own == triNo && !slices.Contains(env.facts.CriticalNamespaces, ownNS) {
 		v.reasons = append(v.reasons, fmt.Sprintf("its own namespace %s is not excluded either, so its pods cannot come back while it is down", ownNS))
 	}

@@ -172,6 +172,30 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 			t.Errorf("%s cites the timeout case: %v, want %v (%v)", name, got, want, f.Cases)
 		}
 	}
+	// The other cases follow what each finding shows: a fail-closed rule
+	// over every resource (opa), kube-system not excluded (opa,
+	// policy-checker), its own namespace not excluded (all but the orphan,
+	// which excludes it, and slow-labeler, which calls a URL).
+	for _, tc := range []struct {
+		kind, name                    string
+		allResources, critical, owner bool
+	}{
+		{"ValidatingWebhookConfiguration", "opa-validating-webhook", true, true, true},
+		{"ValidatingWebhookConfiguration", "policy-checker", false, true, true},
+		{"MutatingWebhookConfiguration", "pod-injector", false, false, true},
+		{"ValidatingWebhookConfiguration", "orphaned-webhook", false, false, false},
+		{"MutatingWebhookConfiguration", "slow-labeler", false, false, false},
+	} {
+		f, _ := findingAbout(fs, tc.kind, "", tc.name)
+		for id, want := range map[string]bool{
+			caseKyvernoOOMAllResources: tc.allResources, caseGatekeeperControlPlane: tc.allResources,
+			caseKyvernoServiceCIDR: tc.allResources, caseKyvernoCAPIDeadlock: tc.critical, caseKyvernoStopStart: tc.owner,
+		} {
+			if got := slices.Contains(f.Cases, id); got != want {
+				t.Errorf("%s cites %s: %v, want %v (%v)", tc.name, id, got, want, f.Cases)
+			}
+		}
+	}
 }
 
 func TestWebhookBlastRadiusSilent(t *testing.T) {

@@ -1,6 +1,7 @@
 package availability
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,6 +118,15 @@ func TestDisruptionGap(t *testing.T) {
 		{"Deployment", "ingress", "ingress-nginx-controller", "1 replica and no PodDisruptionBudget", finding.Low, caseGKESurge},
 		{"Deployment", "shop", "api", "2 replicas and no PodDisruptionBudget", finding.Medium, caseGKESurge},
 	})
+	// The DFDS rollover case is about single replicas: cited for the one
+	// replica, not for the two.
+	for _, f := range fs {
+		one := strings.Contains(f.Title, "1 replica and no PodDisruptionBudget")
+		two := strings.Contains(f.Title, "2 replicas and no PodDisruptionBudget")
+		if got := slices.Contains(f.Cases, caseDFDSRollover); (one && !got) || (two && got) {
+			t.Errorf("%s: cases %v", f.Title, f.Cases)
+		}
+	}
 	if n := ctx.Notes(); len(n) != 0 {
 		t.Errorf("notes %v", n)
 	}

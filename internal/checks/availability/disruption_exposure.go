@@ -25,6 +25,9 @@ const (
 	caseDevopsHof = "devops-hof-drain-externaltrafficpolicy-local-ingress-outage-2019"
 	caseLocal502  = "externaltrafficpolicy-local-rolling-update-502-2021"
 	caseGKESurge  = "gke-surge-upgrade-two-replicas-no-pdb-2026"
+	// DFDS's AMI rollover cordoned every node; single-replica services
+	// without a budget went down while their one pod restarted.
+	caseDFDSRollover = "dfds-ami-rollover-cordons-all-nodes-single-replica-2024"
 
 	// maxUnprotectedReplicas: Service backends with this many replicas or
 	// fewer and no PDB are reported. Policy: with two replicas and no
@@ -61,7 +64,7 @@ func disruptionExposureCheck() check.Check {
 			{ID: ruleNoPDB, Summary: "Service backends with 2 or fewer replicas and no PodDisruptionBudget",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.Deployments, snapshot.StatefulSets, snapshot.PodDisruptionBudgets}},
 		},
-		Cases: []string{caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge},
+		Cases: []string{caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover},
 		Run:   runDisruptionExposure,
 	}
 }
@@ -316,10 +319,10 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			unknown = append(unknown, w.String())
 			continue
 		}
-		sev := finding.Low
+		sev, cases := finding.Low, []string{caseGKESurge, caseDFDSRollover}
 		why := "a single replica: any drain or node loss takes it offline, and a PodDisruptionBudget alone cannot help (add replicas first)"
 		if w.replicas == 2 {
-			sev = finding.Medium
+			sev, cases = finding.Medium, []string{caseGKESurge}
 			why = "two replicas and no budget: a drain or surge upgrade may evict both before a replacement is ready"
 		}
 		out = append(out, finding.Finding{
@@ -335,7 +338,7 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			},
 			Remediation: "Run at least 2 replicas (3 for anything user-facing) spread over nodes, and add a PodDisruptionBudget " +
 				"(maxUnavailable: 1) so drains evict one pod at a time and wait for readiness; make the readiness probe reflect real readiness.",
-			Cases: []string{caseGKESurge},
+			Cases: cases,
 		})
 	}
 	if len(unknown) > 0 {

@@ -65,7 +65,10 @@ const (
 	ruleOOM         = "oom-killed"
 	caseZalandoDNS  = "zalando-coredns-oom-2019"
 	caseEKSResolver = "eks-vpc-resolver-throttling-coredns-colocated-2024"
-	megabyte        = 1000 * 1000 // the guide's MB; the smaller reading of "MB" reports less
+	// RebelMouse: one CoreDNS pod lost in a node reroll overloaded the
+	// rest, which no autoscaler had sized for the cluster.
+	caseRebelMouse = "rebelmouse-coredns-pod-loss-during-eks-node-reroll-2025"
+	megabyte       = 1000 * 1000 // the guide's MB; the smaller reading of "MB" reports less
 )
 
 // corednsCapacityCheck compares CoreDNS's replicas and memory limit with
@@ -97,7 +100,7 @@ func corednsCapacityCheck() check.Check {
 			{ID: ruleOOM, Summary: "CoreDNS containers last terminated by the OOM killer",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.Pods}},
 		},
-		Cases: []string{caseZalandoDNS, caseEKSResolver},
+		Cases: []string{caseZalandoDNS, caseEKSResolver, caseRebelMouse},
 		Run:   runCorednsCapacity,
 	}
 }
@@ -360,7 +363,7 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 		},
 		Remediation: "Deploy the DNS horizontal autoscaler (cluster-proportional-autoscaler targeting deployment/" + d.Name +
 			") or enable your provider's CoreDNS autoscaling, and spread the replicas over nodes and zones.",
-		Cases: []string{caseZalandoDNS, caseEKSResolver},
+		Cases: []string{caseZalandoDNS, caseEKSResolver, caseRebelMouse},
 	}, true
 }
 

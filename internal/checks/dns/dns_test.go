@@ -2,6 +2,7 @@ package dns
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,9 @@ func TestCapacityGap(t *testing.T) {
 	rep := findTitle(t, fs, "2 replicas for 40 schedulable nodes", finding.Medium)
 	if !strings.Contains(rep.Message, "would run 3") {
 		t.Errorf("40 nodes / 16 = 3 replicas: %s", rep.Message)
+	}
+	if !slices.Contains(rep.Cases, caseRebelMouse) || slices.Contains(mem.Cases, caseRebelMouse) {
+		t.Errorf("the RebelMouse case explains the replica count only: replicas %v, memory %v", rep.Cases, mem.Cases)
 	}
 	findTitle(t, fs, "OOM-killed (2 pods)", finding.High)
 	if len(fs) != 3 {

@@ -92,6 +92,9 @@ func fixed(fixes []cfsFix, v [3]int) (isFixed, known bool) {
 const (
 	ruleCFS = "cfs-quota-expiry"
 	cfsCase = "kernel-cfs-quota-unnecessary-throttling-2018"
+	// Omio's GKE workloads stalled for months under CPU limits on
+	// kernels with the same bug.
+	omioCase = "omio-cpu-limits-cfs-throttling-2020"
 )
 
 func cpuLimitCFSKernelCheck() check.Check {
@@ -111,7 +114,7 @@ func cpuLimitCFSKernelCheck() check.Check {
 			{ID: ruleCFS, Summary: "CPU-limited containers on kernels without the CFS quota-expiry fix",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods}},
 		},
-		Cases: []string{cfsCase},
+		Cases: []string{cfsCase, omioCase},
 		Run:   runCPULimitCFS,
 	}
 }
@@ -205,7 +208,7 @@ func runCPULimitCFS(ctx *check.Context) ([]finding.Finding, error) {
 			Objects:     objs,
 			Evidence:    ev,
 			Remediation: "Move these nodes to a kernel with the fix (5.4 or later, or a vendor kernel whose changelog lists de53fd7aedb1); until then, raise or drop CPU limits on latency-sensitive multi-threaded workloads.",
-			Cases:       []string{cfsCase},
+			Cases:       []string{cfsCase, omioCase},
 		})
 	}
 	return out, nil

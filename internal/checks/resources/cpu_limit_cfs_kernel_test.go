@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -14,6 +15,9 @@ func TestCPULimitCFS(t *testing.T) {
 	}
 	want := map[string]finding.Severity{"old-53": finding.Low, "ubuntu-1604": finding.Info}
 	for _, f := range fs {
+		if !slices.Contains(f.Cases, cfsCase) || !slices.Contains(f.Cases, omioCase) {
+			t.Errorf("%s: cases %v", f.Title, f.Cases)
+		}
 		for _, o := range f.Objects {
 			if sev, ok := want[o.Name]; !ok || sev != f.Severity {
 				t.Errorf("node %s: %v (listed %v)", o.Name, f.Severity, ok)

@@ -54,6 +54,9 @@ const (
 	gardenerCase = "gardener-kubelet-reserved-100mi-node-notready-2019"
 	nuNLCase     = "nu-nl-elastalert-no-limits-2019"
 	dfdsCase     = "dfds-rogue-dev-pod-and-agent-memory-node-notready-2024"
+	// DFDS again: nodes went NotReady under starvation until
+	// systemReserved was raised (which then cost allocatable capacity).
+	dfdsReservedCase = "dfds-system-reserved-fix-leaves-workloads-pending-2025"
 )
 
 func nodeReservationCheck() check.Check {
@@ -76,7 +79,7 @@ func nodeReservationCheck() check.Check {
 			{ID: ruleSystemOOM, Summary: "Thin-reservation nodes with SystemOOM events",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.Events}},
 		},
-		Cases: []string{gardenerCase, nuNLCase, dfdsCase},
+		Cases: []string{gardenerCase, nuNLCase, dfdsCase, dfdsReservedCase},
 		Run:   runNodeReservation,
 	}
 }
@@ -206,7 +209,7 @@ func runNodeReservation(ctx *check.Context) ([]finding.Finding, error) {
 			Objects:     objs,
 			Evidence:    ev,
 			Remediation: "Set kube-reserved and system-reserved (and a hard eviction threshold) on these nodes' kubelets in line with your provider's formula, and give pods memory limits (a LimitRange default per namespace).",
-			Cases:       []string{gardenerCase, nuNLCase, dfdsCase},
+			Cases:       []string{gardenerCase, nuNLCase, dfdsCase, dfdsReservedCase},
 		})
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -16,6 +17,9 @@ func TestNodeReservationGap(t *testing.T) {
 	}
 	want := map[string]finding.Severity{"thin-1": finding.Medium, "bare-1": finding.High}
 	for _, f := range fs {
+		if !slices.Contains(f.Cases, dfdsReservedCase) {
+			t.Errorf("%s: cases %v", f.Title, f.Cases)
+		}
 		for _, o := range f.Objects {
 			sev, listed := want[o.Name]
 			if !listed {
