@@ -264,7 +264,7 @@ func (t *textWriter) finding(f finding.Finding) {
 		t.wrapped(id+title, "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
-		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0], t.opts.Width-6) {
+		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+CaseURL(f.Cases[0]), t.opts.Width-6) {
 			t.printf("    %s\n", t.color(ansiDim, line))
 		}
 	}
