@@ -159,4 +159,21 @@ rules:
 	if err := os.WriteFile("../../deploy/rbac.yaml", []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// deploy/cronjob.yaml carries the same rules in its own ClusterRole:
+	// replace its rules block (from "rules:" to the next document).
+	rules := b.String()[strings.Index(b.String(), "rules:\n"):]
+	cron, err := os.ReadFile("../../deploy/cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := string(cron)
+	start := strings.Index(cs, "\nrules:\n")
+	end := strings.Index(cs[start+1:], "\n---\n")
+	if start < 0 || end < 0 {
+		t.Fatal("deploy/cronjob.yaml: no rules block before the next document")
+	}
+	cs = cs[:start+1] + rules + cs[start+1+end+1:]
+	if err := os.WriteFile("../../deploy/cronjob.yaml", []byte(cs), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
