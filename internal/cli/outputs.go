@@ -10,6 +10,7 @@ import (
 	"github.com/kubegap/kubegap/internal/report/junit"
 	"github.com/kubegap/kubegap/internal/report/markdown"
 	"github.com/kubegap/kubegap/internal/report/sarif"
+	"github.com/kubegap/kubegap/internal/report/text"
 )
 
 // renderContext is what a renderer may need besides the report.
@@ -31,10 +32,10 @@ type output struct {
 // entry here and a renderer package.
 var outputs = map[string]output{
 	"text": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return report.WriteText(w, rep, report.TextOptions{Color: rc.color, CaseTitle: caseTitle, Width: rc.width})
+		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return report.WriteSummary(w, rep, report.TextOptions{Color: rc.color, Width: rc.width})
+		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width})
 	}},
 	"json": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
 	"yaml": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},

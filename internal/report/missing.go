@@ -92,8 +92,8 @@ func (r *Report) Unknown() bool {
 	return false
 }
 
-// scopeLine is the scope as the header prints it.
-func scopeLine(r *Report) string {
+// ScopeLine is the scope as a report header prints it.
+func ScopeLine(r *Report) string {
 	s := r.Source.Scope.String()
 	if r.Source.Type != snapshot.SourceFiles {
 		return s

@@ -75,6 +75,9 @@ type Report struct {
 	Checks        []CheckResult       `json:"checks"`
 	Findings      []finding.Finding   `json:"findings"`
 	Summary       Summary             `json:"summary"`
+	// CaseBaseURL is where each cited case has its page: CaseBaseURL + the
+	// case ID (the same pages kubegap serve and kubegap site make).
+	CaseBaseURL string `json:"caseBaseURL,omitempty"`
 	// MissingInputs lists what kept rules from a full answer and how to
 	// complete it; empty when every rule ran on complete input.
 	MissingInputs []MissingInput `json:"missingInputs,omitempty"`
@@ -165,7 +168,7 @@ func New(src snapshot.Source, cov []snapshot.Coverage) *Report {
 	if cov == nil {
 		cov = []snapshot.Coverage{}
 	}
-	return &Report{APIVersion: APIVersion, Kind: Kind, Source: src, Coverage: cov,
+	return &Report{APIVersion: APIVersion, Kind: Kind, CaseBaseURL: CaseBaseURL, Source: src, Coverage: cov,
 		Checks: []CheckResult{}, Findings: []finding.Finding{}}
 }
 

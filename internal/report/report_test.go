@@ -47,48 +47,6 @@ func TestFinishSortsAndCounts(t *testing.T) {
 	}
 }
 
-func TestWriteText(t *testing.T) {
-	var b bytes.Buffer
-	titles := map[string]string{"case-a": "Case A"}
-	if err := WriteText(&b, sample(), TextOptions{CaseTitle: func(id string) string { return titles[id] }, Width: 60}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	crit, high, low := strings.Index(out, "CRITICAL (1)"), strings.Index(out, "HIGH (1)"), strings.Index(out, "LOW (1)")
-	if crit < 0 || high < crit || low < high {
-		t.Errorf("severity groups missing or out of order:\n%s", out)
-	}
-	for _, want := range []string{
-		"kubegap audit of cluster prod (server v1.35.4)",
-		"kubegap audit of cluster prod (server v1.35.4),",
-		"3 checks: 2 failed, 0 passed, 1 not evaluated",
-		"and 10 more (-o json lists all)",
-		"case-a — Case A",
-		"COULD NOT LOOK (unknown, never a pass)",
-		"  c-check: not-evaluated\n    rule skipped: v1/pods forbidden",
-		"TO COMPLETE THE AUDIT\n  v1/pods (forbidden)",
-		`resources: ["pods"], verbs: [get, list, watch]}`,
-		"3 findings: 1 critical, 1 high, 0 medium, 1 low, 0 info",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q", want)
-		}
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "    word") && len(line) > 60 {
-			t.Errorf("message line not wrapped at 60: %q", line)
-		}
-	}
-	if strings.Contains(out, "\x1b[") {
-		t.Error("colour without Color")
-	}
-	b.Reset()
-	WriteText(&b, sample(), TextOptions{Color: true})
-	if !strings.Contains(b.String(), "\x1b[") {
-		t.Error("no colour with Color")
-	}
-}
-
 func TestWriteJSONEmptyListsAreArrays(t *testing.T) {
 	r := New(snapshot.Source{Type: snapshot.SourceFiles}, nil)
 	r.Finish()
@@ -128,61 +86,5 @@ func TestWriteYAMLIsTheJSONContract(t *testing.T) {
 	json.Unmarshal(j.Bytes(), &b)
 	if fmt.Sprint(a) != fmt.Sprint(b) || !strings.Contains(y.String(), "kind: AuditReport") {
 		t.Errorf("YAML differs from JSON:\n%s", y.String())
-	}
-}
-
-func TestTextFitsTheWidthAndSaysSingulars(t *testing.T) {
-	r := sample()
-	r.Findings[0].Evidence = []string{strings.Repeat("spec.template.spec.containers[0].image=x ", 5)}
-	r.Checks = r.Checks[:1]
-	for _, width := range []int{60, 80, 120} {
-		var b bytes.Buffer
-		if err := WriteText(&b, r, TextOptions{Width: width}); err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(b.String(), "\n") {
-			if n := len([]rune(line)); n > width {
-				t.Errorf("width %d: line of %d: %q", width, n, line)
-			}
-		}
-		if !strings.Contains(b.String(), "1 check: 1 failed") {
-			t.Errorf("no singular:\n%s", b.String())
-		}
-		if i, j := strings.Index(b.String(), "3 findings:"), strings.Index(b.String(), "CRITICAL"); i < 0 || i > j {
-			t.Error("counts do not come before the findings")
-		}
-	}
-}
-
-func TestWriteSummaryOneLinePerFinding(t *testing.T) {
-	r := sample()
-	var b bytes.Buffer
-	if err := WriteSummary(&b, r, TextOptions{Width: 50}); err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(b.String(), "\n") {
-		if len([]rune(l)) > 50 {
-			t.Errorf("line wider than 50: %q", l)
-		}
-		for _, sev := range []string{"CRITICAL", "HIGH", "LOW"} {
-			if strings.HasPrefix(l, sev+" ") {
-				lines = append(lines, l)
-			}
-		}
-	}
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL a-check") || !strings.HasPrefix(lines[1], "HIGH     a-check                high one") {
-		t.Errorf("summary lines:\n%s", strings.Join(lines, "\n"))
-	}
-}
-
-func TestTextListsPartialChecksAsUnknown(t *testing.T) {
-	r := sample()
-	r.Checks = append(r.Checks, CheckResult{ID: "d-check", Status: Partial, Reason: "only namespace web was read"})
-	var b bytes.Buffer
-	WriteText(&b, r, TextOptions{})
-	if !strings.Contains(b.String(), "d-check: partial\n      only namespace web was read") ||
-		!strings.Contains(b.String(), "1 partial") {
-		t.Errorf("partial check not shown as unknown:\n%s", b.String())
 	}
 }

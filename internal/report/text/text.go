@@ -1,4 +1,8 @@
-package report
+// Package text renders the audit report for a person at a terminal: the
+// full report (WriteText) and one line per finding (WriteSummary). Findings
+// and cases are put in display form by internal/present, as the web pages
+// and the MCP tools do.
+package text
 
 import (
 	"fmt"
@@ -6,12 +10,14 @@ import (
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/present"
+	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/internal/textwrap"
 )
 
-// TextOptions tune the text report.
-type TextOptions struct {
+// Options tune the text report.
+type Options struct {
 	// Color turns on ANSI colour. Callers set it only for a terminal and
 	// never when NO_COLOR is set.
 	Color bool
@@ -42,7 +48,7 @@ var severityColor = map[finding.Severity]string{
 
 // WriteText writes the report for a person at a terminal: findings grouped
 // by severity, each with its objects, evidence, fix and cited cases.
-func WriteText(w io.Writer, r *Report, opts TextOptions) error {
+func Write(w io.Writer, r *report.Report, opts Options) error {
 	tw := &textWriter{w: w, opts: opts}
 	if opts.MaxObjects == 0 {
 		tw.opts.MaxObjects = 20
@@ -75,7 +81,7 @@ func WriteText(w io.Writer, r *Report, opts TextOptions) error {
 // preflight prints the findings about --target-version, fix-before first
 // and watch-during second, and ends with the upgrade plan: what to do, in
 // order, before and while upgrading.
-func (t *textWriter) preflight(r *Report) {
+func (t *textWriter) preflight(r *report.Report) {
 	if r.TargetVersion == "" {
 		return
 	}
@@ -118,7 +124,7 @@ func (t *textWriter) preflight(r *Report) {
 
 type textWriter struct {
 	w    io.Writer
-	opts TextOptions
+	opts Options
 	err  error
 }
 
@@ -136,10 +142,10 @@ func (t *textWriter) color(code, s string) string {
 }
 
 // header states what was read, the scope and the counts before any finding.
-func (t *textWriter) header(r *Report) {
-	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+SourceText(r.Source)+", "+scopeLine(r), "", "  ")
-	t.wrapped(CheckCounts(r), "", "  ")
-	t.wrapped(FindingCounts(r), "", "  ")
+func (t *textWriter) header(r *report.Report) {
+	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+report.SourceText(r.Source)+", "+report.ScopeLine(r), "", "  ")
+	t.wrapped(report.CheckCounts(r), "", "  ")
+	t.wrapped(report.FindingCounts(r), "", "  ")
 	var read, other []string
 	for _, c := range r.Coverage {
 		if c.Status == snapshot.StatusRead {
@@ -148,7 +154,7 @@ func (t *textWriter) header(r *Report) {
 			other = append(other, fmt.Sprintf("%s %s", c.Resource, c.Status))
 		}
 	}
-	line := "read " + Plural(len(read), "resource type", "resource types")
+	line := "read " + report.Plural(len(read), "resource type", "resource types")
 	if len(other) > 0 {
 		line += "; " + strings.Join(other, ", ")
 	}
@@ -170,60 +176,10 @@ func (t *textWriter) wrapped(text, first, indent string) {
 	}
 }
 
-// SourceText names what a report read: "cluster prod (server v1.35.4)".
-func SourceText(src snapshot.Source) string {
-	s := string(src.Type)
-	switch {
-	case src.Context != "":
-		s += " " + src.Context
-	case len(src.Paths) > 0:
-		s += " " + strings.Join(src.Paths, ", ")
-	}
-	if src.ServerVersion != "" {
-		s += " (server " + src.ServerVersion + ")"
-	}
-	return s
-}
-
-// CheckCounts is "9 checks: 5 failed, 3 passed, 1 not evaluated".
-func CheckCounts(r *Report) string {
-	counts := map[Status]int{}
-	for _, c := range r.Checks {
-		counts[c.Status]++
-	}
-	s := fmt.Sprintf("%s: %d failed, %d passed", Plural(len(r.Checks), "check", "checks"), counts[Fail], counts[Pass])
-	if counts[Partial] > 0 {
-		s += fmt.Sprintf(", %d partial", counts[Partial])
-	}
-	return s + fmt.Sprintf(", %d not evaluated", counts[NotEvaluated])
-}
-
-// FindingCounts is "4 findings: 1 critical, 3 high, ..., 1 suppressed".
-func FindingCounts(r *Report) string {
-	var parts []string
-	for _, sev := range finding.Severities() {
-		parts = append(parts, fmt.Sprintf("%d %s", r.Summary.Count(sev), sev))
-	}
-	s := Plural(len(r.Findings), "finding", "findings") + ": " + strings.Join(parts, ", ")
-	if r.Summary.Suppressed > 0 {
-		s += fmt.Sprintf("; %d suppressed", r.Summary.Suppressed)
-	}
-	if r.Baseline != nil {
-		s += fmt.Sprintf("; %d new, %d unchanged, %d resolved since %s",
-			r.Baseline.New, r.Baseline.Unchanged, len(r.Baseline.Resolved), r.Baseline.File)
-	}
-	return s
-}
-
-// Plural is "1 node" or "3 nodes".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-func (t *textWriter) finding(f finding.Finding) {
+func (t *textWriter) finding(raw finding.Finding) {
+	// The display form (object names, case titles) is the presenter's,
+	// as on the web pages and in the MCP tools.
+	f := present.NewFinding(&raw, t.opts.CaseTitle)
 	mark := ""
 	if f.Baseline == "new" {
 		mark = "(new) "
@@ -231,14 +187,11 @@ func (t *textWriter) finding(f finding.Finding) {
 	t.printf("\n")
 	t.wrapped(mark+t.color(ansiDim, "["+f.Check+"]")+" "+t.color(ansiBold, f.Title), "  ", "    ")
 	t.wrapped(f.Message, "    ", "    ")
-	if len(f.Objects) > 0 {
-		names := make([]string, 0, len(f.Objects))
-		for i, o := range f.Objects {
-			if i == t.opts.MaxObjects {
-				names = append(names, fmt.Sprintf("and %d more (-o json lists all)", len(f.Objects)-i))
-				break
-			}
-			names = append(names, o.String())
+	if len(f.Names) > 0 {
+		names := f.Names
+		if len(names) > t.opts.MaxObjects {
+			names = append(names[:t.opts.MaxObjects:t.opts.MaxObjects],
+				fmt.Sprintf("and %d more (-o json lists all)", len(f.Names)-t.opts.MaxObjects))
 		}
 		t.printf("    objects:  %s\n", strings.Join(names, "\n              "))
 	}
@@ -250,21 +203,19 @@ func (t *textWriter) finding(f finding.Finding) {
 		t.wrapped(e, "    "+label, "                ")
 	}
 	t.wrapped(f.Remediation, "    fix:      ", "              ")
-	for i, id := range f.Cases {
+	for i, c := range f.CaseRefs {
 		label := "cases:   "
 		if i > 0 {
 			label = "         "
 		}
 		title := ""
-		if t.opts.CaseTitle != nil {
-			if s := t.opts.CaseTitle(id); s != "" {
-				title = " — " + s
-			}
+		if c.Title != "" {
+			title = " — " + c.Title
 		}
-		t.wrapped(id+title, "    "+label+" ", "              ")
+		t.wrapped(c.ID+title, "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
-		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+CaseURL(f.Cases[0]), t.opts.Width-6) {
+		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+report.CaseURL(f.Cases[0]), t.opts.Width-6) {
 			t.printf("    %s\n", t.color(ansiDim, line))
 		}
 	}
@@ -272,16 +223,16 @@ func (t *textWriter) finding(f finding.Finding) {
 
 // unknowns leads the report with what could not be looked at: checks not
 // evaluated or partial, their rules, and what would complete each input.
-func (t *textWriter) unknowns(r *Report) {
+func (t *textWriter) unknowns(r *report.Report) {
 	first := true
 	for _, c := range r.Checks {
-		var open []RuleResult
+		var open []report.RuleResult
 		for _, rr := range c.Rules {
-			if rr.Status != RuleEvaluated {
+			if rr.Status != report.RuleEvaluated {
 				open = append(open, rr)
 			}
 		}
-		if c.Status != NotEvaluated && c.Status != Partial && len(open) == 0 {
+		if c.Status != report.NotEvaluated && c.Status != report.Partial && len(open) == 0 {
 			continue
 		}
 		if first {
@@ -289,7 +240,7 @@ func (t *textWriter) unknowns(r *Report) {
 			first = false
 		}
 		state := string(c.Status)
-		if c.Status == Fail {
+		if c.Status == report.Fail {
 			state = "findings below, but incomplete"
 		}
 		t.printf("  %s: %s\n", c.ID, state)
@@ -312,7 +263,7 @@ func (t *textWriter) unknowns(r *Report) {
 			}
 		}
 	}
-	missing := Missing(r)
+	missing := report.Missing(r)
 	if len(missing) == 0 {
 		return
 	}
@@ -331,14 +282,14 @@ func (t *textWriter) unknowns(r *Report) {
 	if len(dump) > 0 {
 		msg := fmt.Sprintf("Files cannot show that an object does not exist. Dump %s whole with kubectl: "+
 			"'kubegap recipe' prints the commands (one file per resource, which the audit then trusts as complete), "+
-			"or audit the cluster live, or a 'kubegap snapshot' of it.", Plural(len(dump), "resource", "resources"))
+			"or audit the cluster live, or a 'kubegap snapshot' of it.", report.Plural(len(dump), "resource", "resources"))
 		for _, line := range textwrap.Wrap(msg, t.opts.Width-4) {
 			t.printf("  %s\n", line)
 		}
 	}
 }
 
-func describeCoverage(m MissingInput) string {
+func describeCoverage(m report.MissingInput) string {
 	if m.Status == snapshot.StatusRead {
 		if m.Complete {
 			return "read in part of the cluster only"
@@ -348,15 +299,15 @@ func describeCoverage(m MissingInput) string {
 	return string(m.Status)
 }
 
-func (t *textWriter) summary(r *Report) {
+func (t *textWriter) summary(r *report.Report) {
 	t.printf("\n")
-	t.wrapped(FindingCounts(r), "", "  ")
+	t.wrapped(report.FindingCounts(r), "", "  ")
 }
 
 // WriteSummary writes the header and one line per finding (severity,
 // check, title), cut to the width: the view for a quick look
 // or a CI log.
-func WriteSummary(w io.Writer, r *Report, opts TextOptions) error {
+func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 	tw := &textWriter{w: w, opts: opts}
 	if tw.opts.Width <= 0 {
 		tw.opts.Width = 80
@@ -372,7 +323,7 @@ func WriteSummary(w io.Writer, r *Report, opts TextOptions) error {
 	}
 	first := true
 	for _, c := range r.Checks {
-		if c.Status != NotEvaluated && c.Status != Partial {
+		if c.Status != report.NotEvaluated && c.Status != report.Partial {
 			continue
 		}
 		if first {
