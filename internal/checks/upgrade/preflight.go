@@ -272,11 +272,11 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 		}
 		out = append(out, finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
-			Title: fmt.Sprintf("%s run %s, which boots cgroup v1: kubelet %s refuses to start there", check.Plural(len(nodes), "node", "nodes"), os, t.MinorString()),
-			Message: fmt.Sprintf("%s run %s, whose default is cgroup v1. From %s the kubelet fails at start on a cgroup v1 host unless its "+
+			Title: fmt.Sprintf("%s %s, which boots cgroup v1: kubelet %s refuses to start there", nodesRun(len(nodes)), os, t.MinorString()),
+			Message: fmt.Sprintf("%s %s, whose default is cgroup v1. From %s the kubelet fails at start on a cgroup v1 host unless its "+
 				"configuration sets failCgroupV1: false, so these nodes go NotReady when their kubelet reaches %s. (A node switched "+
 				"to cgroup v2 by hand is not affected; the API does not show which cgroup version a node runs.)%s",
-				check.Plural(len(nodes), "node", "nodes"), os, f.cgroupV1Refused.MinorString(), t.MinorString(), check.MoreText(more)),
+				nodesRun(len(nodes)), os, f.cgroupV1Refused.MinorString(), t.MinorString(), check.MoreText(more)),
 			Objects: refs, Evidence: ev,
 			Remediation: "Move these pools to an OS image that boots cgroup v2 (Ubuntu 22.04 or later, Debian 11 or later, RHEL 9 " +
 				"family, Azure Linux, Amazon Linux 2023, COS) before upgrading their kubelet, or, as a stopgap, set failCgroupV1: " +
@@ -519,4 +519,12 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 		Remediation: fix,
 		Cases:       []string{casePDBUpgrade},
 	}, true
+}
+
+// nodesRun is "1 node runs" or "3 nodes run".
+func nodesRun(n int) string {
+	if n == 1 {
+		return "1 node runs"
+	}
+	return fmt.Sprintf("%d nodes run", n)
 }

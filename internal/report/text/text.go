@@ -103,8 +103,7 @@ func (t *textWriter) preflight(r *report.Report) {
 			t.printf("  nothing found\n")
 		}
 		for _, f := range group {
-			t.printf("  %s", t.color(severityColor[f.Severity], strings.ToUpper(f.Severity.String())))
-			t.finding(f)
+			t.findingMarked(f, t.color(severityColor[f.Severity], strings.ToUpper(f.Severity.String()))+" ")
 		}
 	}
 	t.printf("\n%s\n", t.color(ansiBold, "UPGRADE PLAN TO "+r.TargetVersion))
@@ -115,7 +114,8 @@ func (t *textWriter) preflight(r *report.Report) {
 		if f.Preflight == finding.PreflightDuring {
 			when = "during"
 		}
-		t.wrapped(fmt.Sprintf("%d. (%s) %s", step, when, f.Remediation), "  ", "     ")
+		t.wrapped(fmt.Sprintf("%d. (%s) %s", step, when, f.Title), "  ", "     ")
+		t.wrapped(f.Remediation, "     ", "     ")
 	}
 	if step == 0 {
 		t.printf("  nothing blocks this upgrade in what kubegap reads (see COULD NOT LOOK for what it could not)\n")
@@ -176,13 +176,16 @@ func (t *textWriter) wrapped(text, first, indent string) {
 	}
 }
 
-func (t *textWriter) finding(raw finding.Finding) {
+func (t *textWriter) finding(raw finding.Finding) { t.findingMarked(raw, "") }
+
+// findingMarked prints a finding whose title line starts with mark (the
+// severity, where findings are not grouped by it).
+func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 	// The display form (object names, case titles) is the presenter's,
 	// as on the web pages and in the MCP tools.
 	f := present.NewFinding(&raw, t.opts.CaseTitle)
-	mark := ""
 	if f.Baseline == "new" {
-		mark = "(new) "
+		mark += "(new) "
 	}
 	t.printf("\n")
 	t.wrapped(mark+t.color(ansiDim, "["+f.Check+"]")+" "+t.color(ansiBold, f.Title), "  ", "    ")
