@@ -5,74 +5,89 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 )
 
-// uncertain finds provenance words that mean a value was not checked.
-var uncertain = regexp.MustCompile(`(?i)\b(from memory|uncertain|unverified|not verified|to be checked)\b`)
+// policyKeys are top-level values that are our own choices, not facts a
+// source could back: thresholds the checks apply.
+var policyKeys = map[string]bool{"thresholds": true}
 
-// FactsSourced applies the facts rules of internal/checks (facts_test.go)
-// to an area package's data/*.yaml: every row of a table (a map in a list)
-// has sources, https URLs; a file with facts outside rows has top-level
-// sources; no value says it was not checked. Thresholds that are policy
-// live in Go constants, not here.
-func FactsSourced(t testing.TB) {
-	t.Helper()
-	files, err := filepath.Glob("data/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no facts files in data/ (%v)", err)
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := yaml.Unmarshal(raw, &doc); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		loose := false
-		for k, v := range doc {
-			if k != "sources" && !isRows(v) {
-				loose = true
-			}
-		}
-		if loose {
-			if bad := badURLs(doc["sources"]); bad != "" {
-				t.Errorf("%s: top-level sources: %s (the file has facts outside sourced rows)", f, bad)
-			}
-		}
-		walkFacts(t, f, doc)
-	}
-}
+// uncertainMarker finds provenance words that mean a value was not checked.
+var uncertainMarker = regexp.MustCompile(`(?i)\b(from memory|uncertain|unverified|not verified|to be checked)\b`)
 
-func walkFacts(t testing.TB, path string, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, child := range x {
-			walkFacts(t, path+"."+k, child)
+// FactsProblems returns why a facts file breaks the sourcing rules, one
+// message each:
+//   - every map in a list (a table row: an image, a regression, a signature,
+//     a coordinator) has sources (https URLs) or source (one https URL);
+//   - a file with facts outside such rows has top-level sources;
+//   - any evidence field says verified, and no string value carries a marker
+//     of an unchecked value (memory, uncertain, unverified).
+func FactsProblems(data []byte) ([]string, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	looseFacts := false
+	for key, v := range doc {
+		if key == "sources" || policyKeys[key] {
+			continue
 		}
-	case []any:
-		for i, child := range x {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			if row, ok := child.(map[string]any); ok {
-				if bad := badURLs(row["sources"]); bad != "" {
-					t.Errorf("%s has no sources: %s", p, bad)
+		if !isRowList(v) {
+			looseFacts = true
+		}
+	}
+	if looseFacts {
+		if bad := checkURLs(doc["sources"]); bad != "" {
+			add("top-level sources: %s (the file has facts outside sourced rows)", bad)
+		}
+	}
+
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, child := range t {
+				if k == "evidence" && child != "verified" {
+					add("%s.evidence is %v, not verified", path, child)
 				}
+				walk(path+"."+k, child)
 			}
-			walkFacts(t, p, child)
-		}
-	case string:
-		if m := uncertain.FindString(x); m != "" {
-			t.Errorf("%s says %q: verify the value at a source or remove it", path, m)
+		case []any:
+			for i, child := range t {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if row, ok := child.(map[string]any); ok {
+					bad := checkURLs(row["sources"])
+					if bad != "" {
+						if src, ok := row["source"].(string); ok {
+							bad = checkURLs([]any{src})
+						}
+					}
+					if bad != "" {
+						add("%s has no sources: %s", p, bad)
+					}
+				}
+				walk(p, child)
+			}
+		case string:
+			if m := uncertainMarker.FindString(t); m != "" {
+				add("%s says %q: verify the value at a source or remove it", path, m)
+			}
 		}
 	}
+	walk("", doc)
+	sort.Strings(problems)
+	return problems, nil
 }
 
-func isRows(v any) bool {
+// isRowList reports whether v is a non-empty list of maps (table rows).
+func isRowList(v any) bool {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
 		return false
@@ -85,7 +100,9 @@ func isRows(v any) bool {
 	return true
 }
 
-func badURLs(v any) string {
+// checkURLs returns "" when v is a non-empty list of https URLs, or what is
+// wrong with it.
+func checkURLs(v any) string {
 	list, ok := v.([]any)
 	if !ok || len(list) == 0 {
 		return "missing or empty"
@@ -97,4 +114,26 @@ func badURLs(v any) string {
 		}
 	}
 	return ""
+}
+
+// FactsSourced applies FactsProblems to an area package's data/*.yaml.
+func FactsSourced(t testing.TB) {
+	t.Helper()
+	files, err := filepath.Glob("data/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no facts files in data/ (%v)", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems, err := FactsProblems(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", f, p)
+		}
+	}
 }
