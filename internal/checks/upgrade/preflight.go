@@ -37,7 +37,7 @@ const (
 	kubectlDrainDocURL = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/"
 )
 
-var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs}
+var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -57,8 +57,13 @@ func upgradePreflightCheck() check.Check {
 			"node image during the rolling upgrade, inspected for real with --inspect-images when reachable. Watch " +
 			"during the upgrade: PodDisruptionBudgets that allow no eviction, pods without a controller and pods with " +
 			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up. " +
+			"Fix before upgrading, too: add-ons whose release, read from the image tag of a DaemonSet or Deployment, is " +
+			"listed in its project's compatibility table only for minors older than 1.N (data/addon-compat.yaml: " +
+			"ingress-nginx's Supported Versions table); a release the table does not list leaves the rule partial. " +
+			"CoreDNS, Calico, Cilium and CSI drivers are not judged: no table verified to say which minors a " +
+			"release does not support. " +
 			"Removed API versions are the removed-apis check's, which also judges the target.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods, snapshot.PodDisruptionBudgets),
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
 		Rules: []check.Rule{
 			{ID: ruleControlPlanePath, Summary: "the control plane reaches the target one minor at a time"},
 			{ID: ruleKubeletSkew, Summary: "every kubelet stays within the skew policy of the target", Needs: []snapshot.Resource{snapshot.Nodes}},
@@ -69,6 +74,8 @@ func upgradePreflightCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 			{ID: ruleDrainBlockers, Summary: "nothing blocks draining nodes during the rolling upgrade",
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes}},
+			{ID: ruleAddonCompat, Summary: "every tabled add-on release supports the target minor",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 		},
 		Cases: preflightCases,
 		Run:   runUpgradePreflight,
@@ -103,6 +110,7 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 		out = append(out, providerChanges(ctx, f, cp, t)...)
 	}
 	out = append(out, drainBlockers(ctx)...)
+	out = append(out, addonCompat(ctx, t)...)
 	return out, nil
 }
 
