@@ -133,3 +133,15 @@ func citesCase(f finding.Finding, id string) bool {
 	}
 	return false
 }
+
+// TestNodeOSAtTargetAKSWindows: going to 1.33 names the Windows Server 2019
+// pool and not the 2022 one, which AKS supports until 1.37.
+func TestNodeOSAtTargetAKSWindows(t *testing.T) {
+	s := at(checktest.Complete(checktest.Load(t, "aks-windows.yaml")), "v1.32.7")
+	fs, _ := runWith(t, upgradePreflightCheck(), s, target("1.33"))
+	got := byTitle(fs, "does not offer it")
+	if len(got) != 1 || !checktest.HasObject(got, "Node", "", "akswin19000000") || checktest.HasObject(got, "Node", "", "akswin22000000") ||
+		!strings.Contains(got[0].Title, "Windows Server 2019") {
+		t.Errorf("Windows at 1.33: %+v", got)
+	}
+}
