@@ -60,6 +60,9 @@ type facts struct {
 	} `json:"kubeletRefusesCgroupV1From"`
 	CgroupV2DefaultFrom []cgroupDefault  `json:"cgroupV2DefaultFrom"`
 	ProviderChanges     []providerChange `json:"providerChanges"`
+	// What the target's kubelet needs of the node (node_requirements.go).
+	RuntimeAtTarget runtimeAtTargetFacts `json:"runtimeAtTarget"`
+	NodeOSAtTarget  []nodeOSRow          `json:"nodeOSAtTarget"`
 
 	cgroupV1Refused check.KubeVersion
 	// removed maps "group/version/Kind" to its row.
@@ -122,6 +125,9 @@ func parseFacts(data []byte) (*facts, error) {
 			return nil, err
 		}
 		pc.minor = v
+	}
+	if err := parseNodeRequirements(&f); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

@@ -37,7 +37,8 @@ const (
 	kubectlDrainDocURL = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/"
 )
 
-var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0}
+var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
+	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -54,9 +55,14 @@ func upgradePreflightCheck() check.Check {
 			"boots cgroup v1 by default when 1.N's kubelet refuses cgroup v1 (from 1.35, KEP-5573); add-on images a " +
 			"managed provider switches with the version (data/upgrade-facts.yaml: AKS 1.35 moves azure-cns's CNI " +
 			"installer to a /v2/ image whose azure-vnet needs glibc 2.34) against the nodes that keep their current " +
-			"node image during the rolling upgrade, inspected for real with --inspect-images when reachable. Watch " +
+			"node image during the rolling upgrade, inspected for real with --inspect-images when reachable; container " +
+			"runtimes the target's kubelet cannot use (containerd before 1.6 from 1.26, which lacks CRI v1; Docker through " +
+			"dockershim from 1.24; Docker through cri-dockerd, medium, when the upgrade crosses 1.26), per pool; node OS " +
+			"releases the provider states it does not offer at the target (EKS Amazon Linux 2 from 1.33, AKS Windows Server " +
+			"2019 from 1.33 and 2022 from 1.37), per pool. Watch " +
 			"during the upgrade: PodDisruptionBudgets that allow no eviction, pods without a controller and pods with " +
-			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up. " +
+			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up; and, as " +
+			"info, the nodes per pool that run only DaemonSet and mirror pods, which drain at once. " +
 			"Fix before upgrading, too: add-ons whose release, read from the image tag of a DaemonSet or Deployment, is " +
 			"listed in its project's compatibility table only for minors older than 1.N (data/addon-compat.yaml: " +
 			"ingress-nginx's Supported Versions table); a release the table does not list leaves the rule partial. " +
@@ -76,6 +82,8 @@ func upgradePreflightCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes}},
 			{ID: ruleAddonCompat, Summary: "every tabled add-on release supports the target minor",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
+			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
 		Cases: preflightCases,
 		Run:   runUpgradePreflight,
@@ -111,6 +119,9 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	out = append(out, drainBlockers(ctx)...)
 	out = append(out, addonCompat(ctx, t)...)
+	out = append(out, daemonSetOnlyNodes(ctx)...)
+	out = append(out, runtimeAtTarget(ctx, f, t)...)
+	out = append(out, nodeOSAtTarget(ctx, f, t)...)
 	return out, nil
 }
 
