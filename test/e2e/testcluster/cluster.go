@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -211,6 +212,14 @@ func (c *Cluster) Freeze(t testing.TB) (thaw func()) {
 	t.Cleanup(thaw)
 	for _, p := range c.procs {
 		if err := p.signal(syscall.SIGSTOP); err != nil {
+			thaw()
+			t.Fatalf("stopping %s: %v", p.name, err)
+		}
+	}
+	// SIGSTOP is delivered asynchronously: wait until the kernel reports
+	// every process stopped, so that nothing answers after Freeze returns.
+	for _, p := range c.procs {
+		if err := p.waitStopped(5 * time.Second); err != nil {
 			thaw()
 			t.Fatalf("stopping %s: %v", p.name, err)
 		}

@@ -101,3 +101,25 @@ func (p *process) tail(n int) string {
 func (p *process) signal(sig syscall.Signal) error {
 	return syscall.Kill(-p.cmd.Process.Pid, sig)
 }
+
+// waitStopped waits until the process is in the stopped state ("T" in
+// /proc/PID/stat), where it is after SIGSTOP has been delivered. Where
+// /proc is missing (not Linux) it returns at once.
+func (p *process) waitStopped(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	path := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	for {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil // no procfs: nothing to wait on
+		}
+		// The state follows the command name in parentheses.
+		if i := bytes.LastIndexByte(raw, ')'); i >= 0 && i+2 < len(raw) && (raw[i+2] == 'T' || raw[i+2] == 't') {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not stopped after %s", limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
