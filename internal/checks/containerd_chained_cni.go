@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -78,7 +79,7 @@ type runtimeRegression struct {
 	Sources      []string `json:"sources"`
 	Note         string   `json:"note,omitempty"`
 
-	from, fixed kubeVersion
+	from, fixed check.KubeVersion
 	hasFix      bool
 }
 
@@ -107,11 +108,11 @@ func parseContainerdFacts(data []byte) (*containerdFacts, error) {
 			return nil, fmt.Errorf("containerd-regressions.yaml: regression %d needs id, case, runtime containerd and sources", i+1)
 		}
 		var ok bool
-		if r.from, ok = parseKubeVersion(r.AffectedFrom); !ok || r.from.minorString() != r.Line {
+		if r.from, ok = check.ParseKubeVersion(r.AffectedFrom); !ok || r.from.MinorString() != r.Line {
 			return nil, fmt.Errorf("containerd-regressions.yaml: %s: affectedFrom %q is not a release of line %q", r.ID, r.AffectedFrom, r.Line)
 		}
 		if r.FixedIn != "" {
-			if r.fixed, ok = parseKubeVersion(r.FixedIn); !ok || r.fixed.minorString() != r.Line || r.fixed.patch <= r.from.patch {
+			if r.fixed, ok = check.ParseKubeVersion(r.FixedIn); !ok || r.fixed.MinorString() != r.Line || r.fixed.Patch <= r.from.Patch {
 				return nil, fmt.Errorf("containerd-regressions.yaml: %s: fixedIn %q must be a later release of line %q", r.ID, r.FixedIn, r.Line)
 			}
 			r.hasFix = true
@@ -127,13 +128,13 @@ func (r *runtimeRegression) affects(runtimeVersion string) bool {
 	if !ok {
 		return false
 	}
-	// Same major.minor.patch shape as Kubernetes versions; packaging
+	// Same major.Minor.Patch shape as Kubernetes versions; packaging
 	// suffixes (-1, +azure) are dropped.
-	kv, ok := parseKubeVersion(v)
-	if !ok || kv.minorString() != r.Line || kv.patch < r.from.patch {
+	kv, ok := check.ParseKubeVersion(v)
+	if !ok || kv.MinorString() != r.Line || kv.Patch < r.from.Patch {
 		return false
 	}
-	return !r.hasFix || kv.patch < r.fixed.patch
+	return !r.hasFix || kv.Patch < r.fixed.Patch
 }
 
 // rangeText describes the affected range for messages.
@@ -351,7 +352,7 @@ func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, ds
 		Cases:    []string{reg.Case},
 		Objects:  []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}},
 	}
-	refs, more := nodeRefs(nodes)
+	refs, more := check.NodeRefs(nodes)
 	f.Objects = append(f.Objects, refs...)
 	f.Evidence = append(f.Evidence, dsEvidence...)
 	f.Evidence = append(f.Evidence, runtimeEvidence(nodes)...)
@@ -363,7 +364,7 @@ func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, ds
 		"delegates through a chroot into the host: two of the three conditions of the reported chained-CNI regression. The third, "+
 		"a NetworkAttachmentDefinition whose plugin chain creates interfaces and then consumes them (sriov then bond), could not be "+
 		"checked: %s. If such an attachment exists, pods using it fail sandbox creation with \"Link not found\" on these nodes%s.",
-		len(nodes), runtimeVersions(nodes), reg.rangeText(), dsName, what, moreText(more))
+		len(nodes), runtimeVersions(nodes), reg.rangeText(), dsName, what, check.MoreText(more))
 	f.Remediation = "List the attachments (kubectl get network-attachment-definitions -A -o yaml) and look for a plugin chain " +
 		"such as sriov then bond, or audit with them in the input. If one exists, keep the nodes that run it on a containerd " +
 		"release before 1.7.29 (1.7.24 is reported working) and track containerd issue #13545 for a fix."
@@ -374,7 +375,7 @@ func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, ds
 func runtimeEvidence(nodes []*corev1.Node) []string {
 	var ev []string
 	for i, n := range nodes {
-		if i == maxEvidenceNodes {
+		if i == check.MaxEvidence {
 			ev = append(ev, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
 			break
 		}
@@ -403,7 +404,7 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 	}
 	var nadNames []string
 	for i, n := range nads {
-		if i == maxListedNodes {
+		if i == check.MaxListedObjects {
 			break
 		}
 		f.Objects = append(f.Objects, finding.ObjectRef{APIVersion: snapshot.NetworkAttachmentDefinitions.APIVersion(),
@@ -415,17 +416,17 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 	if len(nads) > len(nadNames) {
 		nadNames = append(nadNames, fmt.Sprintf("and %d more", len(nads)-len(nadNames)))
 	}
-	refs, more := nodeRefs(nodes)
+	refs, more := check.NodeRefs(nodes)
 	f.Objects = append(f.Objects, refs...)
 	f.Evidence = append(f.Evidence, dsEvidence...)
-	f.Evidence = append(f.Evidence, firstN(nadEvidence, maxEvidenceNodes)...)
+	f.Evidence = append(f.Evidence, firstN(nadEvidence, check.MaxEvidence)...)
 	versions := map[string]int{}
 	for i, n := range nodes {
 		v := n.Status.NodeInfo.ContainerRuntimeVersion
 		versions[strings.TrimPrefix(v, "containerd://")]++
-		if i < maxEvidenceNodes {
+		if i < check.MaxEvidence {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", n.Name, v))
-		} else if i == maxEvidenceNodes {
+		} else if i == check.MaxEvidence {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
 		}
 	}
@@ -445,7 +446,7 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 		"unable to find the interfaces the earlier one had moved into the pod's network namespace (bond: \"Link not found\"), "+
 		"failing sandbox creation for pods that use the attachment; changing CNI plugin versions did not help%s.",
 		nodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
-		strings.Join(nadNames, ", "), verb, moreText(more))
+		strings.Join(nadNames, ", "), verb, check.MoreText(more))
 	f.Remediation = "Keep nodes that run these attachments on a containerd release before 1.7.29 (1.7.24 is reported working), " +
 		"or test the chained attachment on the target release before rolling it out; track containerd issue #13545 for a fix " +
 		"rather than assuming a later 1.7 patch has one. If the runtime must move, take these nodes out of the rollout with a " +

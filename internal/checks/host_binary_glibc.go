@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/nodeos"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -128,15 +129,11 @@ func parseHostBinaryFacts(data []byte) (*hostBinaryFacts, error) {
 	return &f, nil
 }
 
-// imageRepository strips the tag and digest from an image reference.
+// imageRepository is an image reference without its tag and digest,
+// lowercase, as host-binaries.yaml lists repositories.
 func imageRepository(ref string) string {
-	if i := strings.IndexByte(ref, '@'); i >= 0 {
-		ref = ref[:i]
-	}
-	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
-		ref = ref[:i]
-	}
-	return strings.ToLower(ref)
+	repo, _, _ := check.ImageParts(ref)
+	return strings.ToLower(repo)
 }
 
 // hostBinaryDir returns the host binary directory a hostPath reaches: the
@@ -498,7 +495,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		Cases:    []string{caseAzureCNIGlibc},
 		Objects:  []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}},
 	}
-	refs, more := nodeRefs(affected)
+	refs, more := check.NodeRefs(affected)
 	f.Objects = append(f.Objects, refs...)
 	var images, needs []string
 	var alternatives []string
@@ -536,7 +533,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s from it. "+
 			"Their glibc need is met, but kubegap has no data that the node OS (%s%s) provides that, and minimal node OSes may not; "+
 			"where it is missing or older, the binaries cannot start.",
-			dsName, strings.Join(images, ", "), need, byOS, moreText(more))
+			dsName, strings.Join(images, ", "), need, byOS, check.MoreText(more))
 		f.Remediation = "Make the host binaries self-contained: link the C++ runtime statically (-static-libstdc++ -static-libgcc) or " +
 			"build them fully static, and link against the system loader path (/lib64/ld-linux-x86-64.so.2 and its per-architecture " +
 			"equivalents) rather than a private one. Or check on one node of each pool that the library or loader named above is there."
@@ -546,14 +543,14 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host against the "+
 			"node's own glibc and need %s, but %d of the %d Linux nodes the DaemonSet lands on have less: %s%s. "+
 			"On those nodes the binaries cannot start; for a CNI plugin every new pod sandbox fails while the node stays Ready.",
-			dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, moreText(more))
+			dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, check.MoreText(more))
 		if musl {
 			f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s, which %d nodes do not have", dsName, need, len(affected))
 			f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s, "+
 				"but %d of the %d Linux nodes the DaemonSet lands on cannot provide it: %s%s. A musl-linked binary names the musl "+
 				"loader as its interpreter, and a glibc node has none, so the kernel refuses to start it; for a CNI plugin every new "+
 				"pod sandbox fails while the node stays Ready.",
-				dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, moreText(more))
+				dsName, strings.Join(images, ", "), need, len(affected), targeted, byOS, check.MoreText(more))
 		}
 		alt := ""
 		if len(alternatives) > 0 {
@@ -579,7 +576,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s, and the %d Linux nodes it lands on mix C libraries: %s. "+
 			"If those binaries are dynamically linked against a newer glibc than the oldest nodes have, they fail on %d nodes (%s%s) "+
 			"and work everywhere else, which is how an image change breaks only some pools. kubegap does not know how this image is linked.",
-			dsName, strings.Join(images, ", "), targeted, mix, len(affected), byOS, moreText(more))
+			dsName, strings.Join(images, ", "), targeted, mix, len(affected), byOS, check.MoreText(more))
 		f.Remediation = "Run `kubegap audit --inspect-images` to read which glibc the image's executables need, or check that the " +
 			"binaries it installs are statically linked. Build host binaries against the oldest glibc in the fleet, or bring the " +
 			"node pools onto one OS release."
@@ -646,7 +643,7 @@ func fleetText(fleet map[string]int) string {
 func nodeEvidence(nodes []*corev1.Node, infos nodeOS) []string {
 	var out []string
 	for i, n := range nodes {
-		if i == maxEvidenceNodes {
+		if i == check.MaxEvidence {
 			out = append(out, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
 			break
 		}

@@ -12,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-
-	"github.com/kubegap/kubegap/internal/finding"
 )
 
 // placement predicts which nodes a pod template can land on from what the
@@ -228,37 +226,6 @@ func targetNodes(ds *appsv1.DaemonSet, nodes []corev1.Node) []*corev1.Node {
 
 // Helpers shared by the node-centric checks (host-binary-glibc,
 // node-os-lifecycle, version-skew, containerd-chained-cni).
-
-// maxListedNodes bounds the nodes a finding names; the rest are counted in
-// its message, so a 5,000-node cluster still gives readable output.
-const maxListedNodes = 50
-
-// maxEvidenceNodes bounds the per-node evidence lines of a finding.
-const maxEvidenceNodes = 20
-
-// nodeRef names a node.
-func nodeRef(name string) finding.ObjectRef {
-	return finding.ObjectRef{APIVersion: "v1", Kind: "Node", Name: name}
-}
-
-// nodeRefs names the first maxListedNodes nodes and says how many are left.
-func nodeRefs(nodes []*corev1.Node) (refs []finding.ObjectRef, more int) {
-	for i, n := range nodes {
-		if i == maxListedNodes {
-			return refs, len(nodes) - i
-		}
-		refs = append(refs, nodeRef(n.Name))
-	}
-	return refs, 0
-}
-
-// moreText is the message suffix for nodes left off a finding's objects.
-func moreText(more int) string {
-	if more == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (the first %d nodes are listed; %d more are affected)", maxListedNodes, more)
-}
 
 // countsText prints counts by key, largest first: "Ubuntu 20.04 ×3, Ubuntu 22.04 ×1".
 func countsText(counts map[string]int) string {

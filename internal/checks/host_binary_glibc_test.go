@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -239,10 +240,10 @@ func TestHostBinaryGlibcLargeFleet(t *testing.T) {
 	if !ok || len(fs) != 1 {
 		t.Fatalf("evaluated %v, %d findings", ok, len(fs))
 	}
-	if n := len(nodeNames(fs[0])); n != maxListedNodes {
-		t.Errorf("%d nodes named, want the cap %d", n, maxListedNodes)
+	if n := len(nodeNames(fs[0])); n != check.MaxListedObjects {
+		t.Errorf("%d nodes named, want the cap %d", n, check.MaxListedObjects)
 	}
-	if len(fs[0].Evidence) > 10+maxEvidenceNodes {
+	if len(fs[0].Evidence) > 10+check.MaxEvidence {
 		t.Errorf("%d evidence lines", len(fs[0].Evidence))
 	}
 	if !strings.Contains(fs[0].Message, "4950 more") {

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -179,36 +180,6 @@ const (
 	pullRuleRateLimit    = "rate-limited-pulls"
 )
 
-// unresolvedTemplate reports whether an image is a template placeholder a
-// tool was to fill in (${CNI_IMAGE}, {{ .Values.image }}, $(IMAGE)): it
-// names no registry, tag or policy yet.
-func unresolvedTemplate(image string) bool {
-	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(")
-}
-
-// imageParts splits an image reference into repository, tag and digest.
-func imageParts(image string) (repo, tag, digest string) {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image, digest = image[:i], image[i+1:]
-	}
-	slash := strings.LastIndex(image, "/")
-	if c := strings.LastIndex(image, ":"); c > slash {
-		image, tag = image[:c], image[c+1:]
-	}
-	return image, tag, digest
-}
-
-// imageRegistry is the registry host of an image: the first path component
-// when it looks like a host, docker.io otherwise.
-func imageRegistry(image string) string {
-	repo, _, _ := imageParts(image)
-	first, _, found := strings.Cut(repo, "/")
-	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
-		return first
-	}
-	return "docker.io"
-}
-
 // effectivePullPolicy is the policy the API server stores: an unset policy
 // becomes Always for a :latest image and for an image with neither tag nor
 // digest (the tag then defaults to latest), IfNotPresent otherwise. Files
@@ -217,7 +188,7 @@ func effectivePullPolicy(c *corev1.Container) (policy corev1.PullPolicy, implied
 	if c.ImagePullPolicy != "" {
 		return c.ImagePullPolicy, false
 	}
-	_, tag, digest := imageParts(c.Image)
+	_, tag, digest := check.ImageParts(c.Image)
 	if tag == "latest" || (tag == "" && digest == "") {
 		return corev1.PullAlways, true
 	}
@@ -227,7 +198,7 @@ func effectivePullPolicy(c *corev1.Container) (policy corev1.PullPolicy, implied
 // floatingTag reports whether an image names no fixed version: no digest,
 // and no tag or latest.
 func floatingTag(image string) bool {
-	_, tag, digest := imageParts(image)
+	_, tag, digest := check.ImageParts(image)
 	return digest == "" && (tag == "" || tag == "latest")
 }
 
@@ -306,7 +277,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	}
 
 	var out []finding.Finding
-	publicReg := func(img string) bool { return slices.Contains(rl.PublicRegistries, imageRegistry(img)) }
+	publicReg := func(img string) bool { return slices.Contains(rl.PublicRegistries, check.ImageRegistry(img)) }
 	for i := range wls {
 		if f, ok := pullWorkloadFinding(ctx, &wls[i], publicReg); ok {
 			out = append(out, f)
@@ -346,13 +317,13 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 	var alwaysEv, floatingEv, images []string
 	public := false
 	for i, c := range cs {
-		if unresolvedTemplate(c.Image) {
+		if check.IsTemplated(c.Image) {
 			// A manifest template: the image is chosen later, so neither the
 			// registry nor the policy an unset field implies is known.
 			ctx.Incomplete(w.rule, "%s%s.image=%s is an unresolved template placeholder", prefix, paths[i], c.Image)
 			continue
 		}
-		_, _, digest := imageParts(c.Image)
+		_, _, digest := check.ImageParts(c.Image)
 		if digest != "" {
 			continue // pinned: the node's copy is the one wanted
 		}
@@ -524,7 +495,7 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 		}
 		reg := "unknown registry"
 		if m := rl.imageInMessage.FindStringSubmatch(e.Message); m != nil {
-			reg = imageRegistry(m[1])
+			reg = check.ImageRegistry(m[1])
 		}
 		byReg[reg] = append(byReg[reg], hit{e: e, pod: pod, node: node, at: at})
 	}

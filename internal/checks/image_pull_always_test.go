@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 )
 
@@ -69,8 +70,8 @@ func TestEffectivePullPolicy(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("effectivePullPolicy(%q, %q) = %s, want %s", tc.image, tc.policy, got, tc.want)
 		}
-		if r := imageRegistry(tc.image); r != tc.reg {
-			t.Errorf("imageRegistry(%q) = %s, want %s", tc.image, r, tc.reg)
+		if r := check.ImageRegistry(tc.image); r != tc.reg {
+			t.Errorf("check.ImageRegistry(%q) = %s, want %s", tc.image, r, tc.reg)
 		}
 	}
 }

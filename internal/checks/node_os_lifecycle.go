@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/nodeos"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -344,7 +345,7 @@ func endOfSupportFindings(ctx *Context, infos nodeOS, now time.Time) []finding.F
 
 func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd, now time.Time) finding.Finding {
 	eos := end.end.Format(time.DateOnly)
-	refs, more := nodeRefs(group)
+	refs, more := check.NodeRefs(group)
 	f := finding.Finding{
 		Check:    "node-os-lifecycle",
 		Severity: finding.Medium,
@@ -392,14 +393,14 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 			"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
 		f.Cases = append(f.Cases, caseAzureCNIGlibc)
 	}
-	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", nodesRun(len(group), ""), info.Name(), what, ext, libc, moreText(more))
+	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", nodesRun(len(group), ""), info.Name(), what, ext, libc, check.MoreText(more))
 	// Ages grow by themselves: they go in the evidence, so that the title
 	// and message of an unchanged cluster stay the same from day to day.
 	f.Evidence = append(f.Evidence, fmt.Sprintf("support ended %d days before this audit (%s)", days(now.Sub(end.end)), now.Format(time.DateOnly)))
 	f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
 		"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.", sources)
 	for i, n := range group {
-		if i == maxEvidenceNodes {
+		if i == check.MaxEvidence {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(group)-i))
 			break
 		}
@@ -453,7 +454,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 		default:
 			continue
 		}
-		key := nodePool(a.node)
+		key := check.NodePool(a.node)
 		g := groups[key]
 		if g == nil {
 			g = &group{}
@@ -480,7 +481,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 				oldest = a.date
 			}
 		}
-		refs, more := nodeRefs(ptrs)
+		refs, more := check.NodeRefs(ptrs)
 		f := finding.Finding{
 			Check:    "node-os-lifecycle",
 			Severity: g.sev,
@@ -515,12 +516,12 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			}
 			f.Message += "."
 		}
-		f.Message += moreText(more)
+		f.Message += check.MoreText(more)
 		f.Remediation = "Upgrade the pool's node image (az aks nodepool upgrade --node-image-only) and pick a node OS upgrade " +
 			"channel (NodeImage) with a maintenance window, so that OS changes arrive as tested images, pool by pool, instead of " +
 			"in place on every node at once."
 		for i, a := range g.nodes {
-			if i == maxEvidenceNodes {
+			if i == check.MaxEvidence {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(g.nodes)-i))
 				break
 			}
@@ -599,7 +600,7 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 	if !newestImage.IsZero() && now.Sub(newestImage) < daysOf(th.RecentImageDays) {
 		return finding.Finding{}, false
 	}
-	refs, more := nodeRefs(same)
+	refs, more := check.NodeRefs(same)
 	var names []string
 	for _, c := range facts.PatchCoordinators {
 		names = append(names, c.Name)
@@ -645,7 +646,7 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
 		"are older than %d days. %s %s reaches every node in the same window, so one bad systemd, "+
 		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
-		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, then, moreText(more))
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, then, check.MoreText(more))
 	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
 		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +

@@ -51,73 +51,13 @@ const (
 	ruleKubeProxySkew = "kube-proxy-skew"
 )
 
-// apiServerVersion is check.ServerVersion in this file's types.
-func apiServerVersion(s *snapshot.Snapshot) (kubeVersion, string, bool) {
-	v, evidence, ok := check.ServerVersion(s)
-	return kubeVersion{v.Major, v.Minor, v.Patch}, evidence, ok
-}
-
-// kubeVersion is a Kubernetes major.minor.patch; provider suffixes
-// (-eks-036c24b, -gke.1014001, +k3s1) are dropped.
-type kubeVersion struct {
-	major, minor, patch int
-}
-
-func parseKubeVersion(s string) (kubeVersion, bool) {
-	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexAny(t, "-+"); i >= 0 {
-		t = t[:i]
-	}
-	parts := strings.Split(t, ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return kubeVersion{}, false
-	}
-	var v [3]int
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return kubeVersion{}, false
-		}
-		v[i] = n
-	}
-	return kubeVersion{v[0], v[1], v[2]}, true
-}
-
-func (v kubeVersion) minorString() string { return fmt.Sprintf("%d.%d", v.major, v.minor) }
-
-// minorsBehind is how many minor versions v is older than ref; negative
-// when newer. Only major 1 exists, but a major change counts as far apart.
-func (v kubeVersion) minorsBehind(ref kubeVersion) int {
-	if v.major != ref.major {
-		return (ref.major - v.major) * 100
-	}
-	return ref.minor - v.minor
-}
-
 // maxKubeletSkew is the supported kubelet lag behind the API server:
 // three minors since 1.28's policy change, two for kubelets before 1.25.
-func maxKubeletSkew(kubelet kubeVersion) int {
-	if kubelet.major == 1 && kubelet.minor < 25 {
+func maxKubeletSkew(kubelet check.KubeVersion) int {
+	if kubelet.Major == 1 && kubelet.Minor < 25 {
 		return 2
 	}
 	return 3
-}
-
-// nodePool names a node's pool as "label=value", or "" when no known label
-// says. AKS, EKS managed node groups, GKE and Karpenter label their nodes.
-func nodePool(n *corev1.Node) string {
-	for _, l := range [...]string{
-		"kubernetes.azure.com/agentpool",
-		"agentpool",
-		"eks.amazonaws.com/nodegroup",
-		"cloud.google.com/gke-nodepool",
-		"karpenter.sh/nodepool",
-	} {
-		if v := n.Labels[l]; v != "" {
-			return l + "=" + v
-		}
-	}
-	return ""
 }
 
 type skewClass int
@@ -131,41 +71,41 @@ const (
 
 type skewNode struct {
 	node    *corev1.Node
-	version kubeVersion
+	version check.KubeVersion
 	behind  int
 }
 
 func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
-		if cp, cpEvidence, known := apiServerVersion(s); known {
+		if cp, cpEvidence, known := check.ServerVersion(s); known {
 			ctx.Skip(ruleKubeletSkew, "the input holds no nodes")
 			return kubeProxySkew(s, cp, cpEvidence), nil
 		}
 		return nil, NotEvaluated("the snapshot holds no nodes")
 	}
 	var nodes []skewNode
-	var newest kubeVersion
+	var newest check.KubeVersion
 	newestNode := ""
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		v, ok := parseKubeVersion(n.Status.NodeInfo.KubeletVersion)
+		v, ok := check.ParseKubeVersion(n.Status.NodeInfo.KubeletVersion)
 		if !ok {
 			continue // a node not reporting yet has no version to compare
 		}
 		nodes = append(nodes, skewNode{node: n, version: v})
-		if newestNode == "" || newest.minorsBehind(v) > 0 {
+		if newestNode == "" || newest.MinorsBehind(v) > 0 {
 			newest, newestNode = v, n.Name
 		}
 	}
 	if len(nodes) == 0 {
 		return nil, NotEvaluated("no node reports a kubelet version")
 	}
-	cp, cpEvidence, known := apiServerVersion(s)
+	cp, cpEvidence, known := check.ServerVersion(s)
 	if !known {
 		cp = newest
 		cpEvidence = fmt.Sprintf("control plane at least %s: the input has no API server version, so the newest kubelet "+
-			"(Node %s status.nodeInfo.kubeletVersion) stands in for it", newest.minorString(), newestNode)
+			"(Node %s status.nodeInfo.kubeletVersion) stands in for it", newest.MinorString(), newestNode)
 		ctx.Incomplete(ruleKubeletSkew, "no API server version in the input (add version.json from kubectl version -o json): "+
 			"skew is measured against the newest kubelet, a lower bound, and kubelets newer than the API server cannot be seen")
 	}
@@ -173,7 +113,7 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 	current := 0
 	for i := range nodes {
 		sn := &nodes[i]
-		sn.behind = sn.version.minorsBehind(cp)
+		sn.behind = sn.version.MinorsBehind(cp)
 		var class skewClass
 		switch {
 		case sn.behind < 0:
@@ -186,7 +126,7 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 			current++
 			continue
 		}
-		key := strconv.Itoa(int(class)) + "|" + nodePool(sn.node)
+		key := strconv.Itoa(int(class)) + "|" + check.NodePool(sn.node)
 		groups[key] = append(groups[key], *sn)
 	}
 	keys := slices.Collect(maps.Keys(groups))
@@ -211,15 +151,15 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
+func skewFinding(class skewClass, pool string, nodes []skewNode, cp check.KubeVersion,
 	cpEvidence string, current, total int) finding.Finding {
 	ptrs := make([]*corev1.Node, len(nodes))
 	versions := map[string]int{}
 	for i := range nodes {
 		ptrs[i] = nodes[i].node
-		versions[nodes[i].version.minorString()]++
+		versions[nodes[i].version.MinorString()]++
 	}
-	refs, more := nodeRefs(ptrs)
+	refs, more := check.NodeRefs(ptrs)
 	where := "Nodes without a pool label"
 	if pool != "" {
 		where = "Node pool " + pool
@@ -231,7 +171,7 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
 	}
 	f.Evidence = append(f.Evidence, cpEvidence)
 	for i, sn := range nodes {
-		if i == maxEvidenceNodes {
+		if i == check.MaxEvidence {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
 			break
 		}
@@ -246,17 +186,17 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
 	switch class {
 	case skewTooNew:
 		f.Severity = finding.High
-		f.Title = fmt.Sprintf("%s: %d %s newer than the API server %s", where, n, kubeletWord, cp.minorString())
+		f.Title = fmt.Sprintf("%s: %d %s newer than the API server %s", where, n, kubeletWord, cp.MinorString())
 		f.Message = fmt.Sprintf("%s runs kubelet %s while the API server is %s. A kubelet must never be newer than the API "+
-			"server it talks to; newer kubelets may use APIs the server does not serve%s.", where, kubelets, cp.minorString(), moreText(more))
+			"server it talks to; newer kubelets may use APIs the server does not serve%s.", where, kubelets, cp.MinorString(), check.MoreText(more))
 		f.Remediation = "Upgrade the control plane before the nodes, or roll these nodes back to the control plane's minor version."
 	case skewTooOld:
 		f.Severity = finding.High
-		f.Title = fmt.Sprintf("%s: %d %s beyond the supported version skew behind %s", where, n, kubeletWord, cp.minorString())
+		f.Title = fmt.Sprintf("%s: %d %s beyond the supported version skew behind %s", where, n, kubeletWord, cp.MinorString())
 		f.Message = fmt.Sprintf("%s runs kubelet %s, further behind the control plane at %s than the supported skew "+
 			"(three minor versions; two for kubelets before 1.25). The API server no longer promises to work with these "+
 			"kubelets, and the control plane cannot be upgraded further until they are%s.", where, kubelets,
-			cp.minorString(), moreText(more))
+			cp.MinorString(), check.MoreText(more))
 		f.Remediation = "Upgrade these nodes now, one minor at a time if the provider requires it (drain, then replace or " +
 			"upgrade: in-place minor kubelet upgrades are not supported), before any further control-plane upgrade."
 	default:
@@ -264,14 +204,14 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
 		state := "no node is on the control plane's minor yet"
 		if current > 0 {
 			f.Severity = finding.Medium
-			state = fmt.Sprintf("%d of %d nodes are already on %s", current, total, cp.minorString())
+			state = fmt.Sprintf("%d of %d nodes are already on %s", current, total, cp.MinorString())
 		}
-		f.Title = fmt.Sprintf("%s lags the control plane (%s): kubelet %s", where, cp.minorString(), kubelets)
+		f.Title = fmt.Sprintf("%s lags the control plane (%s): kubelet %s", where, cp.MinorString(), kubelets)
 		f.Message = fmt.Sprintf("%s runs kubelet %s while the control plane is at %s and %s. This is within the supported "+
 			"skew, but it is the window of an upgrade in progress or abandoned: add-ons whose image follows the control-plane "+
 			"version (CNI installers, CSI drivers, kube-proxy) may already run on these nodes, which still have the old node "+
 			"image and OS. A CNI installer that assumes the new node image breaks pod sandboxes on exactly these nodes%s.",
-			where, kubelets, cp.minorString(), state, moreText(more))
+			where, kubelets, cp.MinorString(), state, check.MoreText(more))
 		f.Remediation = "Finish the upgrade of this pool (node image and kubelet) or replace it with a pool on the current " +
 			"version. Until then, check that the DaemonSets the control-plane upgrade changed support this pool's OS image, " +
 			"and watch it for FailedCreatePodSandBox events."
@@ -283,9 +223,9 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp kubeVersion,
 func versionCountsText(versions map[string]int) string {
 	keys := slices.Collect(maps.Keys(versions))
 	sort.Slice(keys, func(i, j int) bool {
-		a, _ := parseKubeVersion(keys[i])
-		b, _ := parseKubeVersion(keys[j])
-		return a.minorsBehind(b) > 0
+		a, _ := check.ParseKubeVersion(keys[i])
+		b, _ := check.ParseKubeVersion(keys[j])
+		return a.MinorsBehind(b) > 0
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
@@ -301,19 +241,19 @@ func versionCountsText(versions map[string]int) string {
 // kubeProxySkew finds kube-proxy DaemonSets and static kube-proxy pods
 // (GKE runs it so) whose image version is newer than the API server, or
 // further behind it than the skew policy allows.
-func kubeProxySkew(s *snapshot.Snapshot, cp kubeVersion, cpEvidence string) []finding.Finding {
+func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string) []finding.Finding {
 	type proxy struct {
 		ref   finding.ObjectRef
 		image string
-		v     kubeVersion
+		v     check.KubeVersion
 	}
 	var proxies []proxy
-	isProxy := func(image string) (kubeVersion, bool) {
+	isProxy := func(image string) (check.KubeVersion, bool) {
 		if !strings.HasPrefix(path.Base(imageRepository(image)), "kube-proxy") {
-			return kubeVersion{}, false
+			return check.KubeVersion{}, false
 		}
-		_, tag, _ := imageParts(image)
-		return parseKubeVersion(tag)
+		_, tag, _ := check.ImageParts(image)
+		return check.ParseKubeVersion(tag)
 	}
 	for i := range s.DaemonSets {
 		ds := &s.DaemonSets[i]
@@ -336,7 +276,7 @@ func kubeProxySkew(s *snapshot.Snapshot, cp kubeVersion, cpEvidence string) []fi
 	}
 	var out []finding.Finding
 	for _, px := range proxies {
-		behind := px.v.minorsBehind(cp)
+		behind := px.v.MinorsBehind(cp)
 		limit := maxKubeletSkew(px.v) // kube-proxy follows the kubelet's numbers
 		if behind >= 0 && behind <= limit {
 			continue
@@ -349,15 +289,15 @@ func kubeProxySkew(s *snapshot.Snapshot, cp kubeVersion, cpEvidence string) []fi
 			Cases:    []string{caseAzureCNIGlibc},
 		}
 		if behind < 0 {
-			f.Title = fmt.Sprintf("kube-proxy %s is newer than the API server %s", px.v.minorString(), cp.minorString())
+			f.Title = fmt.Sprintf("kube-proxy %s is newer than the API server %s", px.v.MinorString(), cp.MinorString())
 			f.Message = fmt.Sprintf("%s runs kube-proxy %s while the API server is %s. The version skew policy never allows "+
-				"kube-proxy to be newer than the API server; it may rely on APIs the server does not serve.", px.ref, px.v.minorString(), cp.minorString())
+				"kube-proxy to be newer than the API server; it may rely on APIs the server does not serve.", px.ref, px.v.MinorString(), cp.MinorString())
 			f.Remediation = "Run the kube-proxy image of the control plane's minor version (managed clusters: the provider's kube-proxy add-on for that version)."
 		} else {
-			f.Title = fmt.Sprintf("kube-proxy %s is beyond the supported skew behind the API server %s", px.v.minorString(), cp.minorString())
+			f.Title = fmt.Sprintf("kube-proxy %s is beyond the supported skew behind the API server %s", px.v.MinorString(), cp.MinorString())
 			f.Message = fmt.Sprintf("%s runs kube-proxy %s, more than %d minor versions behind the API server at %s. "+
 				"The version skew policy does not support it, and the control plane cannot be upgraded further until it is.",
-				px.ref, px.v.minorString(), limit, cp.minorString())
+				px.ref, px.v.MinorString(), limit, cp.MinorString())
 			f.Remediation = "Upgrade kube-proxy to the control plane's minor version. On managed clusters, check whether the " +
 				"provider upgrades the kube-proxy add-on with the control plane or leaves it to you."
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 )
 
@@ -118,27 +119,27 @@ func TestVersionSkewNotEvaluated(t *testing.T) {
 func TestParseKubeVersion(t *testing.T) {
 	cases := []struct {
 		in   string
-		want kubeVersion
+		want check.KubeVersion
 		ok   bool
 	}{
-		{"v1.35.4", kubeVersion{1, 35, 4}, true},
-		{"v1.30.0-eks-036c24b", kubeVersion{1, 30, 0}, true},
-		{"v1.30.5-gke.1014001", kubeVersion{1, 30, 5}, true},
-		{"v1.29.3+k3s1", kubeVersion{1, 29, 3}, true},
-		{"1.28", kubeVersion{1, 28, 0}, true},
-		{"", kubeVersion{}, false},
-		{"v1", kubeVersion{}, false},
-		{"v1.x.3", kubeVersion{}, false},
-		{"v1.2.3.4", kubeVersion{}, false},
-		{"v-1.2.3", kubeVersion{}, false},
+		{"v1.35.4", check.KubeVersion{Major: 1, Minor: 35, Patch: 4}, true},
+		{"v1.30.0-eks-036c24b", check.KubeVersion{Major: 1, Minor: 30, Patch: 0}, true},
+		{"v1.30.5-gke.1014001", check.KubeVersion{Major: 1, Minor: 30, Patch: 5}, true},
+		{"v1.29.3+k3s1", check.KubeVersion{Major: 1, Minor: 29, Patch: 3}, true},
+		{"1.28", check.KubeVersion{Major: 1, Minor: 28, Patch: 0}, true},
+		{"", check.KubeVersion{}, false},
+		{"v1", check.KubeVersion{}, false},
+		{"v1.x.3", check.KubeVersion{}, false},
+		{"v1.2.3.4", check.KubeVersion{}, false},
+		{"v-1.2.3", check.KubeVersion{}, false},
 	}
 	for _, c := range cases {
-		got, ok := parseKubeVersion(c.in)
+		got, ok := check.ParseKubeVersion(c.in)
 		if ok != c.ok || got != c.want {
-			t.Errorf("parseKubeVersion(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("ParseKubeVersion(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
-	if maxKubeletSkew(kubeVersion{1, 24, 0}) != 2 || maxKubeletSkew(kubeVersion{1, 25, 0}) != 3 {
+	if maxKubeletSkew(check.KubeVersion{Major: 1, Minor: 24, Patch: 0}) != 2 || maxKubeletSkew(check.KubeVersion{Major: 1, Minor: 25, Patch: 0}) != 3 {
 		t.Error("maxKubeletSkew")
 	}
 }
