@@ -42,6 +42,9 @@ type kind struct {
 	// add them in order.
 	decodeJSON func(raw []byte) (any, error)
 	addDecoded func(s *Snapshot, obj any)
+	// meta finds an object by namespace and name in the sorted list
+	// Finish leaves and returns its labels and kept annotations.
+	meta func(s *Snapshot, namespace, name string) (Meta, bool)
 }
 
 var kinds = []kind{
@@ -255,6 +258,21 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			// the bound, lists grow as objects are added.
 			n = min(n, maxReserve/int(unsafe.Sizeof(*new(S))))
 			*field(s) = slices.Grow(*field(s), n)
+		},
+		meta: func(s *Snapshot, namespace, name string) (Meta, bool) {
+			objs := *field(s)
+			i := sort.Search(len(objs), func(i int) bool {
+				ns, n := key(&objs[i])
+				return !lessNN(ns, n, namespace, name)
+			})
+			if i == len(objs) {
+				return Meta{}, false
+			}
+			if ns, n := key(&objs[i]); ns != namespace || n != name {
+				return Meta{}, false
+			}
+			o := object(&objs[i]).(metav1.Object)
+			return Meta{Labels: o.GetLabels(), Annotations: o.GetAnnotations()}, true
 		},
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)
