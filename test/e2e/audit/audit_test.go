@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,33 +26,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// kubegap builds the binary once for the package.
-func kubegap(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kubegap-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "kubegap")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../../cmd/kubegap").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building kubegap: %v", buildErr)
-	}
-	return binPath
-}
 
 const demoDir = "../../../internal/demo/cluster/"
 
@@ -92,7 +64,7 @@ type result struct {
 
 func run(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(kubegap(t), args...)
+	cmd := exec.Command(testcluster.Kubegap(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,32 +28,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func kubegap(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kubegap-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "kubegap")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../../cmd/kubegap").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building kubegap: %v", buildErr)
-	}
-	return binPath
-}
 
 // manifest reads deploy/cronjob.yaml by kind.
 func manifest(t *testing.T) map[string]*unstructured.Unstructured {
@@ -134,7 +107,7 @@ func TestCronJobServiceAccountAuditsReadOnly(t *testing.T) {
 	}
 	args := append(append([]string(nil), pod.Containers[0].Args...), "--kubeconfig", kcPath)
 	mark := c.Mark(t)
-	cmd := exec.Command(kubegap(t), args...)
+	cmd := exec.Command(testcluster.Kubegap(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -167,7 +140,7 @@ func TestCronJobServiceAccountAuditsReadOnly(t *testing.T) {
 	t.Logf("%d requests by %s, all get/list/watch", len(reqs), user)
 
 	// snapshot -o - writes the same read to standard output.
-	snap := exec.Command(kubegap(t), "snapshot", "-o", "-", "--kubeconfig", kcPath)
+	snap := exec.Command(testcluster.Kubegap(t), "snapshot", "-o", "-", "--kubeconfig", kcPath)
 	snap.Env = cmd.Env
 	out, err := snap.Output()
 	var head struct{ APIVersion, Kind string }
@@ -214,7 +187,7 @@ func TestCIDocPreUpgradeGate(t *testing.T) {
 	run := func(cmd string) (int, string) {
 		sh := exec.Command("sh", "-c", cmd)
 		sh.Dir = dir
-		sh.Env = append(os.Environ(), "KUBECONFIG="+kcPath, "PATH="+filepath.Dir(kubegap(t))+":"+os.Getenv("PATH"),
+		sh.Env = append(os.Environ(), "KUBECONFIG="+kcPath, "PATH="+filepath.Dir(testcluster.Kubegap(t))+":"+os.Getenv("PATH"),
 			"XDG_CONFIG_HOME="+dir)
 		out, err := sh.CombinedOutput()
 		var ee *exec.ExitError
@@ -251,11 +224,11 @@ func TestCompletionListsNamespaces(t *testing.T) {
 	c := testcluster.Get(t)
 	ns := c.Namespace(t)
 	kc := c.Kubeconfig(t, testcluster.UserReader)
-	out, err := exec.Command(kubegap(t), "__complete", "audit", "--kubeconfig", kc, "-n", "").Output()
+	out, err := exec.Command(testcluster.Kubegap(t), "__complete", "audit", "--kubeconfig", kc, "-n", "").Output()
 	if err != nil || !strings.Contains(string(out), "\n"+ns+"\n") || !strings.Contains(string(out), "kube-system") {
 		t.Errorf("namespace completion: %v\n%s", err, out)
 	}
-	out, err = exec.Command(kubegap(t), "__complete", "audit", "--kubeconfig", kc, "--context", "").Output()
+	out, err = exec.Command(testcluster.Kubegap(t), "__complete", "audit", "--kubeconfig", kc, "--context", "").Output()
 	if err != nil || !strings.Contains(string(out), "testbed-reader") {
 		t.Errorf("context completion: %v\n%s", err, out)
 	}

@@ -11,41 +11,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
 )
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func kubegap(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kubegap-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "kubegap")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../../cmd/kubegap").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building kubegap: %v", buildErr)
-	}
-	return binPath
-}
 
 type finding struct {
 	Check, Severity, Title string
@@ -76,7 +48,7 @@ func TestPlacementChecksOnTheTestBed(t *testing.T) {
 	c.LoadYAMLInto(t, ns, "testdata/workloads.yaml")
 
 	mark := c.Mark(t)
-	cmd := exec.Command(kubegap(t), "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader),
+	cmd := exec.Command(testcluster.Kubegap(t), "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader),
 		"--checks", "selector-matches-no-node,critical-addon-colocation", "-o", "json")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

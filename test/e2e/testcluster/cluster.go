@@ -97,6 +97,7 @@ func Main(m *testing.M) int {
 	current.mu.Unlock()
 
 	code := m.Run()
+	removeKubegap()
 
 	current.mu.Lock()
 	current.s = nil

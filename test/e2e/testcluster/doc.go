@@ -13,7 +13,8 @@
 //	ns := c.Namespace(t)                              // deleted, contents and all, at the end
 //	c.LoadYAMLInto(t, ns, "testdata/daemonset.yaml")  // any kind, status included
 //	mark := c.Mark(t)
-//	run(t, "kubegap", "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader))
+//	bin := testcluster.Kubegap(t)                     // built once, removed after the run
+//	exec.Command(bin, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader))
 //	for _, r := range c.RequestsSince(t, mark, testcluster.UserReader) { ... }
 //
 // Users: UserAdmin (system:masters), UserReader (deploy/rbac.yaml's
