@@ -22,18 +22,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
-// buildKubegap builds the kubegap binary into a temporary directory.
-func buildKubegap(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kubegap")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/kubegap/kubegap/cmd/kubegap")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // syncBuffer collects a subprocess's stderr for failure messages.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -180,7 +168,7 @@ type (
 const pullAlwaysCase = "daemonset-pull-always-nat-ratelimit"
 
 func TestMCPOverStdio(t *testing.T) {
-	bin := buildKubegap(t)
+	bin := testcluster.Kubegap(t)
 	cs := serve(t, bin, nil)
 
 	t.Run("initialize", func(t *testing.T) {
@@ -388,7 +376,7 @@ func TestMCPLiveAudit(t *testing.T) {
 	ns := c.Namespace(t)
 	c.LoadYAMLInto(t, ns, filepath.Join("testdata", "pull-always.yaml"))
 	kubeconfig := c.Kubeconfig(t, testcluster.UserReader)
-	bin := buildKubegap(t)
+	bin := testcluster.Kubegap(t)
 
 	t.Run("finds the gap through MCP", func(t *testing.T) {
 		cs := serve(t, bin, nil, "--kubeconfig", kubeconfig)
