@@ -191,6 +191,27 @@ func NodePool(n *corev1.Node) string {
 	return ""
 }
 
+// ManagedProvider names the managed service ("AKS", "EKS", "GKE") whose
+// control plane a node's providerID and labels point at, or "" for a
+// self-managed cluster. Those services own etcd and the node images, and
+// their node images carry vendor builds.
+func ManagedProvider(n *corev1.Node) string {
+	id := n.Spec.ProviderID
+	switch {
+	case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "",
+		// AKS node images are named AKSUbuntu-..., AKSAzureLinux-...; files
+		// exported without providerIDs still carry the label.
+		strings.HasPrefix(n.Labels["kubernetes.azure.com/node-image-version"], "AKS"):
+		return "AKS"
+	case strings.HasPrefix(id, "aws://") && (n.Labels["eks.amazonaws.com/nodegroup"] != "" ||
+		n.Labels["eks.amazonaws.com/compute-type"] != "" || n.Labels["karpenter.sh/nodepool"] != ""):
+		return "EKS"
+	case strings.HasPrefix(id, "gce://") && n.Labels["cloud.google.com/gke-nodepool"] != "":
+		return "GKE"
+	}
+	return ""
+}
+
 // Plural is "1 node" or "3 nodes".
 func Plural(n int, one, many string) string {
 	if n == 1 {

@@ -33,26 +33,6 @@ func runtimeOf(n *corev1.Node) (nodeRuntime, bool) {
 	return rt, true
 }
 
-// managedProvider names the provider whose control plane a node's
-// providerID points at, or "" for a self-managed cluster. Those providers
-// own etcd and the node images; their node images carry vendor builds.
-func managedProvider(n *corev1.Node) string {
-	id := n.Spec.ProviderID
-	switch {
-	case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "",
-		// AKS node images are named AKSUbuntu-..., AKSAzureLinux-...; files
-		// exported without providerIDs still carry the label.
-		strings.HasPrefix(n.Labels["kubernetes.azure.com/node-image-version"], "AKS"):
-		return "AKS"
-	case strings.HasPrefix(id, "aws://") && (n.Labels["eks.amazonaws.com/nodegroup"] != "" ||
-		n.Labels["eks.amazonaws.com/compute-type"] != "" || n.Labels["karpenter.sh/nodepool"] != ""):
-		return "EKS"
-	case strings.HasPrefix(id, "gce://") && n.Labels["cloud.google.com/gke-nodepool"] != "":
-		return "GKE"
-	}
-	return ""
-}
-
 // targets reports whether a pod template's nodeSelector and required node
 // affinity admit the node. Taints are not considered: DaemonSets commonly
 // tolerate them. An operator kubegap does not know admits the node, so

@@ -143,7 +143,7 @@ func runRuntimeKubeletCompat(ctx *check.Context, now time.Time) ([]finding.Findi
 			continue
 		}
 		pool := check.NodePool(n)
-		provider := managedProvider(n)
+		provider := check.ManagedProvider(n)
 		switch rt.Name {
 		case "containerd":
 			if !rt.Parsed {

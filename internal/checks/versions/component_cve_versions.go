@@ -287,7 +287,7 @@ func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []findi
 			if r.Runtime != name || !affected(v, r.fixed) {
 				continue
 			}
-			vendor := vendorBuild(ver) || managedProvider([]corev1.Node{*n}) != ""
+			vendor := vendorBuild(ver) || check.ManagedProvider(n) != ""
 			key := fmt.Sprintf("%s|%s|%v", r.Runtime, ver, vendor)
 			g := groups[key]
 			if g == nil {

@@ -64,23 +64,12 @@ func vendorBuild(s string) bool {
 	return strings.ContainsAny(s, "-+")
 }
 
-// managedProvider names the provider whose control plane a node's
-// providerID and labels point at, or "".
+// managedProvider is the managed service running the first node that
+// shows one (check.ManagedProvider), or "".
 func managedProvider(nodes []corev1.Node) string {
 	for i := range nodes {
-		n := &nodes[i]
-		id := n.Spec.ProviderID
-		switch {
-		case strings.HasPrefix(id, "azure://") && n.Labels["kubernetes.azure.com/cluster"] != "",
-			// AKS node images are named AKSUbuntu-..., AKSAzureLinux-...; files
-			// exported without providerIDs still carry the label.
-			strings.HasPrefix(n.Labels["kubernetes.azure.com/node-image-version"], "AKS"):
-			return "AKS"
-		case strings.HasPrefix(id, "aws://") && (n.Labels["eks.amazonaws.com/nodegroup"] != "" ||
-			n.Labels["eks.amazonaws.com/compute-type"] != "" || n.Labels["karpenter.sh/nodepool"] != ""):
-			return "EKS"
-		case strings.HasPrefix(id, "gce://") && n.Labels["cloud.google.com/gke-nodepool"] != "":
-			return "GKE"
+		if p := check.ManagedProvider(&nodes[i]); p != "" {
+			return p
 		}
 	}
 	return ""
