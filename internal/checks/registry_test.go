@@ -122,8 +122,6 @@ var uncitedDetectable = map[string]string{
 	"dfds-recalled-eks-ami-daily-rollover-2022":                          "recalled EKS AMI table: not sourced",
 	"eks-121-bound-sa-token-90-day-stale-2022":                           "CHK-29 sa-token-lifecycle: non-refreshing client list not sourced",
 	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
-	"kube-proxy-iptables-legacy-vs-nft-mismatch-2018":                    "CHK-19 dataplane-node-compat: iptables backend table not sourced",
-	"kube-proxy-ipvs-conntrack-reuse-2019":                               "CHK-19 dataplane-node-compat: fixed kernels not sourced",
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":       "node-disk-drift check: not built",
 	"moj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":  "external-dns annotation check: annotation pairs not sourced",
