@@ -17,7 +17,8 @@ import (
 
 // runtimeVersionsRBACSnapshot is largeSnapshot (5,000 nodes, 100,000 pods)
 // with what the runtime, versions and rbac checks read: node runtimes,
-// kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker), a
+// kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker or
+// Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, a
 // Cilium agent pod on every node, a Docker socket mount on every 50th pod,
 // etcd and ingress-nginx in kube-system, and 2,000 ClusterRoles with their
 // bindings, one of them aggregated.
@@ -33,6 +34,8 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 			info.OSImage, info.KernelVersion = "CentOS Linux 7 (Core)", "3.10.0-1160.el7.x86_64"
 		case 3:
 			info.ContainerRuntimeVersion = "docker://24.0.7"
+		case 4:
+			info.OSImage, info.KernelVersion = "Debian GNU/Linux 10 (buster)", "4.19.0-26-amd64"
 		}
 	}
 	sock := corev1.HostPathSocket
@@ -66,7 +69,9 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/ingress-nginx/controller:v1.11.4", "ingress-nginx", "--validating-webhook=:8443")}},
 	)
 	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: "kube-system"},
-		Spec: appsv1.DaemonSetSpec{Template: tmpl("quay.io/cilium/cilium:v1.20.1", "cilium")}})
+		Spec: appsv1.DaemonSetSpec{Template: tmpl("quay.io/cilium/cilium:v1.20.1", "cilium")}},
+		appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+			Spec: appsv1.DaemonSetSpec{Template: tmpl("k8s.gcr.io/kube-proxy:v1.16.15", "kube-proxy", "--proxy-mode=ipvs")}})
 	var etcd []corev1.Pod
 	for i := range 3 {
 		etcd = append(etcd, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system"},

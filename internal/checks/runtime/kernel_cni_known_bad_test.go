@@ -20,6 +20,7 @@ func TestKernelCNIKnownBadGap(t *testing.T) {
 		"fcos-next-0":     "kernel-7.2-cilium-1.20-set-retval high",
 		"ubuntu2004-0":    "calico-3.27.3-3.28.0-ubuntu-2004-kernel-5.4 high",
 		"aks-nodepool1-0": "aks-containerd-1.4.4-density high",
+		"flatcar2605-0":   "systemd-245-rp-filter-cilium-before-1.10.13 medium",
 	}
 	for node, w := range want {
 		id, sev, _ := strings.Cut(w, " ")
@@ -64,5 +65,21 @@ func TestKernelCNIKnownBadUnknownAgentIsPartial(t *testing.T) {
 	_, ctx, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
 	if _, ok := ctx.Notes()[ruleNodeCNI]; !ok {
 		t.Error("a 7.2 node whose CNI agent is not in the input must leave the CNI rule partial")
+	}
+}
+
+// The systemd 245 rp_filter rows end at the releases that carry the
+// agent-written override: 1.11.6 on Ubuntu 22.04 matches, 1.11.7 does not.
+func TestKernelCNIKnownBadRPFilterBoundary(t *testing.T) {
+	for image, want := range map[string]int{"quay.io/cilium/cilium:v1.11.6": 1, "quay.io/cilium/cilium:v1.11.7": 0,
+		"quay.io/cilium/cilium:v1.10.12": 1, "quay.io/cilium/cilium:v1.10.13": 0} {
+		s := checktest.Complete(checktest.Load(t, "kernel-cni-known-bad/clean.yaml"))
+		s.DaemonSets[0].Spec.Template.Spec.Containers[0].Image = image
+		fs, _, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+		if got := findingsFor(fs, "node-1"); len(got) != want {
+			t.Errorf("%s on Ubuntu 22.04: %d findings, want %d", image, len(got), want)
+		} else if want == 1 && !strings.Contains(got[0].Title, "systemd-245-rp-filter") {
+			t.Errorf("%s: %s", image, got[0].Title)
+		}
 	}
 }

@@ -1,0 +1,380 @@
+package runtime
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const (
+	dataplaneID          = "dataplane-node-compat"
+	ruleIPVSKernel       = "kube-proxy-ipvs-kernel"
+	ruleIPTablesBackend  = "kube-proxy-iptables-backend"
+	kubeProxyConfigMapNS = "kube-system"
+	kubeProxyConfigMap   = "kube-proxy"
+)
+
+//go:embed data/dataplane-node-compat.yaml
+var dataplaneData []byte
+
+type dataplaneRow struct {
+	Case     string   `json:"case"`
+	Reviewed string   `json:"reviewed"`
+	Note     string   `json:"note"`
+	Sources  []string `json:"sources"`
+}
+
+type dataplaneFacts struct {
+	IPVS []struct {
+		dataplaneRow
+		FixedKernel string `json:"fixedKernel"`
+		fixed       check.KubeVersion
+	} `json:"ipvs"`
+	KubeProxyImages []struct {
+		dataplaneRow
+		Repo        string `json:"repo"`
+		DetectsFrom string `json:"detectsFrom"`
+		repoRE      *regexp.Regexp
+		detects     check.KubeVersion
+	} `json:"kubeProxyImages"`
+	NFTDefault []struct {
+		Name    string   `json:"name"`
+		OSImage string   `json:"osImage"`
+		Sources []string `json:"sources"`
+		osRE    *regexp.Regexp
+	} `json:"nftDefault"`
+}
+
+var loadDataplaneFacts = sync.OnceValues(func() (*dataplaneFacts, error) {
+	var f dataplaneFacts
+	if err := yaml.UnmarshalStrict(dataplaneData, &f); err != nil {
+		return nil, fmt.Errorf("data/dataplane-node-compat.yaml: %w", err)
+	}
+	bad := func(what string, v any) error {
+		return fmt.Errorf("data/dataplane-node-compat.yaml: %s: %v", what, v)
+	}
+	rowOK := func(r dataplaneRow) error {
+		if _, err := time.Parse(time.DateOnly, r.Reviewed); err != nil || r.Case == "" {
+			return bad("row without case or reviewed day", r.Case)
+		}
+		return nil
+	}
+	var ok bool
+	var err error
+	for i := range f.IPVS {
+		r := &f.IPVS[i]
+		if err := rowOK(r.dataplaneRow); err != nil {
+			return nil, err
+		}
+		if r.fixed, ok = check.ParseKubeVersion(r.FixedKernel); !ok {
+			return nil, bad("ipvs.fixedKernel", r.FixedKernel)
+		}
+	}
+	for i := range f.KubeProxyImages {
+		r := &f.KubeProxyImages[i]
+		if err := rowOK(r.dataplaneRow); err != nil {
+			return nil, err
+		}
+		if r.repoRE, err = regexp.Compile(r.Repo); err != nil {
+			return nil, bad("kubeProxyImages.repo", err)
+		}
+		if r.detects, ok = check.ParseKubeVersion(r.DetectsFrom); !ok {
+			return nil, bad("kubeProxyImages.detectsFrom", r.DetectsFrom)
+		}
+	}
+	for i := range f.NFTDefault {
+		r := &f.NFTDefault[i]
+		if r.osRE, err = regexp.Compile(r.OSImage); err != nil {
+			return nil, bad("nftDefault.osImage", err)
+		}
+	}
+	return &f, nil
+})
+
+// dataplaneNodeCompatCheck judges kube-proxy's data path against the
+// nodes it programs: IPVS mode on kernels without the IPVS connection-reuse
+// fixes, and kube-proxy images that cannot use the host's nf_tables
+// iptables backend.
+func dataplaneNodeCompatCheck() check.Check {
+	var cases []string
+	if f, err := loadDataplaneFacts(); err == nil {
+		for _, r := range f.IPVS {
+			cases = append(cases, r.Case)
+		}
+		for _, r := range f.KubeProxyImages {
+			cases = append(cases, r.Case)
+		}
+	}
+	return check.Check{
+		ID:       dataplaneID,
+		Title:    "kube-proxy data-path mode against the nodes' kernel and OS",
+		Severity: finding.High,
+		Description: "Reads kube-proxy's mode from the kube-system/kube-proxy ConfigMap (config.conf), else from the " +
+			"--proxy-mode flag of the kube-proxy DaemonSet, and its version from the DaemonSet's image. IPVS mode on nodes " +
+			"whose kernel is older than 5.9, which lacks the IPVS connection-reuse fixes, is medium: a distribution kernel " +
+			"may carry the patches. An official kube-proxy image older than 1.17, which only writes legacy iptables tables, " +
+			"on nodes whose OS image defaults to the nf_tables backend (Debian 10+, RHEL/CentOS 8+, Ubuntu 22.04+) is " +
+			"high, unless the host was switched to iptables-legacy, which the API does not show. Facts and sources: " +
+			"data/dataplane-node-compat.yaml. kube-proxy builds from distributions and cloud providers are not judged.",
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps),
+		Rules: []check.Rule{
+			{ID: ruleIPVSKernel, Summary: "kube-proxy does not run in IPVS mode on kernels older than the IPVS fixes",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps}},
+			{ID: ruleIPTablesBackend, Summary: "no kube-proxy image without iptables backend detection runs on nf_tables-default nodes",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
+		},
+		Cases: cases,
+		Run:   runDataplaneNodeCompat,
+	}
+}
+
+// kubeProxyDS is a kube-proxy DaemonSet and what its template says.
+type kubeProxyDS struct {
+	ds        *appsv1.DaemonSet
+	image     string
+	modeFlag  string // --proxy-mode, "" when not set
+	hasConfig bool   // --config: the mode is in a file, usually the ConfigMap
+}
+
+func kubeProxyDaemonSets(s *snapshot.Snapshot) []kubeProxyDS {
+	var out []kubeProxyDS
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if !strings.HasPrefix(check.ImageName(c.Image), "kube-proxy") {
+				continue
+			}
+			kp := kubeProxyDS{ds: d, image: c.Image}
+			args := append(append([]string{}, c.Command...), c.Args...)
+			for j, a := range args {
+				switch {
+				case strings.HasPrefix(a, "--proxy-mode="):
+					kp.modeFlag = strings.TrimPrefix(a, "--proxy-mode=")
+				case a == "--proxy-mode" && j+1 < len(args):
+					kp.modeFlag = args[j+1]
+				case a == "--config" || strings.HasPrefix(a, "--config="):
+					kp.hasConfig = true
+				}
+			}
+			out = append(out, kp)
+			break
+		}
+	}
+	return out
+}
+
+// configMapMode reads the mode from kube-system/kube-proxy's
+// KubeProxyConfiguration; found is false when the ConfigMap is not in the
+// input or holds no configuration.
+func configMapMode(s *snapshot.Snapshot) (mode string, found bool) {
+	for i := range s.ConfigMaps {
+		cm := &s.ConfigMaps[i]
+		if cm.Namespace != kubeProxyConfigMapNS || cm.Name != kubeProxyConfigMap {
+			continue
+		}
+		conf, ok := cm.Data["config.conf"]
+		if !ok {
+			return "", false
+		}
+		var kc struct {
+			Mode string `json:"mode"`
+		}
+		if err := yaml.Unmarshal([]byte(conf), &kc); err != nil {
+			return "", false
+		}
+		return kc.Mode, true
+	}
+	return "", false
+}
+
+func runDataplaneNodeCompat(ctx *check.Context) ([]finding.Finding, error) {
+	s := ctx.Snapshot
+	facts, err := loadDataplaneFacts()
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Nodes) == 0 {
+		return nil, check.NotEvaluated("the input holds no nodes")
+	}
+	kps := kubeProxyDaemonSets(s)
+	var out []finding.Finding
+	out = append(out, ipvsFindings(ctx, facts, kps)...)
+	out = append(out, backendFindings(ctx, facts, kps)...)
+	return out, nil
+}
+
+// linuxKernel parses a Linux node's kernelVersion ("5.4.0-182-generic",
+// "3.10.0-1160.el7.x86_64"); Windows nodes and unreadable versions give ok
+// false.
+func linuxKernel(n *corev1.Node) (check.KubeVersion, bool) {
+	if os := n.Status.NodeInfo.OperatingSystem; os != "" && os != "linux" {
+		return check.KubeVersion{}, false
+	}
+	k := n.Status.NodeInfo.KernelVersion
+	if i := strings.IndexAny(k, "-+_ "); i >= 0 {
+		k = k[:i]
+	}
+	return check.ParseKubeVersion(k)
+}
+
+// nodesOf are the nodes a kube-proxy DaemonSet runs on.
+func nodesOf(s *snapshot.Snapshot, kp kubeProxyDS) []*corev1.Node {
+	var out []*corev1.Node
+	for i := range s.Nodes {
+		if targets(&kp.ds.Spec.Template.Spec, &s.Nodes[i]) {
+			out = append(out, &s.Nodes[i])
+		}
+	}
+	return out
+}
+
+func ipvsFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS) []finding.Finding {
+	s := ctx.Snapshot
+	cmMode, cmFound := configMapMode(s)
+	if len(kps) == 0 && cmFound && cmMode == "ipvs" {
+		ctx.Incomplete(ruleIPVSKernel, "the %s/%s ConfigMap sets mode ipvs, but no kube-proxy DaemonSet in the input shows "+
+			"which nodes run it", kubeProxyConfigMapNS, kubeProxyConfigMap)
+	}
+	var out []finding.Finding
+	for _, kp := range kps {
+		mode, from := kp.modeFlag, fmt.Sprintf("DaemonSet %s/%s flag --proxy-mode=%s", kp.ds.Namespace, kp.ds.Name, kp.modeFlag)
+		if kp.hasConfig || mode == "" {
+			switch {
+			case cmFound:
+				mode, from = cmMode, fmt.Sprintf("ConfigMap %s/%s config.conf mode: %q", kubeProxyConfigMapNS, kubeProxyConfigMap, cmMode)
+			case kp.hasConfig:
+				if ctx.Complete(snapshot.ConfigMaps) {
+					ctx.Incomplete(ruleIPVSKernel, "DaemonSet %s/%s reads its mode from a file that is not the %s/%s ConfigMap",
+						kp.ds.Namespace, kp.ds.Name, kubeProxyConfigMapNS, kubeProxyConfigMap)
+				} else {
+					ctx.Incomplete(ruleIPVSKernel, "kube-proxy's mode is in the %s/%s ConfigMap, which is not in the input",
+						kubeProxyConfigMapNS, kubeProxyConfigMap)
+				}
+				continue
+			}
+		}
+		if mode != "ipvs" {
+			continue
+		}
+		for _, r := range facts.IPVS {
+			if f, ok := ipvsFinding(s, kp, from, r.dataplaneRow, r.fixed); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func ipvsFinding(s *snapshot.Snapshot, kp kubeProxyDS, from string, r dataplaneRow, fixed check.KubeVersion) (finding.Finding, bool) {
+	var old []*corev1.Node
+	var ev []string
+	for _, n := range nodesOf(s, kp) {
+		k, ok := linuxKernel(n)
+		if !ok || !k.Less(fixed) {
+			continue
+		}
+		old = append(old, n)
+		if len(ev) < check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("Node %s: kernelVersion %s", n.Name, n.Status.NodeInfo.KernelVersion))
+		}
+	}
+	if len(old) == 0 {
+		return finding.Finding{}, false
+	}
+	refs, more := check.NodeRefs(old)
+	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", kp.ds)}, refs...)
+	return finding.Finding{
+		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case}, Objects: objs,
+		Title: fmt.Sprintf("kube-proxy runs in IPVS mode on %s with kernels older than %s",
+			check.Plural(len(old), "node", "nodes"), fixed.MinorString()),
+		Message:  strings.TrimSpace(r.Note) + " A distribution kernel may carry the patches; its changelog says." + check.MoreText(more),
+		Evidence: append(append([]string{from}, ev...), fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
+		Remediation: "Move these nodes to a 5.9 or later kernel (or one whose vendor backported the IPVS connection-reuse " +
+			"fixes), or run kube-proxy in iptables or nftables mode there; test graceful termination under the real " +
+			"proxy mode with a client that reuses source ports.",
+	}, true
+}
+
+func backendFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS) []finding.Finding {
+	s := ctx.Snapshot
+	var out []finding.Finding
+	for _, kp := range kps {
+		repo, tag, _ := check.ImageParts(kp.image)
+		for _, r := range facts.KubeProxyImages {
+			if !r.repoRE.MatchString(repo) {
+				continue
+			}
+			v, ok := check.ParseKubeVersion(tag)
+			if !ok {
+				ctx.Incomplete(ruleIPTablesBackend, "DaemonSet %s/%s image %s carries no version tag kubegap can read",
+					kp.ds.Namespace, kp.ds.Name, kp.image)
+				continue
+			}
+			if !v.Less(r.detects) {
+				continue
+			}
+			if f, ok := backendFinding(s, facts, kp, v, r.dataplaneRow, r.detects); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func backendFinding(s *snapshot.Snapshot, facts *dataplaneFacts, kp kubeProxyDS, v check.KubeVersion,
+	r dataplaneRow, detects check.KubeVersion) (finding.Finding, bool) {
+	var hit []*corev1.Node
+	var ev []string
+	families := map[string]bool{}
+	sources := append([]string{}, r.Sources...)
+	for _, n := range nodesOf(s, kp) {
+		for _, os := range facts.NFTDefault {
+			if !os.osRE.MatchString(n.Status.NodeInfo.OSImage) {
+				continue
+			}
+			hit = append(hit, n)
+			if len(ev) < check.MaxEvidence {
+				ev = append(ev, fmt.Sprintf("Node %s: osImage %q (%s: nf_tables by default)", n.Name, n.Status.NodeInfo.OSImage, os.Name))
+			}
+			if !families[os.Name] {
+				families[os.Name] = true
+				sources = append(sources, os.Sources...)
+			}
+			break
+		}
+	}
+	if len(hit) == 0 {
+		return finding.Finding{}, false
+	}
+	names := make([]string, 0, len(families))
+	for n := range families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	refs, more := check.NodeRefs(hit)
+	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", kp.ds)}, refs...)
+	return finding.Finding{
+		Check: dataplaneID, Severity: finding.High, Cases: []string{r.Case}, Objects: objs,
+		Title: fmt.Sprintf("kube-proxy %s, older than %s, programs %s whose iptables defaults to nf_tables",
+			v.String(), detects.MinorString(), check.Plural(len(hit), "node", "nodes")),
+		Message: strings.TrimSpace(r.Note) + fmt.Sprintf(" These nodes run %s. A host switched to iptables-legacy "+
+			"(update-alternatives) is not affected, and the API does not show that.", strings.Join(names, ", ")) + check.MoreText(more),
+		Evidence: append(append([]string{fmt.Sprintf("DaemonSet %s/%s image %s", kp.ds.Namespace, kp.ds.Name, kp.image)}, ev...),
+			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(sources, ", "))),
+		Remediation: "Upgrade kube-proxy to 1.17 or later, whose image detects the host's iptables mode, or switch these " +
+			"hosts to iptables-legacy (iptables, ip6tables, arptables, ebtables) before kube-proxy starts; introduce a new " +
+			"node OS in a canary pool first.",
+	}, true
+}
