@@ -223,3 +223,7 @@ func TestAddonTablesSourced(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsFilesSourced applies the shared sourcing rules (every table row
+// has https sources) to data/addon-compat.yaml and data/upgrade-facts.yaml.
+func TestFactsFilesSourced(t *testing.T) { checktest.FactsSourced(t) }
