@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -164,6 +166,11 @@ func BenchmarkUpgradeChecks(b *testing.B) {
 	s := areaSnapshot()
 	s.Source.ServerVersion = "v1.34.2"
 	target := check.KubeVersion{Major: 1, Minor: 35}
+	// Add-ons the compatibility tables name at 1.35: Calico and Cilium
+	// tested up to 1.29 and 1.30, a CoreDNS kubeadm deploys up to 1.31.
+	s.DaemonSets[0].Spec.Template.Spec.Containers[0].Image = "quay.io/calico/node:v3.27.3"
+	s.DaemonSets[1].Spec.Template.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.16.5"
+	s.Deployments[0].Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/coredns/coredns:v1.11.1"
 	for _, id := range []string{"removed-apis", "upgrade-preflight"} {
 		c, ok := checks.Lookup(id)
 		if !ok {
@@ -172,10 +179,28 @@ func BenchmarkUpgradeChecks(b *testing.B) {
 		b.Run(id, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&check.Context{Snapshot: s, Target: &target}); err != nil {
+				fs, err := c.Run(&check.Context{Snapshot: s, Target: &target})
+				if err != nil {
 					b.Fatal(err)
+				}
+				if id == "upgrade-preflight" && countTitled(fs, "is not tested on Kubernetes", "kubeadm deploys") != 3 {
+					b.Fatalf("the add-on gaps were not found: %d findings", len(fs))
 				}
 			}
 		})
 	}
+}
+
+// countTitled counts the findings whose title contains one of parts.
+func countTitled(fs []finding.Finding, parts ...string) int {
+	n := 0
+	for _, f := range fs {
+		for _, p := range parts {
+			if strings.Contains(f.Title, p) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }

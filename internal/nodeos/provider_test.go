@@ -49,7 +49,7 @@ func TestProviderWindow(t *testing.T) {
 		{ProviderAKS, "Ubuntu 22.04.5 LTS", "5.15.0-1089-azure", true, "2027-06-30", "2028-04-30"},
 		{ProviderAKS, "CBL-Mariner/Linux", "5.15.173.1-1.cm2", true, "2025-11-30", "2026-03-31"},
 		{ProviderAKS, "Windows Server 2019 Datacenter", "10.0.17763.6893", true, "2026-03-01", "2027-04-01"},
-		{ProviderAKS, "Windows Server 2022 Datacenter", "10.0.20348.2762", true, "2027-03-15", ""},
+		{ProviderAKS, "Windows Server 2022 Datacenter", "10.0.20348.2762", true, "2028-06-30", "2029-06-30"},
 		{ProviderAKS, "Flatcar Container Linux by Kinvolk 4081.2.0 (Oklo)", "6.6.54-flatcar", true, "2026-06-08", "2026-09-08"},
 		{ProviderEKS, "Amazon Linux 2", "5.10.218-208.862.amzn2.x86_64", true, "2025-11-26", ""},
 		// Not tabled: unknown, never a default.

@@ -23,25 +23,58 @@ const caseIngressNginxV0 = "ingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021"
 var addonCompatYAML []byte
 
 // addonRelease is one row of an add-on's compatibility table: releases
-// that the project lists with the same Kubernetes minors.
+// that the project lists with the same Kubernetes minors. Versions are
+// exact tags; Lines are release lines ("v3.28") for projects that document
+// the minors once per line rather than per patch release.
 type addonRelease struct {
 	Versions   []string `json:"versions"`
+	Lines      []string `json:"lines"`
 	Kubernetes []string `json:"kubernetes"`
 	Sources    []string `json:"sources"`
 
 	newest check.KubeVersion
 }
 
+// What a project's list of Kubernetes minors means, which sets how firmly a
+// target outside it is reported.
+const (
+	// basisSupported: the project states the minors a release supports
+	// (ingress-nginx): a newer target is outside its support, high.
+	basisSupported = "supported"
+	// basisTested: the project lists the minors it tested a release on and
+	// says others may work (Calico, Cilium): a newer target is untested,
+	// medium.
+	basisTested = "tested"
+	// basisKubeadm: the list is the Kubernetes minors whose kubeadm deploys
+	// that release (CoreDNS): a newer target ships a newer one, low.
+	basisKubeadm = "kubeadm"
+)
+
 type addonTable struct {
 	Name     string         `json:"name"`
 	Images   []string       `json:"images"`
 	Case     string         `json:"case"`
+	Basis    string         `json:"basis"`
 	Sources  []string       `json:"sources"`
 	Releases []addonRelease `json:"releases"`
 
 	// byVersion maps a release tag as the project writes it ("v1.12.1")
 	// to its row.
 	byVersion map[string]*addonRelease
+	// byLine maps a release line ("v3.28") to its row.
+	byLine map[string]*addonRelease
+}
+
+// release is the row for a tag: its exact entry, else the entry of its
+// release line (the tag up to its last dot), else nil.
+func (a *addonTable) release(tag string) *addonRelease {
+	if r := a.byVersion[tag]; r != nil {
+		return r
+	}
+	if i := strings.LastIndex(tag, "."); i > 0 {
+		return a.byLine[tag[:i]]
+	}
+	return nil
 }
 
 type addonFacts struct {
@@ -76,6 +109,13 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 		if a.Name == "" || len(a.Images) == 0 || a.Case == "" {
 			return nil, fmt.Errorf("addon-compat.yaml: add-on %q: name, images and case are required", a.Name)
 		}
+		switch a.Basis {
+		case "":
+			a.Basis = basisSupported
+		case basisSupported, basisTested, basisKubeadm:
+		default:
+			return nil, fmt.Errorf("addon-compat.yaml: add-on %q: basis %q is not supported, tested or kubeadm", a.Name, a.Basis)
+		}
 		if err := sourced(a.Name, a.Sources); err != nil {
 			return nil, err
 		}
@@ -83,11 +123,12 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 			f.byImage[strings.ToLower(im)] = a
 		}
 		a.byVersion = map[string]*addonRelease{}
+		a.byLine = map[string]*addonRelease{}
 		for j := range a.Releases {
 			r := &a.Releases[j]
-			what := fmt.Sprintf("%s %v", a.Name, r.Versions)
-			if len(r.Versions) == 0 || len(r.Kubernetes) == 0 {
-				return nil, fmt.Errorf("addon-compat.yaml: %s: versions and kubernetes are required", what)
+			what := fmt.Sprintf("%s %v%v", a.Name, r.Versions, r.Lines)
+			if len(r.Versions)+len(r.Lines) == 0 || len(r.Kubernetes) == 0 {
+				return nil, fmt.Errorf("addon-compat.yaml: %s: versions or lines, and kubernetes, are required", what)
 			}
 			if err := sourced(what, r.Sources); err != nil {
 				return nil, err
@@ -107,6 +148,12 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 				}
 				a.byVersion[v] = r
 			}
+			for _, l := range r.Lines {
+				if _, dup := a.byLine[l]; dup || strings.Count(l, ".") != 1 {
+					return nil, fmt.Errorf("addon-compat.yaml: %s line %q is listed twice or is not a major.minor line", a.Name, l)
+				}
+				a.byLine[l] = r
+			}
 		}
 	}
 	return &f, nil
@@ -114,9 +161,9 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 
 // addonCompat judges the add-ons identified by their images in DaemonSets
 // and Deployments against their projects' compatibility tables: an add-on
-// release whose newest supported minor is older than the target is a
-// high "fix before" finding. A release the table does not list leaves the
-// rule partial: unknown, never a pass.
+// release whose newest listed minor is older than the target is a finding,
+// as firm as the table's basis allows (see addonFinding). A release the
+// table does not list leaves the rule partial: unknown, never a pass.
 func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 	f, err := loadAddonFacts()
 	if err != nil {
@@ -134,7 +181,7 @@ func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			if a == nil {
 				continue
 			}
-			r := a.byVersion[tag]
+			r := a.release(tag)
 			if r == nil {
 				what := a.Name + " " + tag
 				if tag == "" {
@@ -146,20 +193,10 @@ func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			if !r.newest.Less(target) {
 				continue
 			}
-			supported := r.Kubernetes[0] + " to " + r.Kubernetes[len(r.Kubernetes)-1]
-			out = append(out, finding.Finding{
-				Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
-				Title: fmt.Sprintf("%s %s supports Kubernetes up to %s, not %s", a.Name, tag, r.newest.MinorString(), target.MinorString()),
-				Message: fmt.Sprintf("%s runs %s %s. The project's compatibility table lists Kubernetes %s for that release, "+
-					"so %s is outside what it supports and tests; upgrade the add-on to a release that lists %s before "+
-					"the control plane moves.", ref, a.Name, tag, supported, target.MinorString(), target.MinorString()),
-				Objects: []finding.ObjectRef{ref},
-				Evidence: append([]string{fmt.Sprintf("%s container %s image %s", ref, c.Name, c.Image),
-					fmt.Sprintf("%s %s: Kubernetes %s", a.Name, tag, strings.Join(r.Kubernetes, ", "))}, r.Sources...),
-				Remediation: fmt.Sprintf("Upgrade %s to a release whose supported Kubernetes versions include %s, within the "+
-					"minors the current cluster also supports, then upgrade the cluster.", a.Name, target.MinorString()),
-				Cases: []string{a.Case},
-			})
+			fd := addonFinding(a, r, tag, target, ref)
+			fd.Evidence = append([]string{fmt.Sprintf("%s container %s image %s", ref, c.Name, c.Image),
+				fmt.Sprintf("%s %s: Kubernetes %s (%s)", a.Name, tag, strings.Join(r.Kubernetes, ", "), basisWords[a.Basis])}, r.Sources...)
+			out = append(out, fd)
 		}
 	}
 	for i := range s.DaemonSets {
@@ -174,4 +211,52 @@ func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 		ctx.Incomplete(ruleAddonCompat, "not in kubegap's compatibility table: %s", strings.Join(slices.Sorted(maps.Keys(unknown)), ", "))
 	}
 	return out
+}
+
+// basisWords says in the evidence what the listed minors are.
+var basisWords = map[string]string{
+	basisSupported: "the minors the project supports for that release",
+	basisTested:    "the minors the project tested that release on",
+	basisKubeadm:   "the minors whose kubeadm deploys that release",
+}
+
+// addonFinding words the finding by the table's basis. A stated support
+// range is high and "fix before". A tested-on list is medium and "fix
+// before": the project does not say the release fails at the target, but
+// recommends a release tested on it, and a CNI that misbehaves takes pod
+// networking down with it. kubeadm's CoreDNS pairing is low and "watch
+// during": kubeadm replaces CoreDNS itself on upgrade, and the pairing is
+// what kubeadm deploys, not a statement that other releases fail.
+func addonFinding(a *addonTable, r *addonRelease, tag string, target check.KubeVersion, ref finding.ObjectRef) finding.Finding {
+	listed := r.Kubernetes[0] + " to " + r.Kubernetes[len(r.Kubernetes)-1]
+	tm := target.MinorString()
+	fd := finding.Finding{Check: "upgrade-preflight", Objects: []finding.ObjectRef{ref}, Cases: []string{a.Case}}
+	switch a.Basis {
+	case basisTested:
+		fd.Severity, fd.Preflight = finding.Medium, finding.PreflightBefore
+		fd.Title = fmt.Sprintf("%s %s is not tested on Kubernetes %s", a.Name, tag, tm)
+		fd.Message = fmt.Sprintf("%s runs %s %s. The project lists the Kubernetes minors it tested that release on "+
+			"(tested: %s); %s is not among them. The project does not say the release fails there, but recommends "+
+			"running a release tested on the newer minor.", ref, a.Name, tag, listed, tm)
+		fd.Remediation = fmt.Sprintf("Upgrade %s to a release whose tested Kubernetes minors include %s and the "+
+			"current minor, then upgrade the cluster; or accept the untested pairing and watch the add-on closely "+
+			"while the control plane moves.", a.Name, tm)
+	case basisKubeadm:
+		fd.Severity, fd.Preflight = finding.Low, finding.PreflightDuring
+		fd.Title = fmt.Sprintf("%s %s is not the release kubeadm deploys with Kubernetes %s", a.Name, tag, tm)
+		fd.Message = fmt.Sprintf("%s runs %s %s, the release kubeadm deploys with Kubernetes %s, not with %s. "+
+			"This is a pairing, not a support statement: kubeadm upgrades replace it themselves, other "+
+			"installers may not.", ref, a.Name, tag, listed, tm)
+		fd.Remediation = fmt.Sprintf("If %s is not upgraded by kubeadm, move it to the release kubeadm %s deploys "+
+			"during the upgrade, and watch DNS resolution while the control plane moves.", a.Name, tm)
+	default:
+		fd.Severity, fd.Preflight = finding.High, finding.PreflightBefore
+		fd.Title = fmt.Sprintf("%s %s supports Kubernetes up to %s, not %s", a.Name, tag, r.newest.MinorString(), tm)
+		fd.Message = fmt.Sprintf("%s runs %s %s. The project's compatibility table lists Kubernetes %s for that release, "+
+			"so %s is outside what it supports and tests; upgrade the add-on to a release that lists %s before "+
+			"the control plane moves.", ref, a.Name, tag, listed, tm, tm)
+		fd.Remediation = fmt.Sprintf("Upgrade %s to a release whose supported Kubernetes versions include %s, within the "+
+			"minors the current cluster also supports, then upgrade the cluster.", a.Name, tm)
+	}
+	return fd
 }
