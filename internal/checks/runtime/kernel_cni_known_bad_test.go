@@ -20,6 +20,7 @@ func TestKernelCNIKnownBadGap(t *testing.T) {
 		"fcos-next-0":     "kernel-7.2-cilium-1.20-set-retval high",
 		"ubuntu2004-0":    "calico-3.27.3-3.28.0-ubuntu-2004-kernel-5.4 high",
 		"aks-nodepool1-0": "aks-containerd-1.4.4-density high",
+		"ip-10-0-1-17.eu-west-1.compute.internal": "eks-al2-ami-v20221027-recalled-kernel high",
 	}
 	for node, w := range want {
 		id, sev, _ := strings.Cut(w, " ")
