@@ -116,7 +116,6 @@ var uncitedDetectable = map[string]string{
 	"containerd-2-schema1-images-fail-to-pull-2024":                      "CHK-22 image-manifest-compat: needs registry reads",
 	"datadog-oom-killer-namespace-deletion-2020":                         "aggregated-API availability check: not built",
 	"dfds-all-nodes-deleted-no-priority-classes-2019":                    "system-DaemonSet priority check: PriorityClasses not in the snapshot",
-	"dfds-eks-subnet-ip-starvation-2019":                                 "VPC CNI pod-IP capacity: subnet inference has no source",
 	"dfds-kyverno-webhook-blocks-service-crud-2022":                      "webhook-blast-radius extension to non-pod resources: not built",
 	"eks-121-bound-sa-token-90-day-stale-2022":                           "CHK-29 sa-token-lifecycle: non-refreshing client list not sourced",
 	"flatcar-systemd-245-rp-filter-breaks-cilium-2020":                   "kernel-cni-known-bad row: fixed Cilium releases not sourced",
