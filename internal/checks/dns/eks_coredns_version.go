@@ -65,7 +65,7 @@ func eksCorednsVersionCheck() check.Check {
 		Description: "On EKS (an API server version with an -eks- build, or nodes of an EKS node group or Karpenter node " +
 			"pool), reads the image tag of the cluster DNS Deployment (kube-system, k8s-app=kube-dns) and compares its " +
 			"upstream CoreDNS version with the one the EKS user guide's CoreDNS table lists for the control plane's minor " +
-			"(data/eks-coredns-version.yaml, one sourced row per minor from 1.16). Medium when CoreDNS is on an older " +
+			"(data/eks-coredns-version.yaml, one sourced row per minor from 1.13). Medium when CoreDNS is on an older " +
 			"minor line than listed, low when only the patch is older; the -eksbuild.N suffix is not compared. For a " +
 			"control plane newer than every row, the newest row is used as a lower bound (the table never lists an older " +
 			"CoreDNS for a newer Kubernetes), and a CoreDNS at or above it is left unjudged (partial). Other clusters are " +

@@ -87,3 +87,24 @@ func TestEKSCorednsOtherClusterQuiet(t *testing.T) {
 		t.Errorf("findings %v, notes %v", titles(fs), ctx.Notes())
 	}
 }
+
+// DFDS's shape: a 1.14 control plane with CoreDNS rolled back to the
+// 1.13-era 1.2.6, while AWS listed 1.6.6 for 1.14.
+func TestEKSCorednsDFDS114Rollback(t *testing.T) {
+	s := eksCoredns(t, "gap.yaml", "v1.14.9-eks-f459c0")
+	setCorednsTag(s, "v1.2.6")
+	fs, _ := run(t, eksCorednsVersionCheck(), s)
+	if len(fs) != 1 || fs[0].Severity != finding.Medium || !strings.Contains(fs[0].Title, "1.6.6") {
+		t.Errorf("findings %v, want one medium naming 1.6.6", fs)
+	}
+}
+
+// A control plane older than the table: unknown, never pass.
+func TestEKSCorednsOlderThanTableIsPartial(t *testing.T) {
+	s := eksCoredns(t, "gap.yaml", "v1.12.10-eks-aae39f")
+	setCorednsTag(s, "v1.1.3")
+	fs, ctx := run(t, eksCorednsVersionCheck(), s)
+	if len(fs) != 0 || ctx.Notes()[ruleEKSCoredns].Reason == "" {
+		t.Errorf("findings %v, notes %v", titles(fs), ctx.Notes())
+	}
+}
