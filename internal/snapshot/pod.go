@@ -64,6 +64,11 @@ type Container struct {
 	VolumeMounts []corev1.VolumeMount
 	// Resources are the container's CPU and memory requests and limits.
 	Resources Resources
+	// LivenessProbe is kept for static (mirror) pods in kube-system only,
+	// the control plane's own containers, whose probes have no template
+	// to read them from; nil for every other pod, which keeps the
+	// projection small.
+	LivenessProbe *corev1.Probe
 }
 
 // Resources are a container's CPU (millicores) and memory (bytes) requests
@@ -194,6 +199,11 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 	}
 	kept.Spec.InitContainers = keepContainers(s.InitContainers, hostPaths, in)
 	kept.Spec.Containers = keepContainers(s.Containers, hostPaths, in)
+	if IsControlPlaneStaticPod(m.Namespace, m.Annotations) {
+		for i := range kept.Spec.Containers {
+			kept.Spec.Containers[i].LivenessProbe = s.Containers[i].LivenessProbe
+		}
+	}
 	if len(s.EphemeralContainers) > 0 {
 		kept.Spec.EphemeralContainers = make([]Container, len(s.EphemeralContainers))
 		for i, e := range s.EphemeralContainers {
@@ -264,6 +274,14 @@ func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []Containe
 	return out
 }
 
+// IsControlPlaneStaticPod reports whether a pod is a static pod's mirror
+// in kube-system (kubeadm's etcd, kube-apiserver and the like): the pods
+// whose liveness probes Pod keeps.
+func IsControlPlaneStaticPod(namespace string, annotations map[string]string) bool {
+	_, mirror := annotations["kubernetes.io/config.mirror"]
+	return namespace == "kube-system" && mirror
+}
+
 // Object returns the pod as a corev1.Pod holding what Pod keeps, for
 // writing snapshots.
 func (p *Pod) Object() *corev1.Pod {
@@ -311,7 +329,7 @@ func coreContainers(cs []Container) []corev1.Container {
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
 		out[i] = corev1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts,
-			Resources: c.Resources.Requirements()}
+			Resources: c.Resources.Requirements(), LivenessProbe: c.LivenessProbe}
 	}
 	return out
 }

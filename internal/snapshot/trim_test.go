@@ -107,6 +107,29 @@ func TestTrimPodKeepsWhatChecksRead(t *testing.T) {
 	}
 }
 
+// Static pods in kube-system (the control plane's) keep their liveness
+// probes, which have no template to be read from; the same pod elsewhere
+// does not.
+func TestTrimControlPlaneStaticPodKeepsLiveness(t *testing.T) {
+	s := New(Source{})
+	static, plain := fullPod("etcd-cp-0"), fullPod("etcd-cp-1")
+	static.Namespace = "kube-system"
+	plain.Namespace = "kube-system"
+	plain.Annotations = nil
+	_, add, _ := ListKind(Pods)
+	add(s, &corev1.PodList{Items: []corev1.Pod{static, plain}})
+	s.Finish()
+	if p := s.Pods[0].Spec.Containers[0].LivenessProbe; p == nil || p.HTTPGet == nil {
+		t.Errorf("static pod in kube-system: liveness probe %v, want kept", p)
+	}
+	if o := s.Pods[0].Object(); o.Spec.Containers[0].LivenessProbe == nil {
+		t.Error("static pod written back without its liveness probe")
+	}
+	if p := s.Pods[1].Spec.Containers[0].LivenessProbe; p != nil {
+		t.Errorf("pod that is not a mirror: liveness probe %v, want nil", p)
+	}
+}
+
 func TestInternerLabelSets(t *testing.T) {
 	var in interner
 	a := in.labelSet(map[string]string{"a": "1", "b": "2"})

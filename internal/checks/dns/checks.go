@@ -1,5 +1,5 @@
 // Package dns holds the checks about cluster DNS: CoreDNS sizing and
-// NodeLocal DNSCache.
+// version, and NodeLocal DNSCache.
 package dns
 
 import "github.com/kubegap/kubegap/internal/check"
@@ -9,5 +9,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		corednsCapacityCheck(),
 		nodelocalDNSHazardsCheck(),
+		eksCorednsVersionCheck(),
 	}
 }

@@ -127,7 +127,8 @@ func kernelCNIKnownBadCheck() check.Check {
 			"target it) against a table of combinations reported broken: CentOS/RHEL 7 3.10 kernels with the kmem cgroup leak, " +
 			"Flatcar 3033.2.2 with Cilium IPsec, Flatcar 2605 and Ubuntu 22.04 (systemd 245 and later) with Cilium releases " +
 			"before the agent-written rp_filter override, kernels 6.18.5 and 7.2 with the Cilium releases that failed on them, calico-node " +
-			"3.27.3 and 3.28.0 on Ubuntu 20.04's 5.4 kernel, Cilium 1.15.4, and AKS node images with containerd 1.4.4. Each row " +
+			"3.27.3 and 3.28.0 on Ubuntu 20.04's 5.4 kernel, Cilium 1.15.4, AKS node images with containerd 1.4.4, and the kernel " +
+			"of the recalled EKS Amazon Linux 2 AMI v20221027 (the other recalled EKS AMIs leave no trace on the node). Each row " +
 			"is sourced and dated (data/kernel-cni-known-bad.yaml); a row whose trigger also needs a setting the API does not " +
 			"show (IPsec on, a boot parameter) is medium. The table only knows what it lists: vendor kernels with backported " +
 			"fixes are still matched, and unlisted combinations are not judged.",

@@ -21,6 +21,7 @@ func TestKernelCNIKnownBadGap(t *testing.T) {
 		"ubuntu2004-0":    "calico-3.27.3-3.28.0-ubuntu-2004-kernel-5.4 high",
 		"aks-nodepool1-0": "aks-containerd-1.4.4-density high",
 		"flatcar2605-0":   "systemd-245-rp-filter-cilium-before-1.10.13 medium",
+		"ip-10-0-1-17.eu-west-1.compute.internal": "eks-al2-ami-v20221027-recalled-kernel high",
 	}
 	for node, w := range want {
 		id, sev, _ := strings.Cut(w, " ")

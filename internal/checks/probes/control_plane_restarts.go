@@ -1,0 +1,272 @@
+package probes
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const (
+	cpRestartsID     = "control-plane-restarts"
+	ruleCPRestarts   = "control-plane-restart-count"
+	ruleEtcdLiveness = "etcd-liveness-probe"
+	caseNRELabs      = "nre-labs-etcd-liveness-probe-restarts-2018"
+	cpNamespace      = "kube-system"
+	cpRestartsSource = "data/control-plane-restarts.yaml"
+)
+
+//go:embed data/control-plane-restarts.yaml
+var cpRestartsData []byte
+
+type cpRestartsFacts struct {
+	Thresholds struct {
+		Restarts int32 `json:"restarts"`
+	} `json:"thresholds"`
+	LivenessProbes []struct {
+		ID           string   `json:"id"`
+		ExecContains string   `json:"execContains"`
+		Note         string   `json:"note"`
+		Sources      []string `json:"sources"`
+	} `json:"livenessProbes"`
+}
+
+var loadCPRestartsFacts = sync.OnceValues(func() (*cpRestartsFacts, error) {
+	var f cpRestartsFacts
+	if err := yaml.UnmarshalStrict(cpRestartsData, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", cpRestartsSource, err)
+	}
+	if f.Thresholds.Restarts <= 0 {
+		return nil, fmt.Errorf("%s: thresholds.restarts must be positive", cpRestartsSource)
+	}
+	for _, p := range f.LivenessProbes {
+		if p.ExecContains == "" {
+			return nil, fmt.Errorf("%s: %s: empty execContains", cpRestartsSource, p.ID)
+		}
+	}
+	return &f, nil
+})
+
+// controlPlaneRestartsCheck finds etcd and kube-apiserver containers of a
+// self-managed control plane that keep restarting, and etcd static pods
+// whose liveness probe has a record of killing a healthy etcd: a false
+// liveness failure on the only etcd member is a control-plane outage.
+func controlPlaneRestartsCheck() check.Check {
+	return check.Check{
+		ID:       cpRestartsID,
+		Title:    "Control-plane static pods that keep restarting, or etcd with a liveness probe known to kill healthy members",
+		Severity: finding.High,
+		Description: "Reads the etcd and kube-apiserver pods in kube-system (label component, or the container image " +
+			"name), as kubeadm runs them as static pods. control-plane-restart-count: a container restarted at least 20 " +
+			"times (our threshold; node reboots and upgrades restart them too) is high when it is the only etcd member " +
+			"or the only API server in the input, which then takes the control plane down on every restart, else medium. " +
+			"etcd-liveness-probe: an etcd static pod whose liveness probe runs etcdctl, the probe kubeadm generated " +
+			"before it moved to an HTTP /health check in 2019 (data/control-plane-restarts.yaml), is medium on a single " +
+			"member and low with several. Why a probe failed (the kubelet's events and logs) is not judged. Managed " +
+			"control planes (AKS, EKS, GKE) and external or embedded etcd run no such pods: nothing to judge there. " +
+			"Snapshots written before kubegap kept static pods' probes show none.",
+		Reads: check.Needs(snapshot.Pods),
+		Rules: []check.Rule{
+			{ID: ruleCPRestarts, Summary: "no etcd or kube-apiserver container in kube-system restarted 20 times or more",
+				Needs: []snapshot.Resource{snapshot.Pods}},
+			{ID: ruleEtcdLiveness, Summary: "no etcd static pod has an etcdctl exec liveness probe",
+				Needs: []snapshot.Resource{snapshot.Pods}},
+		},
+		Cases: []string{caseNRELabs},
+		Run:   runControlPlaneRestarts,
+	}
+}
+
+// cpComponent names the control-plane component a kube-system pod runs,
+// by kubeadm's component label, else by a container's image name.
+func cpComponent(p *snapshot.Pod) string {
+	switch c := p.Labels["component"]; c {
+	case "etcd", "kube-apiserver":
+		return c
+	}
+	for _, c := range p.Spec.Containers {
+		switch n := check.ImageName(c.Image); n {
+		case "etcd", "kube-apiserver":
+			return n
+		}
+	}
+	return ""
+}
+
+func runControlPlaneRestarts(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadCPRestartsFacts()
+	if err != nil {
+		return nil, err
+	}
+	byComponent := map[string][]*snapshot.Pod{}
+	for _, p := range ctx.Snapshot.Index().PodsInNamespace(cpNamespace) {
+		if c := cpComponent(p); c != "" {
+			byComponent[c] = append(byComponent[c], p)
+		}
+	}
+	complete := ctx.CompleteIn(snapshot.Pods, cpNamespace)
+	if !complete {
+		why := "the kube-system pods in the input may not be all of them: restarts and probes of the ones missing are unknown"
+		ctx.Incomplete(ruleCPRestarts, "%s", why)
+		ctx.Incomplete(ruleEtcdLiveness, "%s", why)
+	}
+	var out []finding.Finding
+	for _, comp := range []string{"etcd", "kube-apiserver"} {
+		pods := byComponent[comp]
+		single := complete && len(pods) == 1
+		for _, p := range pods {
+			if f, ok := restartFinding(p, comp, single, facts.Thresholds.Restarts); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	etcdSingle := complete && len(byComponent["etcd"]) == 1
+	for _, p := range byComponent["etcd"] {
+		if f, ok := etcdProbeFinding(facts, p, etcdSingle); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func podObjects(p *snapshot.Pod) []finding.ObjectRef {
+	refs := []finding.ObjectRef{{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}}
+	if p.Spec.NodeName != "" {
+		refs = append(refs, check.NodeRef(p.Spec.NodeName))
+	}
+	return refs
+}
+
+func restartFinding(p *snapshot.Pod, comp string, single bool, threshold int32) (finding.Finding, bool) {
+	var worst *snapshot.ContainerStatus
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		if cs.RestartCount >= threshold && (worst == nil || cs.RestartCount > worst.RestartCount) {
+			worst = cs
+		}
+	}
+	if worst == nil {
+		return finding.Finding{}, false
+	}
+	sev, scope := finding.Medium, "one of several "+comp+" pods in kube-system"
+	if single {
+		sev, scope = finding.High, "the only "+comp+" pod in kube-system: each restart takes the control plane down"
+	}
+	ev := []string{fmt.Sprintf("Pod %s/%s container %s restartCount %d", p.Namespace, p.Name, worst.Name, worst.RestartCount)}
+	if t := worst.LastTerminationState.Terminated; t != nil {
+		ev = append(ev, fmt.Sprintf("last termination: reason %q, exit code %d, finished %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format("2006-01-02T15:04:05Z")))
+	}
+	if pr := livenessOf(p, worst.Name); pr != nil {
+		ev = append(ev, "liveness probe: "+probeSummary(pr))
+	}
+	return finding.Finding{
+		Check:    cpRestartsID,
+		Severity: sev,
+		Title:    fmt.Sprintf("%s pod %s has restarted %d times", comp, p.Name, worst.RestartCount),
+		Message: fmt.Sprintf("Container %s of %s/%s has restarted %d times; it is %s. Repeated restarts of a control-plane "+
+			"container are an outage that repeats: find why it exits (its liveness probe, memory, certificates, disk latency) "+
+			"before it is rebuilt.", worst.Name, p.Namespace, p.Name, worst.RestartCount, scope),
+		Objects:  podObjects(p),
+		Evidence: ev,
+		Remediation: "Read the previous container's logs (kubectl logs --previous) and the kubelet's events for the pod " +
+			"(Unhealthy, Killing) before changing anything; keep the evidence before a rebuild. If the liveness probe kills " +
+			"a working member, make it tolerant (an HTTP /health or /livez probe on localhost, a longer timeout) in the " +
+			"static pod manifest; alert on control-plane restart counts; run three etcd members where the outage matters.",
+		Cases: []string{caseNRELabs},
+	}, true
+}
+
+func etcdProbeFinding(facts *cpRestartsFacts, p *snapshot.Pod, single bool) (finding.Finding, bool) {
+	if !snapshot.IsControlPlaneStaticPod(p.Namespace, p.Annotations) {
+		return finding.Finding{}, false
+	}
+	for _, c := range p.Spec.Containers {
+		pr := c.LivenessProbe
+		if pr == nil || pr.Exec == nil {
+			continue
+		}
+		for _, known := range facts.LivenessProbes {
+			if !execRuns(pr.Exec.Command, known.ExecContains) {
+				continue
+			}
+			sev, scope := finding.Low, "etcd has several members here, so one false failure restarts one of them"
+			if single {
+				sev, scope = finding.Medium, "this is the only etcd member, so a false failure stops the whole control plane"
+			}
+			return finding.Finding{
+				Check:    cpRestartsID,
+				Severity: sev,
+				Title:    fmt.Sprintf("etcd static pod %s checks liveness by running %s", p.Name, known.ExecContains),
+				Message: fmt.Sprintf("Container %s of %s/%s has an exec liveness probe that runs %s; %s. %s", c.Name, p.Namespace, p.Name,
+					known.ExecContains, scope, strings.TrimSpace(known.Note)),
+				Objects: podObjects(p),
+				Evidence: []string{
+					fmt.Sprintf("Pod %s/%s container %s liveness probe: %s", p.Namespace, p.Name, c.Name, probeSummary(pr)),
+					fmt.Sprintf("known probe %s: %s", known.ID, strings.Join(known.Sources, ", ")),
+				},
+				Remediation: "Regenerate the etcd static pod manifest with a current kubeadm (kubeadm upgrade), or replace the " +
+					"probe by hand with an HTTP GET of etcd's /health (or /livez on etcd 3.5.11+) on the localhost metrics port " +
+					"(--listen-metrics-urls), keeping a generous timeout and failure threshold.",
+				Cases: []string{caseNRELabs},
+			}, true
+		}
+	}
+	return finding.Finding{}, false
+}
+
+// execRuns reports whether an exec command runs the named program: as a
+// word of any argument, since kubeadm wraps it in /bin/sh -ec "...".
+func execRuns(cmd []string, program string) bool {
+	for _, arg := range cmd {
+		for _, word := range strings.Fields(arg) {
+			if word == program || strings.HasSuffix(word, "/"+program) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func livenessOf(p *snapshot.Pod, container string) *corev1.Probe {
+	for _, c := range p.Spec.Containers {
+		if c.Name == container {
+			return c.LivenessProbe
+		}
+	}
+	return nil
+}
+
+// probeSummary describes a probe by its handler kind and settings, never
+// its full command line.
+func probeSummary(p *corev1.Probe) string {
+	kind := "unknown handler"
+	switch {
+	case p.Exec != nil:
+		var progs []string
+		for _, prog := range []string{"etcdctl", "curl", "wget"} {
+			if execRuns(p.Exec.Command, prog) {
+				progs = append(progs, prog)
+			}
+		}
+		sort.Strings(progs)
+		kind = "exec"
+		if len(progs) > 0 {
+			kind += " running " + strings.Join(progs, ", ")
+		}
+	case p.HTTPGet != nil:
+		kind = fmt.Sprintf("httpGet %s port %s", p.HTTPGet.Path, p.HTTPGet.Port.String())
+	case p.TCPSocket != nil:
+		kind = "tcpSocket port " + p.TCPSocket.Port.String()
+	case p.GRPC != nil:
+		kind = fmt.Sprintf("grpc port %d", p.GRPC.Port)
+	}
+	return fmt.Sprintf("%s, timeoutSeconds %d, periodSeconds %d, failureThreshold %d", kind, p.TimeoutSeconds, p.PeriodSeconds, p.FailureThreshold)
+}

@@ -1,0 +1,93 @@
+package probes
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func cpRun(t *testing.T, file string, complete bool) ([]finding.Finding, map[string]string) {
+	t.Helper()
+	s := checktest.Load(t, "control-plane-restarts/"+file)
+	if complete {
+		checktest.Complete(s)
+	}
+	fs, ctx, ok := checktest.Run(t, controlPlaneRestartsCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	notes := map[string]string{}
+	for rule, n := range ctx.Notes() {
+		notes[rule] = n.Reason
+	}
+	return fs, notes
+}
+
+func bySeverityAndTitle(fs []finding.Finding, sev finding.Severity, part string) *finding.Finding {
+	for i := range fs {
+		if fs[i].Severity == sev && strings.Contains(fs[i].Title, part) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func TestControlPlaneRestartsGap(t *testing.T) {
+	fs, notes := cpRun(t, "gap.yaml", true)
+	if len(notes) != 0 {
+		t.Errorf("notes %v on a complete read", notes)
+	}
+	for _, w := range []struct {
+		sev         finding.Severity
+		title, name string
+	}{
+		{finding.High, "etcd pod etcd-cp-0 has restarted 183 times", "etcd-cp-0"},
+		{finding.High, "kube-apiserver pod kube-apiserver-cp-0 has restarted 183 times", "kube-apiserver-cp-0"},
+		{finding.Medium, "checks liveness by running etcdctl", "etcd-cp-0"},
+	} {
+		f := bySeverityAndTitle(fs, w.sev, w.title)
+		if f == nil {
+			t.Errorf("no %v finding %q in %v", w.sev, w.title, fs)
+			continue
+		}
+		if !checktest.HasObject([]finding.Finding{*f}, "Pod", "kube-system", w.name) || !slices.Contains(f.Cases, caseNRELabs) {
+			t.Errorf("%q: objects %v, cases %v", w.title, f.Objects, f.Cases)
+		}
+	}
+	if len(fs) != 3 {
+		t.Errorf("%d findings, want 3", len(fs))
+	}
+	// The probe is described by its settings, never its command line.
+	for _, f := range fs {
+		for _, e := range f.Evidence {
+			if strings.Contains(e, "healthcheck-client") {
+				t.Errorf("evidence prints the probe command: %q", e)
+			}
+		}
+	}
+}
+
+func TestControlPlaneRestartsClean(t *testing.T) {
+	fs, notes := cpRun(t, "clean.yaml", true)
+	if len(fs) != 0 || len(notes) != 0 {
+		t.Errorf("findings %v, notes %v", fs, notes)
+	}
+}
+
+// From plain files the findings stand, but nothing says the etcd pod is
+// the only member: medium, and both rules partial.
+func TestControlPlaneRestartsFilesArePartial(t *testing.T) {
+	fs, notes := cpRun(t, "gap.yaml", false)
+	if notes[ruleCPRestarts] == "" || notes[ruleEtcdLiveness] == "" {
+		t.Errorf("notes %v, want both rules partial", notes)
+	}
+	if f := bySeverityAndTitle(fs, finding.Medium, "etcd pod etcd-cp-0 has restarted"); f == nil {
+		t.Errorf("no medium restart finding from files: %v", fs)
+	}
+	if f := bySeverityAndTitle(fs, finding.Low, "checks liveness by running etcdctl"); f == nil {
+		t.Errorf("no low probe finding from files: %v", fs)
+	}
+}
