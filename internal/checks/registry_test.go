@@ -107,7 +107,6 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // read-only check can detect it, and an entry that becomes cited or
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
-	"adevinta-kiam-sdk-credential-latency-2019":                          "credential-broker check: kiam/kube2iam duration defaults not sourced",
 	"aks-125-cgroupv2-old-jre-memory-2023":                               "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"appfarm-gke-auto-upgrade-restart-storm-2023":                        "request-vs-usage headroom: needs the metrics API, not read",
 	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                 "disruption-exposure extension: pool autoscaling minimum not in the snapshot",

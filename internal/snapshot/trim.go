@@ -25,6 +25,7 @@ var keptAnnotations = map[string]bool{
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+	"iam.amazonaws.com/role":                         true, // the role a pod asks kiam or kube2iam for
 	// The version the loader converted an object from: checks apply that
 	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
 	// budget's empty selector).
