@@ -72,7 +72,8 @@ func credentialBrokerDurationCheck() check.Check {
 			"until --session-refresh before expiry, kube2iam sessions of twice --iam-role-session-ttl for one TTL. The " +
 			"AWS SDK for Java 1.x fetches new credentials whenever those it holds expire within 15 minutes, so with " +
 			"kiam's defaults (15 minutes) every AWS call of a JVM service first calls the metadata endpoint. Medium " +
-			"when that holds for every call, low when it holds for part of each session. Which SDK an image carries is " +
+			"when that holds for every call, low when it holds for part of each session or when pods were read " +
+			"completely and none carries iam.amazonaws.com/role. Which SDK an image carries is " +
 			"not visible in the API: the finding is exposure, counted in pods annotated iam.amazonaws.com/role.",
 		Reads: []check.Input{
 			check.Optional(snapshot.DaemonSets),
@@ -211,8 +212,12 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 		share = fmt.Sprintf("calls in the last %s of every %s session window (our arithmetic)",
 			threshold-lo, hi-lo)
 	}
+	served, none := servedPods(ctx)
+	if none {
+		sev = finding.Low // nothing asks this broker for a role today
+	}
 	ev = append(ev, fmt.Sprintf("credentials handed to pods have between %s and %s left", lo, hi),
-		strings.TrimSpace(b.fact.Fact), strings.TrimSpace(sdk.Fact), servedPods(ctx))
+		strings.TrimSpace(b.fact.Fact), strings.TrimSpace(sdk.Fact), served)
 	return finding.Finding{
 		Check:    brokerCheckID,
 		Severity: sev,
@@ -232,8 +237,9 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 	}, true
 }
 
-// servedPods says how many pods ask a broker for a role, as evidence.
-func servedPods(ctx *check.Context) string {
+// servedPods says how many pods ask a broker for a role, as evidence;
+// none is true only when pods were read completely and none asks.
+func servedPods(ctx *check.Context) (text string, none bool) {
 	n := 0
 	for i := range ctx.Snapshot.Pods {
 		if ctx.Snapshot.Pods[i].Annotations[roleAnnotation] != "" {
@@ -241,7 +247,7 @@ func servedPods(ctx *check.Context) string {
 		}
 	}
 	if !ctx.Complete(snapshot.Pods) {
-		return fmt.Sprintf("%d pods in the input carry the %s annotation (pods not read completely)", n, roleAnnotation)
+		return fmt.Sprintf("%d pods in the input carry the %s annotation (pods not read completely)", n, roleAnnotation), false
 	}
-	return fmt.Sprintf("%d pods carry the %s annotation", n, roleAnnotation)
+	return fmt.Sprintf("%d pods carry the %s annotation", n, roleAnnotation), n == 0
 }

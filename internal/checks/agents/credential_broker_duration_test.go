@@ -63,3 +63,18 @@ func TestCredentialBrokerDurationTemplated(t *testing.T) {
 		t.Error("no partial note")
 	}
 }
+
+// A broker no pod asks for a role is only low.
+func TestCredentialBrokerDurationUnusedIsLow(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "credential-broker-duration/gap.yaml"))
+	s.Pods = nil
+	fs, _, _ := checktest.Run(t, credentialBrokerDurationCheck(), s)
+	for _, f := range fs {
+		if f.Severity != finding.Low {
+			t.Errorf("%s: %v with no pod asking for a role", f.Title, f.Severity)
+		}
+	}
+	if len(fs) != 2 {
+		t.Errorf("%d findings, want 2", len(fs))
+	}
+}
