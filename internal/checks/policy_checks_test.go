@@ -23,6 +23,7 @@ var policyChecks = map[string]string{
 	"credential-broker-duration": "agents/testdata/credential-broker-duration/clean.yaml",
 	"gitops-global-prune":        "gitops/testdata/gitops-global-prune/clean.yaml",
 	"unrequested-memory":         "resources/testdata/unrequested-memory/clean.yaml",
+	"stale-token-clients":        "versions/testdata/stale-token-clients/clean.yaml",
 }
 
 // Their clean fixtures pass when read as a whole cluster and are partial,
@@ -48,8 +49,8 @@ func TestPolicyChecksPartialFromFiles(t *testing.T) {
 }
 
 // policySnapshot is areaSnapshot with each gap at scale: a third of the
-// Deployments ask for no memory, a kiam server at its defaults, and 200
-// ApplicationSets pruning into 10 clusters each.
+// pods ask for no memory, a kiam server at its defaults, a thousand pods on
+// an old Kiali, and 200 ApplicationSets pruning into 10 clusters each.
 func policySnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Pods {
@@ -57,6 +58,11 @@ func policySnapshot() *snapshot.Snapshot {
 			for j := range s.Pods[i].Spec.Containers {
 				s.Pods[i].Spec.Containers[j].Resources = snapshot.Resources{}
 			}
+		}
+	}
+	for i := range s.Pods {
+		if i%100 == 1 {
+			s.Pods[i].Spec.Containers[0].Image = "quay.io/kiali/kiali:v1.45.0"
 		}
 	}
 	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{

@@ -118,7 +118,6 @@ var uncitedDetectable = map[string]string{
 	"dfds-eks-subnet-ip-starvation-2019":                                 "VPC CNI pod-IP capacity: subnet inference has no source",
 	"dfds-kyverno-webhook-blocks-service-crud-2022":                      "webhook-blast-radius extension to non-pod resources: not built",
 	"dfds-recalled-eks-ami-daily-rollover-2022":                          "recalled EKS AMI table: not sourced",
-	"eks-121-bound-sa-token-90-day-stale-2022":                           "CHK-29 sa-token-lifecycle: image inspector reads no pre-go1.18 module info nor Python/Java/JS client versions",
 	"flatcar-systemd-245-rp-filter-breaks-cilium-2020":                   "kernel-cni-known-bad row: fixed Cilium releases not sourced",
 	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"kube-proxy-iptables-legacy-vs-nft-mismatch-2018":                    "CHK-19 dataplane-node-compat: iptables backend table not sourced",
