@@ -1,5 +1,6 @@
 // Package resources holds the checks about node resources: what nodes
-// hold back for themselves, and how the kernel enforces pod limits.
+// hold back for themselves, how the kernel enforces pod limits, and pools
+// whose pods ask for no memory.
 package resources
 
 import "github.com/kubegap/kubegap/internal/check"
