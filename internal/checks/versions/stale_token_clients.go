@@ -193,19 +193,20 @@ func staleFinding(h *staleHit, provider string, facts *staleTokenFacts, now time
 	sev, limit := finding.Low, "the API server's limit on old tokens (a flag kubegap does not read)"
 	ev := []string{fmt.Sprintf("%d pods run %s %s, below %s", h.pods, h.client.Name,
 		strings.Join(h.versions, ", "), h.client.Fixed), strings.TrimSpace(h.client.Fact)}
-	age := ""
+	days, age := -1, ""
 	if !h.oldest.IsZero() && !now.IsZero() {
-		days := int(now.Sub(h.oldest).Hours() / 24)
+		days = int(now.Sub(h.oldest).Hours() / 24)
 		age = fmt.Sprintf("; the oldest started %d days ago", days)
-		for _, pr := range facts.Providers {
-			if pr.Name == provider {
-				sev, limit = finding.Medium, fmt.Sprintf("%s's %d-day limit", pr.Name, pr.Days)
-				if days >= pr.Days {
-					sev = finding.High
-				}
-				ev = append(ev, strings.TrimSpace(pr.Fact))
-			}
+	}
+	for _, pr := range facts.Providers {
+		if pr.Name != provider {
+			continue
 		}
+		sev, limit = finding.Medium, fmt.Sprintf("%s's %d-day limit", pr.Name, pr.Days)
+		if days >= pr.Days {
+			sev = finding.High
+		}
+		ev = append(ev, strings.TrimSpace(pr.Fact))
 	}
 	var refs []finding.ObjectRef
 	for _, o := range h.owners {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -74,5 +76,22 @@ func TestStaleTokenClientsUntaggedIsPartial(t *testing.T) {
 	}
 	if n, ok := ctx.Notes()[staleTokenRule]; !ok || !strings.Contains(n.Reason, "latest") {
 		t.Errorf("notes %v", ctx.Notes())
+	}
+}
+
+// On EKS a pod whose start time is unknown is still medium, never high.
+func TestStaleTokenClientsUnknownAgeOnEKS(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "stale-token-clients/gap.yaml"))
+	for i := range s.Pods {
+		s.Pods[i].CreationTimestamp = metav1.Time{}
+	}
+	fs, _, _ := checktest.Run(t, staleTokenClientsCheckAt(staleNow), s)
+	for _, f := range fs {
+		if f.Severity != finding.Medium {
+			t.Errorf("%s: %v with no start time", f.Title, f.Severity)
+		}
+	}
+	if len(fs) != 2 {
+		t.Errorf("findings %+v", fs)
 	}
 }
