@@ -8,6 +8,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/availability"
 	"github.com/kubegap/kubegap/internal/checks/certs"
 	"github.com/kubegap/kubegap/internal/checks/dns"
+	"github.com/kubegap/kubegap/internal/checks/gitops"
 	"github.com/kubegap/kubegap/internal/checks/ingress"
 	"github.com/kubegap/kubegap/internal/checks/jobs"
 	"github.com/kubegap/kubegap/internal/checks/objects"
@@ -43,6 +44,7 @@ func areas() [][]Check {
 		availability.Checks(),
 		certs.Checks(),
 		dns.Checks(),
+		gitops.Checks(),
 		ingress.Checks(),
 		jobs.Checks(),
 		objects.Checks(),

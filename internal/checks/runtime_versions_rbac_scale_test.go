@@ -20,6 +20,7 @@ import (
 // kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker or
 // Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, a
 // Cilium agent pod on every node, a Docker socket mount on every 50th pod,
+// an old Kiali image on every 100th,
 // etcd and ingress-nginx in kube-system, and 2,000 ClusterRoles with their
 // bindings, one of them aggregated.
 func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
@@ -43,6 +44,9 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 		p := &s.Pods[i]
 		if i < len(s.Nodes) {
 			p.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.20.1"
+		}
+		if i%100 == 7 {
+			p.Spec.Containers[0].Image = "quay.io/kiali/kiali:v1.45.0"
 		}
 		if i%50 == 0 {
 			p.Spec.Volumes = append(p.Spec.Volumes, snapshot.HostPathVolume{Name: "docker-sock", Path: "/var/run/docker.sock", Type: &sock})

@@ -111,6 +111,12 @@ var (
 	CertManagerCertificates = Resource{Group: "cert-manager.io", Version: "v1", Resource: "certificates",
 		Kind: "Certificate", Namespaced: true, Custom: true}
 	KarpenterNodePools = Resource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools", Kind: "NodePool", Custom: true}
+	// Argo CD's Applications and ApplicationSets, trimmed to their
+	// destinations, sync policies, generators and owners (see trimArgo).
+	ArgoApplications = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications",
+		Kind: "Application", Namespaced: true, Custom: true}
+	ArgoApplicationSets = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets",
+		Kind: "ApplicationSet", Namespaced: true, Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -151,6 +157,7 @@ func Known() []Resource {
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
+		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
 	}
 }

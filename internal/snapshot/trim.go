@@ -25,6 +25,7 @@ var keptAnnotations = map[string]bool{
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
+	"iam.amazonaws.com/role":                         true, // the role a pod asks kiam or kube2iam for
 	// The version the loader converted an object from: checks apply that
 	// version's defaults (a v1beta1 webhook's failurePolicy, a v1beta1
 	// budget's empty selector).
@@ -258,6 +259,11 @@ func keepNamedConfigMap(cm *corev1.ConfigMap, _ *interner) {
 // kinds: a CRD keeps its names, versions (without schemas) and conversion
 // settings; its OpenAPI schemas are most of its size.
 func trimCustom(u *unstructured.Unstructured) {
+	if g, k := u.GroupVersionKind().Group, u.GetKind(); g == ArgoApplications.Group &&
+		(k == ArgoApplications.Kind || k == ArgoApplicationSets.Kind) {
+		trimArgo(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -273,4 +279,43 @@ func trimCustom(u *unstructured.Unstructured) {
 	}
 	unstructured.RemoveNestedField(u.Object, "spec", "validation")
 	unstructured.RemoveNestedField(u.Object, "status", "acceptedNames")
+}
+
+// trimArgo keeps of an Argo CD Application its destination and sync policy,
+// and of an ApplicationSet its generators, strategy, sync policy and its
+// template's destination and sync policy. Sources (inline Helm values can
+// be large) and status (every managed resource, the sync history) go.
+func trimArgo(u *unstructured.Unstructured) {
+	delete(u.Object, "status")
+	delete(u.Object, "operation")
+	spec, _ := u.Object["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	if u.GetKind() == ArgoApplications.Kind {
+		u.Object["spec"] = keepKeys(spec, "destination", "syncPolicy", "project")
+	} else {
+		kept := keepKeys(spec, "generators", "strategy", "syncPolicy", "goTemplate", "templatePatch")
+		if t, ok := spec["template"].(map[string]any); ok {
+			tmpl := map[string]any{}
+			if m, ok := t["metadata"]; ok {
+				tmpl["metadata"] = m
+			}
+			if ts, ok := t["spec"].(map[string]any); ok {
+				tmpl["spec"] = keepKeys(ts, "destination", "syncPolicy", "project")
+			}
+			kept["template"] = tmpl
+		}
+		u.Object["spec"] = kept
+	}
+}
+
+func keepKeys(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,5 +1,5 @@
-// Package agents holds the checks about per-node agents and the load they
-// put on the API server.
+// Package agents holds the checks about per-node agents: the load they put
+// on the API server, and the credentials IAM brokers among them hand out.
 package agents
 
 import "github.com/kubegap/kubegap/internal/check"
@@ -8,5 +8,6 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		apiHeavyNodeAgentsCheck(),
+		credentialBrokerDurationCheck(),
 	}
 }

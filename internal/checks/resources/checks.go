@@ -1,5 +1,6 @@
 // Package resources holds the checks about node resources: what nodes
-// hold back for themselves, and how the kernel enforces pod limits.
+// hold back for themselves, how the kernel enforces pod limits, and pools
+// whose pods ask for no memory.
 package resources
 
 import "github.com/kubegap/kubegap/internal/check"
@@ -9,5 +10,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		cpuLimitCFSKernelCheck(),
 		nodeReservationCheck(),
+		unrequestedMemoryCheck(),
 	}
 }

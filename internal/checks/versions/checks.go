@@ -7,5 +7,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		componentCVEVersionsCheck(),
 		etcdKnownBadVersionCheck(),
+		staleTokenClientsCheck(),
 	}
 }

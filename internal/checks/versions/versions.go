@@ -1,6 +1,7 @@
 // Package versions holds the checks that compare component versions with
 // sourced tables: etcd releases below the Kubernetes documentation's
-// minimums, and components with fixed critical CVEs.
+// minimums, components with fixed critical CVEs, and add-on releases that
+// keep their first ServiceAccount token.
 package versions
 
 import (

@@ -1,0 +1,220 @@
+package gitops
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/argocd.yaml
+var argoFactsYAML []byte
+
+type behaviour struct {
+	Name    string   `json:"name"`
+	Fact    string   `json:"fact"`
+	Sources []string `json:"sources"`
+}
+
+var loadArgoFacts = sync.OnceValues(func() (map[string]string, error) {
+	var f struct {
+		Behaviours []behaviour `json:"behaviours"`
+	}
+	if err := yaml.UnmarshalStrict(argoFactsYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading Argo CD facts: %w", err)
+	}
+	out := map[string]string{}
+	for _, b := range f.Behaviours {
+		out[b.Name] = strings.TrimSpace(b.Fact)
+	}
+	for _, need := range []string{"automated-prune", "all-at-once", "generated-deletion", "prune-false"} {
+		if out[need] == "" {
+			return nil, errors.New("Argo CD facts: no " + need)
+		}
+	}
+	return out, nil
+})
+
+const (
+	checkID = "gitops-global-prune"
+	caseID  = "skyscanner-template-global-delete-2021"
+	rule    = "unstaged-prune-fan-out"
+	// minClusters is policy: from two destination clusters one commit
+	// reaches more than one cluster at the same moment, which is what
+	// cell or region isolation exists to prevent.
+	minClusters = 2
+	maxListed   = 5
+)
+
+func gitopsGlobalPruneCheck() check.Check {
+	return check.Check{
+		ID:       checkID,
+		Title:    "Argo CD ApplicationSets that prune in every cluster at once",
+		Severity: finding.Medium,
+		Description: "Reads Argo CD ApplicationSets and the Applications they generated (by owner reference) and " +
+			"reports an ApplicationSet whose template syncs automatically with prune on, whose Applications target " +
+			"two or more clusters, and which declares no RollingSync strategy: one change to its source or template " +
+			"is applied, deletions included, to every cluster at the same moment. A Prune=false or Prune=confirm " +
+			"sync option in the template counts as a guard; per-resource Prune=false annotations live in the " +
+			"rendered manifests, which kubegap does not see. Only the cluster Argo CD runs in holds these objects; " +
+			"whether the controller has progressive syncs enabled (a flag or a ConfigMap key) is not read, so a " +
+			"declared RollingSync is taken at its word.",
+		Reads: []check.Input{
+			check.Optional(snapshot.ArgoApplicationSets),
+			check.Optional(snapshot.ArgoApplications),
+		},
+		Rules: []check.Rule{
+			{ID: rule, Summary: "ApplicationSets with automated prune, no RollingSync, generating into two or more clusters",
+				Needs: []snapshot.Resource{snapshot.ArgoApplicationSets, snapshot.ArgoApplications}},
+		},
+		Cases: []string{caseID},
+		Run:   runGitopsGlobalPrune,
+	}
+}
+
+func runGitopsGlobalPrune(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadArgoFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	dests := destinationsByOwner(s.CustomObjects(snapshot.ArgoApplications))
+	var out []finding.Finding
+	for _, as := range s.CustomObjects(snapshot.ArgoApplicationSets) {
+		if f, ok := judgeAppSet(ctx, as, dests, facts); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// appSetKey names an ApplicationSet by namespace/name.
+func appSetKey(ns, name string) string { return ns + "/" + name }
+
+// destinationsByOwner maps each owning ApplicationSet to the distinct
+// clusters (server URL, else name) its Applications deploy to.
+func destinationsByOwner(apps []unstructured.Unstructured) map[string][]string {
+	out := map[string][]string{}
+	for _, app := range apps {
+		dest := destination(app.Object)
+		if dest == "" {
+			continue
+		}
+		for _, ref := range app.GetOwnerReferences() {
+			if ref.Kind != snapshot.ArgoApplicationSets.Kind {
+				continue
+			}
+			k := appSetKey(app.GetNamespace(), ref.Name)
+			if !slices.Contains(out[k], dest) {
+				out[k] = append(out[k], dest)
+			}
+		}
+	}
+	return out
+}
+
+func destination(obj map[string]any) string {
+	if s, _, _ := unstructured.NestedString(obj, "spec", "destination", "server"); s != "" {
+		return s
+	}
+	n, _, _ := unstructured.NestedString(obj, "spec", "destination", "name")
+	return n
+}
+
+// pruning reports whether a template's sync policy prunes automatically,
+// and why not when it does not.
+func pruning(as unstructured.Unstructured) (bool, string) {
+	auto, found, _ := unstructured.NestedMap(as.Object, "spec", "template", "spec", "syncPolicy", "automated")
+	if !found {
+		return false, "no automated sync"
+	}
+	if enabled, ok := auto["enabled"].(bool); ok && !enabled {
+		return false, "automated.enabled is false"
+	}
+	if prune, _ := auto["prune"].(bool); !prune {
+		return false, "automated sync without prune"
+	}
+	opts, _, _ := unstructured.NestedStringSlice(as.Object, "spec", "template", "spec", "syncPolicy", "syncOptions")
+	for _, o := range opts {
+		if o == "Prune=false" || o == "Prune=confirm" {
+			return false, "syncOptions " + o
+		}
+	}
+	return true, ""
+}
+
+func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, dests map[string][]string, facts map[string]string) (finding.Finding, bool) {
+	name := appSetKey(as.GetNamespace(), as.GetName())
+	if patch, _, _ := unstructured.NestedString(as.Object, "spec", "templatePatch"); strings.Contains(patch, "syncPolicy") {
+		ctx.Incomplete(rule, "ApplicationSet %s sets its sync policy through templatePatch, which kubegap does not render", name)
+		return finding.Finding{}, false
+	}
+	if ok, _ := pruning(as); !ok {
+		return finding.Finding{}, false
+	}
+	if st, _, _ := unstructured.NestedString(as.Object, "spec", "strategy", "type"); st == "RollingSync" {
+		return finding.Finding{}, false
+	}
+	clusters := dests[name]
+	if len(clusters) < minClusters {
+		if !ctx.CompleteIn(snapshot.ArgoApplications, as.GetNamespace()) {
+			ctx.Incomplete(rule, "ApplicationSet %s prunes automatically without RollingSync, but its Applications "+
+				"were not read completely, so how many clusters it reaches is unknown", name)
+		}
+		return finding.Finding{}, false
+	}
+	return globalPruneFinding(as, clusters, facts), true
+}
+
+func globalPruneFinding(as unstructured.Unstructured, clusters []string, facts map[string]string) finding.Finding {
+	sort.Strings(clusters)
+	name := appSetKey(as.GetNamespace(), as.GetName())
+	policy, _, _ := unstructured.NestedString(as.Object, "spec", "syncPolicy", "applicationsSync")
+	preserve, _, _ := unstructured.NestedBool(as.Object, "spec", "syncPolicy", "preserveResourcesOnDeletion")
+	ev := []string{
+		"spec.template.spec.syncPolicy.automated.prune: true",
+		"spec.strategy: none or AllAtOnce (no RollingSync)",
+		fmt.Sprintf("its Applications deploy to %d clusters: %s", len(clusters), check.ListText(clusters, maxListed)),
+		deletionEvidence(policy, preserve),
+		facts["automated-prune"], facts["all-at-once"], facts["generated-deletion"],
+	}
+	return finding.Finding{
+		Check:    checkID,
+		Severity: finding.Medium,
+		Title:    fmt.Sprintf("ApplicationSet %s prunes automatically in %d clusters at once", name, len(clusters)),
+		Message: fmt.Sprintf("ApplicationSet %s generates Applications into %d clusters, syncs them automatically with "+
+			"prune on, and declares no RollingSync strategy. A change to its source or template that drops objects "+
+			"from the rendered manifests, even one reviewed as a no-op, deletes those objects in every one of these "+
+			"clusters at the same moment, bypassing whatever isolation the clusters give each other.",
+			name, len(clusters)),
+		Objects:  []finding.ObjectRef{check.Ref("argoproj.io/v1alpha1", "ApplicationSet", &as)},
+		Evidence: ev,
+		Remediation: "Stage the rollout: a RollingSync strategy with a canary step (and progressive syncs enabled on " +
+			"the controller), or one ApplicationSet per ring; keep prune off, or set Prune=false on critical " +
+			"resources; show reviewers the rendered diff of template changes; and consider applicationsSync " +
+			"create-update with preserveResourcesOnDeletion so a generator change cannot delete whole Applications.",
+		Cases: []string{caseID},
+	}
+}
+
+func deletionEvidence(policy string, preserve bool) string {
+	switch {
+	case policy == "create-only" || policy == "create-update":
+		return fmt.Sprintf("spec.syncPolicy.applicationsSync: %s (generated Applications are not deleted)", policy)
+	case preserve:
+		return "spec.syncPolicy.preserveResourcesOnDeletion: true (a deleted Application leaves its resources)"
+	default:
+		return "a generator change that drops a cluster also deletes that Application and what it deployed " +
+			"(no applicationsSync create-only/create-update, no preserveResourcesOnDeletion)"
+	}
+}

@@ -1,0 +1,248 @@
+package resources
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/unrequested-memory.yaml
+var unrequestedYAML []byte
+
+type unrequestedFacts struct {
+	Thresholds struct {
+		MinPods     int `json:"minPods"`
+		LowShare    int `json:"lowShare"`
+		MediumShare int `json:"mediumShare"`
+	} `json:"thresholds"`
+	Behaviours []struct {
+		Name    string   `json:"name"`
+		Fact    string   `json:"fact"`
+		Sources []string `json:"sources"`
+	} `json:"behaviours"`
+}
+
+var loadUnrequested = sync.OnceValues(func() (*unrequestedFacts, error) {
+	var f unrequestedFacts
+	if err := yaml.UnmarshalStrict(unrequestedYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading unrequested-memory facts: %w", err)
+	}
+	t := f.Thresholds
+	if t.MinPods <= 0 || t.LowShare <= 0 || t.MediumShare < t.LowShare || len(f.Behaviours) == 0 {
+		return nil, errors.New("unrequested-memory facts: thresholds and behaviours are required")
+	}
+	return &f, nil
+})
+
+const (
+	unrequestedID   = "unrequested-memory"
+	unrequestedRule = "pool-share"
+	appfarmCase     = "appfarm-gke-auto-upgrade-restart-storm-2023"
+	// noPool groups pods whose node is not in the input or names no pool.
+	noPool = "(no pool label)"
+)
+
+func unrequestedMemoryCheck() check.Check {
+	return check.Check{
+		ID:       unrequestedID,
+		Title:    "Node pools where many pods ask for no memory",
+		Severity: finding.Medium,
+		Description: "Per node pool, the share of scheduled workload pods (DaemonSet and static pods left out) with a " +
+			"container that has neither a memory request nor a memory limit. The scheduler counts such a container " +
+			"as needing no memory, so when an upgrade, a drain or a scale-down moves many of them at once they pile " +
+			"onto the remaining nodes, exhaust memory together and are evicted or killed in a loop. Low from 20% of " +
+			"a pool's pods, medium from 50%, from 10 pods up (policy). Requests that are set but below what a " +
+			"service uses while starting are the rest of the gap and are not visible: that needs usage over time " +
+			"from monitoring, which the API does not keep.",
+		Reads: []check.Input{{Resource: snapshot.Pods}, check.Optional(snapshot.Nodes)},
+		Rules: []check.Rule{
+			{ID: unrequestedRule, Summary: "Pools where 20% or more of the workload pods have a container asking for no memory",
+				Needs: []snapshot.Resource{snapshot.Pods, snapshot.Nodes}},
+		},
+		Cases: []string{appfarmCase},
+		Run:   runUnrequestedMemory,
+	}
+}
+
+// poolTally counts a pool's workload pods and those asking for no memory.
+type poolTally struct {
+	pods, unrequested int
+	owners            map[string]int // ownerKey of the unrequested pods' owners
+}
+
+func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadUnrequested()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	pools := map[string]string{}
+	for i := range s.Nodes {
+		if p := check.NodePool(&s.Nodes[i]); p != "" {
+			pools[s.Nodes[i].Name] = p
+		}
+	}
+	tallies := map[string]*poolTally{}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if !isWorkloadPod(p) {
+			continue
+		}
+		pool := pools[p.Spec.NodeName]
+		if pool == "" {
+			pool = noPool
+		}
+		t := tallies[pool]
+		if t == nil {
+			t = &poolTally{owners: map[string]int{}}
+			tallies[pool] = t
+		}
+		t.pods++
+		if asksNoMemory(p) {
+			t.unrequested++
+			t.owners[ownerOf(p)]++
+		}
+	}
+	var out []finding.Finding
+	for _, pool := range sortedKeys(tallies) {
+		if f, ok := poolFinding(pool, tallies[pool], facts); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// isWorkloadPod keeps scheduled, live pods that an upgrade moves: not
+// DaemonSet pods (recreated in place), not static pods.
+func isWorkloadPod(p *snapshot.Pod) bool {
+	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil ||
+		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" || o.Kind == "Node" {
+			return false
+		}
+	}
+	return true
+}
+
+// asksNoMemory reports whether a container of p has neither a memory
+// request nor a limit (a limit alone becomes the request).
+func asksNoMemory(p *snapshot.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		if c.Resources.MemoryRequest == 0 && c.Resources.MemoryLimit == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerOf names p's controller (else p) as "namespace|apiVersion|kind|name".
+func ownerOf(p *snapshot.Pod) string {
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return strings.Join([]string{p.Namespace, o.APIVersion, o.Kind, o.Name}, "|")
+		}
+	}
+	return strings.Join([]string{p.Namespace, "v1", "Pod", p.Name}, "|")
+}
+
+func sortedKeys(m map[string]*poolTally) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func poolFinding(pool string, t *poolTally, facts *unrequestedFacts) (finding.Finding, bool) {
+	th := facts.Thresholds
+	if t.pods < th.MinPods || t.unrequested*100 < th.LowShare*t.pods {
+		return finding.Finding{}, false
+	}
+	sev := finding.Low
+	if t.unrequested*100 >= th.MediumShare*t.pods {
+		sev = finding.Medium
+	}
+	owners := topOwners(t.owners)
+	ev := []string{fmt.Sprintf("%d of %d workload pods in the pool have a container with no memory request or limit",
+		t.unrequested, t.pods)}
+	var named []string
+	for _, o := range owners {
+		parts := strings.Split(o, "|")
+		named = append(named, fmt.Sprintf("%s %s/%s (%d)", parts[2], parts[0], parts[3], t.owners[o]))
+	}
+	ev = append(ev, "by owner (pods): "+check.ListText(named, 10))
+	for _, b := range facts.Behaviours {
+		ev = append(ev, strings.TrimSpace(b.Fact))
+	}
+	return finding.Finding{
+		Check:    unrequestedID,
+		Severity: sev,
+		Title:    fmt.Sprintf("%s: %d of %d workload pods ask for no memory", capitalize(poolName(pool)), t.unrequested, t.pods),
+		Message: fmt.Sprintf("In %s, %d of the %d workload pods have a container with neither a memory request "+
+			"nor a limit. The scheduler places them as if they needed no memory, so the pool's spare capacity is not "+
+			"sized for them: when an automatic upgrade, a drain or a scale-down restarts many at once, they land "+
+			"together on the remaining nodes and can exhaust their memory, then be evicted or OOM-killed and restart "+
+			"into the same shortage.", poolName(pool), t.unrequested, t.pods),
+		Objects:  ownerRefs(owners),
+		Evidence: ev,
+		Remediation: "Give every container a memory request that covers what it uses, including while it starts " +
+			"(measured from monitoring), or a namespace LimitRange with default requests; schedule managed " +
+			"upgrades in a maintenance window with a small surge, and keep headroom in the pool for a node's worth " +
+			"of pods.",
+		Cases: []string{appfarmCase},
+	}, true
+}
+
+// topOwners lists owners by how many unrequested pods they have, most first.
+func topOwners(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func ownerRefs(owners []string) []finding.ObjectRef {
+	var refs []finding.ObjectRef
+	for _, o := range owners {
+		if len(refs) == check.MaxListedObjects {
+			break
+		}
+		parts := strings.Split(o, "|")
+		refs = append(refs, finding.ObjectRef{APIVersion: parts[1], Kind: parts[2], Namespace: parts[0], Name: parts[3]})
+	}
+	return refs
+}
+
+// poolName names a pool in a sentence.
+func poolName(pool string) string {
+	if pool == noPool {
+		return "nodes without a pool label"
+	}
+	return "pool " + pool
+}
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
