@@ -11,5 +11,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		criticalAddonColocationCheck(),
 		disruptionExposureCheck(),
+		replicaSpreadCheck(),
 	}
 }
