@@ -13,5 +13,6 @@ func Checks() []check.Check {
 		disruptionExposureCheck(),
 		replicaSpreadCheck(),
 		podsStuckTerminatingCheck(),
+		aggregatedAPIUnavailableCheck(),
 	}
 }
