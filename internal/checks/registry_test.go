@@ -113,7 +113,6 @@ var uncitedDetectable = map[string]string{
 	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                 "disruption-exposure extension: pool autoscaling minimum not in the snapshot",
 	"berkeley-datahub-max-volume-count-pending-2017":                     "attach-limit check: CSINodes not in the snapshot",
 	"containerd-2-schema1-images-fail-to-pull-2024":                      "CHK-22 image-manifest-compat: needs registry reads",
-	"dfds-all-nodes-deleted-no-priority-classes-2019":                    "system-DaemonSet priority check: PriorityClasses not in the snapshot",
 	"dfds-eks-114-coredns-vendor-upgrade-crashloop-2020":                 "CHK-01 addon-version-skew: provider add-on table not sourced",
 	"dfds-eks-subnet-ip-starvation-2019":                                 "VPC CNI pod-IP capacity: subnet inference has no source",
 	"dfds-kyverno-webhook-blocks-service-crud-2022":                      "webhook-blast-radius extension to non-pod resources: not built",

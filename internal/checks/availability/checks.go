@@ -14,5 +14,6 @@ func Checks() []check.Check {
 		replicaSpreadCheck(),
 		podsStuckTerminatingCheck(),
 		aggregatedAPIUnavailableCheck(),
+		systemDaemonSetPriorityCheck(),
 	}
 }
