@@ -106,7 +106,7 @@ func runPodsStuckTerminating(ctx *check.Context) ([]finding.Finding, error) {
 	ix := s.Index()
 	out := make([]finding.Finding, 0, len(names))
 	for _, n := range names {
-		out = append(out, stuckFinding(n, ix.Node(n), byNode[n], ref))
+		out = append(out, stuckFinding(n, ix.Node(n), ctx.Complete(snapshot.Nodes), byNode[n], ref))
 	}
 	return out, nil
 }
@@ -125,7 +125,9 @@ func nodeReady(n *corev1.Node) corev1.ConditionStatus {
 	return ""
 }
 
-func stuckFinding(node string, n *corev1.Node, pods []*snapshot.Pod, ref time.Time) finding.Finding {
+// stuckFinding reports the stuck pods of one node; nodesComplete says
+// whether a node missing from the input is gone rather than unknown.
+func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snapshot.Pod, ref time.Time) finding.Finding {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].DeletionTimestamp.Before(pods[j].DeletionTimestamp) })
 	oldest := ref.Sub(pods[0].DeletionTimestamp.Time).Round(time.Minute)
 	f := finding.Finding{Check: stuckID, Objects: []finding.ObjectRef{check.NodeRef(node)}, Cases: []string{caseBerkeley}}
@@ -155,7 +157,10 @@ func stuckFinding(node string, n *corev1.Node, pods []*snapshot.Pod, ref time.Ti
 		f.Remediation = "Look at the pods' finalizers and events (kubectl describe pod) and at the node's container runtime."
 	default:
 		state := "NotReady (Ready " + string(ready) + ")"
-		if ready == "" {
+		switch {
+		case n == nil && nodesComplete:
+			state = "gone (no such Node object)"
+		case ready == "":
 			state = "of unknown readiness (not in the input)"
 		}
 		f.Severity = finding.Medium

@@ -1,9 +1,12 @@
 package availability
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -78,5 +81,17 @@ func TestStuckTerminatingFiles(t *testing.T) {
 	fs, _ = runOn(t, podsStuckTerminatingCheck(), loadFiles(t, "pods-stuck-terminating/gap.json"))
 	if len(fs) != 3 {
 		t.Errorf("gap files: %d findings, want 3", len(fs))
+	}
+}
+
+// Pods bound to a node that no longer exists are named as such when the
+// node list is complete.
+func TestStuckTerminatingNodeGone(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := checktest.Complete(checktest.Load(t, "pods-stuck-terminating/gap.json"))
+	s.Nodes = slices.DeleteFunc(s.Nodes, func(n corev1.Node) bool { return n.Name == "node-b" })
+	fs, _ := runOn(t, podsStuckTerminatingCheck(), s)
+	if !slices.ContainsFunc(fs, func(f finding.Finding) bool { return strings.Contains(f.Title, "node-b is gone") }) {
+		t.Errorf("want node-b reported gone, got %d findings", len(fs))
 	}
 }
