@@ -46,7 +46,7 @@ func podsStuckTerminatingCheck() check.Check {
 			"also keep one pod; kubegap does not keep pod finalizers). Medium for a NotReady node holding stuck " +
 			"pods: they stay until the node returns or is deleted, and StatefulSet replacements wait for them. " +
 			"The reference time is the newest timestamp in the snapshot (node heartbeats, pod creation), never " +
-			"later than now, so an old snapshot file is judged as of when it was taken.",
+			"later than now (now when there is none), so an old snapshot file is judged as of when it was taken.",
 		Reads: check.Needs(snapshot.Pods, snapshot.Nodes),
 		Rules: []check.Rule{
 			{ID: ruleStuckReady, Summary: "Ready nodes holding pods stuck Terminating past their grace period", Needs: []snapshot.Resource{snapshot.Pods, snapshot.Nodes}},
@@ -59,8 +59,8 @@ func podsStuckTerminatingCheck() check.Check {
 
 // referenceTime is the newest moment the snapshot shows, so that a file
 // read days later is judged as of when it was taken: node condition
-// heartbeats and pod creation times, capped at now. Zero when there are
-// none.
+// heartbeats and pod creation times, capped at now; now when the input
+// carries no timestamp at all.
 func referenceTime(s *snapshot.Snapshot) time.Time {
 	var ref time.Time
 	for i := range s.Nodes {
@@ -75,7 +75,7 @@ func referenceTime(s *snapshot.Snapshot) time.Time {
 			ref = t
 		}
 	}
-	if now := stuckNow(); ref.After(now) {
+	if now := stuckNow(); ref.IsZero() || ref.After(now) {
 		ref = now
 	}
 	return ref
@@ -84,12 +84,6 @@ func referenceTime(s *snapshot.Snapshot) time.Time {
 func runPodsStuckTerminating(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	ref := referenceTime(s)
-	if ref.IsZero() {
-		for _, r := range []string{ruleStuckReady, ruleStuckDown} {
-			ctx.Skip(r, "the input holds no timestamp to measure a pod's time in Terminating against")
-		}
-		return nil, nil
-	}
 	byNode := map[string][]*snapshot.Pod{}
 	for i := range s.Pods {
 		p := &s.Pods[i]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -94,5 +95,22 @@ func TestStuckTerminatingNodeGone(t *testing.T) {
 	fs, _ := runOn(t, podsStuckTerminatingCheck(), s)
 	if !slices.ContainsFunc(fs, func(f finding.Finding) bool { return strings.Contains(f.Title, "node-b is gone") }) {
 		t.Errorf("want node-b reported gone, got %d findings", len(fs))
+	}
+}
+
+// Without any timestamp in the input the clock is the reference, and a
+// pod deleted long before it is still found.
+func TestStuckTerminatingNoTimestamps(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := checktest.Complete(checktest.Load(t, "pods-stuck-terminating/gap.json"))
+	for i := range s.Nodes {
+		s.Nodes[i].Status.Conditions = nil
+	}
+	for i := range s.Pods {
+		s.Pods[i].CreationTimestamp = metav1.Time{}
+	}
+	fs, ctx := runOn(t, podsStuckTerminatingCheck(), s)
+	if len(fs) != 4 || len(ctx.Notes()) != 0 {
+		t.Errorf("no timestamps: %d findings (want node-a, node-b, node-c, node-d), notes %v", len(fs), ctx.Notes())
 	}
 }
