@@ -12,6 +12,7 @@ import (
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // The fixtures: four AWS nodes in two zones.
@@ -185,4 +186,18 @@ func TestColocationSingleNode(t *testing.T) {
 	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
 		t.Errorf("single node: evaluated %v, findings %d, notes %v", ok, len(fs), ctx.Notes())
 	}
+}
+
+func loadFiles(t *testing.T, file string) *snapshot.Snapshot {
+	t.Helper()
+	return checktest.Load(t, file)
+}
+
+func runOn(t *testing.T, c check.Check, s *snapshot.Snapshot) ([]finding.Finding, *check.Context) {
+	t.Helper()
+	fs, ctx, ok := checktest.Run(t, c, s)
+	if !ok {
+		t.Fatalf("%s not evaluated", c.ID)
+	}
+	return fs, ctx
 }

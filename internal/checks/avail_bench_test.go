@@ -1,0 +1,82 @@
+package checks_test
+
+import (
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// availSnapshot is areaSnapshot with every pod Ready and one instance of
+// each gap the availability checks of issue 14 look for: a Deployment
+// whose replicas share a node, pods stuck Terminating on one node, an
+// unavailable APIService and a CNI DaemonSet without a priority class.
+func availSnapshot() *snapshot.Snapshot {
+	s := areaSnapshot()
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	for i := range s.Pods {
+		s.Pods[i].Status.Conditions = ready
+	}
+	now := time.Now()
+	for i := range s.Nodes {
+		s.Nodes[i].Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(now)
+	}
+	// app-0000's pods all on node-0000.
+	for i := range s.Pods {
+		if s.Pods[i].OwnerReferences[0].Name == "app-0000-x" {
+			s.Pods[i].Spec.NodeName = "node-0000"
+		}
+	}
+	// Pods stuck Terminating on node-0001 for an hour.
+	old := metav1.NewTime(now.Add(-time.Hour))
+	for i := range s.Pods {
+		if s.Pods[i].Spec.NodeName == "node-0001" {
+			s.Pods[i].DeletionTimestamp = &old
+		}
+	}
+	s.AddCustom(snapshot.APIServices, []unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.custom.metrics.k8s.io"},
+		"spec":   map[string]any{"group": "custom.metrics.k8s.io", "version": "v1beta1", "service": map[string]any{"namespace": "monitoring", "name": "adapter"}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Available", "status": "False", "reason": "FailedDiscoveryCheck"}}}}}})
+	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "calico-node", Namespace: "kube-system", UID: types.UID("ds-calico")},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "calico-node", Image: "docker.io/calico/node:v3.27.0"}}}}}})
+	// A live read of the whole cluster: the pods present are all there are.
+	return checktest.Complete(s)
+}
+
+// BenchmarkAvailabilityChecks times the availability checks of issue 14 at
+// 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
+// go test -run NONE -bench AvailabilityChecks ./internal/checks/
+func BenchmarkAvailabilityChecks(b *testing.B) {
+	s := availSnapshot()
+	for _, id := range []string{"replica-spread", "pods-stuck-terminating", "aggregated-api-unavailable", "system-daemonset-priority"} {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			b.Fatalf("no check %s", id)
+		}
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			var found int
+			for b.Loop() {
+				fs, err := c.Run(&check.Context{Snapshot: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				found = len(fs)
+			}
+			if found == 0 {
+				b.Fatalf("%s found nothing in the benchmark snapshot", id)
+			}
+		})
+	}
+}

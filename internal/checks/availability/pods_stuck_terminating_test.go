@@ -1,0 +1,116 @@
+package availability
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// testdata/pods-stuck-terminating: the newest timestamp is 10:00. gap.json:
+// three notebook pods deleted at 09:00 on Ready node-a (a hung runtime, as
+// at Berkeley), pg-0 on NotReady node-b, one pod on Ready node-d, and one
+// deleted at 09:58 on node-c, within the margin. clean.json: only that
+// last one.
+
+func stuckAt(t *testing.T, now time.Time) {
+	t.Helper()
+	old := stuckNow
+	stuckNow = func() time.Time { return now }
+	t.Cleanup(func() { stuckNow = old })
+}
+
+func TestStuckTerminatingGap(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	fs, ctx := run(t, podsStuckTerminatingCheck(), "pods-stuck-terminating/gap.json", true)
+	expect(t, fs, []want{
+		{"Node", "", "node-a", "reports Ready but holds 3 pods stuck Terminating", finding.High, caseBerkeley},
+		{"Node", "", "node-b", "is NotReady (Ready Unknown) and holds 1 pod", finding.Medium, caseBerkeley},
+		{"Node", "", "node-d", "holds 1 pod stuck Terminating", finding.Low, caseBerkeley},
+	})
+	for _, f := range fs {
+		if f.Objects[0].Name == "node-a" && !checktest.HasObject([]finding.Finding{f}, "Pod", "jhub", "jupyter-user2") {
+			t.Errorf("node-a's finding should name its pods: %v", f.Objects)
+		}
+		if f.Objects[0].Name == "node-a" && !strings.Contains(f.Message, "1h0m0s") {
+			t.Errorf("age should be measured from the snapshot's newest timestamp: %s", f.Message)
+		}
+	}
+	if n := ctx.Notes(); len(n) != 0 {
+		t.Errorf("notes %v", n)
+	}
+}
+
+func TestStuckTerminatingClean(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	fs, ctx := run(t, podsStuckTerminatingCheck(), "pods-stuck-terminating/clean.json", true)
+	expect(t, fs, nil)
+	if n := ctx.Notes(); len(n) != 0 {
+		t.Errorf("notes %v", n)
+	}
+}
+
+// The clock caps the reference time: a snapshot whose timestamps lie in
+// the future of the clock is judged at the clock.
+func TestStuckTerminatingClockCap(t *testing.T) {
+	stuckAt(t, time.Date(2026, 11, 30, 9, 3, 0, 0, time.UTC))
+	fs, _ := run(t, podsStuckTerminatingCheck(), "pods-stuck-terminating/gap.json", true)
+	expect(t, fs, []want{{"Node", "", "node-d", "holds 1 pod stuck Terminating", finding.Low, caseBerkeley}})
+}
+
+// From files the same pods are reported, but silence about the rest is
+// not a pass.
+func TestStuckTerminatingFiles(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := loadFiles(t, "pods-stuck-terminating/clean.json")
+	fs, ctx := runOn(t, podsStuckTerminatingCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("clean files: %d findings", len(fs))
+	}
+	// Both rules need Pods, which files never hold completely: the audit
+	// marks them partial.
+	if ctx.Complete(snapshot.Pods) {
+		t.Error("files: pods complete")
+	}
+	fs, _ = runOn(t, podsStuckTerminatingCheck(), loadFiles(t, "pods-stuck-terminating/gap.json"))
+	if len(fs) != 3 {
+		t.Errorf("gap files: %d findings, want 3", len(fs))
+	}
+}
+
+// Pods bound to a node that no longer exists are named as such when the
+// node list is complete.
+func TestStuckTerminatingNodeGone(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := checktest.Complete(checktest.Load(t, "pods-stuck-terminating/gap.json"))
+	s.Nodes = slices.DeleteFunc(s.Nodes, func(n corev1.Node) bool { return n.Name == "node-b" })
+	s.Finish() // rebuild the index over the shortened list
+	fs, _ := runOn(t, podsStuckTerminatingCheck(), s)
+	if !slices.ContainsFunc(fs, func(f finding.Finding) bool { return strings.Contains(f.Title, "node-b is gone") }) {
+		t.Errorf("want node-b reported gone, got %d findings", len(fs))
+	}
+}
+
+// Without any timestamp in the input the clock is the reference, and a
+// pod deleted long before it is still found.
+func TestStuckTerminatingNoTimestamps(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := checktest.Complete(checktest.Load(t, "pods-stuck-terminating/gap.json"))
+	for i := range s.Nodes {
+		s.Nodes[i].Status.Conditions = nil
+	}
+	for i := range s.Pods {
+		s.Pods[i].CreationTimestamp = metav1.Time{}
+	}
+	fs, ctx := runOn(t, podsStuckTerminatingCheck(), s)
+	if len(fs) != 4 || len(ctx.Notes()) != 0 {
+		t.Errorf("no timestamps: %d findings (want node-a, node-b, node-c, node-d), notes %v", len(fs), ctx.Notes())
+	}
+}
