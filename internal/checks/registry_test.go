@@ -118,7 +118,6 @@ var uncitedDetectable = map[string]string{
 	"dfds-all-nodes-deleted-no-priority-classes-2019":                    "system-DaemonSet priority check: PriorityClasses not in the snapshot",
 	"dfds-eks-114-coredns-vendor-upgrade-crashloop-2020":                 "CHK-01 addon-version-skew: provider add-on table not sourced",
 	"dfds-eks-subnet-ip-starvation-2019":                                 "VPC CNI pod-IP capacity: subnet inference has no source",
-	"dfds-kyverno-webhook-blocks-service-crud-2022":                      "webhook-blast-radius extension to non-pod resources: not built",
 	"dfds-recalled-eks-ami-daily-rollover-2022":                          "recalled EKS AMI table: not sourced",
 	"eks-121-bound-sa-token-90-day-stale-2022":                           "CHK-29 sa-token-lifecycle: non-refreshing client list not sourced",
 	"flatcar-systemd-245-rp-filter-breaks-cilium-2020":                   "kernel-cni-known-bad row: fixed Cilium releases not sourced",
