@@ -127,7 +127,6 @@ var uncitedDetectable = map[string]string{
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":       "node-disk-drift check: not built",
 	"moj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":  "external-dns annotation check: annotation pairs not sourced",
-	"moj-cloud-platform-ingress-nginx-upgrade-drops-legacy-tls-2020":     "ingress TLS-defaults check: ingress-nginx ConfigMap not read",
 	"moonlight-cpu-colocation-kernel-panic-2019":                         "replica-spread check: not built (critical-addon-colocation covers add-ons only)",
 	"nre-labs-etcd-liveness-probe-restarts-2018":                         "control-plane restart check: static pods keep no probes in the snapshot",
 	"skyscanner-template-global-delete-2021":                             "GitOps blast-radius check: Argo CD objects not in the snapshot",

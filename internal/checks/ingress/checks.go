@@ -10,5 +10,6 @@ func Checks() []check.Check {
 		ingressClassBindingCheck(),
 		ingressBackendTerminationCheck(),
 		ingressControllerResilienceCheck(),
+		ingressNginxLegacyTLSCheck(),
 	}
 }
