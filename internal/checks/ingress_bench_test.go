@@ -15,13 +15,15 @@ import (
 )
 
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
-var ingressBenchChecks = []string{"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "webhook-blast-radius"}
+var ingressBenchChecks = []string{"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius"}
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,
 // with no preStop hooks: findings), and a Kyverno webhook on Service writes
 // whose backend is single, and a one-replica ingress-nginx without a memory
-// request that asks for TLSv1.1 its OpenSSL 3 build does not offer.
+// request that asks for TLSv1.1 its OpenSSL 3 build does not offer, and an
+// external-dns v0.10 on AWS with one Ingress's set-identifier lacking a
+// routing policy.
 func ingressSnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Deployments {
@@ -59,6 +61,10 @@ func ingressSnapshot() *snapshot.Snapshot {
 					Args: []string{"/nginx-ingress-controller", "--configmap=$(POD_NAMESPACE)/ingress-nginx-controller"}}}}}}})
 	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
 		Data: map[string]string{"ssl-protocols": "TLSv1.1 TLSv1.2"}})
+	s.Deployments = append(s.Deployments, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "external-dns", Namespace: "kube-system"},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "external-dns", Image: "registry.k8s.io/external-dns/external-dns:v0.10.2", Args: []string{"--provider=aws"}}}}}}})
+	s.Ingresses[0].Annotations = map[string]string{"external-dns.alpha.kubernetes.io/set-identifier": "green"}
 	return s
 }
 

@@ -126,7 +126,6 @@ var uncitedDetectable = map[string]string{
 	"kube-proxy-ipvs-conntrack-reuse-2019":                               "CHK-19 dataplane-node-compat: fixed kernels not sourced",
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":       "node-disk-drift check: not built",
-	"moj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":  "external-dns annotation check: annotation pairs not sourced",
 	"moonlight-cpu-colocation-kernel-panic-2019":                         "replica-spread check: not built (critical-addon-colocation covers add-ons only)",
 	"nre-labs-etcd-liveness-probe-restarts-2018":                         "control-plane restart check: static pods keep no probes in the snapshot",
 	"skyscanner-template-global-delete-2021":                             "GitOps blast-radius check: Argo CD objects not in the snapshot",

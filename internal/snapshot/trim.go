@@ -39,6 +39,23 @@ var keptAnnotations = map[string]bool{
 	"storageclass.kubernetes.io/is-default-class": true,
 }
 
+// externalDNSRouting are external-dns's AWS routing annotations, under the
+// prefix external-dns reads up to v0.21 and the one it reads from v0.22:
+// an Ingress or Service whose set-identifier comes without a routing policy
+// makes Route 53 reject its change (internal/checks/ingress reads them).
+var externalDNSRouting = []string{"set-identifier", "aws-weight", "aws-region", "aws-failover",
+	"aws-geolocation-continent-code", "aws-geolocation-country-code", "aws-geolocation-subdivision-code",
+	"aws-geoproximity-region", "aws-geoproximity-local-zone-group", "aws-geoproximity-coordinates",
+	"aws-multi-value-answer"}
+
+func init() {
+	for _, prefix := range []string{"external-dns.alpha.kubernetes.io/", "external-dns.kubernetes.io/"} {
+		for _, k := range externalDNSRouting {
+			keptAnnotations[prefix+k] = true
+		}
+	}
+}
+
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
 // the API versions, other than the one it was read through, that its
 // managedFields and last-applied-configuration show it was written with

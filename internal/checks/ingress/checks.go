@@ -11,5 +11,6 @@ func Checks() []check.Check {
 		ingressBackendTerminationCheck(),
 		ingressControllerResilienceCheck(),
 		ingressNginxLegacyTLSCheck(),
+		externalDNSRoutingCheck(),
 	}
 }
