@@ -57,8 +57,8 @@ func externalDNSRoutingCheck() check.Check {
 		Description: "external-dns (AWS provider) writes a Route 53 record with a routing policy for an Ingress or Service " +
 			"that carries its set-identifier annotation; the policy itself (aws-weight, aws-region, aws-failover, " +
 			"geolocation, geoproximity, multi-value) must come with it, or Route 53 rejects the change. Before " +
-			"external-dns v0.13.4 a zone's changes went as one batch, so one such object blocked every record " +
-			"change in its zone, other tenants' included (high); from v0.13.4 failed batches are retried change by " +
+			"external-dns v0.13.4 a zone's changes went in batches (1,000 by default) and a rejected change failed " +
+			"its whole batch, so one such object blocked the record changes of its zone, other tenants' included (high); from v0.13.4 failed batches are retried change by " +
 			"change and only that object's record is held back (medium). Found only where an external-dns " +
 			"Deployment runs with --provider=aws; annotations are paired within one prefix " +
 			"(external-dns.alpha.kubernetes.io/ up to v0.21, external-dns.kubernetes.io/ from v0.22).",
@@ -183,7 +183,7 @@ func routingFinding(f *externalDNSFacts, controllers []externalDNS, ref finding.
 	ev := []string{fmt.Sprintf("%s annotation %s=%q, and none of %saws-weight, aws-region, aws-failover, aws-geolocation-*, aws-geoproximity-*, aws-multi-value-answer",
 		ref, key, id, prefix)}
 	objects := []finding.ObjectRef{ref}
-	batched := false // some external-dns sends a zone's changes as one batch
+	batched := false // some external-dns fails a whole batch on one rejected change
 	for _, c := range controllers {
 		objects = append(objects, c.ref)
 		v := "unknown version"
@@ -198,9 +198,9 @@ func routingFinding(f *externalDNSFacts, controllers []externalDNS, ref finding.
 		"while its error log and alarms fill up"
 	if batched {
 		sev = finding.High
-		effect = fmt.Sprintf("an external-dns older than v%s sends a hosted zone's changes as one batch, so every record change "+
-			"in the zone fails with it: records of other Ingresses that are deleted or changed are not restored until the "+
-			"annotation is fixed", f.OneByOneFrom)
+		effect = fmt.Sprintf("an external-dns older than v%s sends a hosted zone's changes in batches (1,000 by default) and "+
+			"drops a whole batch when one change is rejected, so the record changes of other Ingresses in the zone fail with it: "+
+			"records that are deleted or changed are not restored until the annotation is fixed", f.OneByOneFrom)
 	}
 	return finding.Finding{
 		Check:    "external-dns-routing",

@@ -19,7 +19,7 @@ func TestExternalDNSRoutingGap(t *testing.T) {
 		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
 	}
 	f := fs[0]
-	if f.Severity != finding.High || f.Cases[0] != caseMoJExternalDNS || !strings.Contains(f.Message, "one batch") {
+	if f.Severity != finding.High || f.Cases[0] != caseMoJExternalDNS || !strings.Contains(f.Message, "drops a whole batch") {
 		t.Errorf("%v %v %s", f.Severity, f.Cases, f.Message)
 	}
 	if !checktest.HasObject(fs, "Ingress", "laa", "fee-calculator") || !checktest.HasObject(fs, "Deployment", "kube-system", "external-dns") ||
