@@ -32,6 +32,7 @@ type lbFact struct {
 type cloudLBFacts struct {
 	Classes     []lbFact `json:"classes"`
 	Controllers []lbFact `json:"controllers"`
+	Classless   []lbFact `json:"classless"`
 	Sources     []string `json:"sources"`
 }
 
@@ -62,13 +63,14 @@ func ingressBackendTerminationCheck() check.Check {
 			"requests to a pod that has already closed its listener, which clients see as 502s on every rollout, " +
 			"scale-down and drain. Finds Deployments and StatefulSets whose pods a Service selects that is the " +
 			"backend of an Ingress of a cloud load balancer class (GKE's gce and gce-internal, the AWS Load Balancer " +
-			"Controller's alb or an IngressClass of its controller): medium when none of their containers has a " +
+			"Controller's alb or an IngressClass of its controller, and on GKE nodes an Ingress with no class, which " +
+			"GKE's built-in controller serves): medium when none of their containers has a " +
 			"preStop hook; Services of type LoadBalancer alone: low. An application that keeps serving after " +
 			"SIGTERM until its grace period ends needs no hook; kubegap cannot see that, so suppress the finding " +
-			"for it. Ingresses of other classes (in-cluster proxies, which follow endpoints within seconds) and " +
-			"Ingresses without a class are not judged.",
-		Reads: check.Needs(snapshot.Ingresses, snapshot.IngressClasses, snapshot.Services,
-			snapshot.Deployments, snapshot.StatefulSets),
+			"for it. Ingresses of other classes (in-cluster proxies, which follow endpoints within seconds), and " +
+			"Ingresses without a class outside GKE, are not judged.",
+		Reads: append(check.Needs(snapshot.Ingresses, snapshot.IngressClasses, snapshot.Services,
+			snapshot.Deployments, snapshot.StatefulSets), check.Optional(snapshot.Nodes)),
 		Rules: []check.Rule{
 			{ID: ruleNoPreStop, Summary: "Workloads behind a cloud load balancer whose containers have no preStop hook",
 				Needs: []snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses, snapshot.Services,
@@ -111,10 +113,14 @@ func runIngressBackendTermination(ctx *check.Context) ([]finding.Finding, error)
 		return e
 	}
 	cloudClasses := cloudClassNames(s, facts)
+	classlessBy := classlessController(s, facts)
 	for i := range s.Ingresses {
 		ing := &s.Ingresses[i]
 		class := ingressClassOf(ing)
-		if !cloudClasses[class] {
+		switch {
+		case class == "" && classlessBy != "":
+			class = "none, served by " + classlessBy + "'s built-in controller"
+		case !cloudClasses[class]:
 			continue
 		}
 		for _, name := range backendServices(ing) {
@@ -149,6 +155,21 @@ func cloudClassNames(s *snapshot.Snapshot, facts *cloudLBFacts) map[string]bool 
 		}
 	}
 	return out
+}
+
+// classlessController names the managed service whose built-in controller
+// serves Ingresses without a class, when the nodes show one that does.
+func classlessController(s *snapshot.Snapshot, facts *cloudLBFacts) string {
+	if len(s.Nodes) == 0 {
+		return ""
+	}
+	provider := check.ManagedProvider(&s.Nodes[0])
+	for _, c := range facts.Classless {
+		if c.Name == provider {
+			return provider
+		}
+	}
+	return ""
 }
 
 // ingressClassOf returns the class an Ingress asks for; the annotation

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -71,5 +74,25 @@ func TestIngressBackendTerminationServiceNotInInput(t *testing.T) {
 	}
 	if _, ok := ctx.Notes()[ruleNoPreStop]; !ok {
 		t.Errorf("no incomplete note: %v", ctx.Notes())
+	}
+}
+
+// On GKE, an Ingress with no class is served by GKE's load balancer.
+func TestIngressBackendTerminationClasslessOnGKE(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, terminationDir+"gap.yaml"))
+	for i := range s.Ingresses {
+		if s.Ingresses[i].Name == "admin" {
+			s.Ingresses[i].Spec.IngressClassName = nil
+		}
+	}
+	fs, _, _ := checktest.Run(t, ingressBackendTerminationCheck(), s)
+	if checktest.HasObject(fs, "Deployment", "shop", "admin") {
+		t.Fatal("a class-less Ingress off GKE was judged")
+	}
+	s.Nodes = []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "gke-pool-1-abc", Labels: map[string]string{"cloud.google.com/gke-nodepool": "pool-1"}},
+		Spec: corev1.NodeSpec{ProviderID: "gce://project/europe-west1-b/gke-pool-1-abc"}}}
+	fs, _, _ = checktest.Run(t, ingressBackendTerminationCheck(), s)
+	if !checktest.HasObject(fs, "Deployment", "shop", "admin") {
+		t.Errorf("the class-less Ingress's workload on GKE is not a finding: %+v", fs)
 	}
 }
