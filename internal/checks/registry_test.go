@@ -111,16 +111,11 @@ var uncitedDetectable = map[string]string{
 	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                 "disruption-exposure extension: pool autoscaling minimum not in the snapshot",
 	"berkeley-datahub-max-volume-count-pending-2017":                     "attach-limit check: CSINodes not in the snapshot",
 	"containerd-2-schema1-images-fail-to-pull-2024":                      "CHK-22 image-manifest-compat: needs registry reads",
-	"dfds-kyverno-webhook-blocks-service-crud-2022":                      "webhook-blast-radius extension to non-pod resources: not built",
 	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":       "node-disk-drift check: not built",
-	"moj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":  "external-dns annotation check: annotation pairs not sourced",
-	"moj-cloud-platform-ingress-nginx-upgrade-drops-legacy-tls-2020":     "ingress TLS-defaults check: ingress-nginx ConfigMap not read",
-	"ravelin-gke-ingress-502-pod-termination-2019":                       "disruption-exposure extension: templates keep no lifecycle hooks",
 	"vxlan-checksum-offload-63s-service-delay-2020":                      "CHK-19 dataplane-node-compat: affected kernels not sourced",
 	"xing-conntrack-snat-race-connection-timeouts-2018":                  "CHK-19 dataplane-node-compat: fixed kernels not sourced",
-	"zalando-skipper-ingress-oom-2019":                                   "ingress-resilience check: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting

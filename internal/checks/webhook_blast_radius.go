@@ -131,7 +131,9 @@ func webhookBlastRadiusCheck() Check {
 			"exempt system users (controllers among them) leave at most low; other matchConditions make the " +
 			"scope unknown rather than all. Older API versions get their own defaults (v1beta1: Ignore, 30 s). " +
 			"Without Services, EndpointSlices and Deployments the backend's readiness is unknown, never absent; " +
-			"without Namespaces, exclusion is judged from the selector alone.",
+			"without Namespaces, exclusion is judged from the selector alone. A fail-closed webhook that does not gate " +
+			"pods but covers Service creates, updates or deletes is judged on its backend alone: high when the " +
+			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one.",
 		Reads: append(Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
 			Optional(snapshot.Services), Optional(snapshot.EndpointSlices), Optional(snapshot.Deployments), Optional(snapshot.Namespaces)),
 		Rules: []Rule{
@@ -143,8 +145,10 @@ func webhookBlastRadiusCheck() Check {
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
 			{ID: webhookRuleTimeout, Summary: "A webhook that may gate kube-system's pods with a timeout over 5 seconds",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
+			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true}),
+		Cases: webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true}),
 		Run:   runWebhookBlastRadius,
 	}
 }
@@ -155,6 +159,7 @@ const (
 	webhookRuleBackend      = "fail-closed-backend"
 	webhookRuleOwnNamespace = "own-namespace"
 	webhookRuleTimeout      = "long-timeout"
+	webhookRuleServices     = "fail-closed-service-writes"
 )
 
 // webhookCases returns the cases a finding cites, as a fresh slice: the
@@ -181,6 +186,9 @@ func webhookCases(c webhookCaseFlags) []string {
 	if c.selfBlock {
 		cs = append(cs, caseKyvernoStopStart)
 	}
+	if c.services {
+		cs = append(cs, caseKyvernoServices)
+	}
 	return cs
 }
 
@@ -191,6 +199,7 @@ const (
 	caseKyvernoServiceCIDR     = "kyverno-blocks-apiserver-133-servicecidr-upgrade-2026"
 	caseKyvernoCAPIDeadlock    = "kyverno-metrics-server-capi-upgrade-deadlock-2021"
 	caseKyvernoStopStart       = "kyverno-aks-stop-start-bootstrap-deadlock-2026"
+	caseKyvernoServices        = "dfds-kyverno-webhook-blocks-service-crud-2022"
 )
 
 // webhookCaseFlags is what a configuration's flagged webhooks show, as far
@@ -200,6 +209,7 @@ type webhookCaseFlags struct {
 	allResources bool // fail-closed on the creation of every resource
 	critical     bool // fail-closed over kube-system pod creation
 	selfBlock    bool // fail-closed over its own namespace's pods
+	services     bool // fail-closed on Service writes, with a weak backend
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -332,8 +342,11 @@ type webhookVerdict struct {
 	// allResources: fail-closed on the creation of every resource;
 	// selfBlock: fail-closed over its own backend's namespace.
 	allResources, selfBlock bool
-	reasons                 []string
-	evidence                []string
+	// services: fail-closed on Service writes only (not pods), with a
+	// backend that is down or a single point of failure.
+	services bool
+	reasons  []string
+	evidence []string
 }
 
 func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hooks []webhookEntry) (finding.Finding, bool) {
@@ -344,6 +357,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 	var flagged []string
 	var flags webhookCaseFlags
 	critical := false
+	podsToo := false // some flagged webhook gates pods, not only Services
 	for i := range hooks {
 		v, ok := env.judge(res, cfgName, &hooks[i], refs)
 		if !ok {
@@ -353,6 +367,8 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		flags.slow = flags.slow || v.slow
 		flags.allResources = flags.allResources || v.allResources
 		flags.selfBlock = flags.selfBlock || v.selfBlock
+		flags.services = flags.services || v.services
+		podsToo = podsToo || !v.services
 		if v.sev > sev {
 			sev = v.sev
 		}
@@ -364,11 +380,20 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		return finding.Finding{}, false
 	}
 	title := fmt.Sprintf("%s %s can block pod creation cluster-wide", res.Kind, cfgName)
-	if sev == finding.Low {
+	switch {
+	case !podsToo:
+		title = fmt.Sprintf("%s %s can block every write to the Services it covers", res.Kind, cfgName)
+	case sev == finding.Low:
 		title = fmt.Sprintf("%s %s slows or gates pod creation", res.Kind, cfgName)
 	}
 	msg := strings.Join(reasons, ". ") + "."
+	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock, services: flags.services})
 	switch {
+	case !podsToo:
+		// The pod-creation cases do not show this mechanism.
+		cases = []string{caseKyvernoServices}
+		msg += " While the backend is down, no Service in the namespaces it covers can be created, changed or deleted: " +
+			"deployments that add or change a Service fail, and nothing retries them."
 	case sev >= finding.Medium && critical:
 		msg += " While the backend is down, controllers cannot create the pods it covers and nobody sees the rejection: " +
 			"ReplicaSets, DaemonSets (network and DNS among them) and the replacements for pods on drained nodes stop."
@@ -388,19 +413,19 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			"PodDisruptionBudget; keep timeoutSeconds small (a few seconds); and use failurePolicy: Ignore for mutating " +
 			"webhooks, or move the policy into a ValidatingAdmissionPolicy, which needs no backend. " +
 			"Prefer rules on workload objects over pods where the policy allows it.",
-		Cases: webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock}),
+		Cases: cases,
 	}, true
 }
 
 // judge decides whether one webhook is a risk, and how much.
 func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
 	podsCreate, allResources, ruleText := webhookScope(w.rules)
-	if !podsCreate && !allResources {
-		return webhookVerdict{}, false
-	}
 	if objectSelectorOptIn(w.objSel) {
 		// Only objects carrying a label are sent: an opt-in webhook.
 		return webhookVerdict{}, false
+	}
+	if !podsCreate && !allResources {
+		return env.judgeServiceWrites(res, cfgName, w, refs)
 	}
 	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
 	var v webhookVerdict
@@ -462,58 +487,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		env.ctx.Incomplete(webhookRuleCritical, "whether %s covers %s is unknown", path, ksNS)
 	}
 
-	// The backend.
-	readyMax := -1 // an upper bound on ready backends; -1 unknown
-	backendText := ""
-	if svc := w.clientConfig.Service; svc != nil {
-		key := svc.Namespace + "/" + svc.Name
-		refs.add(objRef(snapshot.Services, svc.Namespace, svc.Name))
-		obj := env.services[key]
-		switch {
-		case obj == nil && env.ctx.CompleteIn(snapshot.Services, svc.Namespace):
-			readyMax = 0
-			backendText = fmt.Sprintf("its Service %s does not exist", key)
-			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: no such Service (every Service of namespace %s was read)", path, key, svc.Namespace))
-		case obj == nil:
-			// Open world: not in the input is not absent.
-			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: Service not in the input, backend readiness unknown", path, key))
-			if fail {
-				env.ctx.Incomplete(webhookRuleBackend, "Service %s of %s is not in the input", key, path)
-			}
-		default:
-			// A Service's slices come and go together in a dump, so those
-			// present give its readiness; with none present, only a
-			// complete read proves there are none.
-			n, sliced := env.ready[key]
-			switch {
-			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
-				readyMax = n
-				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, pluralS(readyMax))
-				v.evidence = append(v.evidence, fmt.Sprintf("Service %s: %d ready endpoint%s in EndpointSlices labelled kubernetes.io/service-name=%s",
-					key, readyMax, pluralS(readyMax), svc.Name))
-			case fail:
-				env.ctx.Incomplete(webhookRuleBackend, "no EndpointSlice of Service %s is in the input", key)
-			}
-			var total int32
-			deps := env.backendDeployments(obj)
-			for _, d := range deps {
-				refs.add(objRef(snapshot.Deployments, d.ns, d.name))
-				total += d.replicas
-				v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
-			}
-			if len(deps) > 0 {
-				if readyMax < 0 || int(total) < readyMax {
-					readyMax = int(total)
-				}
-				if backendText != "" {
-					backendText += ", "
-				}
-				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
-			}
-		}
-	} else if w.clientConfig.URL != nil {
-		v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.url=%s: backend outside the cluster, readiness unknown", path, *w.clientConfig.URL))
-	}
+	readyMax, backendText := env.backend(path, w, fail, webhookRuleBackend, refs, &v)
 	spof := readyMax >= 0 && readyMax < webhookMinReady
 
 	covers := "pod creation"
@@ -576,6 +550,63 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 			exempt.Name, exempt.Expression))
 	}
 	return v, true
+}
+
+// backend judges the webhook's backend: an upper bound on its ready
+// endpoints (-1 unknown) and a phrase naming it. What it could not see is
+// noted against rule when the webhook fails closed.
+func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule string, refs *cappedRefs, v *webhookVerdict) (readyMax int, backendText string) {
+	readyMax = -1
+	if svc := w.clientConfig.Service; svc != nil {
+		key := svc.Namespace + "/" + svc.Name
+		refs.add(objRef(snapshot.Services, svc.Namespace, svc.Name))
+		obj := env.services[key]
+		switch {
+		case obj == nil && env.ctx.CompleteIn(snapshot.Services, svc.Namespace):
+			readyMax = 0
+			backendText = fmt.Sprintf("its Service %s does not exist", key)
+			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: no such Service (every Service of namespace %s was read)", path, key, svc.Namespace))
+		case obj == nil:
+			// Open world: not in the input is not absent.
+			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: Service not in the input, backend readiness unknown", path, key))
+			if fail {
+				env.ctx.Incomplete(rule, "Service %s of %s is not in the input", key, path)
+			}
+		default:
+			// A Service's slices come and go together in a dump, so those
+			// present give its readiness; with none present, only a
+			// complete read proves there are none.
+			n, sliced := env.ready[key]
+			switch {
+			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
+				readyMax = n
+				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, pluralS(readyMax))
+				v.evidence = append(v.evidence, fmt.Sprintf("Service %s: %d ready endpoint%s in EndpointSlices labelled kubernetes.io/service-name=%s",
+					key, readyMax, pluralS(readyMax), svc.Name))
+			case fail:
+				env.ctx.Incomplete(rule, "no EndpointSlice of Service %s is in the input", key)
+			}
+			var total int32
+			deps := env.backendDeployments(obj)
+			for _, d := range deps {
+				refs.add(objRef(snapshot.Deployments, d.ns, d.name))
+				total += d.replicas
+				v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
+			}
+			if len(deps) > 0 {
+				if readyMax < 0 || int(total) < readyMax {
+					readyMax = int(total)
+				}
+				if backendText != "" {
+					backendText += ", "
+				}
+				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
+			}
+		}
+	} else if w.clientConfig.URL != nil {
+		v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.url=%s: backend outside the cluster, readiness unknown", path, *w.clientConfig.URL))
+	}
+	return readyMax, backendText
 }
 
 // webhookScope reports whether rules cover pod CREATE, or the CREATE of
@@ -753,4 +784,60 @@ func opsText(ops []admissionv1.OperationType) string {
 		ss[i] = string(o)
 	}
 	return listText(ss)
+}
+
+// judgeServiceWrites judges a webhook that does not gate pod creation but
+// fails closed on writes to Services: while its backend is down, no Service
+// it covers can be created, changed or deleted. Only a backend that is down
+// now (high) or a single point of failure (medium) is a finding; a healthy,
+// replicated backend is the webhook's owner's choice.
+func (env *webhookEnv) judgeServiceWrites(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
+	ruleText := serviceWriteScope(w.rules)
+	if ruleText == "" {
+		return webhookVerdict{}, false
+	}
+	defaults, defaultNote := env.facts.defaultsFor(w.apiVersion)
+	policy, note := defaults.FailurePolicy, defaultNote
+	if w.failurePolicy != nil {
+		policy, note = *w.failurePolicy, ""
+	}
+	if policy != admissionv1.Fail {
+		return webhookVerdict{}, false
+	}
+	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
+	v := webhookVerdict{services: true}
+	v.evidence = append(v.evidence, fmt.Sprintf("%s rules cover %s", path, ruleText),
+		fmt.Sprintf("%s failurePolicy=%s%s", path, policy, note),
+		fmt.Sprintf("%s namespaceSelector=%s", path, selectorText(w.nsSel)))
+	readyMax, backendText := env.backend(path, w, true, webhookRuleServices, refs, &v)
+	what := "failurePolicy Fail on writes to Services"
+	switch {
+	case readyMax == 0:
+		v.sev = finding.High
+		v.reasons = append(v.reasons, fmt.Sprintf("%s, and %s, so it rejects every Service write it receives now", what, backendText))
+	case readyMax >= 0 && readyMax < webhookMinReady:
+		v.sev = finding.Medium
+		v.reasons = append(v.reasons, fmt.Sprintf("%s, and %s: one crash-looping pod stops every Service change it covers", what, backendText))
+	default:
+		return webhookVerdict{}, false
+	}
+	return v, true
+}
+
+// serviceWriteScope describes the rules that send Service creates, updates
+// or deletes to the webhook, or returns "".
+func serviceWriteScope(rules []admissionv1.RuleWithOperations) string {
+	var parts []string
+	for _, r := range rules {
+		groupCore := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
+		namespaced := r.Scope == nil || *r.Scope == admissionv1.AllScopes || *r.Scope == admissionv1.NamespacedScope
+		svc := slices.Contains(r.Resources, "services") || slices.Contains(r.Resources, "*") || slices.Contains(r.Resources, "*/*")
+		write := slices.ContainsFunc(r.Operations, func(o admissionv1.OperationType) bool {
+			return o == admissionv1.Create || o == admissionv1.Update || o == admissionv1.Delete || o == admissionv1.OperationAll
+		})
+		if groupCore && namespaced && svc && write {
+			parts = append(parts, fmt.Sprintf("apiGroups=%s resources=%s operations=%s", listText(r.APIGroups), listText(r.Resources), opsText(r.Operations)))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

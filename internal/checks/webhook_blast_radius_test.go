@@ -8,6 +8,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/library"
@@ -350,5 +351,75 @@ func TestWebhookV1beta1Defaults(t *testing.T) {
 	}
 	if evidenceHas(f, "failurePolicy=Fail") {
 		t.Errorf("v1 defaults applied to a v1beta1 webhook: %q", f.Evidence)
+	}
+}
+
+// The DFDS case: a fail-closed webhook on Service writes whose only backend
+// pod is not ready.
+func TestWebhookServiceWrites(t *testing.T) {
+	c := webhookBlastRadiusCheck()
+	fs, ok := runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml")))
+	if !ok || len(fs) != 1 {
+		t.Fatalf("evaluated %v, findings %+v", ok, fs)
+	}
+	f := fs[0]
+	for _, o := range [][3]string{{"ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"},
+		{"Service", "kyverno", "kyverno-svc"}, {"Deployment", "kyverno", "kyverno"}} {
+		if !hasObject(fs, o[0], o[1], o[2]) {
+			t.Errorf("finding does not name %v", o)
+		}
+	}
+	if f.Severity != finding.High || !slices.Equal(f.Cases, []string{caseKyvernoServices}) {
+		t.Errorf("severity %v, cases %v", f.Severity, f.Cases)
+	}
+	if !strings.Contains(f.Title, "Services") || strings.Contains(f.Message, "svc-ignore") ||
+		!strings.Contains(strings.Join(f.Evidence, "\n"), "Service kyverno/kyverno-svc: 0 ready endpoints") {
+		t.Errorf("title %q, message %q, evidence %v", f.Title, f.Message, f.Evidence)
+	}
+
+	// One ready replica left: a single point of failure, medium.
+	s := checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml"))
+	ready := true
+	s.EndpointSlices[0].Endpoints[0].Conditions.Ready = &ready
+	fs, _ = runCheck(t, c, s)
+	if len(fs) != 1 || fs[0].Severity != finding.Medium {
+		t.Errorf("one ready endpoint: %+v", fs)
+	}
+
+	fs, ok = runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-healthy.yaml")))
+	if !ok || len(fs) != 0 {
+		t.Errorf("three ready replicas: %+v", fs)
+	}
+}
+
+// From files without the backend's EndpointSlices or Deployment, the
+// backend's readiness is unknown: the rule is partial, not a pass.
+func TestWebhookServiceWritesUnknownBackend(t *testing.T) {
+	s := loadFixture(t, "webhook-blast-radius/services-gap.yaml")
+	s.EndpointSlices, s.Deployments = nil, nil
+	ctx := &Context{Snapshot: s}
+	fs, err := webhookBlastRadiusCheck().Run(ctx)
+	if err != nil || len(fs) != 0 {
+		t.Fatalf("err %v, findings %+v", err, fs)
+	}
+	if _, ok := ctx.Notes()[webhookRuleServices]; !ok {
+		t.Errorf("no incomplete note for %s: %v", webhookRuleServices, ctx.Notes())
+	}
+}
+
+func TestServiceWriteScope(t *testing.T) {
+	for _, tc := range []struct {
+		rule admissionv1.RuleWithOperations
+		want bool
+	}{
+		{rule([]string{""}, []string{"services"}, admissionv1.Delete, nil), true},
+		{rule([]string{"*"}, []string{"*"}, admissionv1.Update, nil), true},
+		{rule([]string{""}, []string{"services"}, admissionv1.Connect, nil), false},
+		{rule([]string{""}, []string{"configmaps"}, admissionv1.Create, nil), false},
+		{rule([]string{"apps"}, []string{"*"}, admissionv1.Create, nil), false},
+	} {
+		if got := serviceWriteScope([]admissionv1.RuleWithOperations{tc.rule}) != ""; got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.rule, got, tc.want)
+		}
 	}
 }

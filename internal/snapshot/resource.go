@@ -135,13 +135,16 @@ var (
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
 // cluster CA bundle every namespace gets, service-mesh trust roots, and the
-// kube-proxy and CoreDNS settings.
+// kube-proxy, CoreDNS and ingress-nginx settings.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
 	"kube-system/coredns",
 	"istio-system/istio-ca-root-cert",
 	"linkerd/linkerd-identity-trust-roots",
+	// ingress-nginx's settings (ssl-protocols, ssl-ciphers), under the name
+	// its Helm chart and static manifests give it.
+	"ingress-nginx/ingress-nginx-controller",
 }
 
 // Known lists every resource kubegap can read, in the order reports list them.

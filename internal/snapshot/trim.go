@@ -40,6 +40,23 @@ var keptAnnotations = map[string]bool{
 	"storageclass.kubernetes.io/is-default-class": true,
 }
 
+// externalDNSRouting are external-dns's AWS routing annotations, under the
+// prefix external-dns reads up to v0.21 and the one it reads from v0.22:
+// an Ingress or Service whose set-identifier comes without a routing policy
+// makes Route 53 reject its change (internal/checks/ingress reads them).
+var externalDNSRouting = []string{"set-identifier", "aws-weight", "aws-region", "aws-failover",
+	"aws-geolocation-continent-code", "aws-geolocation-country-code", "aws-geolocation-subdivision-code",
+	"aws-geoproximity-region", "aws-geoproximity-local-zone-group", "aws-geoproximity-coordinates",
+	"aws-multi-value-answer"}
+
+func init() {
+	for _, prefix := range []string{"external-dns.alpha.kubernetes.io/", "external-dns.kubernetes.io/"} {
+		for _, k := range externalDNSRouting {
+			keptAnnotations[prefix+k] = true
+		}
+	}
+}
+
 // AnnotationWrittenAs is an annotation kubegap adds as it reads an object:
 // the API versions, other than the one it was read through, that its
 // managedFields and last-applied-configuration show it was written with
@@ -203,8 +220,10 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 // service account, host network, topology spread); hostPath volumes; and per
 // container its name, image, pull policy, resources, command and arguments,
 // probes, hostPath mounts and environment variable names (values
-// redacted). Ports, security contexts, lifecycle hooks, other volumes and
-// where environment values come from are dropped:
+// redacted); the pod's termination grace period; and, for a container
+// with a preStop hook, the marker PreStopKept. Ports, security contexts,
+// the hooks themselves, other volumes and where environment values come
+// from are dropped:
 // at 7,000 Deployments the whole templates held 60 MB. DaemonSets keep
 // their whole templates: checks read far more of them, and there are few.
 func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
@@ -239,11 +258,23 @@ func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
 		kept.Containers[i].LivenessProbe = c.LivenessProbe
 		kept.Containers[i].ReadinessProbe = c.ReadinessProbe
 		kept.Containers[i].StartupProbe = c.StartupProbe
+		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+			kept.Containers[i].Lifecycle = PreStopKept
+		}
 	}
+	// The grace period bounds how long a terminating pod may keep serving
+	// while load balancers drop it.
+	kept.TerminationGracePeriodSeconds = spec.TerminationGracePeriodSeconds
 	kept.TopologySpreadConstraints = spec.TopologySpreadConstraints
 	*spec = kept
 	t.ObjectMeta = metav1.ObjectMeta{Labels: in.labelSet(t.Labels), Annotations: keptAnnotationsOf(t.Annotations)}
 }
+
+// PreStopKept stands, in a trimmed template, for a container's lifecycle
+// that has a preStop hook: the hook is dropped (its command can be long),
+// only the fact that there is one is kept, in one shared value that
+// readers must not change.
+var PreStopKept = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
 
 // keepNamedConfigMap guards the rule that kubegap holds only the ConfigMaps
 // it names: one from files that is not among NamedConfigMaps keeps its

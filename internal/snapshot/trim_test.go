@@ -172,6 +172,10 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 	p := fullPod("x")
 	p.Spec.NodeSelector = map[string]string{"pool": "a"}
 	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 30"}}}}
+	grace := int64(45)
+	p.Spec.TerminationGracePeriodSeconds = &grace
 	d := appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", UID: "d"},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
@@ -196,7 +200,9 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
 			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
 		{"command and probes", len(c.Command) == 1 && c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil},
-		{"dropped", c.Ports == nil && c.SecurityContext == nil && c.Lifecycle == nil},
+		{"preStop kept as a marker, the hook dropped", c.Lifecycle == PreStopKept && c.Lifecycle.PreStop.Exec == nil},
+		{"grace period", got.Spec.TerminationGracePeriodSeconds != nil && *got.Spec.TerminationGracePeriodSeconds == 45},
+		{"dropped", c.Ports == nil && c.SecurityContext == nil && got.Spec.InitContainers[0].Lifecycle == nil},
 	}
 	for _, tc := range checks {
 		if !tc.ok {

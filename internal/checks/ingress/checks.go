@@ -8,5 +8,9 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		ingressClassBindingCheck(),
+		ingressBackendTerminationCheck(),
+		ingressControllerResilienceCheck(),
+		ingressNginxLegacyTLSCheck(),
+		externalDNSRoutingCheck(),
 	}
 }

@@ -93,6 +93,7 @@ func ingressClassBindingCheck() check.Check {
 type nginxController struct {
 	ref               finding.ObjectRef
 	controllerClass   string
+	configMap         string // --configmap, as written ("$(POD_NAMESPACE)/name")
 	watchWithoutClass bool
 	version           check.KubeVersion
 	versionKnown      bool
@@ -123,6 +124,8 @@ func findNginxControllers(s *snapshot.Snapshot, facts *controllerFacts) []nginxC
 				switch name {
 				case "controller-class":
 					n.controllerClass = val
+				case "configmap":
+					n.configMap = val
 				case "watch-ingress-without-class":
 					// A bare boolean flag is true; a value that is not a
 					// boolean makes the controller refuse to start.

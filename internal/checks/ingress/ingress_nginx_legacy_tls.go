@@ -1,0 +1,191 @@
+package ingress
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/ingress-nginx-legacy-tls.yaml
+var legacyTLSYAML []byte
+
+// legacyTLSFacts is data/ingress-nginx-legacy-tls.yaml.
+type legacyTLSFacts struct {
+	LegacyProtocols   []string `json:"legacyProtocols"`
+	LastWorking       string   `json:"lastWorking"`
+	FirstBroken       string   `json:"firstBroken"`
+	SecurityLevelZero string   `json:"securityLevelZero"`
+	ConfigMap         string   `json:"configMap"`
+	Sources           []string `json:"sources"`
+
+	lastWorking, firstBroken check.KubeVersion
+}
+
+var loadLegacyTLSFacts = sync.OnceValues(func() (*legacyTLSFacts, error) {
+	var f legacyTLSFacts
+	if err := yaml.UnmarshalStrict(legacyTLSYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading ingress-nginx TLS facts: %w", err)
+	}
+	var ok1, ok2 bool
+	f.lastWorking, ok1 = check.ParseKubeVersion(f.LastWorking)
+	f.firstBroken, ok2 = check.ParseKubeVersion(f.FirstBroken)
+	if !ok1 || !ok2 || !f.lastWorking.Less(f.firstBroken) || len(f.LegacyProtocols) == 0 || f.SecurityLevelZero == "" ||
+		!slices.Contains(snapshot.NamedConfigMaps, f.ConfigMap) {
+		return nil, errors.New("ingress-nginx TLS facts: versions, legacyProtocols, securityLevelZero and a ConfigMap kubegap reads are required")
+	}
+	return &f, nil
+})
+
+// Rules of ingress-nginx-legacy-tls.
+const (
+	ruleLegacyDropped = "legacy-tls-not-offered"
+	ruleLegacyUpgrade = "legacy-tls-lost-on-upgrade"
+	caseMoJTLS        = "moj-cloud-platform-ingress-nginx-upgrade-drops-legacy-tls-2020"
+)
+
+func ingressNginxLegacyTLSCheck() check.Check {
+	needs := []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.ConfigMaps}
+	return check.Check{
+		ID:       "ingress-nginx-legacy-tls",
+		Title:    "ingress-nginx asked for legacy TLS that its build does not offer",
+		Severity: finding.Medium,
+		Description: "Operators add TLSv1 and TLSv1.1 to ingress-nginx's ssl-protocols for clients that cannot do better " +
+			"(old browsers, devices); when an upgrade stops offering them, those clients lose every site behind the " +
+			"controller and nobody else notices. ingress-nginx 1.6.4 and later are built on OpenSSL 3, where TLS 1.0 " +
+			"and 1.1 need security level 0 (@SECLEVEL=0 in ssl-ciphers). Medium: a controller of 1.6.4 or later whose " +
+			"ConfigMap lists a legacy protocol in ssl-protocols without @SECLEVEL=0 in ssl-ciphers; low: a controller " +
+			"of 1.5.1 or earlier with such settings, which the upgrade will silently drop. Reads the controller's " +
+			"--configmap; kubegap reads only ingress-nginx/ingress-nginx-controller, the name the project's manifests " +
+			"and chart use, so other names leave the rules partial. Releases between 1.5.1 and 1.6.4 are not judged.",
+		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.ConfigMaps),
+		Rules: []check.Rule{
+			{ID: ruleLegacyDropped, Summary: "ingress-nginx 1.6.4+ asked for TLSv1/TLSv1.1 without @SECLEVEL=0", Needs: needs},
+			{ID: ruleLegacyUpgrade, Summary: "ingress-nginx 1.5.1 or earlier whose legacy TLS settings an upgrade will drop", Needs: needs},
+		},
+		Cases: []string{caseMoJTLS},
+		Run:   runIngressNginxLegacyTLS,
+	}
+}
+
+func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadLegacyTLSFacts()
+	if err != nil {
+		return nil, err
+	}
+	bindingFacts, err := loadNginxFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Deployments) == 0 && len(s.DaemonSets) == 0 && !ctx.Present(snapshot.Deployments) && !ctx.Present(snapshot.DaemonSets) {
+		return nil, check.NotEvaluated("the input has no Deployments or DaemonSets")
+	}
+	configMaps := map[string]*corev1.ConfigMap{}
+	for i := range s.ConfigMaps {
+		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
+	}
+	var out []finding.Finding
+	for _, n := range findNginxControllers(s, bindingFacts) {
+		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// controllerConfigMap resolves --configmap for a controller in namespace ns.
+func controllerConfigMap(flag, ns string) string {
+	return strings.ReplaceAll(flag, "$(POD_NAMESPACE)", ns)
+}
+
+func judgeLegacyTLS(ctx *check.Context, facts *legacyTLSFacts, n nginxController, configMaps map[string]*corev1.ConfigMap) (finding.Finding, bool) {
+	bothRules := func(format string, args ...any) {
+		ctx.Incomplete(ruleLegacyDropped, format, args...)
+		ctx.Incomplete(ruleLegacyUpgrade, format, args...)
+	}
+	name := controllerConfigMap(n.configMap, n.ref.Namespace)
+	switch {
+	case n.configMap == "":
+		return finding.Finding{}, false // no ConfigMap: the defaults offer no legacy TLS to lose
+	case name != facts.ConfigMap:
+		bothRules("%s reads ConfigMap %s, which kubegap does not read (only %s)", n.ref, name, facts.ConfigMap)
+		return finding.Finding{}, false
+	}
+	cm := configMaps[name]
+	if cm == nil {
+		if !ctx.Complete(snapshot.ConfigMaps) {
+			bothRules("ConfigMap %s of %s is not in the input", name, n.ref)
+		}
+		return finding.Finding{}, false
+	}
+	legacy := legacyIn(cm.Data["ssl-protocols"], facts.LegacyProtocols)
+	if len(legacy) == 0 || strings.Contains(cm.Data["ssl-ciphers"], facts.SecurityLevelZero) {
+		return finding.Finding{}, false
+	}
+	if !n.versionKnown {
+		bothRules("the version of %s is unknown (image %s)", n.ref, n.image)
+		return finding.Finding{}, false
+	}
+	ev := []string{
+		fmt.Sprintf("%s image %s (ingress-nginx %s), --configmap=%s", n.ref, n.image, n.version, n.configMap),
+		fmt.Sprintf("ConfigMap %s ssl-protocols=%q", name, cm.Data["ssl-protocols"]),
+		fmt.Sprintf("ConfigMap %s ssl-ciphers=%q: no %s", name, cm.Data["ssl-ciphers"], facts.SecurityLevelZero),
+	}
+	cmRef := finding.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}
+	asked := strings.Join(legacy, " and ")
+	switch {
+	case !n.version.Less(facts.firstBroken):
+		return legacyFinding(finding.Medium, n, cmRef, ev,
+			fmt.Sprintf("%s runs ingress-nginx %s and its ConfigMap %s asks for %s, but from %s the controller is built on OpenSSL 3, "+
+				"which offers TLS 1.0 and 1.1 only at security level 0, and ssl-ciphers does not select it. The clients the setting "+
+				"was written for cannot connect to any Ingress this controller serves.", n.ref, n.version, name, asked, facts.FirstBroken)), true
+	case !facts.lastWorking.Less(n.version):
+		return legacyFinding(finding.Low, n, cmRef, ev,
+			fmt.Sprintf("%s runs ingress-nginx %s and its ConfigMap %s asks for %s. Upgrading to %s or later drops them without an "+
+				"error unless ssl-ciphers also selects security level 0: the clients that need them lose every site at once, "+
+				"as Internet Explorer 11 users did in the MoJ case.", n.ref, n.version, name, asked, facts.FirstBroken)), true
+	default:
+		bothRules("%s runs ingress-nginx %s, between %s and %s, which is not judged", n.ref, n.version, facts.LastWorking, facts.FirstBroken)
+		return finding.Finding{}, false
+	}
+}
+
+// legacyIn returns the legacy protocols a ssl-protocols value lists.
+func legacyIn(protocols string, legacy []string) []string {
+	var out []string
+	for _, p := range strings.Fields(protocols) {
+		if slices.Contains(legacy, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func legacyFinding(sev finding.Severity, n nginxController, cm finding.ObjectRef, ev []string, msg string) finding.Finding {
+	title := fmt.Sprintf("%s does not offer the legacy TLS versions its ConfigMap asks for", n.ref)
+	if sev == finding.Low {
+		title = fmt.Sprintf("%s will stop offering the legacy TLS versions its ConfigMap asks for when upgraded", n.ref)
+	}
+	return finding.Finding{
+		Check:    "ingress-nginx-legacy-tls",
+		Severity: sev,
+		Title:    title,
+		Message:  msg,
+		Objects:  []finding.ObjectRef{n.ref, cm},
+		Evidence: ev,
+		Remediation: "Decide whether the legacy clients still matter. If they do, add @SECLEVEL=0 to ssl-ciphers (with a cipher " +
+			"list the clients share, such as Mozilla's 'old' profile) and test a TLS 1.0/1.1 handshake after every " +
+			"controller upgrade; if they do not, remove TLSv1 and TLSv1.1 from ssl-protocols so the setting says what is served.",
+		Cases: []string{caseMoJTLS},
+	}
+}

@@ -1,0 +1,58 @@
+package ingress
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+const legacyDir = "ingress-nginx-legacy-tls/"
+
+func TestIngressNginxLegacyTLSGap(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"gap.yaml")))
+	if !ok || len(fs) != 1 {
+		t.Fatalf("evaluated %v, findings %+v", ok, fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.Medium || f.Cases[0] != caseMoJTLS || !strings.Contains(f.Message, "TLSv1 and TLSv1.1") {
+		t.Errorf("%v %v %s", f.Severity, f.Cases, f.Message)
+	}
+	if !checktest.HasObject(fs, "Deployment", "ingress-nginx", "ingress-nginx-controller") ||
+		!checktest.HasObject(fs, "ConfigMap", "ingress-nginx", "ingress-nginx-controller") {
+		t.Errorf("objects %v", f.Objects)
+	}
+	// The second controller's ConfigMap is not one kubegap reads: unknown.
+	if n, ok := ctx.Notes()[ruleLegacyDropped]; !ok || !strings.Contains(n.Reason, "internal/internal-nginx") {
+		t.Errorf("notes %v", ctx.Notes())
+	}
+}
+
+func TestIngressNginxLegacyTLSBeforeUpgrade(t *testing.T) {
+	fs, _, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"upgrade.yaml")))
+	if len(fs) != 1 || fs[0].Severity != finding.Low || !strings.Contains(fs[0].Message, "TLSv1.1") {
+		t.Fatalf("findings %+v", fs)
+	}
+}
+
+func TestIngressNginxLegacyTLSHealthy(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"healthy.yaml")))
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// From plain files without the ConfigMap, its settings are unknown: the
+// rules are partial, not passed.
+func TestIngressNginxLegacyTLSConfigMapNotInInput(t *testing.T) {
+	s := checktest.Load(t, legacyDir+"gap.yaml")
+	s.ConfigMaps = nil
+	fs, ctx, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("findings %+v", fs)
+	}
+	if n := ctx.Notes()[ruleLegacyDropped]; !strings.Contains(n.Reason, "not in the input") {
+		t.Errorf("notes %v", ctx.Notes())
+	}
+}
