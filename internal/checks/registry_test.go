@@ -130,8 +130,6 @@ var uncitedDetectable = map[string]string{
 	"nre-labs-etcd-liveness-probe-restarts-2018":                         "control-plane restart check: static pods keep no probes in the snapshot",
 	"ravelin-gke-ingress-502-pod-termination-2019":                       "disruption-exposure extension: templates keep no lifecycle hooks",
 	"skyscanner-template-global-delete-2021":                             "GitOps blast-radius check: Argo CD objects not in the snapshot",
-	"vxlan-checksum-offload-63s-service-delay-2020":                      "CHK-19 dataplane-node-compat: affected kernels not sourced",
-	"xing-conntrack-snat-race-connection-timeouts-2018":                  "CHK-19 dataplane-node-compat: fixed kernels not sourced",
 	"zalando-skipper-ingress-oom-2019":                                   "ingress-resilience check: not built",
 }
 

@@ -128,12 +128,16 @@ var (
 )
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
-// cluster CA bundle every namespace gets, service-mesh trust roots, and the
-// kube-proxy and CoreDNS settings.
+// cluster CA bundle every namespace gets, service-mesh trust roots, the
+// kube-proxy and CoreDNS settings, and Flannel's and Canal's network
+// configuration (net-conf.json), where the manifests put it.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
 	"kube-system/coredns",
+	"kube-flannel/kube-flannel-cfg",
+	"kube-system/kube-flannel-cfg",
+	"kube-system/canal-config",
 	"istio-system/istio-ca-root-cert",
 	"linkerd/linkerd-identity-trust-roots",
 }

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -107,6 +112,129 @@ func TestDataplaneNodeCompatImages(t *testing.T) {
 		fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
 		if got := findingWith(fs, "kube-proxy-iptables-legacy-vs-nft-mismatch-2018"); len(got) != want {
 			t.Errorf("%s: %d backend findings, want %d", image, len(got), want)
+		}
+	}
+}
+
+const (
+	vxlanCase = "vxlan-checksum-offload-63s-service-delay-2020"
+	snatCase  = "xing-conntrack-snat-race-connection-timeouts-2018"
+)
+
+func TestDataplaneOverlayGap(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	fs, ctx, ok := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if !ok || len(fs) != 2 {
+		t.Fatalf("evaluated %v, %d findings (%+v), want 2", ok, len(fs), fs)
+	}
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || vx[0].Severity != finding.Medium ||
+		!slices.Equal(findingNodes(vx[0]), []string{"centos-0", "xenial-0"}) ||
+		!checktest.HasObject(vx, "DaemonSet", "kube-flannel", "kube-flannel-ds") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "Backend Type vxlan") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "kube-proxy 1.17.4") {
+		t.Errorf("VXLAN finding: %+v, want one medium naming centos-0 and xenial-0 and the flannel DaemonSet", vx)
+	}
+	masq := findingWith(fs, snatCase)
+	if len(masq) != 1 || masq[0].Severity != finding.Medium ||
+		!checktest.HasObject(masq, "DaemonSet", "kube-flannel", "kube-flannel-ds") ||
+		!strings.Contains(strings.Join(masq[0].Evidence, "\n"), "0.10.0, older than 0.11.0") {
+		t.Errorf("masquerade finding: %+v, want one medium naming the flannel 0.10.0 DaemonSet", masq)
+	}
+	if len(ctx.Notes()) != 0 {
+		t.Errorf("notes %v on a complete input", ctx.Notes())
+	}
+}
+
+func TestDataplaneOverlayClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-clean.yaml"))
+	fs, ctx, ok := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// Open world: the flannel ConfigMap is not in the input, so the backend is
+// unknown and the overlay rule is partial; the masquerade rule, which
+// needs only the DaemonSet, still fires.
+func TestDataplaneOverlayUnknownBackendIsPartial(t *testing.T) {
+	s := checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml")
+	s.ConfigMaps = nil
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleVXLANOffload]; !ok {
+		t.Errorf("no note on %s without the flannel ConfigMap: %v", ruleVXLANOffload, ctx.Notes())
+	}
+	if len(findingWith(fs, vxlanCase)) != 0 || len(findingWith(fs, snatCase)) != 1 {
+		t.Errorf("findings %+v, want only the masquerade one", fs)
+	}
+	// Complete ConfigMaps without it: it does not exist, still not a pass.
+	s = checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	s.ConfigMaps = nil
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if n, ok := ctx.Notes()[ruleVXLANOffload]; !ok || !strings.Contains(n.Reason, "does not exist") {
+		t.Errorf("note %+v, want the missing ConfigMap named", n)
+	}
+}
+
+// Without a kube-proxy DaemonSet (kube-proxy on the host) the kubelet's
+// version stands in; a host-gw backend is not judged.
+func TestDataplaneOverlayKubeletAndBackend(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	s.DaemonSets = slices.DeleteFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "kube-proxy" })
+	fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || !strings.Contains(strings.Join(vx[0].Evidence, "\n"), "kubelet (no kube-proxy image version") {
+		t.Errorf("VXLAN finding from kubelet versions: %+v", vx)
+	}
+	s.ConfigMaps[0].Data["net-conf.json"] = `{"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}`
+	fs, _, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if got := findingWith(fs, vxlanCase); len(got) != 0 {
+		t.Errorf("host-gw backend: %+v, want no VXLAN finding", got)
+	}
+}
+
+// Canal sets --ip-masq through FLANNELD_IP_MASQ from canal-config; the
+// disable flag brings the race back on any release.
+func TestDataplaneMasqueradeFlags(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-clean.yaml"))
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "kube-flannel-ds" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	c.Image = "ghcr.io/flannel-io/flannel:v0.28.0"
+	c.Args = []string{"--kube-subnet-mgr", "--ip-masq-fully-random-disable"}
+	c.Env = []corev1.EnvVar{{Name: "FLANNELD_IP_MASQ", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "canal-config"}, Key: "masquerade"}}}}
+	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-flannel", Name: "canal-config"},
+		Data: map[string]string{"masquerade": "true"}})
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if len(ctx.Notes()) != 0 {
+		t.Errorf("notes %v with FLANNELD_IP_MASQ readable", ctx.Notes())
+	}
+	if got := findingWith(fs, snatCase); len(got) != 1 || !strings.Contains(got[0].Evidence[0], "--ip-masq-fully-random-disable") {
+		t.Errorf("disable flag: %+v, want one masquerade finding naming it", got)
+	}
+	c.Args = []string{"--kube-subnet-mgr"}
+	fs, _, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if got := findingWith(fs, snatCase); len(got) != 0 {
+		t.Errorf("0.28.0 with random-fully: %+v, want none", got)
+	}
+	s.ConfigMaps = s.ConfigMaps[:len(s.ConfigMaps)-1]
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleMasqRandom]; !ok {
+		t.Errorf("FLANNELD_IP_MASQ from a ConfigMap not in the input must leave %s partial", ruleMasqRandom)
+	}
+}
+
+func TestVXLANKubeProxyRange(t *testing.T) {
+	f, err := loadDataplaneFacts()
+	if err != nil || len(f.VXLANOffload) != 1 {
+		t.Fatalf("facts: %v", err)
+	}
+	r := &f.VXLANOffload[0]
+	for v, want := range map[string]bool{"1.15.12": false, "1.16.15": true, "1.17.8": true, "1.17.9": false,
+		"1.18.5": true, "1.18.6": false, "1.19.0": false, "1.30.1": false} {
+		k, _ := check.ParseKubeVersion(v)
+		if got := r.kubeProxyAffected(k); got != want {
+			t.Errorf("kube-proxy %s affected %v, want %v", v, got, want)
 		}
 	}
 }
