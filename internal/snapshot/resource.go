@@ -111,6 +111,7 @@ var (
 	CertManagerCertificates = Resource{Group: "cert-manager.io", Version: "v1", Resource: "certificates",
 		Kind: "Certificate", Namespaced: true, Custom: true}
 	KarpenterNodePools = Resource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools", Kind: "NodePool", Custom: true}
+	CalicoIPPools      = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools", Kind: "IPPool", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -154,7 +155,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
 		ConfigMaps, DexAuthRequests, EventCounts,
 	}
 }

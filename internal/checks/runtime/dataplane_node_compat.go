@@ -15,6 +15,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -143,13 +144,14 @@ func dataplaneNodeCompatCheck() check.Check {
 			"on nodes whose OS image defaults to the nf_tables backend (Debian 10+, RHEL/CentOS 8+, Ubuntu 22.04+) is " +
 			"high, unless the host was switched to iptables-legacy, which the API does not show. Facts and sources: " +
 			"data/dataplane-node-compat.yaml. kube-proxy builds from distributions and cloud providers are not judged. " +
-			"A Flannel or Canal VXLAN backend (net-conf.json in the ConfigMap the flannel DaemonSet mounts) on nodes with " +
+			"A Flannel or Canal VXLAN backend (net-conf.json in the ConfigMap the flannel DaemonSet mounts), or a Calico " +
+			"IPPool in VXLAN mode with calico-node before 3.19.2 (3.20.0 on 3.20), on nodes with " +
 			"kernels older than 5.7 and a kube-proxy (else kubelet) that does not yet unmark packets before masquerading " +
 			"(1.16 to 1.17.8, 1.18.0 to 1.18.5) is medium: Service connections can stall for 1 or 63 seconds; a stable or " +
 			"distribution kernel may carry the fix, and offload turned off by hand is not visible. Flannel masquerading " +
 			"(--ip-masq) without fully random source ports (releases before 0.11.0, or --ip-masq-fully-random-disable) " +
 			"is medium: concurrent connections to one destination collide in SNAT and lose their SYN.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps),
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps), check.Optional(snapshot.CalicoIPPools)),
 		Rules: []check.Rule{
 			{ID: ruleIPVSKernel, Summary: "kube-proxy does not run in IPVS mode on kernels older than the IPVS fixes",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps}},
@@ -415,8 +417,12 @@ type vxlanOffloadRow struct {
 	FixedKernel    string   `json:"fixedKernel"`
 	KubeProxyFrom  string   `json:"kubeProxyFrom"`
 	KubeProxyFixed []string `json:"kubeProxyFixed"`
+	CalicoImage    string   `json:"calicoImage"`
+	CalicoFixed    []string `json:"calicoFixed"`
 	fixed, from    check.KubeVersion
 	kpFixed        []check.KubeVersion
+	calicoRE       *regexp.Regexp
+	calicoFixed    []check.KubeVersion
 }
 
 func (r *vxlanOffloadRow) parse() error {
@@ -430,31 +436,48 @@ func (r *vxlanOffloadRow) parse() error {
 	if r.from, ok = check.ParseKubeVersion(r.KubeProxyFrom); !ok {
 		return dataErr("vxlanOffload.kubeProxyFrom", r.KubeProxyFrom)
 	}
-	for _, s := range r.KubeProxyFixed {
-		v, ok := check.ParseKubeVersion(s)
-		if !ok || len(r.kpFixed) > 0 && !r.kpFixed[len(r.kpFixed)-1].Less(v) {
-			return dataErr("vxlanOffload.kubeProxyFixed (ascending versions)", s)
-		}
-		r.kpFixed = append(r.kpFixed, v)
+	if r.kpFixed, ok = ascending(r.KubeProxyFixed); !ok {
+		return dataErr("vxlanOffload.kubeProxyFixed (ascending versions)", r.KubeProxyFixed)
 	}
-	if len(r.kpFixed) == 0 {
-		return dataErr("vxlanOffload.kubeProxyFixed", "empty")
+	if r.calicoFixed, ok = ascending(r.CalicoFixed); !ok {
+		return dataErr("vxlanOffload.calicoFixed (ascending versions)", r.CalicoFixed)
+	}
+	var err error
+	if r.calicoRE, err = regexp.Compile(r.CalicoImage); err != nil || r.CalicoImage == "" {
+		return dataErr("vxlanOffload.calicoImage", r.CalicoImage)
 	}
 	return nil
+}
+
+// ascending parses a non-empty list of versions in ascending order.
+func ascending(list []string) ([]check.KubeVersion, bool) {
+	var out []check.KubeVersion
+	for _, s := range list {
+		v, ok := check.ParseKubeVersion(s)
+		if !ok || len(out) > 0 && !out[len(out)-1].Less(v) {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+	return out, len(out) > 0
+}
+
+// fixedIn reports whether v carries a fix whose first release in each
+// minor is listed: a minor newer than the last listed carries it, an
+// older minor that is not listed does not.
+func fixedIn(v check.KubeVersion, firsts []check.KubeVersion) bool {
+	for _, f := range firsts {
+		if v.Major == f.Major && v.Minor == f.Minor {
+			return !v.Less(f)
+		}
+	}
+	return !v.Less(firsts[len(firsts)-1])
 }
 
 // kubeProxyAffected: from r.from on, and before the fix of v's minor; a
 // minor newer than the last listed carries the fix, an older one none.
 func (r *vxlanOffloadRow) kubeProxyAffected(v check.KubeVersion) bool {
-	if v.Less(r.from) {
-		return false
-	}
-	for _, f := range r.kpFixed {
-		if v.Major == f.Major && v.Minor == f.Minor {
-			return v.Less(f)
-		}
-	}
-	return v.Less(r.kpFixed[len(r.kpFixed)-1])
+	return !v.Less(r.from) && !fixedIn(v, r.kpFixed)
 }
 
 // masqRandomFullyRow: a CNI agent whose masquerade rules use
@@ -668,12 +691,88 @@ func vxlanFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS,
 			proxies = proxyVersions(ctx.Snapshot, kps)
 		}
 		for i := range facts.VXLANOffload {
-			if f, ok := vxlanFinding(ctx.Snapshot, fl, from, &facts.VXLANOffload[i], proxies); ok {
+			o := overlay{ds: fl.ds, image: fl.image, agent: "Flannel", from: from}
+			if f, ok := vxlanFinding(ctx.Snapshot, o, &facts.VXLANOffload[i], proxies); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	for i := range facts.VXLANOffload {
+		r := &facts.VXLANOffload[i]
+		for _, o := range calicoOverlays(ctx, r) {
+			if proxies == nil {
+				proxies = proxyVersions(ctx.Snapshot, kps)
+			}
+			if f, ok := vxlanFinding(ctx.Snapshot, o, r, proxies); ok {
 				out = append(out, f)
 			}
 		}
 	}
 	return out
+}
+
+// overlay is a CNI DaemonSet that runs a VXLAN overlay; from says how
+// kubegap knows the mode.
+type overlay struct {
+	ds                 *appsv1.DaemonSet
+	image, agent, from string
+}
+
+// calicoOverlays are the calico-node DaemonSets from releases that do not
+// turn VXLAN checksum offload off themselves, when an IPPool uses VXLAN.
+func calicoOverlays(ctx *check.Context, r *vxlanOffloadRow) []overlay {
+	var out []overlay
+	var from string
+	var pools, poolsRead bool
+	for i := range ctx.Snapshot.DaemonSets {
+		d := &ctx.Snapshot.DaemonSets[i]
+		image, v, ok := calicoNode(ctx, d, r)
+		if !ok || fixedIn(v, r.calicoFixed) {
+			continue
+		}
+		if !poolsRead {
+			from, pools = vxlanPool(ctx)
+			poolsRead = true
+		}
+		if pools {
+			out = append(out, overlay{ds: d, image: image, agent: "Calico " + v.String(), from: from})
+		}
+	}
+	return out
+}
+
+// calicoNode finds a calico-node container in a DaemonSet and its release;
+// a version kubegap cannot read leaves a note.
+func calicoNode(ctx *check.Context, d *appsv1.DaemonSet, r *vxlanOffloadRow) (string, check.KubeVersion, bool) {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		repo, tag, _ := check.ImageParts(c.Image)
+		if !r.calicoRE.MatchString(repo) {
+			continue
+		}
+		v, ok := check.ParseKubeVersion(tag)
+		if !ok {
+			ctx.Incomplete(ruleVXLANOffload, "DaemonSet %s/%s image %s carries no version tag kubegap can read",
+				d.Namespace, d.Name, c.Image)
+		}
+		return c.Image, v, ok
+	}
+	return "", check.KubeVersion{}, false
+}
+
+// vxlanPool reports whether an enabled Calico IPPool uses VXLAN (Always or
+// CrossSubnet); IPPools not in the input leave a note.
+func vxlanPool(ctx *check.Context) (from string, ok bool) {
+	for _, p := range ctx.Snapshot.CustomObjects(snapshot.CalicoIPPools) {
+		mode, _, _ := unstructured.NestedString(p.Object, "spec", "vxlanMode")
+		disabled, _, _ := unstructured.NestedBool(p.Object, "spec", "disabled")
+		if !disabled && (mode == "Always" || mode == "CrossSubnet") {
+			return fmt.Sprintf("IPPool %s: vxlanMode %s", p.GetName(), mode), true
+		}
+	}
+	if !ctx.Complete(snapshot.CalicoIPPools) {
+		ctx.Incomplete(ruleVXLANOffload, "Calico IPPools (crd.projectcalico.org) are not in the input, so whether Calico runs VXLAN is unknown")
+	}
+	return "", false
 }
 
 // exposedNode: a node's kernel is before the fix and its kube-proxy (else
@@ -697,13 +796,12 @@ func exposedNode(n *corev1.Node, r *vxlanOffloadRow, proxies map[string]check.Ku
 	return fmt.Sprintf("Node %s: kernelVersion %s, %s %s", n.Name, n.Status.NodeInfo.KernelVersion, what, v.String()), true
 }
 
-func vxlanFinding(s *snapshot.Snapshot, fl flannelDS, from string, r *vxlanOffloadRow,
-	proxies map[string]check.KubeVersion) (finding.Finding, bool) {
+func vxlanFinding(s *snapshot.Snapshot, o overlay, r *vxlanOffloadRow, proxies map[string]check.KubeVersion) (finding.Finding, bool) {
 	var hit []*corev1.Node
 	var ev []string
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if !targets(&fl.ds.Spec.Template.Spec, n) {
+		if !targets(&o.ds.Spec.Template.Spec, n) {
 			continue
 		}
 		e, ok := exposedNode(n, r, proxies)
@@ -719,18 +817,19 @@ func vxlanFinding(s *snapshot.Snapshot, fl flannelDS, from string, r *vxlanOfflo
 		return finding.Finding{}, false
 	}
 	refs, more := check.NodeRefs(hit)
-	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", fl.ds)}, refs...)
+	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", o.ds)}, refs...)
 	return finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case}, Objects: objs,
-		Title: fmt.Sprintf("Flannel VXLAN overlay on %s with kernels older than %s and a kube-proxy that re-masquerades tunnel packets",
-			check.Plural(len(hit), "node", "nodes"), r.fixed.MinorString()),
+		Title: fmt.Sprintf("%s VXLAN overlay on %s with kernels older than %s and a kube-proxy that re-masquerades tunnel packets",
+			o.agent, check.Plural(len(hit), "node", "nodes"), r.fixed.MinorString()),
 		Message: strings.TrimSpace(r.Note) + " A stable or distribution kernel may carry the checksum fix, and offload " +
-			"turned off with ethtool on flannel.1 is not visible through the API." + check.MoreText(more),
-		Evidence: append(append([]string{fmt.Sprintf("DaemonSet %s/%s image %s", fl.ds.Namespace, fl.ds.Name, fl.image), from}, ev...),
+			"turned off with ethtool on the VXLAN interface is not visible through the API." + check.MoreText(more),
+		Evidence: append(append([]string{fmt.Sprintf("DaemonSet %s/%s image %s", o.ds.Namespace, o.ds.Name, o.image), o.from}, ev...),
 			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
-		Remediation: "Upgrade kube-proxy and the kubelet to 1.17.9, 1.18.6, 1.19.0 or later, or move these nodes to a 5.7 " +
-			"or later kernel; until then turn off TX checksum offload on the VXLAN interface (ethtool -K flannel.1 " +
-			"tx-checksum-ip-generic off) persistently on every node, and test cross-node ClusterIP and NodePort latency.",
+		Remediation: "Upgrade kube-proxy and the kubelet to 1.17.9, 1.18.6, 1.19.0 or later (with Calico, or Calico to " +
+			"3.19.2 or 3.20.0 and later), or move these nodes to a 5.7 or later kernel; until then turn off TX checksum " +
+			"offload on the VXLAN interface (ethtool -K flannel.1 or vxlan.calico tx-checksum-ip-generic off) " +
+			"persistently on every node, and test cross-node ClusterIP and NodePort latency.",
 	}, true
 }
 

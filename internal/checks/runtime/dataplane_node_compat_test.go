@@ -8,10 +8,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // findingNodes are the Node objects a finding names, sorted.
@@ -236,5 +238,46 @@ func TestVXLANKubeProxyRange(t *testing.T) {
 		if got := r.kubeProxyAffected(k); got != want {
 			t.Errorf("kube-proxy %s affected %v, want %v", v, got, want)
 		}
+	}
+}
+
+// Calico before 3.19.2 with an enabled VXLAN IPPool is judged like Flannel;
+// 3.19.2 and 3.20.0 turn the offload off themselves, a pool in IP-in-IP
+// mode is no overlay here, and IPPools not in the input leave the rule
+// partial.
+func TestDataplaneCalicoVXLAN(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-gap.yaml"))
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || !slices.Equal(findingNodes(vx[0]), []string{"centos-0", "xenial-0"}) ||
+		!checktest.HasObject(vx, "DaemonSet", "kube-system", "calico-node") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "IPPool default-ipv4-ippool: vxlanMode Always") ||
+		len(ctx.Notes()) != 0 {
+		t.Fatalf("Calico 3.18.4: %+v, notes %v; want one finding naming calico-node, centos-0 and xenial-0", vx, ctx.Notes())
+	}
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "calico-node" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	for image, want := range map[string]int{"docker.io/calico/node:v3.19.1": 1, "docker.io/calico/node:v3.19.2": 0,
+		"quay.io/calico/node:v3.20.0": 0, "rancher/mirrored-calico-node:v3.17.2": 1, "docker.io/calico/node:v3.26.1": 0} {
+		c.Image = image
+		fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+		if got := len(findingWith(fs, vxlanCase)); got != want {
+			t.Errorf("%s: %d VXLAN findings, want %d", image, got, want)
+		}
+	}
+	c.Image = "docker.io/calico/node:v3.18.4"
+	for _, p := range s.CustomObjects(snapshot.CalicoIPPools) {
+		if err := unstructured.SetNestedField(p.Object, "Never", "spec", "vxlanMode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s); len(findingWith(fs, vxlanCase)) != 0 {
+		t.Errorf("IPPools without VXLAN: %+v, want no VXLAN finding", fs)
+	}
+	s = checktest.Load(t, "dataplane-node-compat/calico-gap.yaml")
+	s.Custom = nil
+	fs, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleVXLANOffload]; !ok || len(findingWith(fs, vxlanCase)) != 0 {
+		t.Errorf("no IPPools in the input: findings %+v, notes %v; want a partial rule", fs, ctx.Notes())
 	}
 }
