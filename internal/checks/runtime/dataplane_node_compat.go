@@ -149,8 +149,9 @@ func dataplaneNodeCompatCheck() check.Check {
 			"kernels older than 5.7 and a kube-proxy (else kubelet) that does not yet unmark packets before masquerading " +
 			"(1.16 to 1.17.8, 1.18.0 to 1.18.5) is medium: Service connections can stall for 1 or 63 seconds; a stable or " +
 			"distribution kernel may carry the fix, and offload turned off by hand is not visible. Flannel masquerading " +
-			"(--ip-masq) without fully random source ports (releases before 0.11.0, or --ip-masq-fully-random-disable) " +
-			"is medium: concurrent connections to one destination collide in SNAT and lose their SYN.",
+			"(--ip-masq) without fully random source ports (releases before 0.11.0, or --ip-masq-fully-random-disable), " +
+			"and Calico before 3.2.4 (3.3.0 on 3.3) with a natOutgoing IPPool, are medium: concurrent connections to one " +
+			"destination collide in SNAT and lose their first packet. Calico IPPools are read from crd.projectcalico.org.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps), check.Optional(snapshot.CalicoIPPools)),
 		Rules: []check.Rule{
 			{ID: ruleIPVSKernel, Summary: "kube-proxy does not run in IPVS mode on kernels older than the IPVS fixes",
@@ -481,16 +482,18 @@ func (r *vxlanOffloadRow) kubeProxyAffected(v check.KubeVersion) bool {
 }
 
 // masqRandomFullyRow: a CNI agent whose masquerade rules use
-// --random-fully from FixedIn on, unless DisableFlag is set.
+// --random-fully from the releases in FixedIn on (first per minor), unless
+// DisableFlag is set. Flannel masquerades with MasqFlag, Calico for IPPools
+// with natOutgoing.
 type masqRandomFullyRow struct {
 	dataplaneRow
-	Agent       string `json:"agent"`
-	Image       string `json:"image"`
-	MasqFlag    string `json:"masqFlag"`
-	FixedIn     string `json:"fixedIn"`
-	DisableFlag string `json:"disableFlag"`
+	Agent       string   `json:"agent"`
+	Image       string   `json:"image"`
+	MasqFlag    string   `json:"masqFlag"`
+	FixedIn     []string `json:"fixedIn"`
+	DisableFlag string   `json:"disableFlag"`
 	imageRE     *regexp.Regexp
-	fixedIn     check.KubeVersion
+	fixedIn     []check.KubeVersion
 }
 
 func (r *masqRandomFullyRow) parse() error {
@@ -498,12 +501,13 @@ func (r *masqRandomFullyRow) parse() error {
 		return err
 	}
 	var err error
-	if r.imageRE, err = regexp.Compile(r.Image); err != nil || r.Agent == "" || r.MasqFlag == "" {
-		return dataErr("masqRandomFully.image, agent or masqFlag", r.Image)
+	if r.imageRE, err = regexp.Compile(r.Image); err != nil || r.Image == "" ||
+		!(r.Agent == "flannel" && r.MasqFlag != "" || r.Agent == "calico") {
+		return dataErr("masqRandomFully.image, agent (flannel with masqFlag, or calico)", r.Agent)
 	}
 	var ok bool
-	if r.fixedIn, ok = check.ParseKubeVersion(r.FixedIn); !ok {
-		return dataErr("masqRandomFully.fixedIn", r.FixedIn)
+	if r.fixedIn, ok = ascending(r.FixedIn); !ok {
+		return dataErr("masqRandomFully.fixedIn (ascending versions)", r.FixedIn)
 	}
 	return nil
 }
@@ -540,7 +544,7 @@ func flannelDaemonSets(s *snapshot.Snapshot, facts *dataplaneFacts) []flannelDS 
 			return true
 		}
 		for _, r := range facts.MasqRandomFully {
-			if r.Agent == "flannel" && len(c.Command) == 0 && r.imageRE.MatchString(check.ImageName(c.Image)) {
+			if r.Agent == "flannel" && len(c.Command) == 0 && r.imageRE.MatchString(imageRepo(c.Image)) {
 				return true
 			}
 		}
@@ -835,62 +839,134 @@ func vxlanFinding(s *snapshot.Snapshot, o overlay, r *vxlanOffloadRow, proxies m
 
 func masqFindings(ctx *check.Context, facts *dataplaneFacts, fls []flannelDS) []finding.Finding {
 	var out []finding.Finding
-	for _, fl := range fls {
-		for i := range facts.MasqRandomFully {
-			r := &facts.MasqRandomFully[i]
-			if r.Agent != "flannel" {
-				continue
+	for i := range facts.MasqRandomFully {
+		r := &facts.MasqRandomFully[i]
+		switch r.Agent {
+		case "flannel":
+			for _, fl := range fls {
+				if f, ok := flannelMasq(ctx, fl, r); ok {
+					out = append(out, f)
+				}
 			}
-			on, known := flagOn(ctx, fl, r.MasqFlag)
-			if !known {
-				ctx.Incomplete(ruleMasqRandom, "DaemonSet %s/%s takes %s from a value that is not in the input",
-					fl.ds.Namespace, fl.ds.Name, r.MasqFlag)
-				continue
-			}
-			if !on {
-				continue
-			}
-			if f, ok := masqFinding(ctx, fl, r); ok {
-				out = append(out, f)
-			}
+		case "calico":
+			out = append(out, calicoMasq(ctx, r)...)
 		}
 	}
 	return out
 }
 
-func masqFinding(ctx *check.Context, fl flannelDS, r *masqRandomFullyRow) (finding.Finding, bool) {
-	d := fl.ds
-	var why string
-	switch _, tag, _ := check.ImageParts(fl.image); {
-	case r.DisableFlag != "" && disabled(ctx, fl, r.DisableFlag):
-		why = fmt.Sprintf("DaemonSet %s/%s sets %s and %s", d.Namespace, d.Name, r.MasqFlag, r.DisableFlag)
-	case !r.imageRE.MatchString(check.ImageName(fl.image)):
+func imageRepo(image string) string {
+	repo, _, _ := check.ImageParts(image)
+	return repo
+}
+
+// masqAgentVersion reads the release of an agent image the row knows; ok is
+// false, with a note, for other builds and unreadable tags.
+func masqAgentVersion(ctx *check.Context, d *appsv1.DaemonSet, image string, r *masqRandomFullyRow) (check.KubeVersion, bool) {
+	repo, tag, _ := check.ImageParts(image)
+	if !r.imageRE.MatchString(repo) {
 		ctx.Incomplete(ruleMasqRandom, "DaemonSet %s/%s runs %s from image %s, whose release kubegap cannot tell",
-			d.Namespace, d.Name, r.Agent, fl.image)
+			d.Namespace, d.Name, r.Agent, image)
+		return check.KubeVersion{}, false
+	}
+	v, ok := check.ParseKubeVersion(tag)
+	if !ok {
+		ctx.Incomplete(ruleMasqRandom, "DaemonSet %s/%s image %s carries no version tag kubegap can read",
+			d.Namespace, d.Name, image)
+	}
+	return v, ok
+}
+
+func flannelMasq(ctx *check.Context, fl flannelDS, r *masqRandomFullyRow) (finding.Finding, bool) {
+	d := fl.ds
+	on, known := flagOn(ctx, fl, r.MasqFlag)
+	if !known {
+		ctx.Incomplete(ruleMasqRandom, "DaemonSet %s/%s takes %s from a value that is not in the input",
+			d.Namespace, d.Name, r.MasqFlag)
+	}
+	if !on {
 		return finding.Finding{}, false
-	default:
-		v, ok := check.ParseKubeVersion(tag)
-		if !ok {
-			ctx.Incomplete(ruleMasqRandom, "DaemonSet %s/%s image %s carries no version tag kubegap can read",
-				d.Namespace, d.Name, fl.image)
-			return finding.Finding{}, false
+	}
+	if r.DisableFlag != "" && disabled(ctx, fl, r.DisableFlag) {
+		return masqFinding(d, fl.image, r, fmt.Sprintf("DaemonSet %s/%s sets %s and %s", d.Namespace, d.Name,
+			r.MasqFlag, r.DisableFlag)), true
+	}
+	v, ok := masqAgentVersion(ctx, d, fl.image, r)
+	if !ok || fixedIn(v, r.fixedIn) {
+		return finding.Finding{}, false
+	}
+	return masqFinding(d, fl.image, r, fmt.Sprintf("DaemonSet %s/%s sets %s and runs flannel %s, before %s",
+		d.Namespace, d.Name, r.MasqFlag, v.String(), versionsText(r.fixedIn))), true
+}
+
+// calicoMasq: calico-node releases before the fix, when an enabled IPPool
+// has natOutgoing.
+func calicoMasq(ctx *check.Context, r *masqRandomFullyRow) []finding.Finding {
+	var out []finding.Finding
+	var pool string
+	var poolsRead bool
+	for i := range ctx.Snapshot.DaemonSets {
+		d := &ctx.Snapshot.DaemonSets[i]
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if !r.imageRE.MatchString(imageRepo(c.Image)) {
+				continue
+			}
+			v, ok := masqAgentVersion(ctx, d, c.Image, r)
+			if !ok || fixedIn(v, r.fixedIn) {
+				break
+			}
+			if !poolsRead {
+				pool, poolsRead = natOutgoingPool(ctx), true
+			}
+			if pool != "" {
+				out = append(out, masqFinding(d, c.Image, r, fmt.Sprintf("DaemonSet %s/%s runs calico-node %s, before %s; %s",
+					d.Namespace, d.Name, v.String(), versionsText(r.fixedIn), pool)))
+			}
+			break
 		}
-		if !v.Less(r.fixedIn) {
-			return finding.Finding{}, false
+	}
+	return out
+}
+
+// natOutgoingPool names an enabled IPPool with natOutgoing, "" if none;
+// IPPools not in the input leave a note.
+func natOutgoingPool(ctx *check.Context) string {
+	for _, p := range ctx.Snapshot.CustomObjects(snapshot.CalicoIPPools) {
+		nat, _, _ := unstructured.NestedBool(p.Object, "spec", "natOutgoing")
+		off, _, _ := unstructured.NestedBool(p.Object, "spec", "disabled")
+		if nat && !off {
+			return fmt.Sprintf("IPPool %s has natOutgoing", p.GetName())
 		}
-		why = fmt.Sprintf("DaemonSet %s/%s sets %s and runs %s %s, older than %s", d.Namespace, d.Name, r.MasqFlag,
-			r.Agent, v.String(), r.fixedIn.String())
+	}
+	if !ctx.Complete(snapshot.CalicoIPPools) {
+		ctx.Incomplete(ruleMasqRandom, "Calico IPPools (crd.projectcalico.org) are not in the input, so whether Calico masquerades is unknown")
+	}
+	return ""
+}
+
+func versionsText(vs []check.KubeVersion) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.String()
+	}
+	return strings.Join(out, " or ")
+}
+
+func masqFinding(d *appsv1.DaemonSet, image string, r *masqRandomFullyRow, why string) finding.Finding {
+	fix := fmt.Sprintf("Run %s %s or later", r.Agent, versionsText(r.fixedIn))
+	if r.DisableFlag != "" {
+		fix += " without " + r.DisableFlag
 	}
 	return finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case},
 		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", d)},
 		Title:   fmt.Sprintf("%s masquerades pod traffic without fully random source ports", r.Agent),
 		Message: strings.TrimSpace(r.Note),
-		Evidence: []string{why, fmt.Sprintf("DaemonSet %s/%s image %s", d.Namespace, d.Name, fl.image),
+		Evidence: []string{why, fmt.Sprintf("DaemonSet %s/%s image %s", d.Namespace, d.Name, image),
 			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))},
-		Remediation: fmt.Sprintf("Run %s %s or later without %s, so its MASQUERADE rules use --random-fully; watch the "+
-			"conntrack insert_failed counter on busy nodes.", r.Agent, r.fixedIn.String(), r.DisableFlag),
-	}, true
+		Remediation: fix + ", so its MASQUERADE rules use --random-fully (the iptables in the image must support it); " +
+			"watch the conntrack insert_failed counter on busy nodes.",
+	}
 }
 
 // disabled: the agent turns --random-fully off; a value kubegap cannot

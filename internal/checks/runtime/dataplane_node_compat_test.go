@@ -140,7 +140,7 @@ func TestDataplaneOverlayGap(t *testing.T) {
 	masq := findingWith(fs, snatCase)
 	if len(masq) != 1 || masq[0].Severity != finding.Medium ||
 		!checktest.HasObject(masq, "DaemonSet", "kube-flannel", "kube-flannel-ds") ||
-		!strings.Contains(strings.Join(masq[0].Evidence, "\n"), "0.10.0, older than 0.11.0") {
+		!strings.Contains(strings.Join(masq[0].Evidence, "\n"), "flannel 0.10.0, before 0.11.0") {
 		t.Errorf("masquerade finding: %+v, want one medium naming the flannel 0.10.0 DaemonSet", masq)
 	}
 	if len(ctx.Notes()) != 0 {
@@ -279,5 +279,35 @@ func TestDataplaneCalicoVXLAN(t *testing.T) {
 	fs, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
 	if _, ok := ctx.Notes()[ruleVXLANOffload]; !ok || len(findingWith(fs, vxlanCase)) != 0 {
 		t.Errorf("no IPPools in the input: findings %+v, notes %v; want a partial rule", fs, ctx.Notes())
+	}
+}
+
+// Calico masquerades for IPPools with natOutgoing; Felix uses
+// --random-fully from 3.2.4 and 3.3.0.
+func TestDataplaneCalicoMasquerade(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-gap.yaml"))
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "calico-node" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	for image, want := range map[string]int{"quay.io/calico/node:v3.2.3": 1, "quay.io/calico/node:v3.2.4": 0,
+		"quay.io/calico/node:v3.1.6": 1, "quay.io/calico/node:v3.3.0": 0, "docker.io/calico/node:v3.18.4": 0} {
+		c.Image = image
+		fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+		got := findingWith(fs, snatCase)
+		if len(got) != want || len(ctx.Notes()) != 0 {
+			t.Errorf("%s: %+v, notes %v; want %d masquerade findings", image, got, ctx.Notes(), want)
+		}
+		if want == 1 && (!checktest.HasObject(got, "DaemonSet", "kube-system", "calico-node") ||
+			!strings.Contains(got[0].Evidence[0], "IPPool default-ipv4-ippool has natOutgoing")) {
+			t.Errorf("%s: %+v, want calico-node and the natOutgoing pool named", image, got)
+		}
+	}
+	c.Image = "quay.io/calico/node:v3.2.3"
+	for _, p := range s.CustomObjects(snapshot.CalicoIPPools) {
+		if err := unstructured.SetNestedField(p.Object, false, "spec", "natOutgoing"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s); len(findingWith(fs, snatCase)) != 0 {
+		t.Errorf("no natOutgoing pool: %+v, want no masquerade finding", fs)
 	}
 }
