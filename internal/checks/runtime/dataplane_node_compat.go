@@ -944,6 +944,9 @@ func natOutgoingPool(ctx *check.Context) string {
 	return ""
 }
 
+// agentNames are the masquerading agents as titles name them.
+var agentNames = map[string]string{"flannel": "Flannel", "calico": "Calico"}
+
 func versionsText(vs []check.KubeVersion) string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
@@ -960,7 +963,7 @@ func masqFinding(d *appsv1.DaemonSet, image string, r *masqRandomFullyRow, why s
 	return finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case},
 		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", d)},
-		Title:   fmt.Sprintf("%s masquerades pod traffic without fully random source ports", r.Agent),
+		Title:   fmt.Sprintf("%s masquerades pod traffic without fully random source ports", agentNames[r.Agent]),
 		Message: strings.TrimSpace(r.Note),
 		Evidence: []string{why, fmt.Sprintf("DaemonSet %s/%s image %s", d.Namespace, d.Name, image),
 			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))},
