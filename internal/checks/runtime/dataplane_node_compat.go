@@ -463,10 +463,10 @@ func ascending(list []string) ([]check.KubeVersion, bool) {
 	return out, len(out) > 0
 }
 
-// fixedIn reports whether v carries a fix whose first release in each
+// carriesFix reports whether v carries a fix whose first release in each
 // minor is listed: a minor newer than the last listed carries it, an
 // older minor that is not listed does not.
-func fixedIn(v check.KubeVersion, firsts []check.KubeVersion) bool {
+func carriesFix(v check.KubeVersion, firsts []check.KubeVersion) bool {
 	for _, f := range firsts {
 		if v.Major == f.Major && v.Minor == f.Minor {
 			return !v.Less(f)
@@ -478,7 +478,7 @@ func fixedIn(v check.KubeVersion, firsts []check.KubeVersion) bool {
 // kubeProxyAffected: from r.from on, and before the fix of v's minor; a
 // minor newer than the last listed carries the fix, an older one none.
 func (r *vxlanOffloadRow) kubeProxyAffected(v check.KubeVersion) bool {
-	return !v.Less(r.from) && !fixedIn(v, r.kpFixed)
+	return !v.Less(r.from) && !carriesFix(v, r.kpFixed)
 }
 
 // masqRandomFullyRow: a CNI agent whose masquerade rules use
@@ -731,7 +731,7 @@ func calicoOverlays(ctx *check.Context, r *vxlanOffloadRow) []overlay {
 	for i := range ctx.Snapshot.DaemonSets {
 		d := &ctx.Snapshot.DaemonSets[i]
 		image, v, ok := calicoNode(ctx, d, r)
-		if !ok || fixedIn(v, r.calicoFixed) {
+		if !ok || carriesFix(v, r.calicoFixed) {
 			continue
 		}
 		if !poolsRead {
@@ -892,7 +892,7 @@ func flannelMasq(ctx *check.Context, fl flannelDS, r *masqRandomFullyRow) (findi
 			r.MasqFlag, r.DisableFlag)), true
 	}
 	v, ok := masqAgentVersion(ctx, d, fl.image, r)
-	if !ok || fixedIn(v, r.fixedIn) {
+	if !ok || carriesFix(v, r.fixedIn) {
 		return finding.Finding{}, false
 	}
 	return masqFinding(d, fl.image, r, fmt.Sprintf("DaemonSet %s/%s sets %s and runs flannel %s, before %s",
@@ -912,7 +912,7 @@ func calicoMasq(ctx *check.Context, r *masqRandomFullyRow) []finding.Finding {
 				continue
 			}
 			v, ok := masqAgentVersion(ctx, d, c.Image, r)
-			if !ok || fixedIn(v, r.fixedIn) {
+			if !ok || carriesFix(v, r.fixedIn) {
 				break
 			}
 			if !poolsRead {
