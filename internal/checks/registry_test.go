@@ -114,8 +114,6 @@ var uncitedDetectable = map[string]string{
 	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":       "node-disk-drift check: not built",
-	"vxlan-checksum-offload-63s-service-delay-2020":                      "CHK-19 dataplane-node-compat: affected kernels not sourced",
-	"xing-conntrack-snat-race-connection-timeouts-2018":                  "CHK-19 dataplane-node-compat: fixed kernels not sourced",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting

@@ -18,9 +18,10 @@ import (
 // runtimeVersionsRBACSnapshot is largeSnapshot (5,000 nodes, 100,000 pods)
 // with what the runtime, versions and rbac checks read: node runtimes,
 // kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker or
-// Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, a
-// Cilium agent pod on every node, a Docker socket mount on every 50th pod,
-// an old Kiali image on every 100th,
+// Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, Flannel
+// 0.10.0 with --ip-masq and a VXLAN backend, a Cilium agent pod on every
+// node, a Docker socket mount on every 50th pod, an old Kiali image on
+// every 100th,
 // etcd and ingress-nginx in kube-system, and 2,000 ClusterRoles with their
 // bindings, one of them aggregated.
 func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
@@ -76,6 +77,15 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 		Spec: appsv1.DaemonSetSpec{Template: tmpl("quay.io/cilium/cilium:v1.20.1", "cilium")}},
 		appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
 			Spec: appsv1.DaemonSetSpec{Template: tmpl("k8s.gcr.io/kube-proxy:v1.16.15", "kube-proxy", "--proxy-mode=ipvs")}})
+	flannel := tmpl("quay.io/coreos/flannel:v0.10.0-amd64", "flannel", "--ip-masq", "--kube-subnet-mgr")
+	flannel.Spec.Containers[0].Command = []string{"/opt/bin/flanneld"}
+	flannel.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "flannel-cfg", MountPath: "/etc/kube-flannel/"}}
+	flannel.Spec.Volumes = []corev1.Volume{{Name: "flannel-cfg", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-flannel-cfg"}}}}}
+	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-flannel-ds", Namespace: "kube-flannel"},
+		Spec: appsv1.DaemonSetSpec{Template: flannel}})
+	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-flannel-cfg", Namespace: "kube-flannel"},
+		Data: map[string]string{"net-conf.json": `{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}`}})
 	var etcd []corev1.Pod
 	for i := range 3 {
 		etcd = append(etcd, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system"},

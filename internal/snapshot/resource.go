@@ -117,6 +117,7 @@ var (
 		Kind: "Application", Namespaced: true, Custom: true}
 	ArgoApplicationSets = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets",
 		Kind: "ApplicationSet", Namespaced: true, Custom: true}
+	CalicoIPPools = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools", Kind: "IPPool", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -134,12 +135,16 @@ var (
 )
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
-// cluster CA bundle every namespace gets, service-mesh trust roots, and the
-// kube-proxy, CoreDNS and ingress-nginx settings.
+// cluster CA bundle every namespace gets, service-mesh trust roots, the
+// kube-proxy, CoreDNS and ingress-nginx settings, and Flannel's and Canal's
+// network configuration (net-conf.json), where the manifests put it.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
 	"kube-system/coredns",
+	"kube-flannel/kube-flannel-cfg",
+	"kube-system/kube-flannel-cfg",
+	"kube-system/canal-config",
 	"istio-system/istio-ca-root-cert",
 	"linkerd/linkerd-identity-trust-roots",
 	// ingress-nginx's settings (ssl-protocols, ssl-ciphers), under the name
@@ -159,7 +164,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
 	}

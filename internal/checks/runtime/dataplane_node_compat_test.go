@@ -5,8 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // findingNodes are the Node objects a finding names, sorted.
@@ -108,5 +115,199 @@ func TestDataplaneNodeCompatImages(t *testing.T) {
 		if got := findingWith(fs, "kube-proxy-iptables-legacy-vs-nft-mismatch-2018"); len(got) != want {
 			t.Errorf("%s: %d backend findings, want %d", image, len(got), want)
 		}
+	}
+}
+
+const (
+	vxlanCase = "vxlan-checksum-offload-63s-service-delay-2020"
+	snatCase  = "xing-conntrack-snat-race-connection-timeouts-2018"
+)
+
+func TestDataplaneOverlayGap(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	fs, ctx, ok := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if !ok || len(fs) != 2 {
+		t.Fatalf("evaluated %v, %d findings (%+v), want 2", ok, len(fs), fs)
+	}
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || vx[0].Severity != finding.Medium ||
+		!slices.Equal(findingNodes(vx[0]), []string{"centos-0", "xenial-0"}) ||
+		!checktest.HasObject(vx, "DaemonSet", "kube-flannel", "kube-flannel-ds") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "Backend Type vxlan") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "kube-proxy 1.17.4") {
+		t.Errorf("VXLAN finding: %+v, want one medium naming centos-0 and xenial-0 and the flannel DaemonSet", vx)
+	}
+	masq := findingWith(fs, snatCase)
+	if len(masq) != 1 || masq[0].Severity != finding.Medium ||
+		!checktest.HasObject(masq, "DaemonSet", "kube-flannel", "kube-flannel-ds") ||
+		!strings.Contains(strings.Join(masq[0].Evidence, "\n"), "flannel 0.10.0, before 0.11.0") {
+		t.Errorf("masquerade finding: %+v, want one medium naming the flannel 0.10.0 DaemonSet", masq)
+	}
+	if len(ctx.Notes()) != 0 {
+		t.Errorf("notes %v on a complete input", ctx.Notes())
+	}
+}
+
+func TestDataplaneOverlayClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-clean.yaml"))
+	fs, ctx, ok := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// Open world: the flannel ConfigMap is not in the input, so the backend is
+// unknown and the overlay rule is partial; the masquerade rule, which
+// needs only the DaemonSet, still fires.
+func TestDataplaneOverlayUnknownBackendIsPartial(t *testing.T) {
+	s := checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml")
+	s.ConfigMaps = nil
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleVXLANOffload]; !ok {
+		t.Errorf("no note on %s without the flannel ConfigMap: %v", ruleVXLANOffload, ctx.Notes())
+	}
+	if len(findingWith(fs, vxlanCase)) != 0 || len(findingWith(fs, snatCase)) != 1 {
+		t.Errorf("findings %+v, want only the masquerade one", fs)
+	}
+	// Complete ConfigMaps without it: it does not exist, still not a pass.
+	s = checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	s.ConfigMaps = nil
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if n, ok := ctx.Notes()[ruleVXLANOffload]; !ok || !strings.Contains(n.Reason, "does not exist") {
+		t.Errorf("note %+v, want the missing ConfigMap named", n)
+	}
+}
+
+// Without a kube-proxy DaemonSet (kube-proxy on the host) the kubelet's
+// version stands in; a host-gw backend is not judged.
+func TestDataplaneOverlayKubeletAndBackend(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-gap.yaml"))
+	s.DaemonSets = slices.DeleteFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "kube-proxy" })
+	fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || !strings.Contains(strings.Join(vx[0].Evidence, "\n"), "kubelet (no kube-proxy image version") {
+		t.Errorf("VXLAN finding from kubelet versions: %+v", vx)
+	}
+	s.ConfigMaps[0].Data["net-conf.json"] = `{"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}`
+	fs, _, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if got := findingWith(fs, vxlanCase); len(got) != 0 {
+		t.Errorf("host-gw backend: %+v, want no VXLAN finding", got)
+	}
+}
+
+// Canal sets --ip-masq through FLANNELD_IP_MASQ from canal-config; the
+// disable flag brings the race back on any release.
+func TestDataplaneMasqueradeFlags(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/overlay-clean.yaml"))
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "kube-flannel-ds" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	c.Image = "ghcr.io/flannel-io/flannel:v0.28.0"
+	c.Args = []string{"--kube-subnet-mgr", "--ip-masq-fully-random-disable"}
+	c.Env = []corev1.EnvVar{{Name: "FLANNELD_IP_MASQ", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "canal-config"}, Key: "masquerade"}}}}
+	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-flannel", Name: "canal-config"},
+		Data: map[string]string{"masquerade": "true"}})
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if len(ctx.Notes()) != 0 {
+		t.Errorf("notes %v with FLANNELD_IP_MASQ readable", ctx.Notes())
+	}
+	if got := findingWith(fs, snatCase); len(got) != 1 || !strings.Contains(got[0].Evidence[0], "--ip-masq-fully-random-disable") {
+		t.Errorf("disable flag: %+v, want one masquerade finding naming it", got)
+	}
+	c.Args = []string{"--kube-subnet-mgr"}
+	fs, _, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if got := findingWith(fs, snatCase); len(got) != 0 {
+		t.Errorf("0.28.0 with random-fully: %+v, want none", got)
+	}
+	s.ConfigMaps = s.ConfigMaps[:len(s.ConfigMaps)-1]
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleMasqRandom]; !ok {
+		t.Errorf("FLANNELD_IP_MASQ from a ConfigMap not in the input must leave %s partial", ruleMasqRandom)
+	}
+}
+
+func TestVXLANKubeProxyRange(t *testing.T) {
+	f, err := loadDataplaneFacts()
+	if err != nil || len(f.VXLANOffload) != 1 {
+		t.Fatalf("facts: %v", err)
+	}
+	r := &f.VXLANOffload[0]
+	for v, want := range map[string]bool{"1.15.12": false, "1.16.15": true, "1.17.8": true, "1.17.9": false,
+		"1.18.5": true, "1.18.6": false, "1.19.0": false, "1.30.1": false} {
+		k, _ := check.ParseKubeVersion(v)
+		if got := r.kubeProxyAffected(k); got != want {
+			t.Errorf("kube-proxy %s affected %v, want %v", v, got, want)
+		}
+	}
+}
+
+// Calico before 3.19.2 with an enabled VXLAN IPPool is judged like Flannel;
+// 3.19.2 and 3.20.0 turn the offload off themselves, a pool in IP-in-IP
+// mode is no overlay here, and IPPools not in the input leave the rule
+// partial.
+func TestDataplaneCalicoVXLAN(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-gap.yaml"))
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || !slices.Equal(findingNodes(vx[0]), []string{"centos-0", "xenial-0"}) ||
+		!checktest.HasObject(vx, "DaemonSet", "kube-system", "calico-node") ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "IPPool default-ipv4-ippool: vxlanMode Always") ||
+		len(ctx.Notes()) != 0 {
+		t.Fatalf("Calico 3.18.4: %+v, notes %v; want one finding naming calico-node, centos-0 and xenial-0", vx, ctx.Notes())
+	}
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "calico-node" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	for image, want := range map[string]int{"docker.io/calico/node:v3.19.1": 1, "docker.io/calico/node:v3.19.2": 0,
+		"quay.io/calico/node:v3.20.0": 0, "rancher/mirrored-calico-node:v3.17.2": 1, "docker.io/calico/node:v3.26.1": 0} {
+		c.Image = image
+		fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+		if got := len(findingWith(fs, vxlanCase)); got != want {
+			t.Errorf("%s: %d VXLAN findings, want %d", image, got, want)
+		}
+	}
+	c.Image = "docker.io/calico/node:v3.18.4"
+	for _, p := range s.CustomObjects(snapshot.CalicoIPPools) {
+		if err := unstructured.SetNestedField(p.Object, "Never", "spec", "vxlanMode"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s); len(findingWith(fs, vxlanCase)) != 0 {
+		t.Errorf("IPPools without VXLAN: %+v, want no VXLAN finding", fs)
+	}
+	s = checktest.Load(t, "dataplane-node-compat/calico-gap.yaml")
+	s.Custom = nil
+	fs, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleVXLANOffload]; !ok || len(findingWith(fs, vxlanCase)) != 0 {
+		t.Errorf("no IPPools in the input: findings %+v, notes %v; want a partial rule", fs, ctx.Notes())
+	}
+}
+
+// Calico masquerades for IPPools with natOutgoing; Felix uses
+// --random-fully from 3.2.4 and 3.3.0.
+func TestDataplaneCalicoMasquerade(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-gap.yaml"))
+	i := slices.IndexFunc(s.DaemonSets, func(d appsv1.DaemonSet) bool { return d.Name == "calico-node" })
+	c := &s.DaemonSets[i].Spec.Template.Spec.Containers[0]
+	for image, want := range map[string]int{"quay.io/calico/node:v3.2.3": 1, "quay.io/calico/node:v3.2.4": 0,
+		"quay.io/calico/node:v3.1.6": 1, "quay.io/calico/node:v3.3.0": 0, "docker.io/calico/node:v3.18.4": 0} {
+		c.Image = image
+		fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+		got := findingWith(fs, snatCase)
+		if len(got) != want || len(ctx.Notes()) != 0 {
+			t.Errorf("%s: %+v, notes %v; want %d masquerade findings", image, got, ctx.Notes(), want)
+		}
+		if want == 1 && (!checktest.HasObject(got, "DaemonSet", "kube-system", "calico-node") ||
+			!strings.Contains(got[0].Evidence[0], "IPPool default-ipv4-ippool has natOutgoing")) {
+			t.Errorf("%s: %+v, want calico-node and the natOutgoing pool named", image, got)
+		}
+	}
+	c.Image = "quay.io/calico/node:v3.2.3"
+	for _, p := range s.CustomObjects(snapshot.CalicoIPPools) {
+		if err := unstructured.SetNestedField(p.Object, false, "spec", "natOutgoing"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s); len(findingWith(fs, snatCase)) != 0 {
+		t.Errorf("no natOutgoing pool: %+v, want no masquerade finding", fs)
 	}
 }

@@ -521,6 +521,7 @@ COUNTED_RESOURCES = [("events.events.k8s.io", "EventList")]
 # The ConfigMaps kubegap reads by name (internal/snapshot NamedConfigMaps).
 NAMED_CONFIGMAPS = [
     "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
+    "kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg", "kube-system/canal-config",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
     "ingress-nginx/ingress-nginx-controller",
 ]
