@@ -8,6 +8,7 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		cpuLimitCFSKernelCheck(),
+		nodeDiskDriftCheck(),
 		nodeReservationCheck(),
 	}
 }

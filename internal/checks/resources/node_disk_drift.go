@@ -1,0 +1,236 @@
+package resources
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+//go:embed data/node-disk-drift.yaml
+var diskDriftYAML []byte
+
+type diskDriftFacts struct {
+	Facts    []factRow `json:"facts"`
+	Observed []factRow `json:"observed"`
+}
+
+var loadDiskDrift = sync.OnceValues(func() (*diskDriftFacts, error) {
+	var f diskDriftFacts
+	if err := yaml.UnmarshalStrict(diskDriftYAML, &f); err != nil {
+		return nil, fmt.Errorf("reading node disk facts: %w", err)
+	}
+	return &f, nil
+})
+
+// Rules of node-disk-drift.
+const (
+	ruleDiskDrift    = "disk-drift"
+	ruleDiskPressure = "disk-pressure"
+
+	diskDriftID   = "node-disk-drift"
+	mojDiskCase   = "moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023"
+	driftFraction = 2 // policy: flagged under 1/driftFraction of the largest disk
+)
+
+// instanceTypeLabels name a node's machine type; the beta label is what
+// older kubelets set.
+var instanceTypeLabels = [...]string{"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"}
+
+func nodeDiskDriftCheck() check.Check {
+	return check.Check{
+		ID:       diskDriftID,
+		Title:    "Nodes of one machine type with far less disk than their peers, and nodes under disk pressure",
+		Severity: finding.High,
+		Description: "Groups nodes by instance type (by pool when no instance-type label is set) and compares their " +
+			"ephemeral-storage capacity. Medium: a node with under half the disk of the largest node of its type, " +
+			"since the same machine type with a smaller disk points at a changed launch template, disk size default " +
+			"or node image rather than at hardware, and the workloads drained onto it may no longer fit their " +
+			"images and logs (a heuristic line). High: nodes reporting the DiskPressure condition, on which the " +
+			"kubelet is evicting pods regardless of PodDisruptionBudgets. How much disk the images need is not " +
+			"judged: kubegap drops the nodes' image lists to save memory.",
+		Reads: check.Needs(snapshot.Nodes),
+		Rules: []check.Rule{
+			{ID: ruleDiskDrift, Summary: "Nodes with under half the ephemeral storage of the largest node of their instance type",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleDiskPressure, Summary: "Nodes reporting DiskPressure",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
+		},
+		Cases: []string{mojDiskCase},
+		Run:   runNodeDiskDrift,
+	}
+}
+
+// diskGroup names the set of nodes whose disks should match: the instance
+// type, or the pool when no label names the type.
+func diskGroup(n *corev1.Node) string {
+	for _, l := range instanceTypeLabels {
+		if v := n.Labels[l]; v != "" {
+			return "instance type " + v
+		}
+	}
+	if p := check.NodePool(n); p != "" {
+		return "pool " + p
+	}
+	return ""
+}
+
+type diskNode struct {
+	node *corev1.Node
+	disk int64
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+
+func runNodeDiskDrift(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadDiskDrift()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 {
+		return nil, check.NotEvaluated("the input has no Nodes")
+	}
+	groups := map[string][]diskNode{}
+	var pressure []*corev1.Node
+	unknown := 0
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if diskPressure(n) {
+			pressure = append(pressure, n)
+		}
+		q, ok := n.Status.Capacity[corev1.ResourceEphemeralStorage]
+		g := diskGroup(n)
+		if !ok || q.Value() <= 0 || g == "" {
+			unknown++
+			continue
+		}
+		groups[g] = append(groups[g], diskNode{n, q.Value()})
+	}
+	if unknown > 0 {
+		ctx.Incomplete(ruleDiskDrift, "%s report no ephemeral-storage capacity, instance type or pool", check.Plural(unknown, "node", "nodes"))
+	}
+	if !ctx.Complete(snapshot.Nodes) {
+		ctx.Incomplete(ruleDiskDrift, "only the nodes in the input were compared; a larger peer may be missing from it")
+	}
+	ev := factsText(facts)
+	var out []finding.Finding
+	if f, ok := pressureFinding(pressure, ev); ok {
+		out = append(out, f)
+	}
+	return append(out, driftFindings(groups, ev)...), nil
+}
+
+func diskPressure(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeDiskPressure {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func factsText(f *diskDriftFacts) []string {
+	var out []string
+	for _, r := range append(append([]factRow{}, f.Facts...), f.Observed...) {
+		out = append(out, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
+	}
+	return out
+}
+
+func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, bool) {
+	if len(nodes) == 0 {
+		return finding.Finding{}, false
+	}
+	refs, more := check.NodeRefs(nodes)
+	var ev []string
+	for i, n := range nodes {
+		if i == check.MaxEvidence {
+			break
+		}
+		ev = append(ev, fmt.Sprintf("Node %s (%s): condition DiskPressure=True", n.Name, orNone(check.NodePool(n))))
+	}
+	return finding.Finding{
+		Check: diskDriftID, Rule: ruleDiskPressure, Severity: finding.High,
+		Title: fmt.Sprintf("%s report DiskPressure%s", check.Plural(len(nodes), "node", "nodes"), check.MoreText(more)),
+		Message: "The kubelet on these nodes has found its root or image filesystem under the eviction threshold: it " +
+			"removes unused images and evicts pods without regard to PodDisruptionBudgets, and image pulls can " +
+			"fail with \"no space left on device\".",
+		Objects: refs, Evidence: append(ev, facts[:2]...),
+		Remediation: "Free or grow the nodes' disks (the launch template or node pool disk size); find what fills them " +
+			"(images, container logs, emptyDir volumes) before more workloads land there.",
+		Cases: []string{mojDiskCase},
+	}, true
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no pool label"
+	}
+	return s
+}
+
+// driftFindings flags, per group, the nodes with under 1/driftFraction of
+// the group's largest disk.
+func driftFindings(groups map[string][]diskNode, facts []string) []finding.Finding {
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	var out []finding.Finding
+	for _, g := range names {
+		if f, ok := driftFinding(g, groups[g], facts); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func driftFinding(group string, nodes []diskNode, facts []string) (finding.Finding, bool) {
+	largest := nodes[0]
+	for _, d := range nodes {
+		if d.disk > largest.disk {
+			largest = d
+		}
+	}
+	var small []*corev1.Node
+	var ev []string
+	for _, d := range nodes {
+		if d.disk*driftFraction >= largest.disk {
+			continue
+		}
+		small = append(small, d.node)
+		if len(ev) < check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("Node %s (%s): ephemeral-storage %s", d.node.Name, orNone(check.NodePool(d.node)), gib(d.disk)))
+		}
+	}
+	if len(small) == 0 {
+		return finding.Finding{}, false
+	}
+	sort.Slice(small, func(i, j int) bool { return small[i].Name < small[j].Name })
+	refs, more := check.NodeRefs(small)
+	ev = append([]string{fmt.Sprintf("largest of %s: Node %s (%s) with %s", group, largest.node.Name,
+		orNone(check.NodePool(largest.node)), gib(largest.disk))}, ev...)
+	return finding.Finding{
+		Check: diskDriftID, Rule: ruleDiskDrift, Severity: finding.Medium,
+		Title: fmt.Sprintf("%s of %s have under half the disk of their largest peer%s",
+			check.Plural(len(small), "node", "nodes"), group, check.MoreText(more)),
+		Message: "Nodes of the same machine type normally get the same root disk. A node with a fraction of its " +
+			"peers' disk points at a changed launch template, node pool disk size or module default; the " +
+			"workloads moved onto it pull the same images and write the same logs, and can fill it: failed image " +
+			"pulls and DiskPressure evictions follow.",
+		Objects: refs, Evidence: append(ev, facts...),
+		Remediation: "Compare the launch template or node pool disk settings of the old and new nodes before draining " +
+			"onto the smaller ones; keep the old pool until the new one has run the real workloads.",
+		Cases: []string{mojDiskCase},
+	}, true
+}
