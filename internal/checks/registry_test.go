@@ -125,7 +125,6 @@ var uncitedDetectable = map[string]string{
 	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"kube-proxy-iptables-legacy-vs-nft-mismatch-2018":                    "CHK-19 dataplane-node-compat: iptables backend table not sourced",
 	"kube-proxy-ipvs-conntrack-reuse-2019":                               "CHK-19 dataplane-node-compat: fixed kernels not sourced",
-	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",
 	"moj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":  "external-dns annotation check: annotation pairs not sourced",
 	"moj-cloud-platform-ingress-nginx-upgrade-drops-legacy-tls-2020":     "ingress TLS-defaults check: ingress-nginx ConfigMap not read",
 	"moonlight-cpu-colocation-kernel-panic-2019":                         "replica-spread check: not built (critical-addon-colocation covers add-ons only)",

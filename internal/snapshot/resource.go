@@ -128,14 +128,18 @@ var (
 )
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
-// cluster CA bundle every namespace gets, service-mesh trust roots, and the
-// kube-proxy and CoreDNS settings.
+// cluster CA bundle every namespace gets, service-mesh trust roots, the
+// kube-proxy and CoreDNS settings, and the descheduler's policy.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
 	"kube-system/coredns",
 	"istio-system/istio-ca-root-cert",
 	"linkerd/linkerd-identity-trust-roots",
+	// The descheduler's policy: the Helm chart's ConfigMap when the release
+	// is named descheduler, and the plain manifests' one.
+	"kube-system/descheduler",
+	"kube-system/descheduler-policy-configmap",
 }
 
 // Known lists every resource kubegap can read, in the order reports list them.

@@ -10,6 +10,7 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		criticalAddonColocationCheck(),
+		deschedulerEvictsCordonedCheck(),
 		disruptionExposureCheck(),
 	}
 }

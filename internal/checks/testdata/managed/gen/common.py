@@ -522,6 +522,7 @@ COUNTED_RESOURCES = [("events.events.k8s.io", "EventList")]
 NAMED_CONFIGMAPS = [
     "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
+    "kube-system/descheduler", "kube-system/descheduler-policy-configmap",
 ]
 # Memory each provider holds back from allocatable: kube-reserved (and
 # system-reserved) plus the kubelet's hard eviction threshold, in KiB.
