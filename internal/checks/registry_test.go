@@ -110,7 +110,6 @@ var uncitedDetectable = map[string]string{
 	"adevinta-kiam-sdk-credential-latency-2019":                         "credential-broker check: kiam/kube2iam duration defaults not sourced",
 	"aks-125-cgroupv2-old-jre-memory-2023":                              "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"appfarm-gke-auto-upgrade-restart-storm-2023":                       "request-vs-usage headroom: needs the metrics API, not read",
-	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                "disruption-exposure extension: pool autoscaling minimum not in the snapshot",
 	"berkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":    "stuck-terminating-pods check: not built",
 	"berkeley-datahub-max-volume-count-pending-2017":                    "attach-limit check: CSINodes not in the snapshot",
 	"containerd-2-schema1-images-fail-to-pull-2024":                     "CHK-22 image-manifest-compat: needs registry reads",

@@ -129,7 +129,8 @@ var (
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
 // cluster CA bundle every namespace gets, service-mesh trust roots, the
-// kube-proxy and CoreDNS settings, and the descheduler's policy.
+// kube-proxy and CoreDNS settings, the descheduler's policy and
+// cluster-autoscaler's status.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
@@ -140,6 +141,8 @@ var NamedConfigMaps = []string{
 	// is named descheduler, and the plain manifests' one.
 	"kube-system/descheduler",
 	"kube-system/descheduler-policy-configmap",
+	// cluster-autoscaler's status: each node group's minimum and maximum.
+	"kube-system/cluster-autoscaler-status",
 }
 
 // Known lists every resource kubegap can read, in the order reports list them.

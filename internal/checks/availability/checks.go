@@ -12,5 +12,6 @@ func Checks() []check.Check {
 		criticalAddonColocationCheck(),
 		deschedulerEvictsCordonedCheck(),
 		disruptionExposureCheck(),
+		poolScalesToZeroCheck(),
 	}
 }

@@ -523,6 +523,7 @@ NAMED_CONFIGMAPS = [
     "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
     "kube-system/descheduler", "kube-system/descheduler-policy-configmap",
+    "kube-system/cluster-autoscaler-status",
 ]
 # Memory each provider holds back from allocatable: kube-reserved (and
 # system-reserved) plus the kubelet's hard eviction threshold, in KiB.
