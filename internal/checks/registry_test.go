@@ -111,7 +111,6 @@ var uncitedDetectable = map[string]string{
 	"aks-125-cgroupv2-old-jre-memory-2023":                              "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"appfarm-gke-auto-upgrade-restart-storm-2023":                       "request-vs-usage headroom: needs the metrics API, not read",
 	"berkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":    "stuck-terminating-pods check: not built",
-	"berkeley-datahub-max-volume-count-pending-2017":                    "attach-limit check: CSINodes not in the snapshot",
 	"containerd-2-schema1-images-fail-to-pull-2024":                     "CHK-22 image-manifest-compat: needs registry reads",
 	"datadog-oom-killer-namespace-deletion-2020":                        "aggregated-API availability check: not built",
 	"dfds-all-nodes-deleted-no-priority-classes-2019":                   "system-DaemonSet priority check: PriorityClasses not in the snapshot",

@@ -87,7 +87,10 @@ var (
 	PersistentVolumeClaims = Resource{Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true}
 	StorageClasses         = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Kind: "StorageClass"}
 	CSIDrivers             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers", Kind: "CSIDriver"}
-	CSIStorageCapacities   = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities",
+	// CSINodes are one small object per node: the CSI drivers on it and
+	// how many of each driver's volumes it can attach.
+	CSINodes             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes", Kind: "CSINode"}
+	CSIStorageCapacities = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities",
 		Kind: "CSIStorageCapacity", Namespaced: true}
 
 	HorizontalPodAutoscalers = Resource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers",
@@ -154,7 +157,7 @@ func Known() []Resource {
 		ValidatingWebhookConfigurations, MutatingWebhookConfigurations,
 		NetworkAttachmentDefinitions,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
-		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSIStorageCapacities,
+		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools,
