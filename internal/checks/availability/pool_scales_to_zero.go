@@ -45,7 +45,8 @@ func poolScalesToZeroCheck() check.Check {
 			"older text form) for node groups with minSize 0, matches each to the nodes whose pool label value its " +
 			"name contains (an inference), and flags Deployments and StatefulSets whose every running pod is on " +
 			"such a pool: when the autoscaler removes the pool's last node they all go at once and come back " +
-			"only after a cold node start (medium). Without the status ConfigMap the minimum is not visible: on " +
+			"only after a cold node start (medium). A min-0 group with nodes that no node's pool label matches is " +
+			"reported as not judged. Without the status ConfigMap the minimum is not visible: on " +
 			"GKE it is a node pool setting of the GKE API, and the rule is reported as not judged there. " +
 			"Karpenter NodePools, which have no minimum, are not judged.",
 		Reads: append(check.Needs(snapshot.ConfigMaps, snapshot.Nodes, snapshot.Pods),
@@ -64,7 +65,8 @@ type caStatus struct {
 	NodeGroups []struct {
 		Name   string `json:"name"`
 		Health struct {
-			MinSize *int `json:"minSize"`
+			MinSize             *int `json:"minSize"`
+			CloudProviderTarget int  `json:"cloudProviderTarget"`
 		} `json:"health"`
 	} `json:"nodeGroups"`
 }
@@ -72,17 +74,21 @@ type caStatus struct {
 var (
 	legacyGroupName = regexp.MustCompile(`^\s*Name:\s*(\S+)`)
 	legacyMinSize   = regexp.MustCompile(`minSize=(\d+)`)
+	legacyTarget    = regexp.MustCompile(`cloudProviderTarget=(\d+)`)
 )
 
-// groupMinimums returns each node group's minimum size, from the
+// groupSize is what the status says of a node group's size.
+type groupSize struct{ min, target int }
+
+// groupSizes returns each node group's minimum and target size, from the
 // structured status or, failing that, the text one.
-func groupMinimums(status string) map[string]int {
-	out := map[string]int{}
+func groupSizes(status string) map[string]groupSize {
+	out := map[string]groupSize{}
 	var st caStatus
 	if err := yaml.Unmarshal([]byte(status), &st); err == nil && len(st.NodeGroups) > 0 {
 		for _, g := range st.NodeGroups {
 			if g.Health.MinSize != nil {
-				out[g.Name] = *g.Health.MinSize
+				out[g.Name] = groupSize{*g.Health.MinSize, g.Health.CloudProviderTarget}
 			}
 		}
 		return out
@@ -94,29 +100,45 @@ func groupMinimums(status string) map[string]int {
 			continue
 		}
 		if m := legacyMinSize.FindStringSubmatch(line); m != nil && name != "" {
-			out[name], _ = strconv.Atoi(m[1])
+			var g groupSize
+			g.min, _ = strconv.Atoi(m[1])
+			if t := legacyTarget.FindStringSubmatch(line); t != nil {
+				g.target, _ = strconv.Atoi(t[1])
+			}
+			out[name] = g
 			name = ""
 		}
 	}
 	return out
 }
 
-// zeroPools maps the pool of each node in a min-0 group to the group name.
-func zeroPools(nodes []corev1.Node, mins map[string]int) map[string]string {
+// zeroPools maps the pool of each node in a min-0 group to the group
+// name, and lists the min-0 groups with nodes that no node's pool label
+// matches.
+func zeroPools(nodes []corev1.Node, sizes map[string]groupSize) (map[string]string, []string) {
 	out := map[string]string{}
+	matched := map[string]bool{}
 	for i := range nodes {
 		pool := check.NodePool(&nodes[i])
 		_, value, _ := strings.Cut(pool, "=")
 		if value == "" {
 			continue
 		}
-		for g, min := range mins {
-			if min == 0 && strings.Contains(g, value) {
+		for g, sz := range sizes {
+			if sz.min == 0 && strings.Contains(g, value) {
 				out[pool] = g
+				matched[g] = true
 			}
 		}
 	}
-	return out
+	var unmatched []string
+	for g, sz := range sizes {
+		if sz.min == 0 && sz.target > 0 && !matched[g] {
+			unmatched = append(unmatched, g)
+		}
+	}
+	sort.Strings(unmatched)
+	return out, unmatched
 }
 
 // workloadOf names a pod's Deployment or StatefulSet, or "" for others.
@@ -163,7 +185,11 @@ func runPoolScalesToZero(ctx *check.Context) ([]finding.Finding, error) {
 		noteNoStatus(ctx, s)
 		return nil, nil
 	}
-	pools := zeroPools(s.Nodes, groupMinimums(status.Data["status"]))
+	pools, unmatched := zeroPools(s.Nodes, groupSizes(status.Data["status"]))
+	if len(unmatched) > 0 {
+		ctx.Incomplete(ruleOnlyPool, "node groups with minSize 0 and nodes that no node's pool label matches: %s",
+			check.ListText(unmatched, check.MaxEvidence))
+	}
 	if len(pools) == 0 {
 		return nil, nil
 	}

@@ -50,8 +50,20 @@ func TestPoolScalesToZeroUnknown(t *testing.T) {
 
 func TestGroupMinimumsStructured(t *testing.T) {
 	status := "time: 2026-01-01\nautoscalerStatus: Running\nnodeGroups:\n- name: eks-core-1a2b\n  health:\n    status: Healthy\n    cloudProviderTarget: 1\n    minSize: 0\n    maxSize: 3\n- name: eks-apps-3c4d\n  health: {minSize: 2, maxSize: 9}\n"
-	got := groupMinimums(status)
-	if len(got) != 2 || got["eks-core-1a2b"] != 0 || got["eks-apps-3c4d"] != 2 {
+	got := groupSizes(status)
+	if len(got) != 2 || got["eks-core-1a2b"] != (groupSize{0, 1}) || got["eks-apps-3c4d"].min != 2 {
 		t.Errorf("got %v", got)
+	}
+}
+
+// A min-0 group with nodes that no node's pool label names is not judged.
+func TestPoolScalesToZeroUnmatchedGroup(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "pool-scales-to-zero/gap.yaml"))
+	for i := range s.Nodes {
+		delete(s.Nodes[i].Labels, "cloud.google.com/gke-nodepool")
+	}
+	fs, ctx, _ := checktest.Run(t, poolScalesToZeroCheck(), s)
+	if _, noted := ctx.Notes()[ruleOnlyPool]; len(fs) != 0 || !noted {
+		t.Errorf("findings %+v, notes %v", fs, ctx.Notes())
 	}
 }

@@ -55,8 +55,9 @@ func nodeDiskDriftCheck() check.Check {
 			"since the same machine type with a smaller disk points at a changed launch template, disk size default " +
 			"or node image rather than at hardware, and the workloads drained onto it may no longer fit their " +
 			"images and logs (a heuristic line). High: nodes reporting the DiskPressure condition, on which the " +
-			"kubelet is evicting pods regardless of PodDisruptionBudgets. How much disk the images need is not " +
-			"judged: kubegap drops the nodes' image lists to save memory.",
+			"kubelet is evicting pods regardless of PodDisruptionBudgets. Nodes with neither an instance-type nor a " +
+			"pool label have no known peers and are not compared. How much disk the images need is not judged: " +
+			"kubegap drops the nodes' image lists to save memory.",
 		Reads: check.Needs(snapshot.Nodes),
 		Rules: []check.Rule{
 			{ID: ruleDiskDrift, Summary: "Nodes with under half the ephemeral storage of the largest node of their instance type",
@@ -107,16 +108,19 @@ func runNodeDiskDrift(ctx *check.Context) ([]finding.Finding, error) {
 		if diskPressure(n) {
 			pressure = append(pressure, n)
 		}
-		q, ok := n.Status.Capacity[corev1.ResourceEphemeralStorage]
 		g := diskGroup(n)
-		if !ok || q.Value() <= 0 || g == "" {
+		if g == "" {
+			continue // no peers known: bare-metal nodes differ by design
+		}
+		q, ok := n.Status.Capacity[corev1.ResourceEphemeralStorage]
+		if !ok || q.Value() <= 0 {
 			unknown++
 			continue
 		}
 		groups[g] = append(groups[g], diskNode{n, q.Value()})
 	}
 	if unknown > 0 {
-		ctx.Incomplete(ruleDiskDrift, "%s report no ephemeral-storage capacity, instance type or pool", check.Plural(unknown, "node", "nodes"))
+		ctx.Incomplete(ruleDiskDrift, "%s report no ephemeral-storage capacity", check.Plural(unknown, "node", "nodes"))
 	}
 	if !ctx.Complete(snapshot.Nodes) {
 		ctx.Incomplete(ruleDiskDrift, "only the nodes in the input were compared; a larger peer may be missing from it")
@@ -164,7 +168,7 @@ func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, boo
 		Message: "The kubelet on these nodes has found its root or image filesystem under the eviction threshold: it " +
 			"removes unused images and evicts pods without regard to PodDisruptionBudgets, and image pulls can " +
 			"fail with \"no space left on device\".",
-		Objects: refs, Evidence: append(ev, facts[:2]...),
+		Objects: refs, Evidence: append(ev, facts...),
 		Remediation: "Free or grow the nodes' disks (the launch template or node pool disk size); find what fills them " +
 			"(images, container logs, emptyDir volumes) before more workloads land there.",
 		Cases: []string{mojDiskCase},
