@@ -62,8 +62,10 @@ func deschedulerEvictsCordonedCheck() check.Check {
 			"node.kubernetes.io/unschedulable taint: every cordoned node then has its pods evicted by the " +
 			"descheduler, all at once, as soon as a node upgrade cordons nodes. Medium without nodeFit, low with " +
 			"it (pods are evicted only when another node could take them), high when nodes are cordoned right " +
-			"now and nodeFit is off. A descheduler Deployment or CronJob whose policy is under another name is " +
-			"reported as not judged.",
+			"now and nodeFit is off. Each policy version is read as the descheduler reads it: a v1alpha2 policy " +
+			"ignores v1alpha1 strategies, so values written for an old chart that turn the strategy off do not " +
+			"stop the chart's default profile, which turns it on. A descheduler Deployment or CronJob whose " +
+			"policy is under another name is reported as not judged.",
 		Reads: append(check.Needs(snapshot.ConfigMaps, snapshot.Nodes), check.Optional(snapshot.Deployments),
 			check.Optional(snapshot.CronJobs)),
 		Rules: []check.Rule{
@@ -78,6 +80,7 @@ func deschedulerEvictsCordonedCheck() check.Check {
 // deschedulerPolicy is a DeschedulerPolicy in either version: v1alpha1
 // strategies, or v1alpha2 profiles of plugins.
 type deschedulerPolicy struct {
+	APIVersion string `json:"apiVersion"`
 	Strategies map[string]struct {
 		Enabled bool           `json:"enabled"`
 		Params  map[string]any `json:"params"`
@@ -129,10 +132,27 @@ func argBool(args map[string]any, key string) bool {
 	return b
 }
 
+// Policy versions: the descheduler reads only the part of a policy its
+// apiVersion defines and ignores the rest (v0.31.0 dropped v1alpha1).
+const (
+	policyV1alpha1 = "descheduler/v1alpha1"
+	policyV1alpha2 = "descheduler/v1alpha2"
+)
+
+// ignoredStrategies reports whether a v1alpha2 policy carries v1alpha1
+// strategies, which the descheduler does not read: values written for an
+// older chart, while the chart's own default profiles apply.
+func (p *deschedulerPolicy) ignoredStrategies() bool {
+	return p.APIVersion == policyV1alpha2 && len(p.Strategies) > 0
+}
+
 func (p *deschedulerPolicy) evicting() []evictsCordoned {
 	var out []evictsCordoned
-	if s, ok := p.Strategies[taintsPlugin]; ok && s.Enabled && taintArgsEvictCordoned(s.Params) {
+	if s, ok := p.Strategies[taintsPlugin]; ok && p.APIVersion != policyV1alpha2 && s.Enabled && taintArgsEvictCordoned(s.Params) {
 		out = append(out, evictsCordoned{"strategy " + taintsPlugin, argBool(s.Params, "nodeFit")})
+	}
+	if p.APIVersion == policyV1alpha1 {
+		return out
 	}
 	for _, pr := range p.Profiles {
 		if !slices.Contains(pr.Plugins.Deschedule.Enabled, taintsPlugin) {
@@ -206,7 +226,7 @@ func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error)
 			continue
 		}
 		if ev := p.evicting(); len(ev) > 0 {
-			out = append(out, deschedulerFinding(cm, ev, workloads, cordonedNodes(s), facts))
+			out = append(out, deschedulerFinding(cm, &p, ev, workloads, cordonedNodes(s), facts))
 		}
 	}
 	switch {
@@ -221,7 +241,7 @@ func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error)
 	return out, nil
 }
 
-func deschedulerFinding(cm *corev1.ConfigMap, ev []evictsCordoned, workloads []finding.ObjectRef,
+func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsCordoned, workloads []finding.ObjectRef,
 	cordoned []*corev1.Node, facts *deschedulerFacts) finding.Finding {
 	sev := finding.Low
 	var where []string
@@ -233,6 +253,10 @@ func deschedulerFinding(cm *corev1.ConfigMap, ev []evictsCordoned, workloads []f
 	}
 	evidence := []string{fmt.Sprintf("ConfigMap %s/%s %s: %s enabled without excluding %s in %s",
 		cm.Namespace, cm.Name, deschedulerPolicyKy, taintsPlugin, unschedulableTaint, strings.Join(where, ", "))}
+	if p.ignoredStrategies() {
+		evidence = append(evidence, "the policy is "+policyV1alpha2+" but also carries v1alpha1 strategies, which the "+
+			"descheduler ignores: settings there (a strategy turned off) do not apply, the profiles do")
+	}
 	objs := append([]finding.ObjectRef{check.Ref("v1", "ConfigMap", cm)}, workloads...)
 	if len(cordoned) > 0 {
 		refs, more := check.NodeRefs(cordoned)

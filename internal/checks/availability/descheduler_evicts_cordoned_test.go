@@ -1,6 +1,7 @@
 package availability
 
 import (
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -27,6 +28,9 @@ func TestDeschedulerEvictsCordonedGap(t *testing.T) {
 	}
 	if checktest.HasObject(fs, "Node", "", "new-1") {
 		t.Error("names the schedulable node")
+	}
+	if !strings.Contains(strings.Join(f.Evidence, "\n"), "ignores") {
+		t.Errorf("the ignored v1alpha1 strategies are not named: %v", f.Evidence)
 	}
 }
 
@@ -68,6 +72,9 @@ func TestDeschedulerPolicyVersions(t *testing.T) {
 		{"profiles: [{name: p, pluginConfig: [{name: DefaultEvictor, args: {nodeFit: true}}], plugins: {deschedule: {enabled: [RemovePodsViolatingNodeTaints]}}}]", 1, true},
 		{"profiles: [{name: p, pluginConfig: [{name: RemovePodsViolatingNodeTaints, args: {includedTaints: [dedicated]}}], plugins: {deschedule: {enabled: [RemovePodsViolatingNodeTaints]}}}]", 0, false},
 		{"profiles: [{name: p, plugins: {balance: {enabled: [LowNodeUtilization]}}}]", 0, false},
+		// Each version reads only its own part of the policy.
+		{"apiVersion: descheduler/v1alpha2\nstrategies: {RemovePodsViolatingNodeTaints: {enabled: true}}", 0, false},
+		{"apiVersion: descheduler/v1alpha1\nprofiles: [{name: p, plugins: {deschedule: {enabled: [RemovePodsViolatingNodeTaints]}}}]", 0, false},
 	} {
 		var p deschedulerPolicy
 		if err := yaml.Unmarshal([]byte(tt.policy), &p); err != nil {
