@@ -35,6 +35,7 @@ var loadDiskDrift = sync.OnceValues(func() (*diskDriftFacts, error) {
 const (
 	ruleDiskDrift    = "disk-drift"
 	ruleDiskPressure = "disk-pressure"
+	ruleNoSpace      = "no-space-events"
 
 	diskDriftID   = "node-disk-drift"
 	mojDiskCase   = "moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023"
@@ -55,15 +56,18 @@ func nodeDiskDriftCheck() check.Check {
 			"since the same machine type with a smaller disk points at a changed launch template, disk size default " +
 			"or node image rather than at hardware, and the workloads drained onto it may no longer fit their " +
 			"images and logs (a heuristic line). High: nodes reporting the DiskPressure condition, on which the " +
-			"kubelet is evicting pods regardless of PodDisruptionBudgets. Nodes with neither an instance-type nor a " +
+			"kubelet is evicting pods regardless of PodDisruptionBudgets; and Warning events saying \"no space left on " +
+			"device\" (failed image pulls, container starts). Nodes with neither an instance-type nor a " +
 			"pool label have no known peers and are not compared. How much disk the images need is not judged: " +
 			"kubegap drops the nodes' image lists to save memory.",
-		Reads: check.Needs(snapshot.Nodes),
+		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Events)),
 		Rules: []check.Rule{
 			{ID: ruleDiskDrift, Summary: "Nodes with under half the ephemeral storage of the largest node of their instance type",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleDiskPressure, Summary: "Nodes reporting DiskPressure",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleNoSpace, Summary: "Warning events saying a node's disk has no space left",
+				Needs: []snapshot.Resource{snapshot.Events}},
 		},
 		Cases: []string{mojDiskCase},
 		Run:   runNodeDiskDrift,
@@ -128,6 +132,9 @@ func runNodeDiskDrift(ctx *check.Context) ([]finding.Finding, error) {
 	ev := factsText(facts)
 	var out []finding.Finding
 	if f, ok := pressureFinding(pressure, ev); ok {
+		out = append(out, f)
+	}
+	if f, ok := noSpaceFinding(s.Events, ev); ok {
 		out = append(out, f)
 	}
 	return append(out, driftFindings(groups, ev)...), nil
@@ -237,4 +244,48 @@ func driftFinding(group string, nodes []diskNode, facts []string) (finding.Findi
 			"onto the smaller ones; keep the old pool until the new one has run the real workloads.",
 		Cases: []string{mojDiskCase},
 	}, true
+}
+
+// noSpaceMessage is the kernel's ENOSPC text, which image pulls and
+// container starts report when the node's disk is full.
+const noSpaceMessage = "no space left on device"
+
+func noSpaceFinding(events []corev1.Event, facts []string) (finding.Finding, bool) {
+	var objs []finding.ObjectRef
+	var ev []string
+	n := 0
+	for i := range events {
+		e := &events[i]
+		if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Message, noSpaceMessage) {
+			continue
+		}
+		n++
+		o := e.InvolvedObject
+		if len(objs) < check.MaxListedObjects {
+			objs = append(objs, finding.ObjectRef{APIVersion: orV1(o.APIVersion), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name})
+		}
+		if len(ev) < check.MaxEvidence {
+			ev = append(ev, fmt.Sprintf("%s %s/%s on %s: %s: %s", o.Kind, o.Namespace, o.Name, orNone(e.Source.Host), e.Reason, e.Message))
+		}
+	}
+	if n == 0 {
+		return finding.Finding{}, false
+	}
+	return finding.Finding{
+		Check: diskDriftID, Rule: ruleNoSpace, Severity: finding.High,
+		Title: fmt.Sprintf("%s say a node's disk has no space left", check.Plural(n, "Warning event", "Warning events")),
+		Message: "Image pulls or container starts failed because the node's disk is full: the pods cannot start " +
+			"there, and the kubelet is likely evicting others to reclaim space.",
+		Objects: objs, Evidence: append(ev, facts...),
+		Remediation: "Grow the disks of the nodes named (the launch template or node pool disk size) or move the " +
+			"workloads back to nodes with room; then find what fills them (images, logs, emptyDir).",
+		Cases: []string{mojDiskCase},
+	}, true
+}
+
+func orV1(apiVersion string) string {
+	if apiVersion == "" {
+		return "v1"
+	}
+	return apiVersion
 }
