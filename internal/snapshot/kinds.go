@@ -111,6 +111,8 @@ var kinds = []kind{
 		func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items }, nil),
 	typed(CSIDrivers, func(s *Snapshot) *[]storagev1.CSIDriver { return &s.CSIDrivers },
 		func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items }, nil),
+	typed(CSINodes, func(s *Snapshot) *[]storagev1.CSINode { return &s.CSINodes },
+		func(l *storagev1.CSINodeList) []storagev1.CSINode { return l.Items }, nil),
 	typed(CSIStorageCapacities, func(s *Snapshot) *[]storagev1.CSIStorageCapacity { return &s.CSIStorageCapacities },
 		func(l *storagev1.CSIStorageCapacityList) []storagev1.CSIStorageCapacity { return l.Items }, nil),
 	typed(HorizontalPodAutoscalers, func(s *Snapshot) *[]autoscalingv2.HorizontalPodAutoscaler { return &s.HorizontalPodAutoscalers },

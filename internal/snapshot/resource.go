@@ -87,7 +87,10 @@ var (
 	PersistentVolumeClaims = Resource{Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true}
 	StorageClasses         = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Kind: "StorageClass"}
 	CSIDrivers             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers", Kind: "CSIDriver"}
-	CSIStorageCapacities   = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities",
+	// CSINodes are one small object per node: the CSI drivers on it and
+	// how many of each driver's volumes it can attach.
+	CSINodes             = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csinodes", Kind: "CSINode"}
+	CSIStorageCapacities = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "csistoragecapacities",
 		Kind: "CSIStorageCapacity", Namespaced: true}
 
 	HorizontalPodAutoscalers = Resource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers",
@@ -136,8 +139,9 @@ var (
 
 // NamedConfigMaps are the ConfigMaps kubegap reads, as namespace/name: the
 // cluster CA bundle every namespace gets, service-mesh trust roots, the
-// kube-proxy, CoreDNS and ingress-nginx settings, and Flannel's and Canal's
-// network configuration (net-conf.json), where the manifests put it.
+// kube-proxy, CoreDNS and ingress-nginx settings, Flannel's and Canal's
+// network configuration (net-conf.json) where the manifests put it, the
+// descheduler's policy and cluster-autoscaler's status.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
@@ -150,6 +154,12 @@ var NamedConfigMaps = []string{
 	// ingress-nginx's settings (ssl-protocols, ssl-ciphers), under the name
 	// its Helm chart and static manifests give it.
 	"ingress-nginx/ingress-nginx-controller",
+	// The descheduler's policy: the Helm chart's ConfigMap when the release
+	// is named descheduler, and the plain manifests' one.
+	"kube-system/descheduler",
+	"kube-system/descheduler-policy-configmap",
+	// cluster-autoscaler's status: each node group's minimum and maximum.
+	"kube-system/cluster-autoscaler-status",
 }
 
 // Known lists every resource kubegap can read, in the order reports list them.
@@ -161,7 +171,7 @@ func Known() []Resource {
 		ValidatingWebhookConfigurations, MutatingWebhookConfigurations,
 		NetworkAttachmentDefinitions,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
-		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSIStorageCapacities,
+		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,

@@ -128,6 +128,7 @@ type Snapshot struct {
 	PersistentVolumeClaims          []corev1.PersistentVolumeClaim
 	StorageClasses                  []storagev1.StorageClass
 	CSIDrivers                      []storagev1.CSIDriver
+	CSINodes                        []storagev1.CSINode
 	CSIStorageCapacities            []storagev1.CSIStorageCapacity
 	HorizontalPodAutoscalers        []autoscalingv2.HorizontalPodAutoscaler
 	ClusterRoles                    []rbacv1.ClusterRole

@@ -12,10 +12,12 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		criticalAddonColocationCheck(),
+		deschedulerEvictsCordonedCheck(),
 		disruptionExposureCheck(),
 		replicaSpreadCheck(),
 		podsStuckTerminatingCheck(),
 		aggregatedAPIUnavailableCheck(),
 		systemDaemonSetPriorityCheck(),
+		poolScalesToZeroCheck(),
 	}
 }

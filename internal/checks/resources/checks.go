@@ -9,6 +9,7 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		cpuLimitCFSKernelCheck(),
+		nodeDiskDriftCheck(),
 		nodeReservationCheck(),
 		unrequestedMemoryCheck(),
 	}

@@ -460,6 +460,15 @@ class Cluster:
                 "metadata": {"name": "system:coredns", "uid": uid(self.name, "crb-coredns")},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:coredns"},
                 "subjects": [{"kind": "ServiceAccount", "name": "coredns", "namespace": "kube-system"}]})
+        # The kubelet registers a CSINode per node listing the CSI drivers
+        # on it; the fixtures run every driver on every node and leave the
+        # attach limit (allocatable.count) out, as a driver may.
+        if "csinodes.storage.k8s.io" not in self.items:
+            drivers = [d["metadata"]["name"] for d in self.items["csidrivers.storage.k8s.io"]]
+            self.items["csinodes.storage.k8s.io"] = [{
+                "apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": self.meta("CSINode", n["name"]),
+                "spec": {"drivers": [{"name": d, "nodeID": n["name"]} for d in drivers]}} for n in self.nodes]
         for res, items in self.items.items():
             items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
             doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
@@ -509,7 +518,8 @@ ALL_RECIPE_RESOURCES = [
     "mutatingwebhookconfigurations.admissionregistration.k8s.io",
     "jobs.batch", "cronjobs.batch", "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
     "networkpolicies.networking.k8s.io", "persistentvolumes", "persistentvolumeclaims",
-    "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "horizontalpodautoscalers.autoscaling",
+    "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
+    "horizontalpodautoscalers.autoscaling",
     "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
     "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
     "apiservices.apiregistration.k8s.io", "customresourcedefinitions.apiextensions.k8s.io",
@@ -524,6 +534,8 @@ NAMED_CONFIGMAPS = [
     "kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg", "kube-system/canal-config",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
     "ingress-nginx/ingress-nginx-controller",
+    "kube-system/descheduler", "kube-system/descheduler-policy-configmap",
+    "kube-system/cluster-autoscaler-status",
 ]
 # Memory each provider holds back from allocatable: kube-reserved (and
 # system-reserved) plus the kubelet's hard eviction threshold, in KiB.

@@ -1,0 +1,62 @@
+package resources
+
+import (
+	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+func TestNodeDiskDriftGap(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, nodeDiskDriftCheck(), checktest.Complete(checktest.Load(t, "node-disk-drift/gap.yaml")))
+	if !ok || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, notes %v", ok, ctx.Notes())
+	}
+	want := map[string]finding.Severity{ruleDiskDrift: finding.Medium, ruleDiskPressure: finding.High, ruleNoSpace: finding.High}
+	for _, f := range fs {
+		if f.Rule == ruleNoSpace {
+			if !checktest.HasObject([]finding.Finding{f}, "Pod", "shop", "app-7d9") {
+				t.Errorf("%s does not name the pod: %+v", f.Title, f.Objects)
+			}
+			delete(want, f.Rule)
+			continue
+		}
+		if want[f.Rule] != f.Severity {
+			t.Errorf("%s: severity %v", f.Title, f.Severity)
+		}
+		delete(want, f.Rule)
+		if f.Cases[0] != mojDiskCase {
+			t.Errorf("%s: cases %v", f.Title, f.Cases)
+		}
+		if checktest.HasObject([]finding.Finding{f}, "Node", "", "old-1") {
+			t.Errorf("%s names a 100 GiB node", f.Title)
+		}
+		if !checktest.HasObject([]finding.Finding{f}, "Node", "", "new-1") {
+			t.Errorf("%s does not name new-1", f.Title)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("rules not reported: %v (findings %+v)", want, fs)
+	}
+	for _, f := range fs {
+		if f.Rule == ruleDiskDrift && !checktest.HasObject(fs, "Node", "", "new-2") {
+			t.Error("new-2 not named as small")
+		}
+	}
+}
+
+func TestNodeDiskDriftHealthyPasses(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, nodeDiskDriftCheck(), checktest.Complete(checktest.Load(t, "node-disk-drift/ok.yaml")))
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+}
+
+// From files, a healthy-looking set of nodes proves nothing: a larger
+// peer may be missing from the input.
+func TestNodeDiskDriftFilesPartial(t *testing.T) {
+	_, ctx, _ := checktest.Run(t, nodeDiskDriftCheck(), checktest.Load(t, "node-disk-drift/ok.yaml"))
+	if _, ok := ctx.Notes()[ruleDiskDrift]; !ok {
+		t.Errorf("no partial note from files: %v", ctx.Notes())
+	}
+}
