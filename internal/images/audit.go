@@ -18,7 +18,7 @@ import (
 
 // cacheVersion changes when the Report format or the analysis changes, so
 // that stale cached results are ignored rather than misread.
-const cacheVersion = 2
+const cacheVersion = 3
 
 // cacheEntry is one cached Report. Limits records the limits that shape a
 // successful report, so a run with different limits does not reuse it.
@@ -110,6 +110,10 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 	res, err := openRemote(ctx, ref.Reference, plat, opts)
 	if err != nil {
 		return nil, timeoutErr(ctx, opts, err)
+	}
+	if res.schema1 {
+		// Nothing to cache: the manifest was the whole inspection.
+		return schema1Report(ref.Reference, plat, res), nil
 	}
 	file := ""
 	if cache != "" {
@@ -253,7 +257,8 @@ func writeCache(file string, r *Report, opts Options) error {
 // every installer built on Debian or Azure Linux. Static and static-pie
 // programs need nothing and are not listed.
 func (r *Report) Facts() checks.ImageFacts {
-	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc}
+	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc,
+		MediaType: r.MediaType, Java: slices.Clone(r.Java)}
 	for _, h := range r.hostBinaries() {
 		if !hostCandidate(h.path) {
 			continue
@@ -379,6 +384,14 @@ func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
 	a.Executables = union(a.Executables, b.Executables)
 	a.Musl = union(a.Musl, b.Musl)
 	a.Interpreters = union(a.Interpreters, b.Interpreters)
+	if a.MediaType == "" {
+		a.MediaType = b.MediaType
+	}
+	for _, j := range b.Java {
+		if !slices.Contains(a.Java, j) {
+			a.Java = append(a.Java, j)
+		}
+	}
 	if a.Digest != b.Digest && b.Digest != "" {
 		a.Digest = strings.TrimPrefix(a.Digest+","+b.Digest, ",")
 	}
