@@ -203,6 +203,9 @@ type ImageFacts struct {
 	// application/vnd.docker.distribution.manifest.v1+prettyjws for a
 	// Docker schema 1 image, whose layers are then not read.
 	MediaType string `json:"mediaType,omitempty"`
+	// LayersRead is true when the image's files were read; false when
+	// only its manifest was (schema 1, or an audit that needed no more).
+	LayersRead bool `json:"layersRead,omitempty"`
 	// Java lists the Java runtimes found in the image, from the `release`
 	// file a JDK or JRE carries in its home directory. Empty when none was
 	// found or the layers were not read (see MediaType and Err).

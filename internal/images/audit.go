@@ -43,15 +43,20 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 		err error
 	}
 	var jobs []*job
-	seen := map[ImageRef]bool{}
+	seen := map[ImageRef]*job{}
 	for _, r := range refs {
 		if r.Platform == "" {
 			r.Platform = DefaultPlatform
 		}
-		if !seen[r] {
-			seen[r] = true
-			jobs = append(jobs, &job{ref: r})
+		key := ImageRef{Reference: r.Reference, Platform: r.Platform}
+		if j := seen[key]; j != nil {
+			// Asked for in full once: in full.
+			j.ref.ManifestOnly = j.ref.ManifestOnly && r.ManifestOnly
+			continue
 		}
+		j := &job{ref: r}
+		seen[key] = j
+		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.Concurrency)
@@ -125,6 +130,10 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 			_ = os.Chtimes(file, now, now)
 			return r, nil
 		}
+	}
+	if ref.ManifestOnly {
+		// Not cached: it would stand in for a full result it is not.
+		return manifestReport(ref.Reference, plat, res), nil
 	}
 	r, err := inspectResolved(ctx, ref.Reference, plat, res, opts)
 	if err != nil {
@@ -258,7 +267,7 @@ func writeCache(file string, r *Report, opts Options) error {
 // programs need nothing and are not listed.
 func (r *Report) Facts() checks.ImageFacts {
 	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc,
-		MediaType: r.MediaType, Java: slices.Clone(r.Java)}
+		MediaType: r.MediaType, LayersRead: r.LayersRead, Java: slices.Clone(r.Java)}
 	for _, h := range r.hostBinaries() {
 		if !hostCandidate(h.path) {
 			continue
@@ -387,6 +396,8 @@ func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
 	if a.MediaType == "" {
 		a.MediaType = b.MediaType
 	}
+	// Files are known only when every platform's layers were read.
+	a.LayersRead = a.LayersRead && b.LayersRead
 	for _, j := range b.Java {
 		if !slices.Contains(a.Java, j) {
 			a.Java = append(a.Java, j)

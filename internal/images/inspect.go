@@ -56,6 +56,10 @@ type Report struct {
 	// (application/vnd.docker.distribution.manifest.v1+prettyjws) is
 	// reported with its layers unread.
 	MediaType string `json:"mediaType,omitempty"`
+	// LayersRead is false when only the manifest was read (schema 1, or
+	// an audit that asked for the manifest alone): nothing is known of
+	// the files then.
+	LayersRead bool `json:"layersRead"`
 	// Java lists the JDKs and JREs found, from their `release` files.
 	Java []checks.JavaRuntime `json:"java,omitempty"`
 }
@@ -123,7 +127,7 @@ func (r *Report) MaxGlibc() string {
 // through ctx; opts bounds everything else.
 func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	r := &Report{APIVersion: APIVersion, Kind: Kind, Executables: []Executable{}}
+	r := &Report{APIVersion: APIVersion, Kind: Kind, Executables: []Executable{}, LayersRead: true}
 	d, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("reading image digest: %w", err)
@@ -263,6 +267,16 @@ func timeoutErr(ctx context.Context, opts Options, err error) error {
 		return fmt.Errorf("%w: inspection took longer than %s (--timeout): %w", errLimit, opts.Timeout, err)
 	}
 	return err
+}
+
+// manifestReport describes an image from its manifest alone.
+func manifestReport(ref string, plat *v1.Platform, res *resolved) *Report {
+	r := &Report{APIVersion: APIVersion, Kind: Kind, Reference: printable(ref), Platform: plat.String(),
+		Digest: res.digest.String(), IndexDigest: res.indexDigest, Executables: []Executable{}}
+	if mt, err := res.img.MediaType(); err == nil {
+		r.MediaType = string(mt)
+	}
+	return r
 }
 
 // schema1Report describes a Docker schema 1 image without reading it:

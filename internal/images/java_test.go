@@ -45,8 +45,30 @@ func TestInspectForAuditJavaAndSchema1(t *testing.T) {
 		t.Errorf("plain image facts %+v, want no Java", p)
 	}
 	s := facts[old]
-	if s.Err != "" || s.MediaType != "application/vnd.docker.distribution.manifest.v1+prettyjws" {
-		t.Errorf("schema 1 image facts %+v, want its media type and no error", s)
+	if s.Err != "" || s.MediaType != "application/vnd.docker.distribution.manifest.v1+prettyjws" || s.LayersRead {
+		t.Errorf("schema 1 image facts %+v, want its media type, no error, layers unread", s)
+	}
+	if !j.LayersRead {
+		t.Errorf("java image facts %+v, want layers read", j)
+	}
+}
+
+func TestInspectForAuditManifestOnly(t *testing.T) {
+	reg := newRegistry(t)
+	img := pushImage(t, reg, "app/java:2", image(t, "amd64", layer(t, file("opt/jdk/release", []byte(temurinRelease)))))
+	before := reg.blobGets()
+	facts := InspectForAudit(context.Background(), []ImageRef{{Reference: img, ManifestOnly: true}}, testOptions(t))
+	f := facts[img]
+	if f.Err != "" || f.LayersRead || len(f.Java) != 0 || f.MediaType == "" || !strings.HasPrefix(f.Digest, "sha256:") {
+		t.Errorf("manifest-only facts %+v, want media type and digest, layers unread", f)
+	}
+	if got := reg.blobGets() - before; got != 0 {
+		t.Errorf("manifest-only inspection fetched %d blobs, want 0", got)
+	}
+	// Asked for both ways, the image is read in full.
+	both := InspectForAudit(context.Background(), []ImageRef{{Reference: img, ManifestOnly: true}, {Reference: img}}, testOptions(t))
+	if b := both[img]; !b.LayersRead || len(b.Java) != 1 {
+		t.Errorf("facts %+v, want a full inspection", b)
 	}
 }
 
