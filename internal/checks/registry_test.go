@@ -113,7 +113,6 @@ var uncitedDetectable = map[string]string{
 	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                 "disruption-exposure extension: pool autoscaling minimum not in the snapshot",
 	"berkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":     "stuck-terminating-pods check: not built",
 	"berkeley-datahub-max-volume-count-pending-2017":                     "attach-limit check: CSINodes not in the snapshot",
-	"containerd-2-schema1-images-fail-to-pull-2024":                      "CHK-22 image-manifest-compat: needs registry reads",
 	"datadog-oom-killer-namespace-deletion-2020":                         "aggregated-API availability check: not built",
 	"dfds-all-nodes-deleted-no-priority-classes-2019":                    "system-DaemonSet priority check: PriorityClasses not in the snapshot",
 	"dfds-eks-114-coredns-vendor-upgrade-crashloop-2020":                 "CHK-01 addon-version-skew: provider add-on table not sourced",
