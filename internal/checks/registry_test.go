@@ -108,7 +108,6 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
 	"adevinta-kiam-sdk-credential-latency-2019":                          "credential-broker check: kiam/kube2iam duration defaults not sourced",
-	"aks-125-cgroupv2-old-jre-memory-2023":                               "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"appfarm-gke-auto-upgrade-restart-storm-2023":                        "request-vs-usage headroom: needs the metrics API, not read",
 	"berkeley-datahub-core-pool-autoscaled-to-zero-2024":                 "disruption-exposure extension: pool autoscaling minimum not in the snapshot",
 	"berkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":     "stuck-terminating-pods check: not built",
@@ -121,7 +120,6 @@ var uncitedDetectable = map[string]string{
 	"dfds-recalled-eks-ami-daily-rollover-2022":                          "recalled EKS AMI table: not sourced",
 	"eks-121-bound-sa-token-90-day-stale-2022":                           "CHK-29 sa-token-lifecycle: non-refreshing client list not sourced",
 	"flatcar-systemd-245-rp-filter-breaks-cilium-2020":                   "kernel-cni-known-bad row: fixed Cilium releases not sourced",
-	"kernel-612-breaks-jvm-container-detection-2026":                     "CHK-07 cgroupv2-runtime-compat: needs image configuration (no registry reads)",
 	"kube-proxy-iptables-legacy-vs-nft-mismatch-2018":                    "CHK-19 dataplane-node-compat: iptables backend table not sourced",
 	"kube-proxy-ipvs-conntrack-reuse-2019":                               "CHK-19 dataplane-node-compat: fixed kernels not sourced",
 	"moj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": "eviction-controller check: descheduler ConfigMap not read",

@@ -7,6 +7,7 @@ func Checks() []check.Check {
 	return []check.Check{
 		dockerSocketCouplingCheck(),
 		imageManifestCompatCheck(),
+		jvmCgroupCompatCheck(),
 		kernelCNIKnownBadCheck(),
 		runtimeKubeletCompatCheck(),
 	}
