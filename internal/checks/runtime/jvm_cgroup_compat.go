@@ -492,10 +492,7 @@ func vmOf(vm string) string {
 // lacksCgroupV2 reports whether the runtime cannot read cgroup v2 limits;
 // known is false for a JVM the table has no row for.
 func (f *jvmFacts) lacksCgroupV2(vm string, v javaVersion) (lacks, known bool, sources []string) {
-	var later *struct {
-		line    int
-		sources []string
-	}
+	laterLine := 0
 	for i := range f.CgroupV2Support {
 		r := &f.CgroupV2Support[i]
 		if r.VM != vm {
@@ -505,16 +502,15 @@ func (f *jvmFacts) lacksCgroupV2(vm string, v javaVersion) (lacks, known bool, s
 			return v.less(r.from), true, r.Sources
 		}
 		if r.AndLater {
-			later = &struct {
-				line    int
-				sources []string
-			}{r.Line, r.Sources}
+			laterLine, sources = r.Line, r.Sources
 		}
 	}
-	if later == nil {
+	if laterLine == 0 {
 		return false, false, nil
 	}
-	return v.line < later.line, true, later.sources
+	// A line with no row of its own: supported from the andLater line on,
+	// none before it (the table's reading, see the data file).
+	return v.line < laterLine, true, sources
 }
 
 // kernelVerdict is what kubegap knows of a runtime and the 6.12 change.

@@ -124,3 +124,36 @@ func TestParseJava(t *testing.T) {
 		t.Error("parsed garbage")
 	}
 }
+
+func TestJVMTables(t *testing.T) {
+	f, err := loadJVMFacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vm, v string
+		lacks bool
+	}{
+		{"hotspot", "1.8.0_292", true}, {"hotspot", "1.8.0_372", false}, {"hotspot", "11.0.15", true},
+		{"hotspot", "11.0.16", false}, {"hotspot", "13.0.2", true}, {"hotspot", "17.0.1", false},
+		{"openj9", "11.0.19", true}, {"openj9", "11.0.20", false}, {"openj9", "21.0.1", false},
+	} {
+		v, _ := parseJava(c.v)
+		if lacks, known, _ := f.lacksCgroupV2(c.vm, v); !known || lacks != c.lacks {
+			t.Errorf("%s %s: lacks %v known %v, want lacks %v", c.vm, c.v, lacks, known, c.lacks)
+		}
+	}
+	for _, c := range []struct {
+		v, date string
+		want    kernelVerdict
+	}{
+		{"21.0.9", "2025-10-21", kernelAffected}, {"17.0.10", "2024-01-16", kernelAffected},
+		{"25.0.1", "2025-10-21", kernelFixed}, {"21.0.10", "2026-01-20", kernelUnknown}, {"17.0.17", "", kernelUnknown},
+		{"1.8.0_482", "2026-01-20", kernelAffected},
+	} {
+		v, _ := parseJava(c.v)
+		if got, _ := f.kernelBug(v, c.date); got != c.want {
+			t.Errorf("%s (%s): verdict %d, want %d", c.v, c.date, got, c.want)
+		}
+	}
+}
