@@ -225,6 +225,9 @@ type JavaRuntime struct {
 	Date string `json:"date,omitempty"`
 	// VM is JVM_VARIANT when the file has it, e.g. "Hotspot" or "Openj9".
 	VM string `json:"vm,omitempty"`
+	// Implementor is IMPLEMENTOR when the file has it, e.g.
+	// "Eclipse Adoptium" or "Amazon.com Inc.".
+	Implementor string `json:"implementor,omitempty"`
 }
 
 // ErrNotEvaluated marks a check that could not answer. Wrap it with the

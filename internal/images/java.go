@@ -45,6 +45,8 @@ func readJavaRelease(p string, r io.Reader) (rt checks.JavaRuntime, ok bool, err
 			rt.Date = v
 		case "JVM_VARIANT":
 			rt.VM = v
+		case "IMPLEMENTOR":
+			rt.Implementor = v
 		}
 	}
 	if rt.Version == "" || len(rt.Version) > 64 {

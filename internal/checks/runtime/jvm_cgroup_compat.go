@@ -46,7 +46,8 @@ func jvmCgroupCompatCheck() check.Check {
 			"kernelVersion is 6.12 or later, where the kernel may hide the cgroup v1 cpuset and memory entries the JVM " +
 			"reads to decide it runs in a container (it depends on the kernel's build options, which the API does not show). " +
 			"A build dated before the fix was proposed, or at or below a release reported with the bug, is affected; a " +
-			"later 8, 11, 17 or 21 build may carry a backport kubegap has no data on, and leaves the rule partial. " +
+			"later 8, 11, 17 or 21 build may carry a backport kubegap has no data on, and leaves the rule partial, unless " +
+			"the same vendor's build of that line was reported to work (Corretto 21.0.10 and later). " +
 			"Without --inspect-images both rules are partial.",
 		Reads: check.Needs(needs...),
 		Rules: []check.Rule{
@@ -217,7 +218,7 @@ func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img st
 	if !n.newKernel || vm != "hotspot" {
 		return
 	}
-	switch verdict, why := r.facts.kernelBug(v, rt.Date); verdict {
+	switch verdict, why := r.facts.kernelBug(v, rt.Date, rt.Implementor); verdict {
 	case kernelAffected:
 		r.add(ix, p, ruleJVMKernel612, img, rt, why)
 	case kernelUnknown:
@@ -377,6 +378,13 @@ type jvmFacts struct {
 
 		v javaVersion
 	} `json:"kernelKnownAffected"`
+	KernelKnownFixed []struct {
+		Implementor string   `json:"implementor"`
+		Version     string   `json:"version"`
+		Sources     []string `json:"sources"`
+
+		v javaVersion
+	} `json:"kernelKnownFixed"`
 
 	kernelFrom check.KubeVersion
 	notBefore  time.Time
@@ -400,6 +408,14 @@ var loadJVMFacts = sync.OnceValues(func() (*jvmFacts, error) {
 		v, ok := parseJava(r.Version)
 		if !ok {
 			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownAffected version %q", r.Version)
+		}
+		r.v = v
+	}
+	for i := range f.KernelKnownFixed {
+		r := &f.KernelKnownFixed[i]
+		v, ok := parseJava(r.Version)
+		if !ok {
+			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownFixed version %q", r.Version)
 		}
 		r.v = v
 	}
@@ -525,8 +541,9 @@ const (
 // kernelBug judges a HotSpot runtime against the kernel 6.12 detection
 // bug: fixed from the line the fix landed in; affected when built before
 // the fix was proposed or at or below a release reported to show it;
+// fixed at or above a release of the same vendor reported to work;
 // unknown otherwise (a backport may or may not be in it).
-func (f *jvmFacts) kernelBug(v javaVersion, date string) (kernelVerdict, string) {
+func (f *jvmFacts) kernelBug(v javaVersion, date, implementor string) (kernelVerdict, string) {
 	k := f.KernelDetection[0]
 	if v.line >= k.FixedFromLine {
 		return kernelFixed, ""
@@ -537,6 +554,11 @@ func (f *jvmFacts) kernelBug(v javaVersion, date string) (kernelVerdict, string)
 	for _, r := range f.KernelKnownAffected {
 		if r.v.line == v.line && !r.v.less(v) {
 			return kernelAffected, fmt.Sprintf("%s of this line was reported with the bug (%s)", r.Version, strings.Join(r.Sources, ", "))
+		}
+	}
+	for _, r := range f.KernelKnownFixed {
+		if r.v.line == v.line && !v.less(r.v) && strings.EqualFold(r.Implementor, strings.TrimSpace(implementor)) {
+			return kernelFixed, ""
 		}
 	}
 	return kernelUnknown, ""

@@ -144,16 +144,17 @@ func TestJVMTables(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		v, date string
-		want    kernelVerdict
+		v, date, impl string
+		want          kernelVerdict
 	}{
-		{"21.0.9", "2025-10-21", kernelAffected}, {"17.0.10", "2024-01-16", kernelAffected},
-		{"25.0.1", "2025-10-21", kernelFixed}, {"21.0.10", "2026-01-20", kernelUnknown}, {"17.0.17", "", kernelUnknown},
-		{"1.8.0_482", "2026-01-20", kernelAffected},
+		{"21.0.9", "2025-10-21", "", kernelAffected}, {"17.0.10", "2024-01-16", "", kernelAffected},
+		{"25.0.1", "2025-10-21", "", kernelFixed}, {"21.0.10", "2026-01-20", "Eclipse Adoptium", kernelUnknown},
+		{"21.0.10", "2026-01-20", "Amazon.com Inc.", kernelFixed}, {"21.0.9", "2025-10-21", "Amazon.com Inc.", kernelAffected},
+		{"17.0.17", "", "", kernelUnknown}, {"1.8.0_482", "2026-01-20", "", kernelAffected},
 	} {
 		v, _ := parseJava(c.v)
-		if got, _ := f.kernelBug(v, c.date); got != c.want {
-			t.Errorf("%s (%s): verdict %d, want %d", c.v, c.date, got, c.want)
+		if got, _ := f.kernelBug(v, c.date, c.impl); got != c.want {
+			t.Errorf("%s (%s, %s): verdict %d, want %d", c.v, c.date, c.impl, got, c.want)
 		}
 	}
 }
