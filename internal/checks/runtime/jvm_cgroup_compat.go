@@ -41,7 +41,8 @@ func jvmCgroupCompatCheck() check.Check {
 			"runtime older than the first release of its line that reads cgroup v2 limits (HotSpot 8u372, 11.0.16, 15; " +
 			"OpenJ9 8.0.382, 11.0.20, 17.0.8, from the Kubernetes cgroup v2 page) on a node whose OS boots cgroup v2 by " +
 			"default. The Node object does not say which cgroup version a node runs: it is inferred from " +
-			"status.nodeInfo.osImage (Ubuntu 21.10+, Debian 11+, RHEL-like 9+), and nodes of other OSes leave the rule " +
+			"status.nodeInfo.osImage (Ubuntu 21.10+, Debian 11+, RHEL-like 9+); such a runtime on a node of another OS " +
+			"(Azure Linux, Amazon Linux, Container-Optimized OS, Bottlerocket, Flatcar: not in the table) leaves the rule " +
 			"partial. kernel-6.12 (medium): a HotSpot runtime without the JDK-8349988 fix (in JDK 25) on a node whose " +
 			"kernelVersion is 6.12 or later, where the kernel may hide the cgroup v1 cpuset and memory entries the JVM " +
 			"reads to decide it runs in a container (it depends on the kernel's build options, which the API does not show). " +
