@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -101,6 +102,13 @@ func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
 // rule ran on complete input (see checks.Context.Complete).
 func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	r := report.New(s.Source, s.Coverage())
+	if opts.Images == nil && s.Source.Type == snapshot.SourceDemo {
+		// The demo's made-up registries cannot be read; it ships what an
+		// inspection would find (internal/demo/images.yaml).
+		if facts, err := demo.ImageFacts(); err == nil {
+			opts.Images = facts
+		}
+	}
 	if opts.Target != nil {
 		r.TargetVersion = opts.Target.MinorString()
 	}

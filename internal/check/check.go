@@ -199,8 +199,35 @@ type ImageFacts struct {
 	// Interpreters lists the PT_INTERP loader paths those executables
 	// need on the host, sorted.
 	Interpreters []string `json:"interpreters,omitempty"`
+	// MediaType is the media type of the image's manifest, e.g.
+	// application/vnd.docker.distribution.manifest.v1+prettyjws for a
+	// Docker schema 1 image, whose layers are then not read.
+	MediaType string `json:"mediaType,omitempty"`
+	// LayersRead is true when the image's files were read; false when
+	// only its manifest was (schema 1, or an audit that needed no more).
+	LayersRead bool `json:"layersRead,omitempty"`
+	// Java lists the Java runtimes found in the image, from the `release`
+	// file a JDK or JRE carries in its home directory. Empty when none was
+	// found or the layers were not read (see MediaType and Err).
+	Java []JavaRuntime `json:"java,omitempty"`
 	// Err is why the image could not be inspected, if it could not.
 	Err string `json:"error,omitempty"`
+}
+
+// JavaRuntime is one JDK or JRE found in an image, read from its
+// `release` file (never from environment variables).
+type JavaRuntime struct {
+	// Home is the directory holding the release file, e.g. /opt/java/openjdk.
+	Home string `json:"home"`
+	// Version is JAVA_VERSION, e.g. "11.0.14" or "1.8.0_372".
+	Version string `json:"version"`
+	// Date is JAVA_VERSION_DATE (YYYY-MM-DD) when the file has it.
+	Date string `json:"date,omitempty"`
+	// VM is JVM_VARIANT when the file has it, e.g. "Hotspot" or "Openj9".
+	VM string `json:"vm,omitempty"`
+	// Implementor is IMPLEMENTOR when the file has it, e.g.
+	// "Eclipse Adoptium" or "Amazon.com Inc.".
+	Implementor string `json:"implementor,omitempty"`
 }
 
 // ErrNotEvaluated marks a check that could not answer. Wrap it with the

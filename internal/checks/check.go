@@ -24,6 +24,8 @@ type (
 	RuleNote = check.RuleNote
 	// ImageFacts is what inspecting one image showed.
 	ImageFacts = check.ImageFacts
+	// JavaRuntime is a JDK or JRE found in an image.
+	JavaRuntime = check.JavaRuntime
 	// Info describes a check for people and agents.
 	Info = check.Info
 	// InputInfo is one resource a check reads, described.

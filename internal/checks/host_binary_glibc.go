@@ -258,7 +258,8 @@ func (n glibcNeed) labels() []string {
 }
 
 func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) glibcNeed {
-	if im, ok := images[image]; ok && im.Err == "" {
+	// Facts from the manifest alone (a schema 1 image) say nothing of files.
+	if im, ok := images[image]; ok && im.Err == "" && im.LayersRead {
 		need := glibcNeed{known: true}
 		var hows []string
 		if len(im.Musl) > 0 {

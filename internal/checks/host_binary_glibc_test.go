@@ -77,7 +77,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:      "inspected image needs a newer glibc than a uniform fleet has",
 			files:     []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images:    map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2", MaxGlibc: "GLIBC_2.36", Executables: []string{"/cni/cilium-cni: GLIBC_2.36"}}},
+			images:    map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2", MaxGlibc: "GLIBC_2.36", Executables: []string{"/cni/cilium-cni: GLIBC_2.36"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,
 			wantNodes: []string{"n1", "n2"},
@@ -86,13 +86,13 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:   "inspection says static: it takes precedence over the data file",
 			files:  []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
-			images: map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Image: "mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11"}},
+			images: map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {LayersRead: true, Image: "mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11"}},
 			wantDS: nil,
 		},
 		{
 			name:  "inspected image installs a musl binary: every glibc node lacks the loader",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				Musl: []string{"/cni/cilium-cni: musl, loader /lib/ld-musl-x86_64.so.1"}, Interpreters: []string{"/lib/ld-musl-x86_64.so.1"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,
@@ -102,7 +102,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "inspected image needs libstdc++ whose presence node data cannot confirm",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", MaxGlibcxx: "3.4.30", MaxCxxabi: "1.3.13", Executables: []string{"/cni/cilium-cni: GLIBC_2.17, GLIBCXX_3.4.30, CXXABI_1.3.13"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.Medium,
@@ -112,7 +112,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "inspected image's binaries name a loader outside /lib and /lib64",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.Medium,
@@ -122,14 +122,14 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "usual loaders and a met glibc need: no finding",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}}},
 			wantDS: nil,
 		},
 		{
 			name:  "C++ binary whose glibc need already fails: high, with the C++ need in evidence",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.99", MaxGlibcxx: "3.4.30"}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,

@@ -176,7 +176,7 @@ could not run, 130 interrupted.`,
 		"exit 1 when any check could not look at everything it needs (partial or not evaluated)")
 	f.BoolVar(&fl.strict, "strict", false, "with --from: a file in a directory that is not Kubernetes objects (Kustomize, Helm, other YAML) is an error, not skipped")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
-		"pull and inspect the images of DaemonSets that install binaries on hosts (contacts registries; results cached by digest)")
+		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -244,7 +244,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	opts := audit.Options{Target: target}
 	if fl.inspectImages {
-		opts.Images = inspectHostImages(ctx, app, snap, fl.quiet)
+		opts.Images = inspectHostImages(ctx, app, snap, selected, fl.quiet)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -5,13 +5,34 @@ package demo
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 //go:embed cluster/*.yaml
 var files embed.FS
+
+//go:embed images.yaml
+var imagesData []byte
+
+// ImageFacts is what --inspect-images would read from the demo's
+// workload images (images.yaml), keyed by reference.
+func ImageFacts() (map[string]check.ImageFacts, error) {
+	var list []check.ImageFacts
+	if err := yaml.UnmarshalStrict(imagesData, &list); err != nil {
+		return nil, fmt.Errorf("demo images.yaml: %w", err)
+	}
+	out := make(map[string]check.ImageFacts, len(list))
+	for _, f := range list {
+		out[f.Image] = f
+	}
+	return out, nil
+}
 
 // ServerVersion is what the demo cluster's API server would report.
 const ServerVersion = "v1.35.4"

@@ -33,3 +33,21 @@ func TestSnapshot(t *testing.T) {
 		t.Error("the demo lacks DaemonSet kube-system/azure-cns")
 	}
 }
+
+// TestImageFacts: the demo's stand-in inspection parses and says what it
+// read. That it covers every workload image is TestFailOnUnknown's (cli):
+// an image without facts leaves the image checks partial on the demo.
+func TestImageFacts(t *testing.T) {
+	facts, err := ImageFacts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(facts) == 0 {
+		t.Fatal("no demo image facts")
+	}
+	for img, f := range facts {
+		if f.MediaType == "" {
+			t.Errorf("%s: facts %+v, want a media type", img, f)
+		}
+	}
+}

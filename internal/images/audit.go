@@ -18,7 +18,7 @@ import (
 
 // cacheVersion changes when the Report format or the analysis changes, so
 // that stale cached results are ignored rather than misread.
-const cacheVersion = 2
+const cacheVersion = 3
 
 // cacheEntry is one cached Report. Limits records the limits that shape a
 // successful report, so a run with different limits does not reuse it.
@@ -43,15 +43,20 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 		err error
 	}
 	var jobs []*job
-	seen := map[ImageRef]bool{}
+	seen := map[ImageRef]*job{}
 	for _, r := range refs {
 		if r.Platform == "" {
 			r.Platform = DefaultPlatform
 		}
-		if !seen[r] {
-			seen[r] = true
-			jobs = append(jobs, &job{ref: r})
+		key := ImageRef{Reference: r.Reference, Platform: r.Platform}
+		if j := seen[key]; j != nil {
+			// Asked for in full once: in full.
+			j.ref.ManifestOnly = j.ref.ManifestOnly && r.ManifestOnly
+			continue
 		}
+		j := &job{ref: r}
+		seen[key] = j
+		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.Concurrency)
@@ -111,6 +116,10 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 	if err != nil {
 		return nil, timeoutErr(ctx, opts, err)
 	}
+	if res.schema1 {
+		// Nothing to cache: the manifest was the whole inspection.
+		return schema1Report(ref.Reference, plat, res), nil
+	}
 	file := ""
 	if cache != "" {
 		file = filepath.Join(cache, strings.ReplaceAll(res.digest.String(), ":", "-")+".json")
@@ -121,6 +130,10 @@ func inspectCached(ctx context.Context, ref ImageRef, cache string, opts Options
 			_ = os.Chtimes(file, now, now)
 			return r, nil
 		}
+	}
+	if ref.ManifestOnly {
+		// Not cached: it would stand in for a full result it is not.
+		return manifestReport(ref.Reference, plat, res), nil
 	}
 	r, err := inspectResolved(ctx, ref.Reference, plat, res, opts)
 	if err != nil {
@@ -253,7 +266,8 @@ func writeCache(file string, r *Report, opts Options) error {
 // every installer built on Debian or Azure Linux. Static and static-pie
 // programs need nothing and are not listed.
 func (r *Report) Facts() checks.ImageFacts {
-	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc}
+	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc,
+		MediaType: r.MediaType, LayersRead: r.LayersRead, Java: slices.Clone(r.Java)}
 	for _, h := range r.hostBinaries() {
 		if !hostCandidate(h.path) {
 			continue
@@ -379,6 +393,16 @@ func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
 	a.Executables = union(a.Executables, b.Executables)
 	a.Musl = union(a.Musl, b.Musl)
 	a.Interpreters = union(a.Interpreters, b.Interpreters)
+	if a.MediaType == "" {
+		a.MediaType = b.MediaType
+	}
+	// Files are known only when every platform's layers were read.
+	a.LayersRead = a.LayersRead && b.LayersRead
+	for _, j := range b.Java {
+		if !slices.Contains(a.Java, j) {
+			a.Java = append(a.Java, j)
+		}
+	}
 	if a.Digest != b.Digest && b.Digest != "" {
 		a.Digest = strings.TrimPrefix(a.Digest+","+b.Digest, ",")
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/kubegap/kubegap/internal/checks"
 )
 
 // Report kinds for JSON output.
@@ -50,6 +52,16 @@ type Report struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Notes say what a limit cut short or what looked odd.
 	Notes []string `json:"notes,omitempty"`
+	// MediaType is the manifest's media type. A Docker schema 1 manifest
+	// (application/vnd.docker.distribution.manifest.v1+prettyjws) is
+	// reported with its layers unread.
+	MediaType string `json:"mediaType,omitempty"`
+	// LayersRead is false when only the manifest was read (schema 1, or
+	// an audit that asked for the manifest alone): nothing is known of
+	// the files then.
+	LayersRead bool `json:"layersRead"`
+	// Java lists the JDKs and JREs found, from their `release` files.
+	Java []checks.JavaRuntime `json:"java,omitempty"`
 }
 
 // Executable is one ELF program in an image.
@@ -115,7 +127,7 @@ func (r *Report) MaxGlibc() string {
 // through ctx; opts bounds everything else.
 func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	r := &Report{APIVersion: APIVersion, Kind: Kind, Executables: []Executable{}}
+	r := &Report{APIVersion: APIVersion, Kind: Kind, Executables: []Executable{}, LayersRead: true}
 	d, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("reading image digest: %w", err)
@@ -132,12 +144,20 @@ func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 		return nil, err
 	}
 	slices.SortFunc(r.Executables, func(a, b Executable) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.Java, func(a, b checks.JavaRuntime) int { return strings.Compare(a.Home, b.Home) })
 	return r, nil
 }
 
 // visit reads one regular file: the magic first, the rest only for ELF,
 // and that as a stream (see stream.go).
 func (r *Report) visit(a *analyzer, p string, hdr *tar.Header, rd io.Reader) error {
+	if isReleaseCandidate(p, hdr.Size) {
+		rt, ok, err := readJavaRelease(p, rd)
+		if ok {
+			r.Java = append(r.Java, rt)
+		}
+		return err
+	}
 	if hdr.Size < 4 {
 		return nil
 	}
@@ -216,6 +236,9 @@ func InspectTarball(ctx context.Context, file, platform string, opts Options) (*
 }
 
 func inspectResolved(ctx context.Context, ref string, plat *v1.Platform, res *resolved, opts Options) (*Report, error) {
+	if res.schema1 {
+		return schema1Report(ref, plat, res), nil
+	}
 	r, err := Inspect(ctx, res.img, opts)
 	if err != nil {
 		return nil, timeoutErr(ctx, opts, fmt.Errorf("%s: %w", printable(ref), err))
@@ -226,6 +249,9 @@ func inspectResolved(ctx context.Context, ref string, plat *v1.Platform, res *re
 	r.Digest = res.digest.String()
 	r.Platform = plat.String()
 	r.IndexDigest = res.indexDigest
+	if mt, err := res.img.MediaType(); err == nil {
+		r.MediaType = string(mt)
+	}
 	// Checked after the walk, not when resolving: the config is a blob,
 	// and a cache hit should fetch manifests only.
 	if note := platformNote(res.img, plat); note != "" {
@@ -241,4 +267,23 @@ func timeoutErr(ctx context.Context, opts Options, err error) error {
 		return fmt.Errorf("%w: inspection took longer than %s (--timeout): %w", errLimit, opts.Timeout, err)
 	}
 	return err
+}
+
+// manifestReport describes an image from its manifest alone.
+func manifestReport(ref string, plat *v1.Platform, res *resolved) *Report {
+	r := &Report{APIVersion: APIVersion, Kind: Kind, Reference: printable(ref), Platform: plat.String(),
+		Digest: res.digest.String(), IndexDigest: res.indexDigest, Executables: []Executable{}}
+	if mt, err := res.img.MediaType(); err == nil {
+		r.MediaType = string(mt)
+	}
+	return r
+}
+
+// schema1Report describes a Docker schema 1 image without reading it:
+// go-containerregistry does not read such images as v1.Image, and the
+// audit needs only the media type to know containerd 2 refuses it.
+func schema1Report(ref string, plat *v1.Platform, res *resolved) *Report {
+	return &Report{APIVersion: APIVersion, Kind: Kind, Reference: printable(ref), Platform: plat.String(),
+		Digest: res.digest.String(), MediaType: string(res.mediaType), Executables: []Executable{},
+		Notes: []string{"Docker image manifest v2, schema 1: layers not read (containerd 2.0 and later do not pull this format)"}}
 }

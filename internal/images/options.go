@@ -93,6 +93,10 @@ type ImageRef struct {
 	// Platform is os/arch[/variant], e.g. linux/arm64; empty means
 	// DefaultPlatform.
 	Platform string
+	// ManifestOnly asks for the manifest alone (its media type and
+	// digest): no layer is pulled unless the cache already holds a full
+	// result. A reference asked for both ways is inspected in full.
+	ManifestOnly bool
 }
 
 // withDefaults fills zero fields with their defaults.

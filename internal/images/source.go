@@ -36,6 +36,15 @@ type resolved struct {
 	img         v1.Image
 	digest      v1.Hash
 	indexDigest string
+	// schema1 marks a Docker schema 1 manifest; img is then nil and
+	// mediaType says which of the two schema 1 types it is.
+	schema1   bool
+	mediaType types.MediaType
+}
+
+// isSchema1 reports whether mt is a Docker image manifest v2, schema 1.
+func isSchema1(mt types.MediaType) bool {
+	return mt == types.DockerManifestSchema1 || mt == types.DockerManifestSchema1Signed
 }
 
 // openRemote resolves ref to one image for the platform. Only manifests
@@ -57,6 +66,10 @@ func openRemote(ctx context.Context, ref string, plat *v1.Platform, opts Options
 		return nil, fmt.Errorf("fetching %s: %w", r, err)
 	}
 	res := &resolved{}
+	if isSchema1(desc.MediaType) {
+		res.schema1, res.mediaType, res.digest = true, desc.MediaType, desc.Digest
+		return res, nil
+	}
 	if desc.MediaType.IsIndex() {
 		res.indexDigest = desc.Digest.String()
 	}

@@ -16,7 +16,13 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.IndexDigest != "" {
 		ew.printf("index     %s\n", r.IndexDigest)
 	}
+	if r.MediaType != "" {
+		ew.printf("manifest  %s\n", r.MediaType)
+	}
 	ew.printf("read      %d layers, %d files, %s decompressed\n", r.Layers, r.Files, HumanBytes(r.BytesRead))
+	for _, j := range r.Java {
+		ew.printf("java      %s at %s%s\n", j.Version, j.Home, javaExtra(j.VM, j.Date))
+	}
 	shipped := "none (no glibc libc.so.6 in the image)"
 	if r.ShippedGlibc != "" {
 		shipped = r.ShippedGlibc
@@ -123,4 +129,19 @@ func prefixed(p, v string) string {
 		return ""
 	}
 	return p + v
+}
+
+// javaExtra is the JVM variant and build date of a runtime, when known.
+func javaExtra(vm, date string) string {
+	var parts []string
+	if vm != "" {
+		parts = append(parts, vm)
+	}
+	if date != "" {
+		parts = append(parts, date)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

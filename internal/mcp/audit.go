@@ -67,7 +67,10 @@ type AuditOutput struct {
 	// CompleteResources counts the resources read completely.
 	CompleteResources int            `json:"complete_resources" jsonschema:"how many of the resources the audit needed were read completely (not listed in coverage)"`
 	Summary           report.Summary `json:"summary" jsonschema:"findings by severity, over the whole audit"`
-	Checks            []CheckStatus  `json:"checks" jsonschema:"every check that was selected, with fail, pass or not-evaluated and why"`
+	// Checks lists the checks that did not pass; Passed only names the
+	// rest, so that the page stays small as the number of checks grows.
+	Checks []CheckStatus `json:"checks" jsonschema:"every selected check that did not pass: fail, partial or not-evaluated, and why"`
+	Passed []string      `json:"passed" jsonschema:"IDs of the selected checks that passed: every rule ran on complete input and found nothing"`
 	// Findings is this page, most severe first.
 	Findings      []FindingBrief `json:"findings"`
 	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
@@ -244,7 +247,8 @@ func auditPage(st *storedAudit, minSev finding.Severity, pageSize, offset int) (
 		AuditID:       st.id,
 		Source:        rep.Source,
 		Summary:       rep.Summary,
-		Checks:        make([]CheckStatus, 0, len(rep.Checks)),
+		Checks:        []CheckStatus{},
+		Passed:        []string{},
 		Findings:      []FindingBrief{},
 		TotalFindings: total,
 		MinSeverity:   minSev.String(),
@@ -252,6 +256,10 @@ func auditPage(st *storedAudit, minSev finding.Severity, pageSize, offset int) (
 		PageSize:      pageSize,
 	}
 	for _, c := range rep.Checks {
+		if c.Status == report.Pass {
+			out.Passed = append(out.Passed, c.ID)
+			continue
+		}
 		out.Checks = append(out.Checks, CheckStatus{ID: c.ID, Status: string(c.Status), Reason: c.Reason, Findings: c.Findings})
 	}
 	out.Coverage = []CoverageBrief{}

@@ -78,7 +78,8 @@ func NewServer(opts Options) *sdk.Server {
 or manifest files (files), or the embedded demo cluster (demo=true), and return one page of findings,
 most severe first. Each finding has a finding_id (stable within this audit), check, severity, title,
 a few objects with their total, the first evidence line, and the incident case IDs it cites.
-Checks that could not run are listed with status not-evaluated and the reason (often RBAC).
+checks lists those that did not pass (fail, partial with the rules that could not see all they need,
+not-evaluated with the reason, often RBAC); passed names the rest.
 To page: pass next_cursor back as cursor, or audit_id with page. The report is kept in memory
 under audit_id (the last 8 audits) for get_finding.`,
 		InputSchema: auditSchema(),

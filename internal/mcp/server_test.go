@@ -147,8 +147,16 @@ func TestAuditDemoFirstPage(t *testing.T) {
 	if out.PageSize != defaultPageSize || out.Page != 1 || out.MinSeverity != "low" {
 		t.Errorf("page %d, page_size %d, min_severity %q; want 1, %d, low", out.Page, out.PageSize, out.MinSeverity, defaultPageSize)
 	}
-	if want := len(audit.ForTarget(checks.All(), nil)); len(out.Checks) != want {
-		t.Errorf("%d checks reported, want %d (every check but the preflight ones)", len(out.Checks), want)
+	if want := len(audit.ForTarget(checks.All(), nil)); len(out.Checks)+len(out.Passed) != want {
+		t.Errorf("%d checks reported and %d passed, want %d in all (every check but the preflight ones)", len(out.Checks), len(out.Passed), want)
+	}
+	if len(out.Passed) == 0 {
+		t.Error("no check passed on the demo cluster")
+	}
+	for _, c := range out.Checks {
+		if c.Status == "pass" {
+			t.Errorf("check %s passed but is listed in checks, not passed", c.ID)
+		}
 	}
 	if out.TotalFindings == 0 || len(out.Findings) == 0 {
 		t.Fatal("the demo cluster produced no findings")

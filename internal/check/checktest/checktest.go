@@ -51,7 +51,13 @@ func Complete(s *snapshot.Snapshot) *snapshot.Snapshot {
 // an object, and is no more severe than the check declares.
 func Run(t testing.TB, c check.Check, s *snapshot.Snapshot) (fs []finding.Finding, ctx *check.Context, evaluated bool) {
 	t.Helper()
-	ctx = &check.Context{Snapshot: s}
+	return RunImages(t, c, s, nil)
+}
+
+// RunImages is Run with --inspect-images results (nil: not inspected).
+func RunImages(t testing.TB, c check.Check, s *snapshot.Snapshot, images map[string]check.ImageFacts) (fs []finding.Finding, ctx *check.Context, evaluated bool) {
+	t.Helper()
+	ctx = &check.Context{Snapshot: s, Images: images}
 	fs, err := c.Run(ctx)
 	if errors.Is(err, check.ErrNotEvaluated) {
 		return nil, ctx, false

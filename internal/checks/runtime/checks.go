@@ -7,6 +7,8 @@ func Checks() []check.Check {
 	return []check.Check{
 		dataplaneNodeCompatCheck(),
 		dockerSocketCouplingCheck(),
+		imageManifestCompatCheck(),
+		jvmCgroupCompatCheck(),
 		kernelCNIKnownBadCheck(),
 		runtimeKubeletCompatCheck(),
 	}

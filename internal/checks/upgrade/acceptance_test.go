@@ -81,7 +81,7 @@ func TestAKSFoundingPreflight(t *testing.T) {
 	// With --inspect-images the inspected need replaces the table's.
 	s := load()
 	ctx := &check.Context{Snapshot: s, Target: &v135, Images: map[string]check.ImageFacts{
-		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {MaxGlibc: "2.34", Executables: []string{"/usr/bin/dropgz!azure-vnet: GLIBC_2.34"}},
+		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {LayersRead: true, MaxGlibc: "2.34", Executables: []string{"/usr/bin/dropgz!azure-vnet: GLIBC_2.34"}},
 	}}
 	pf, _ := checks.Lookup("upgrade-preflight")
 	fs, err := pf.Run(ctx)

@@ -366,7 +366,7 @@ func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []fi
 			continue // not the image the provider replaces
 		}
 		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
-		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" {
+		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" && im.LayersRead {
 			need, how = im.MaxGlibc, fmt.Sprintf("--inspect-images: %s needs GLIBC_%s (%s)", pc.Image, im.MaxGlibc, strings.Join(im.Executables, "; "))
 		}
 		if need == "" {

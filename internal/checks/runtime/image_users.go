@@ -1,0 +1,101 @@
+package runtime
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// imageResources are what the image checks read to learn which images
+// the cluster runs or will run: pods, and the templates that make them.
+var imageResources = []snapshot.Resource{snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets,
+	snapshot.DaemonSets, snapshot.CronJobs}
+
+// imageUser is one thing that runs images: a workload template, or a pod
+// whose owner has no template in the input (then named itself).
+type imageUser struct {
+	ref    finding.ObjectRef
+	images []string
+}
+
+// imageUsers lists the workload templates and the pods not made by one of
+// them, each once, in O(objects). A ReplicaSet's pods are reached through
+// its Deployment.
+func imageUsers(s *snapshot.Snapshot) []imageUser {
+	var users []imageUser
+	covered := map[[3]string]bool{} // kind, namespace, name
+	add := func(apiVersion, kind string, m *metav1.ObjectMeta, spec *corev1.PodSpec) {
+		covered[[3]string{kind, m.Namespace, m.Name}] = true
+		u := imageUser{ref: check.Ref(apiVersion, kind, m)}
+		for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+			for j := range cs {
+				u.images = append(u.images, cs[j].Image)
+			}
+		}
+		users = append(users, u)
+	}
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		add("apps/v1", "DaemonSet", &d.ObjectMeta, &d.Spec.Template.Spec)
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		add("apps/v1", "Deployment", &d.ObjectMeta, &d.Spec.Template.Spec)
+	}
+	for i := range s.StatefulSets {
+		d := &s.StatefulSets[i]
+		add("apps/v1", "StatefulSet", &d.ObjectMeta, &d.Spec.Template.Spec)
+	}
+	for i := range s.CronJobs {
+		c := &s.CronJobs[i]
+		add("batch/v1", "CronJob", &c.ObjectMeta, &c.Spec.JobTemplate.Spec.Template.Spec)
+	}
+	ix := s.Index()
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if k, ok := podOwnerKey(ix, p); ok && covered[k] {
+			continue
+		}
+		users = append(users, imageUser{ref: podRef(p), images: podImages(p)})
+	}
+	return users
+}
+
+// podOwnerKey is the kind, namespace and name of the workload that made
+// the pod: its controller, or the Deployment of its ReplicaSet when the
+// input has that ReplicaSet. (A CronJob's pods name their Job, so they
+// are listed as pods, not under the CronJob.)
+func podOwnerKey(ix *snapshot.Index, p *snapshot.Pod) ([3]string, bool) {
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		if o.Kind == "ReplicaSet" && o.UID != "" {
+			if rs := ix.ReplicaSet(o.UID); rs != nil {
+				if ro := metav1.GetControllerOf(rs); ro != nil {
+					return [3]string{ro.Kind, p.Namespace, ro.Name}, true
+				}
+			}
+		}
+		return [3]string{o.Kind, p.Namespace, o.Name}, true
+	}
+	return [3]string{}, false
+}
+
+func podRef(p *snapshot.Pod) finding.ObjectRef {
+	return finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+}
+
+// podImages lists a pod's images, init and ephemeral containers included.
+func podImages(p *snapshot.Pod) []string {
+	var out []string
+	for _, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
+		for j := range cs {
+			out = append(out, cs[j].Image)
+		}
+	}
+	return out
+}

@@ -1,0 +1,566 @@
+package runtime
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/nodeos"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const (
+	caseCgroupV2JRE  = "aks-125-cgroupv2-old-jre-memory-2023"
+	caseKernel612JVM = "kernel-612-breaks-jvm-container-detection-2026"
+	jvmCompatID      = "jvm-cgroup-compat"
+	ruleJVMCgroupV2  = "cgroup-v2"
+	ruleJVMKernel612 = "kernel-6.12"
+)
+
+// jvmCgroupCompatCheck finds pods whose image carries a Java runtime that
+// will not see its container's memory limit on the node it runs on: too
+// old to read cgroup v2, or without the fix for kernels from 6.12.
+func jvmCgroupCompatCheck() check.Check {
+	needs := []snapshot.Resource{snapshot.Nodes, snapshot.Pods}
+	return check.Check{
+		ID:       jvmCompatID,
+		Title:    "Java runtimes in images that cannot see their container's memory limit on the nodes they run on",
+		Severity: finding.High,
+		Description: "With --inspect-images, reads the JDK or JRE `release` file (JAVA_VERSION, JAVA_VERSION_DATE, " +
+			"JVM_VARIANT) in every image that running pods use; environment variables are not read. cgroup-v2 (high): a " +
+			"runtime older than the first release of its line that reads cgroup v2 limits (HotSpot 8u372, 11.0.16, 15; " +
+			"OpenJ9 8.0.382, 11.0.20, 17.0.8, from the Kubernetes cgroup v2 page) on a node whose OS boots cgroup v2 by " +
+			"default. The Node object does not say which cgroup version a node runs: it is inferred from " +
+			"status.nodeInfo.osImage (Ubuntu 21.10+, Debian 11+, RHEL-like 9+); such a runtime on a node of another OS " +
+			"(Azure Linux, Amazon Linux, Container-Optimized OS, Bottlerocket, Flatcar: not in the table) leaves the rule " +
+			"partial. kernel-6.12 (medium): a HotSpot runtime without the JDK-8349988 fix (in JDK 25) on a node whose " +
+			"kernelVersion is 6.12 or later, where the kernel may hide the cgroup v1 cpuset and memory entries the JVM " +
+			"reads to decide it runs in a container (it depends on the kernel's build options, which the API does not show). " +
+			"A build dated before the fix was proposed, or at or below a release reported with the bug, is affected; a " +
+			"later 8, 11, 17 or 21 build may carry a backport kubegap has no data on, and leaves the rule partial, unless " +
+			"the same vendor's build of that line was reported to work (Corretto 21.0.10 and later). " +
+			"Without --inspect-images both rules are partial.",
+		Reads: check.Needs(needs...),
+		Rules: []check.Rule{
+			{ID: ruleJVMCgroupV2, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a cgroup v2 node", Needs: needs},
+			{ID: ruleJVMKernel612, Summary: "no Java runtime without the kernel 6.12 detection fix runs on a 6.12+ kernel", Needs: needs},
+		},
+		Cases: []string{caseCgroupV2JRE, caseKernel612JVM},
+		Run:   runJVMCgroupCompat,
+	}
+}
+
+// jvmNode is what a node's status says about the two rules.
+type jvmNode struct {
+	cgroupV2, v2Known bool
+	why               string // the OS and its default, for evidence
+	newKernel         bool
+	kernel            string
+}
+
+// jvmGroup is one finding: a runtime in an image on nodes of one rule.
+type jvmGroup struct {
+	rule, image string
+	rt          check.JavaRuntime
+	why         string
+	nodeWhy     string // a node's OS and its cgroup default, for evidence
+	users       map[finding.ObjectRef]bool
+	userOrder   []finding.ObjectRef
+	nodes       map[string]*corev1.Node
+}
+
+// jvmRun holds one run's state.
+type jvmRun struct {
+	ctx     *check.Context
+	facts   *jvmFacts
+	nodes   map[string]*jvmNode
+	groups  map[string]*jvmGroup
+	order   []*jvmGroup
+	unknown map[string]map[string]bool // rule -> what could not be judged
+}
+
+func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
+	facts, err := loadJVMFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	if len(s.Nodes) == 0 || len(s.Pods) == 0 {
+		return nil, check.NotEvaluated("the input holds no nodes or no pods")
+	}
+	if ctx.Images == nil {
+		for _, r := range []string{ruleJVMCgroupV2, ruleJVMKernel612} {
+			ctx.Incomplete(r, "the Java runtimes inside images were not read; run `kubegap audit --inspect-images` (it reads each image's JDK release file)")
+		}
+		return nil, nil
+	}
+	run := &jvmRun{ctx: ctx, facts: facts, nodes: map[string]*jvmNode{}, groups: map[string]*jvmGroup{},
+		unknown: map[string]map[string]bool{}}
+	for i := range s.Nodes {
+		run.nodes[s.Nodes[i].Name] = judgeJVMNode(&s.Nodes[i], facts)
+	}
+	ix := s.Index()
+	for i := range s.Pods {
+		run.pod(ix, &s.Pods[i])
+	}
+	run.noteUnknown()
+	var out []finding.Finding
+	for _, g := range run.order {
+		out = append(out, g.finding())
+	}
+	return out, nil
+}
+
+// judgeJVMNode reads a node's OS and kernel.
+func judgeJVMNode(n *corev1.Node, facts *jvmFacts) *jvmNode {
+	ni := n.Status.NodeInfo
+	jn := &jvmNode{kernel: ni.KernelVersion}
+	if k, ok := check.ParseKubeVersion(ni.KernelVersion); ok && !k.Less(facts.kernelFrom) {
+		jn.newKernel = true
+	}
+	info := nodeos.Identify(ni.OSImage, ni.KernelVersion)
+	if !info.Known {
+		return jn
+	}
+	for _, d := range facts.CgroupV2Default {
+		if d.Distro != info.Distro {
+			continue
+		}
+		jn.v2Known = info.Version != ""
+		jn.cgroupV2 = jn.v2Known && !distroLess(info.Version, d.Version)
+		jn.why = fmt.Sprintf("%s boots cgroup v2 by default from %s (%s)", info.Name(), d.Version, strings.Join(d.Sources, ", "))
+	}
+	return jn
+}
+
+// distroLess compares dotted release numbers ("20.04" < "21.10", "9.4" >= "9").
+func distroLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// pod judges each Java runtime of each image of a scheduled pod.
+func (r *jvmRun) pod(ix *snapshot.Index, p *snapshot.Pod) {
+	n := r.nodes[p.Spec.NodeName]
+	if n == nil || (n.v2Known && !n.cgroupV2 && !n.newKernel) {
+		return // unscheduled, node not in the input, or nothing to judge there
+	}
+	seen := map[string]bool{}
+	for _, img := range podImages(p) {
+		if img == "" || seen[img] {
+			continue
+		}
+		seen[img] = true
+		f, ok := r.ctx.Images[img]
+		if !ok || f.Err != "" || !f.LayersRead {
+			r.unknownFor(n, "image "+img+" was not read")
+			continue
+		}
+		for _, rt := range f.Java {
+			r.runtime(ix, p, n, img, rt)
+		}
+	}
+}
+
+func (r *jvmRun) unknownFor(n *jvmNode, what string) {
+	if n.cgroupV2 || !n.v2Known {
+		r.addUnknown(ruleJVMCgroupV2, what)
+	}
+	if n.newKernel {
+		r.addUnknown(ruleJVMKernel612, what)
+	}
+}
+
+func (r *jvmRun) addUnknown(rule, what string) {
+	if r.unknown[rule] == nil {
+		r.unknown[rule] = map[string]bool{}
+	}
+	r.unknown[rule][what] = true
+}
+
+func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img string, rt check.JavaRuntime) {
+	v, ok := parseJava(rt.Version)
+	if !ok {
+		r.unknownFor(n, fmt.Sprintf("Java version %q in %s", rt.Version, img))
+		return
+	}
+	vm := vmOf(rt.VM)
+	lacks, known, sources := r.facts.lacksCgroupV2(vm, v)
+	switch {
+	case !known && (n.cgroupV2 || !n.v2Known):
+		r.addUnknown(ruleJVMCgroupV2, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
+	case lacks && n.cgroupV2:
+		r.add(ix, p, ruleJVMCgroupV2, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
+	case lacks && !n.v2Known:
+		r.addUnknown(ruleJVMCgroupV2, "the cgroup version of node "+p.Spec.NodeName+" (its OS is not in kubegap's table)")
+	}
+	if !n.newKernel || vm != "hotspot" {
+		return
+	}
+	switch verdict, why := r.facts.kernelBug(v, rt.Date, rt.Implementor); verdict {
+	case kernelAffected:
+		r.add(ix, p, ruleJVMKernel612, img, rt, why)
+	case kernelUnknown:
+		r.addUnknown(ruleJVMKernel612, fmt.Sprintf("whether Java %s in %s carries the JDK-8349988 backport", rt.Version, img))
+	}
+}
+
+func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, img string, rt check.JavaRuntime, why string) {
+	key := rule + "\x00" + img + "\x00" + rt.Home + "\x00" + rt.Version
+	g := r.groups[key]
+	if g == nil {
+		g = &jvmGroup{rule: rule, image: img, rt: rt, why: why, users: map[finding.ObjectRef]bool{}, nodes: map[string]*corev1.Node{}}
+		r.groups[key] = g
+		r.order = append(r.order, g)
+	}
+	u := podUser(ix, p)
+	if !g.users[u] {
+		g.users[u] = true
+		g.userOrder = append(g.userOrder, u)
+	}
+	g.nodes[p.Spec.NodeName] = ix.Node(p.Spec.NodeName)
+	if g.nodeWhy == "" {
+		g.nodeWhy = r.nodes[p.Spec.NodeName].why
+	}
+}
+
+// podUser names the workload that made the pod, or the pod itself.
+func podUser(ix *snapshot.Index, p *snapshot.Pod) finding.ObjectRef {
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		if o.Kind == "ReplicaSet" && o.UID != "" {
+			if rs := ix.ReplicaSet(o.UID); rs != nil {
+				if ro := metav1.GetControllerOf(rs); ro != nil {
+					return finding.ObjectRef{APIVersion: ro.APIVersion, Kind: ro.Kind, Namespace: p.Namespace, Name: ro.Name}
+				}
+			}
+		}
+		return finding.ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name}
+	}
+	return podRef(p)
+}
+
+func (r *jvmRun) noteUnknown() {
+	for _, rule := range []string{ruleJVMCgroupV2, ruleJVMKernel612} {
+		if len(r.unknown[rule]) == 0 {
+			continue
+		}
+		var list []string
+		for w := range r.unknown[rule] {
+			list = append(list, w)
+		}
+		sort.Strings(list)
+		r.ctx.Incomplete(rule, "could not judge %s: %s", check.Plural(len(list), "case", "cases"), check.ListText(list, 5))
+	}
+}
+
+func (g *jvmGroup) finding() finding.Finding {
+	var nodes []*corev1.Node
+	for _, n := range g.nodes {
+		if n != nil {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	refs, more := check.NodeRefs(nodes)
+	users := g.userOrder
+	moreU := 0
+	if len(users) > check.MaxListedObjects {
+		users, moreU = users[:check.MaxListedObjects], len(users)-check.MaxListedObjects
+	}
+	objs := append(append([]finding.ObjectRef(nil), users...), refs...)
+	rt := fmt.Sprintf("Java %s at %s", g.rt.Version, g.rt.Home)
+	ev := []string{
+		fmt.Sprintf("--inspect-images: %s carries %s (JAVA_VERSION in %s/release%s)", g.image, rt, g.rt.Home, dateText(g.rt.Date)),
+		fmt.Sprintf("run by %s%s", refNames(users), moreUsers(moreU)),
+	}
+	f := finding.Finding{Check: jvmCompatID, Rule: g.rule, Objects: objs}
+	if g.rule == ruleJVMCgroupV2 {
+		ev = append(ev, rt+" "+g.why, g.nodeWhy, fmt.Sprintf("%s: %s%s", check.Plural(len(nodes), "node", "nodes"),
+			nodeOSes(nodes), check.MoreText(more)))
+		f.Severity = finding.High
+		f.Title = fmt.Sprintf("%s in %s cannot read cgroup v2 memory limits, on nodes that boot cgroup v2", rt, g.image)
+		f.Message = fmt.Sprintf("%s predates cgroup v2 support in its release line. On cgroup v2 nodes it finds no container "+
+			"limit and sizes its heap from the node's memory, so the container is OOM-killed at its limit or the node comes "+
+			"under memory pressure and evicts pods. The cgroup version is inferred from the node OS's default.", rt)
+		f.Remediation = "Rebuild the image on a Java release that reads cgroup v2 (8u372, 11.0.16, 17 or later for HotSpot), " +
+			"or set the heap explicitly (-Xmx or -XX:MaxRAM) from the container limit until then."
+		f.Cases = []string{caseCgroupV2JRE}
+	} else {
+		ev = append(ev, rt+": "+g.why, fmt.Sprintf("%s with kernel 6.12 or later: %s%s", check.Plural(len(nodes), "node", "nodes"),
+			nodeKernels(nodes), check.MoreText(more)))
+		f.Severity = finding.Medium
+		f.Title = fmt.Sprintf("%s in %s may ignore its container limits on kernel 6.12+ nodes (JDK-8349988)", rt, g.image)
+		f.Message = fmt.Sprintf("%s decides whether it runs in a container from /proc/cgroups. Kernels from 6.12 may leave the "+
+			"cpuset and memory entries out of that file (CONFIG_CPUSETS_V1, CONFIG_MEMCG_V1 are build options the API does "+
+			"not show); the JVM then concludes it is not limited and sizes its heap from the node, and is OOM-killed.", rt)
+		f.Remediation = "Move the image to a Java release with the JDK-8349988 fix (JDK 25, or an 8/11/17/21 update that " +
+			"carries the backport), or set the heap explicitly (-Xmx, or -XX:MaxRAM from the container limit via the Downward API)."
+		f.Cases = []string{caseKernel612JVM}
+	}
+	f.Evidence = ev
+	return f
+}
+
+func dateText(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ", JAVA_VERSION_DATE " + d
+}
+
+func nodeOSes(nodes []*corev1.Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name + " (" + n.Status.NodeInfo.OSImage + ")"
+	}
+	return check.ListText(names, 5)
+}
+
+func nodeKernels(nodes []*corev1.Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name + " (" + n.Status.NodeInfo.KernelVersion + ")"
+	}
+	return check.ListText(names, 5)
+}
+
+//go:embed data/jvm-cgroup-compat.yaml
+var jvmData []byte
+
+type jvmFacts struct {
+	CgroupV2Support []struct {
+		VM       string   `json:"vm"`
+		Line     int      `json:"line"`
+		From     string   `json:"from"`
+		AndLater bool     `json:"andLater"`
+		Sources  []string `json:"sources"`
+
+		from javaVersion
+	} `json:"cgroupV2Support"`
+	CgroupV2Default []struct {
+		Distro  string   `json:"distro"`
+		Version string   `json:"version"`
+		Sources []string `json:"sources"`
+	} `json:"cgroupV2Default"`
+	KernelDetection []struct {
+		KernelFrom    string   `json:"kernelFrom"`
+		FixedFromLine int      `json:"fixedFromLine"`
+		NotBefore     string   `json:"notBefore"`
+		Sources       []string `json:"sources"`
+	} `json:"kernelDetection"`
+	KernelKnownAffected []struct {
+		Version string   `json:"version"`
+		Sources []string `json:"sources"`
+
+		v javaVersion
+	} `json:"kernelKnownAffected"`
+	KernelKnownFixed []struct {
+		Implementor string   `json:"implementor"`
+		Version     string   `json:"version"`
+		Sources     []string `json:"sources"`
+
+		v javaVersion
+	} `json:"kernelKnownFixed"`
+
+	kernelFrom check.KubeVersion
+	notBefore  time.Time
+}
+
+var loadJVMFacts = sync.OnceValues(func() (*jvmFacts, error) {
+	var f jvmFacts
+	if err := yaml.UnmarshalStrict(jvmData, &f); err != nil {
+		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: %w", err)
+	}
+	for i := range f.CgroupV2Support {
+		r := &f.CgroupV2Support[i]
+		v, ok := parseJava(r.From)
+		if !ok || v.line != r.Line {
+			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: cgroupV2Support %q is not a release of line %d", r.From, r.Line)
+		}
+		r.from = v
+	}
+	for i := range f.KernelKnownAffected {
+		r := &f.KernelKnownAffected[i]
+		v, ok := parseJava(r.Version)
+		if !ok {
+			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownAffected version %q", r.Version)
+		}
+		r.v = v
+	}
+	for i := range f.KernelKnownFixed {
+		r := &f.KernelKnownFixed[i]
+		v, ok := parseJava(r.Version)
+		if !ok {
+			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownFixed version %q", r.Version)
+		}
+		r.v = v
+	}
+	if len(f.KernelDetection) != 1 {
+		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: kernelDetection needs exactly one row")
+	}
+	k := f.KernelDetection[0]
+	var ok bool
+	if f.kernelFrom, ok = check.ParseKubeVersion(k.KernelFrom); !ok {
+		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelFrom %q", k.KernelFrom)
+	}
+	var err error
+	if f.notBefore, err = time.Parse(time.DateOnly, k.NotBefore); err != nil {
+		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: notBefore: %w", err)
+	}
+	return &f, nil
+})
+
+// javaVersion is a JAVA_VERSION split into numbers: "1.8.0_372" is line 8
+// with parts [8 372]; "11.0.14.1" is line 11 with parts [11 0 14 1].
+type javaVersion struct {
+	line  int
+	parts []int
+}
+
+// parseJava reads JAVA_VERSION. Pre-release and build suffixes ("-ea",
+// "+7") are dropped.
+func parseJava(s string) (javaVersion, bool) {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "-+"); i >= 0 {
+		s = s[:i]
+	}
+	if rest, ok := strings.CutPrefix(s, "1."); ok {
+		// Java 8 and earlier: 1.8.0_372.
+		head, update, _ := strings.Cut(rest, "_")
+		major, _, _ := strings.Cut(head, ".")
+		m, err := strconv.Atoi(major)
+		if err != nil || m < 1 {
+			return javaVersion{}, false
+		}
+		u := 0
+		if update != "" {
+			if u, err = strconv.Atoi(update); err != nil {
+				return javaVersion{}, false
+			}
+		}
+		return javaVersion{line: m, parts: []int{m, u}}, true
+	}
+	var v javaVersion
+	for _, p := range strings.Split(s, ".") {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return javaVersion{}, false
+		}
+		v.parts = append(v.parts, n)
+	}
+	if len(v.parts) == 0 || v.parts[0] < 9 {
+		return javaVersion{}, false
+	}
+	v.line = v.parts[0]
+	return v, true
+}
+
+// less orders two versions; missing parts count as zero.
+func (v javaVersion) less(o javaVersion) bool {
+	for i := 0; i < max(len(v.parts), len(o.parts)); i++ {
+		a, b := part(v.parts, i), part(o.parts, i)
+		if a != b {
+			return a < b
+		}
+	}
+	return false
+}
+
+func part(p []int, i int) int {
+	if i < len(p) {
+		return p[i]
+	}
+	return 0
+}
+
+// vmOf is the JVM_VARIANT lower-cased, HotSpot when the file omits it.
+func vmOf(vm string) string {
+	if vm = strings.ToLower(strings.TrimSpace(vm)); vm == "" || vm == "server" || vm == "client" {
+		return "hotspot"
+	}
+	return vm
+}
+
+// lacksCgroupV2 reports whether the runtime cannot read cgroup v2 limits;
+// known is false for a JVM the table has no row for.
+func (f *jvmFacts) lacksCgroupV2(vm string, v javaVersion) (lacks, known bool, sources []string) {
+	laterLine := 0
+	for i := range f.CgroupV2Support {
+		r := &f.CgroupV2Support[i]
+		if r.VM != vm {
+			continue
+		}
+		if r.Line == v.line {
+			return v.less(r.from), true, r.Sources
+		}
+		if r.AndLater {
+			laterLine, sources = r.Line, r.Sources
+		}
+	}
+	if laterLine == 0 {
+		return false, false, nil
+	}
+	// A line with no row of its own: supported from the andLater line on,
+	// none before it (the table's reading, see the data file).
+	return v.line < laterLine, true, sources
+}
+
+// kernelVerdict is what kubegap knows of a runtime and the 6.12 change.
+type kernelVerdict int
+
+const (
+	kernelFixed kernelVerdict = iota
+	kernelAffected
+	kernelUnknown
+)
+
+// kernelBug judges a HotSpot runtime against the kernel 6.12 detection
+// bug: fixed from the line the fix landed in; affected when built before
+// the fix was proposed or at or below a release reported to show it;
+// fixed at or above a release of the same vendor reported to work;
+// unknown otherwise (a backport may or may not be in it).
+func (f *jvmFacts) kernelBug(v javaVersion, date, implementor string) (kernelVerdict, string) {
+	k := f.KernelDetection[0]
+	if v.line >= k.FixedFromLine {
+		return kernelFixed, ""
+	}
+	if d, err := time.Parse(time.DateOnly, date); err == nil && d.Before(f.notBefore) {
+		return kernelAffected, fmt.Sprintf("built %s, before the fix was proposed on %s (%s)", date, k.NotBefore, k.Sources[0])
+	}
+	for _, r := range f.KernelKnownAffected {
+		if r.v.line == v.line && !r.v.less(v) {
+			return kernelAffected, fmt.Sprintf("%s of this line was reported with the bug (%s)", r.Version, strings.Join(r.Sources, ", "))
+		}
+	}
+	for _, r := range f.KernelKnownFixed {
+		if r.v.line == v.line && !v.less(r.v) && strings.EqualFold(r.Implementor, strings.TrimSpace(implementor)) {
+			return kernelFixed, ""
+		}
+	}
+	return kernelUnknown, ""
+}
