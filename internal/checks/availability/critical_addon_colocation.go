@@ -237,19 +237,7 @@ func runCriticalAddonColocation(ctx *check.Context) ([]finding.Finding, error) {
 }
 
 func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated, role string, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
-	ix := ctx.Snapshot.Index()
-	nodes := map[string]bool{}
-	zones := map[string]bool{}
-	zoneKnown := true
-	for _, p := range ready {
-		nodes[p.Spec.NodeName] = true
-		n := ix.Node(p.Spec.NodeName)
-		if n == nil || zoneOf(n) == "" {
-			zoneKnown = false
-			continue
-		}
-		zones[zoneOf(n)] = true
-	}
+	pl := placementOf(ctx.Snapshot.Index(), ready)
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: colocationID, Objects: []finding.ObjectRef{w.ref()}}
 	ev := []string{
@@ -257,8 +245,9 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
 	}
+	zone, oneZone := pl.oneZone(sh)
 	switch {
-	case len(nodes) == 1 && sh.schedulable >= 2:
+	case pl.oneNode(sh):
 		node := ready[0].Spec.NodeName
 		f.Severity = finding.High
 		f.Title = fmt.Sprintf("Every ready replica of %s (%s) runs on node %s", w, role, node)
@@ -277,23 +266,19 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 				ev = append(ev, fmt.Sprintf("AWS node (providerID aws:// or EKS labels): the VPC resolver accepts %d packets/s per %s", l.PacketsPerSecond, l.Per))
 			}
 		}
-	case len(nodes) > 1 && zoneKnown && len(zones) == 1 && len(sh.zones) >= 2:
-		var zone string
-		for z := range zones {
-			zone = z
-		}
+	case oneZone:
 		f.Severity = finding.Medium
 		f.Title = fmt.Sprintf("Every ready replica of %s (%s) runs in zone %s", w, role, zone)
 		f.Message = fmt.Sprintf("The %d ready pods of %s run on %d nodes, all in zone %s, while schedulable nodes span %d zones: "+
-			"a zone outage takes the %s down completely.", len(ready), w, len(nodes), zone, len(sh.zones), role)
+			"a zone outage takes the %s down completely.", len(ready), w, len(pl.nodes), zone, len(sh.zones), role)
 		f.Cases = []string{caseOrbos}
 		if role == "CoreDNS" {
 			f.Cases = append(f.Cases, caseEKSDNS)
 		}
-		for _, n := range sortedKeys(nodes) {
+		for _, n := range sortedKeys(pl.nodes) {
 			f.Objects = append(f.Objects, check.NodeRef(n))
 		}
-		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", strings.Join(sortedKeys(nodes), ", "), strings.Join(sortedKeys(sh.zones), ", ")))
+		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", strings.Join(sortedKeys(pl.nodes), ", "), strings.Join(sortedKeys(sh.zones), ", ")))
 	default:
 		return finding.Finding{}, false
 	}

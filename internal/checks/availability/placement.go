@@ -27,6 +27,42 @@ func zoneOf(n *corev1.Node) string {
 	return ""
 }
 
+// placement is where a workload's ready pods run: the nodes, and the
+// zones of those nodes whose zone is known.
+type placement struct {
+	nodes, zones map[string]bool
+	zoneKnown    bool // every pod's node is in the input with a zone label
+}
+
+func placementOf(ix *snapshot.Index, ready []*snapshot.Pod) placement {
+	pl := placement{nodes: map[string]bool{}, zones: map[string]bool{}, zoneKnown: true}
+	for _, p := range ready {
+		pl.nodes[p.Spec.NodeName] = true
+		n := ix.Node(p.Spec.NodeName)
+		if n == nil || zoneOf(n) == "" {
+			pl.zoneKnown = false
+			continue
+		}
+		pl.zones[zoneOf(n)] = true
+	}
+	return pl
+}
+
+// oneNode reports whether every ready pod shares one node while the
+// cluster has at least one other schedulable node.
+func (pl placement) oneNode(sh clusterShape) bool {
+	return len(pl.nodes) == 1 && sh.schedulable >= 2
+}
+
+// oneZone returns the zone every ready pod runs in, when the pods use
+// several nodes but one zone while schedulable nodes span several.
+func (pl placement) oneZone(sh clusterShape) (string, bool) {
+	if len(pl.nodes) <= 1 || !pl.zoneKnown || len(pl.zones) != 1 || len(sh.zones) < 2 {
+		return "", false
+	}
+	return sortedKeys(pl.zones)[0], true
+}
+
 // podReady reports whether a pod serves: Ready and not being deleted.
 func podReady(p *snapshot.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {

@@ -138,19 +138,7 @@ func spreadInputComplete(ctx *check.Context, w replicated) bool {
 }
 
 func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
-	ix := ctx.Snapshot.Index()
-	nodes := map[string]bool{}
-	zones := map[string]bool{}
-	zoneKnown := true
-	for _, p := range ready {
-		nodes[p.Spec.NodeName] = true
-		n := ix.Node(p.Spec.NodeName)
-		if n == nil || zoneOf(n) == "" {
-			zoneKnown = false
-			continue
-		}
-		zones[zoneOf(n)] = true
-	}
+	pl := placementOf(ctx.Snapshot.Index(), ready)
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: replicaSpreadID, Objects: []finding.ObjectRef{w.ref()}, Cases: []string{caseMoonlight}}
 	ev := []string{
@@ -160,8 +148,9 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	if c := noCPURequest(w.spec); len(c) > 0 {
 		ev = append(ev, "containers without a CPU request (the scheduler counts them as using none): "+check.ListText(c, 5))
 	}
+	zone, oneZone := pl.oneZone(sh)
 	switch {
-	case len(nodes) == 1 && sh.schedulable >= 2:
+	case pl.oneNode(sh):
 		node := ready[0].Spec.NodeName
 		f.Severity = finding.Medium
 		f.Title = fmt.Sprintf("Every ready replica of %s runs on node %s", w, node)
@@ -170,13 +159,12 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 			"can overload it together.", len(ready), w, node, sh.schedulable)
 		f.Objects = append(f.Objects, check.NodeRef(node))
 		ev = append(ev, fmt.Sprintf("ready pods on node %s: %s", node, podNamesMax(ready, spreadListedPods)))
-	case len(nodes) > 1 && zoneKnown && len(zones) == 1 && len(sh.zones) >= 2:
-		zone := sortedKeys(zones)[0]
+	case oneZone:
 		f.Severity = finding.Low
 		f.Title = fmt.Sprintf("Every ready replica of %s runs in zone %s", w, zone)
 		f.Message = fmt.Sprintf("The %d ready pods of %s run on %d nodes, all in zone %s, while schedulable nodes span %d zones: "+
-			"a zone outage stops the workload.", len(ready), w, len(nodes), zone, len(sh.zones))
-		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", check.ListText(sortedKeys(nodes), 10), strings.Join(sortedKeys(sh.zones), ", ")))
+			"a zone outage stops the workload.", len(ready), w, len(pl.nodes), zone, len(sh.zones))
+		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", check.ListText(sortedKeys(pl.nodes), 10), strings.Join(sortedKeys(sh.zones), ", ")))
 	default:
 		return finding.Finding{}, false
 	}
