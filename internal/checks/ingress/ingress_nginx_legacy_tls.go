@@ -76,7 +76,7 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	bindingFacts, err := loadNginxFacts()
+	binding, err := loadNginxFacts()
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
 	}
 	var out []finding.Finding
-	for _, n := range findNginxControllers(s, bindingFacts) {
+	for _, n := range findNginxControllers(s, binding.nginx) {
 		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {
 			out = append(out, f)
 		}
