@@ -7,14 +7,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -46,15 +44,11 @@ type agentFacts struct {
 	KubeletMode []kubeletModeFact `json:"kubeletMode"`
 }
 
-var loadAgentFacts = sync.OnceValues(func() (*agentFacts, error) {
-	var f agentFacts
-	if err := yaml.UnmarshalStrict(agentFactsYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading node agent facts: %w", err)
-	}
+var loadAgentFacts = check.Facts("node agent facts", agentFactsYAML, func(f *agentFacts) error {
 	if len(f.FanIn) == 0 || len(f.KubeletMode) == 0 {
-		return nil, errors.New("node agent facts: fanIn and kubeletMode are required")
+		return errors.New("node agent facts: fanIn and kubeletMode are required")
 	}
-	return &f, nil
+	return nil
 })
 
 // Policy, not fact: how many copies of one cluster-wide reader make a load

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -46,15 +44,11 @@ type brokerFacts struct {
 	SDKs    []sdkFact    `json:"sdks"`
 }
 
-var loadBrokerFacts = sync.OnceValues(func() (*brokerFacts, error) {
-	var f brokerFacts
-	if err := yaml.UnmarshalStrict(brokerFactsYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading credential broker facts: %w", err)
-	}
+var loadBrokerFacts = check.Facts("credential broker facts", brokerFactsYAML, func(f *brokerFacts) error {
 	if len(f.Brokers) == 0 || len(f.SDKs) == 0 {
-		return nil, errors.New("credential broker facts: brokers and sdks are required")
+		return errors.New("credential broker facts: brokers and sdks are required")
 	}
-	return &f, nil
+	return nil
 })
 
 // roleAnnotation is how kiam and kube2iam pods ask for an IAM role.

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -41,13 +39,9 @@ type hpaFacts struct {
 	requestSrc, brokenSrc string
 }
 
-var loadHPAFacts = sync.OnceValues(func() (*hpaFacts, error) {
-	var f hpaFacts
-	if err := yaml.UnmarshalStrict(hpaYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading HPA facts: %w", err)
-	}
+var loadHPAFacts = check.Facts("HPA facts", hpaYAML, func(f *hpaFacts) error {
 	if len(f.RequestRule) != 1 || len(f.ScaleDownOnMissingMetric) != 1 {
-		return nil, errors.New("HPA facts: want one requestRule and one scaleDownOnMissingMetric row")
+		return errors.New("HPA facts: want one requestRule and one scaleDownOnMissingMetric row")
 	}
 	f.groupOf = map[autoscalingv2.MetricSourceType]string{}
 	for _, m := range f.MetricAPIs {
@@ -60,11 +54,11 @@ var loadHPAFacts = sync.OnceValues(func() (*hpaFacts, error) {
 	f.brokenFrom, ok1 = check.ParseKubeVersion(b.BrokenFrom)
 	f.fixedIn, ok2 = check.ParseKubeVersion(b.FixedIn)
 	if !ok1 || !ok2 {
-		return nil, errors.New("HPA facts: bad versions")
+		return errors.New("HPA facts: bad versions")
 	}
 	f.requestSrc = strings.Join(f.RequestRule[0].Sources, " ")
 	f.brokenSrc = strings.Join(b.Sources, " ")
-	return &f, nil
+	return nil
 })
 
 // Rules of hpa-metric-source.

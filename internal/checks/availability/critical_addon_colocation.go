@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -32,15 +30,11 @@ type colocationFacts struct {
 	} `json:"limits"`
 }
 
-var loadColocationFacts = sync.OnceValues(func() (*colocationFacts, error) {
-	var f colocationFacts
-	if err := yaml.UnmarshalStrict(colocationYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading co-location facts: %w", err)
-	}
+var loadColocationFacts = check.Facts("co-location facts", colocationYAML, func(f *colocationFacts) error {
 	if len(f.Limits) == 0 || f.Limits[0].PacketsPerSecond <= 0 || len(f.Limits[0].Sources) == 0 {
-		return nil, errors.New("co-location facts: the AWS resolver limit needs packetsPerSecond and sources")
+		return errors.New("co-location facts: the AWS resolver limit needs packetsPerSecond and sources")
 	}
-	return &f, nil
+	return nil
 })
 
 const (

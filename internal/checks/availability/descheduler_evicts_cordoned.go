@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -29,13 +28,7 @@ type deschedulerFacts struct {
 	Observed []deschedFactRow `json:"observed"`
 }
 
-var loadDescheduler = sync.OnceValues(func() (*deschedulerFacts, error) {
-	var f deschedulerFacts
-	if err := yaml.UnmarshalStrict(deschedulerYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading descheduler facts: %w", err)
-	}
-	return &f, nil
-})
+var loadDescheduler = check.Facts[deschedulerFacts]("descheduler facts", deschedulerYAML)
 
 const (
 	deschedulerID       = "descheduler-evicts-cordoned"

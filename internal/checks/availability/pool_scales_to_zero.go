@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -20,13 +19,7 @@ import (
 //go:embed data/pool-scales-to-zero.yaml
 var poolZeroYAML []byte
 
-var loadPoolZero = sync.OnceValues(func() (*deschedulerFacts, error) {
-	var f deschedulerFacts
-	if err := yaml.UnmarshalStrict(poolZeroYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading pool scale-to-zero facts: %w", err)
-	}
-	return &f, nil
-})
+var loadPoolZero = check.Facts[deschedulerFacts]("pool scale-to-zero facts", poolZeroYAML)
 
 const (
 	poolZeroID       = "pool-scales-to-zero"

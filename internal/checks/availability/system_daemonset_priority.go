@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -38,15 +36,11 @@ type daemonPriorityFacts struct {
 	Components []daemonComponent `json:"components"`
 }
 
-var loadDaemonPriorityFacts = sync.OnceValues(func() (*daemonPriorityFacts, error) {
-	var f daemonPriorityFacts
-	if err := yaml.UnmarshalStrict(daemonPriorityYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading system DaemonSet facts: %w", err)
-	}
+var loadDaemonPriorityFacts = check.Facts("system DaemonSet facts", daemonPriorityYAML, func(f *daemonPriorityFacts) error {
 	if len(f.Components) == 0 {
-		return nil, errors.New("system DaemonSet facts: no components")
+		return errors.New("system DaemonSet facts: no components")
 	}
-	return &f, nil
+	return nil
 })
 
 const (

@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -37,23 +35,17 @@ type expiryFacts struct {
 	OneYear  []horizonFact `json:"oneYear"`
 }
 
-var loadExpiryFacts = sync.OnceValues(func() (*expiryFacts, error) { return parseExpiryFacts(expiryFactsYAML) })
-
-func parseExpiryFacts(data []byte) (*expiryFacts, error) {
-	var f expiryFacts
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("reading certificate expiry facts: %w", err)
-	}
+var loadExpiryFacts = check.Facts("certificate expiry facts", expiryFactsYAML, func(f *expiryFacts) error {
 	if len(f.Horizons) == 0 || len(f.OneYear) == 0 {
-		return nil, errors.New("certificate expiry facts: horizons and oneYear are required")
+		return errors.New("certificate expiry facts: horizons and oneYear are required")
 	}
 	for _, h := range append(append([]horizonFact{}, f.Horizons...), f.OneYear...) {
 		if h.Days <= 0 || len(h.Sources) == 0 {
-			return nil, fmt.Errorf("certificate expiry facts: %s needs days > 0 and sources", h.Name)
+			return fmt.Errorf("certificate expiry facts: %s needs days > 0 and sources", h.Name)
 		}
 	}
-	return &f, nil
-}
+	return nil
+})
 
 // failDays is the shortest horizon in the facts: inside it, someone else
 // (GKE, Linkerd's own check) already acts or complains.

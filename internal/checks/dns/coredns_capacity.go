@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -42,20 +40,16 @@ type capacityFacts struct {
 	Replicas []replicaBasis `json:"replicas"`
 }
 
-var loadCapacityFacts = sync.OnceValues(func() (*capacityFacts, error) {
-	var f capacityFacts
-	if err := yaml.UnmarshalStrict(capacityYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading CoreDNS capacity facts: %w", err)
-	}
+var loadCapacityFacts = check.Facts("CoreDNS capacity facts", capacityYAML, func(f *capacityFacts) error {
 	if len(f.Memory) != 2 || len(f.Replicas) != 1 || f.Replicas[0].CoresPerReplica <= 0 || f.Replicas[0].NodesPerReplica <= 0 {
-		return nil, errors.New("CoreDNS capacity facts: want the default and autopath memory bases and one replica basis")
+		return errors.New("CoreDNS capacity facts: want the default and autopath memory bases and one replica basis")
 	}
 	for _, m := range f.Memory {
 		if m.PerPodsAndServices <= 0 || m.BaseMB <= 0 {
-			return nil, fmt.Errorf("CoreDNS capacity facts: memory basis %s needs positive numbers", m.ID)
+			return fmt.Errorf("CoreDNS capacity facts: memory basis %s needs positive numbers", m.ID)
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 const (

@@ -4,9 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-	"sync"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -31,25 +28,24 @@ type eksCorednsRow struct {
 	kube, coredns check.KubeVersion
 }
 
-var loadEKSCorednsRows = sync.OnceValues(func() ([]*eksCorednsRow, error) {
-	var doc struct {
-		Rows []*eksCorednsRow `json:"rows"`
-	}
-	if err := yaml.UnmarshalStrict(eksCorednsData, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", eksCorednsSource, err)
-	}
-	for _, r := range doc.Rows {
+// eksCorednsFacts is data/eks-coredns-version.yaml.
+type eksCorednsFacts struct {
+	Rows []*eksCorednsRow `json:"rows"`
+}
+
+var loadEKSCorednsRows = check.Facts(eksCorednsSource, eksCorednsData, func(f *eksCorednsFacts) error {
+	for _, r := range f.Rows {
 		var ok1, ok2 bool
 		r.kube, ok1 = check.ParseKubeVersion(r.Kubernetes)
 		r.coredns, ok2 = check.ParseKubeVersion(r.CoreDNS)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%s: bad row %q -> %q", eksCorednsSource, r.Kubernetes, r.CoreDNS)
+			return fmt.Errorf("%s: bad row %q -> %q", eksCorednsSource, r.Kubernetes, r.CoreDNS)
 		}
 	}
-	if len(doc.Rows) == 0 {
-		return nil, fmt.Errorf("%s: no rows", eksCorednsSource)
+	if len(f.Rows) == 0 {
+		return fmt.Errorf("%s: no rows", eksCorednsSource)
 	}
-	return doc.Rows, nil
+	return nil
 })
 
 // eksCorednsVersionCheck compares the CoreDNS image on an EKS cluster with
@@ -82,10 +78,11 @@ func eksCorednsVersionCheck() check.Check {
 }
 
 func runEKSCorednsVersion(ctx *check.Context) ([]finding.Finding, error) {
-	rows, err := loadEKSCorednsRows()
+	facts, err := loadEKSCorednsRows()
 	if err != nil {
 		return nil, err
 	}
+	rows := facts.Rows
 	s := ctx.Snapshot
 	eks, known := isEKS(ctx)
 	if !eks {

@@ -7,10 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -26,23 +24,25 @@ type behaviour struct {
 	Sources []string `json:"sources"`
 }
 
-var loadArgoFacts = sync.OnceValues(func() (map[string]string, error) {
-	var f struct {
-		Behaviours []behaviour `json:"behaviours"`
-	}
-	if err := yaml.UnmarshalStrict(argoFactsYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading Argo CD facts: %w", err)
-	}
-	out := map[string]string{}
+// argoFacts is data/argocd.yaml.
+type argoFacts struct {
+	Behaviours []behaviour `json:"behaviours"`
+
+	// fact maps a behaviour's name to its fact.
+	fact map[string]string
+}
+
+var loadArgoFacts = check.Facts("Argo CD facts", argoFactsYAML, func(f *argoFacts) error {
+	f.fact = map[string]string{}
 	for _, b := range f.Behaviours {
-		out[b.Name] = strings.TrimSpace(b.Fact)
+		f.fact[b.Name] = strings.TrimSpace(b.Fact)
 	}
 	for _, need := range []string{"automated-prune", "all-at-once", "generated-deletion", "prune-false"} {
-		if out[need] == "" {
-			return nil, errors.New("Argo CD facts: no " + need)
+		if f.fact[need] == "" {
+			return errors.New("Argo CD facts: no " + need)
 		}
 	}
-	return out, nil
+	return nil
 })
 
 const (
@@ -83,10 +83,11 @@ func gitopsGlobalPruneCheck() check.Check {
 }
 
 func runGitopsGlobalPrune(ctx *check.Context) ([]finding.Finding, error) {
-	facts, err := loadArgoFacts()
+	argo, err := loadArgoFacts()
 	if err != nil {
 		return nil, err
 	}
+	facts := argo.fact
 	s := ctx.Snapshot
 	dests := destinationsByOwner(s.CustomObjects(snapshot.ArgoApplications))
 	var out []finding.Finding

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -31,17 +29,13 @@ type externalDNSFacts struct {
 	oneByOne check.KubeVersion
 }
 
-var loadExternalDNSFacts = sync.OnceValues(func() (*externalDNSFacts, error) {
-	var f externalDNSFacts
-	if err := yaml.UnmarshalStrict(externalDNSYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading external-dns facts: %w", err)
-	}
+var loadExternalDNSFacts = check.Facts("external-dns facts", externalDNSYAML, func(f *externalDNSFacts) error {
 	var ok bool
 	f.oneByOne, ok = check.ParseKubeVersion(f.OneByOneFrom)
 	if !ok || len(f.Prefixes) == 0 || f.SetIdentifier == "" || len(f.RoutingPolicies) == 0 || len(f.Images) == 0 || f.Provider == "" {
-		return nil, errors.New("external-dns facts: prefixes, setIdentifier, routingPolicies, images, provider and oneByOneFrom are required")
+		return errors.New("external-dns facts: prefixes, setIdentifier, routingPolicies, images, provider and oneByOneFrom are required")
 	}
-	return &f, nil
+	return nil
 })
 
 const (

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -36,15 +34,11 @@ type cloudLBFacts struct {
 	Sources     []string `json:"sources"`
 }
 
-var loadCloudLBFacts = sync.OnceValues(func() (*cloudLBFacts, error) {
-	var f cloudLBFacts
-	if err := yaml.UnmarshalStrict(terminationYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading cloud load balancer facts: %w", err)
-	}
+var loadCloudLBFacts = check.Facts("cloud load balancer facts", terminationYAML, func(f *cloudLBFacts) error {
 	if len(f.Classes) == 0 || len(f.Controllers) == 0 {
-		return nil, errors.New("cloud load balancer facts: classes and controllers are required")
+		return errors.New("cloud load balancer facts: classes and controllers are required")
 	}
-	return &f, nil
+	return nil
 })
 
 const (

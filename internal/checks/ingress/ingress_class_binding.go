@@ -7,11 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -30,19 +28,22 @@ type controllerFacts struct {
 	Sources                  []string `json:"sources"`
 }
 
-var loadNginxFacts = sync.OnceValues(func() (*controllerFacts, error) {
-	var doc struct {
-		Controllers []controllerFacts `json:"controllers"`
-	}
-	if err := yaml.UnmarshalStrict(bindingYAML, &doc); err != nil {
-		return nil, fmt.Errorf("reading ingress controller facts: %w", err)
-	}
-	for i := range doc.Controllers {
-		if doc.Controllers[i].Name == "ingress-nginx" {
-			return &doc.Controllers[i], nil
+// classBindingFacts is data/ingress-class-binding.yaml.
+type classBindingFacts struct {
+	Controllers []controllerFacts `json:"controllers"`
+
+	// nginx is the ingress-nginx row, the controller the checks judge.
+	nginx *controllerFacts
+}
+
+var loadNginxFacts = check.Facts("ingress controller facts", bindingYAML, func(f *classBindingFacts) error {
+	for i := range f.Controllers {
+		if f.Controllers[i].Name == "ingress-nginx" {
+			f.nginx = &f.Controllers[i]
+			return nil
 		}
 	}
-	return nil, errors.New("ingress controller facts: no ingress-nginx row")
+	return errors.New("ingress controller facts: no ingress-nginx row")
 })
 
 // Annotations that bind an Ingress or mark a default class.
@@ -154,10 +155,11 @@ func findNginxControllers(s *snapshot.Snapshot, facts *controllerFacts) []nginxC
 }
 
 func runIngressClassBinding(ctx *check.Context) ([]finding.Finding, error) {
-	facts, err := loadNginxFacts()
+	binding, err := loadNginxFacts()
 	if err != nil {
 		return nil, err
 	}
+	facts := binding.nginx
 	s := ctx.Snapshot
 	if len(s.Ingresses) == 0 && len(s.IngressClasses) == 0 && !ctx.Present(snapshot.Ingresses) && !ctx.Present(snapshot.IngressClasses) {
 		return nil, check.NotEvaluated("the input has no Ingresses or IngressClasses")

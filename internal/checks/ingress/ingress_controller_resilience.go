@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -34,15 +32,11 @@ type resilienceFacts struct {
 	Sources []string `json:"sources"`
 }
 
-var loadResilienceFacts = sync.OnceValues(func() (*resilienceFacts, error) {
-	var f resilienceFacts
-	if err := yaml.UnmarshalStrict(resilienceYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading ingress controller facts: %w", err)
-	}
+var loadResilienceFacts = check.Facts("ingress controller facts", resilienceYAML, func(f *resilienceFacts) error {
 	if len(f.Controllers) == 0 || f.Thresholds.SharedIngresses < 1 {
-		return nil, errors.New("ingress controller facts: controllers and thresholds.sharedIngresses are required")
+		return errors.New("ingress controller facts: controllers and thresholds.sharedIngresses are required")
 	}
-	return &f, nil
+	return nil
 })
 
 // controllerOf returns the controller an image runs, if it is a known one.

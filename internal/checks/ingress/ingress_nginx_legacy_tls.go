@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -31,19 +29,15 @@ type legacyTLSFacts struct {
 	lastWorking, firstBroken check.KubeVersion
 }
 
-var loadLegacyTLSFacts = sync.OnceValues(func() (*legacyTLSFacts, error) {
-	var f legacyTLSFacts
-	if err := yaml.UnmarshalStrict(legacyTLSYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading ingress-nginx TLS facts: %w", err)
-	}
+var loadLegacyTLSFacts = check.Facts("ingress-nginx TLS facts", legacyTLSYAML, func(f *legacyTLSFacts) error {
 	var ok1, ok2 bool
 	f.lastWorking, ok1 = check.ParseKubeVersion(f.LastWorking)
 	f.firstBroken, ok2 = check.ParseKubeVersion(f.FirstBroken)
 	if !ok1 || !ok2 || !f.lastWorking.Less(f.firstBroken) || len(f.LegacyProtocols) == 0 || f.SecurityLevelZero == "" ||
 		!slices.Contains(snapshot.NamedConfigMaps, f.ConfigMap) {
-		return nil, errors.New("ingress-nginx TLS facts: versions, legacyProtocols, securityLevelZero and a ConfigMap kubegap reads are required")
+		return errors.New("ingress-nginx TLS facts: versions, legacyProtocols, securityLevelZero and a ConfigMap kubegap reads are required")
 	}
-	return &f, nil
+	return nil
 })
 
 // Rules of ingress-nginx-legacy-tls.
@@ -82,7 +76,7 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	bindingFacts, err := loadNginxFacts()
+	binding, err := loadNginxFacts()
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +89,7 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
 	}
 	var out []finding.Finding
-	for _, n := range findNginxControllers(s, bindingFacts) {
+	for _, n := range findNginxControllers(s, binding.nginx) {
 		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {
 			out = append(out, f)
 		}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -28,23 +26,25 @@ type countFact struct {
 	Sources []string `json:"sources"`
 }
 
-var loadCountFacts = sync.OnceValues(func() (map[string]countFact, error) {
-	var f struct {
-		Defaults []countFact `json:"defaults"`
-	}
-	if err := yaml.UnmarshalStrict(countFactsYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading object count facts: %w", err)
-	}
-	out := map[string]countFact{}
+// countFacts is data/object-count-explosion.yaml.
+type countFacts struct {
+	Defaults []countFact `json:"defaults"`
+
+	// byName maps a default's name to it.
+	byName map[string]countFact
+}
+
+var loadCountFacts = check.Facts("object count facts", countFactsYAML, func(f *countFacts) error {
+	f.byName = map[string]countFact{}
 	for _, d := range f.Defaults {
-		out[d.Name] = d
+		f.byName[d.Name] = d
 	}
 	for _, need := range []string{"terminated-pod-gc-threshold", "deployment-revision-history-limit", "job-ttl-after-finished", "event-ttl"} {
-		if _, ok := out[need]; !ok {
-			return nil, errors.New("object count facts: missing " + need)
+		if _, ok := f.byName[need]; !ok {
+			return errors.New("object count facts: missing " + need)
 		}
 	}
-	return out, nil
+	return nil
 })
 
 // Policy, not fact: where the check starts to speak. The cases lost their
@@ -118,10 +118,11 @@ func objectCountExplosionCheck() check.Check {
 }
 
 func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
-	facts, err := loadCountFacts()
+	counts, err := loadCountFacts()
 	if err != nil {
 		return nil, err
 	}
+	facts := counts.byName
 	s := ctx.Snapshot
 	var out []finding.Finding
 	if f, ok := terminatedPods(s, facts["terminated-pod-gc-threshold"]); ok {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -39,20 +37,16 @@ type cpRestartsFacts struct {
 	} `json:"livenessProbes"`
 }
 
-var loadCPRestartsFacts = sync.OnceValues(func() (*cpRestartsFacts, error) {
-	var f cpRestartsFacts
-	if err := yaml.UnmarshalStrict(cpRestartsData, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", cpRestartsSource, err)
-	}
+var loadCPRestartsFacts = check.Facts(cpRestartsSource, cpRestartsData, func(f *cpRestartsFacts) error {
 	if f.Thresholds.Restarts <= 0 {
-		return nil, fmt.Errorf("%s: thresholds.restarts must be positive", cpRestartsSource)
+		return fmt.Errorf("%s: thresholds.restarts must be positive", cpRestartsSource)
 	}
 	for _, p := range f.LivenessProbes {
 		if p.ExecContains == "" {
-			return nil, fmt.Errorf("%s: %s: empty execContains", cpRestartsSource, p.ID)
+			return fmt.Errorf("%s: %s: empty execContains", cpRestartsSource, p.ID)
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // controlPlaneRestartsCheck finds etcd and kube-apiserver containers of a

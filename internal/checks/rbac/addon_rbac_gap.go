@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -59,27 +57,26 @@ type addonNeed struct {
 	perms    []permission
 }
 
-var loadAddonNeeds = sync.OnceValues(func() ([]*addonNeed, error) {
-	var doc struct {
-		Addons []*addonNeed `json:"addons"`
-	}
-	if err := yaml.UnmarshalStrict(addonRBACData, &doc); err != nil {
-		return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %w", err)
-	}
-	for _, a := range doc.Addons {
+// addonNeedFacts is data/addon-rbac-gap.yaml.
+type addonNeedFacts struct {
+	Addons []*addonNeed `json:"addons"`
+}
+
+var loadAddonNeeds = check.Facts("data/addon-rbac-gap.yaml", addonRBACData, func(f *addonNeedFacts) error {
+	for _, a := range f.Addons {
 		var ok bool
 		if a.from, ok = check.ParseKubeVersion(a.From); !ok {
-			return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad version %q", a.ID, a.From)
+			return fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad version %q", a.ID, a.From)
 		}
 		for _, n := range a.Needs {
 			p, ok := parsePermission(n)
 			if !ok {
-				return nil, fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad need %q", a.ID, n)
+				return fmt.Errorf("data/addon-rbac-gap.yaml: %s: bad need %q", a.ID, n)
 			}
 			a.perms = append(a.perms, p)
 		}
 	}
-	return doc.Addons, nil
+	return nil
 })
 
 // addonRBACGapCheck resolves each add-on's service account to the
@@ -87,9 +84,9 @@ var loadAddonNeeds = sync.OnceValues(func() ([]*addonNeed, error) {
 // version needs that none of them grants.
 func addonRBACGapCheck() check.Check {
 	cases := []string{}
-	if needs, err := loadAddonNeeds(); err == nil {
+	if facts, err := loadAddonNeeds(); err == nil {
 		seen := map[string]bool{}
-		for _, a := range needs {
+		for _, a := range facts.Addons {
 			if !seen[a.Case] {
 				seen[a.Case] = true
 				cases = append(cases, a.Case)
@@ -132,10 +129,11 @@ type addonWorkload struct {
 
 func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
-	needs, err := loadAddonNeeds()
+	facts, err := loadAddonNeeds()
 	if err != nil {
 		return nil, err
 	}
+	needs := facts.Addons
 	images := map[string]bool{}
 	for _, a := range needs {
 		images[a.Image] = true

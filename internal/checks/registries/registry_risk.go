@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -45,17 +43,13 @@ type singlePoint struct {
 	Sources []string `json:"sources"`
 }
 
-var loadRegistryFacts = sync.OnceValues(func() (*registryFacts, error) {
-	var f registryFacts
-	if err := yaml.UnmarshalStrict(registryRiskYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading registry facts: %w", err)
-	}
+var loadRegistryFacts = check.Facts("registry facts", registryRiskYAML, func(f *registryFacts) error {
 	for _, r := range f.Retired {
 		if r.ID == "" || r.Host == "" || r.Case == "" || len(r.Sources) == 0 {
-			return nil, errors.New("registry facts: every retired registry needs id, host, case and sources")
+			return errors.New("registry facts: every retired registry needs id, host, case and sources")
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // Policy, not fact: a registry is the fleet's single point when at least

@@ -7,9 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -27,21 +24,20 @@ type cfsFix struct {
 	v [3]int
 }
 
-var loadCFS = sync.OnceValues(func() ([]cfsFix, error) {
-	var doc struct {
-		FixedIn []cfsFix `json:"fixedIn"`
-	}
-	if err := yaml.UnmarshalStrict(cfsYAML, &doc); err != nil {
-		return nil, fmt.Errorf("reading CFS fix versions: %w", err)
-	}
-	for i := range doc.FixedIn {
-		v, ok := kernelVersion(doc.FixedIn[i].Version)
+// cfsFacts is data/cpu-limit-cfs-kernel.yaml.
+type cfsFacts struct {
+	FixedIn []cfsFix `json:"fixedIn"`
+}
+
+var loadCFS = check.Facts("CFS fix versions", cfsYAML, func(f *cfsFacts) error {
+	for i := range f.FixedIn {
+		v, ok := kernelVersion(f.FixedIn[i].Version)
 		if !ok {
-			return nil, fmt.Errorf("CFS fix versions: bad version %q", doc.FixedIn[i].Version)
+			return fmt.Errorf("CFS fix versions: bad version %q", f.FixedIn[i].Version)
 		}
-		doc.FixedIn[i].v = v
+		f.FixedIn[i].v = v
 	}
-	return doc.FixedIn, nil
+	return nil
 })
 
 var kernelRE = regexp.MustCompile(`^(\d+)\.(\d+)(?:\.(\d+))?`)
@@ -120,10 +116,11 @@ func cpuLimitCFSKernelCheck() check.Check {
 }
 
 func runCPULimitCFS(ctx *check.Context) ([]finding.Finding, error) {
-	fixes, err := loadCFS()
+	facts, err := loadCFS()
 	if err != nil {
 		return nil, err
 	}
+	fixes := facts.FixedIn
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
 		return nil, check.NotEvaluated("the input has no Nodes")

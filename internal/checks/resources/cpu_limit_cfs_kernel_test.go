@@ -46,10 +46,11 @@ func TestCPULimitCFSModernPasses(t *testing.T) {
 }
 
 func TestKernelFixTable(t *testing.T) {
-	fixes, err := loadCFS()
+	facts, err := loadCFS()
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixes := facts.FixedIn
 	for k, want := range map[string][2]bool{
 		"5.4.0-150-generic": {true, true}, "5.3.9": {true, true}, "5.3.8": {false, true},
 		"4.19.84": {false, false}, "3.10.0-1160.el7.x86_64": {false, false}, "6.8.0": {true, true},

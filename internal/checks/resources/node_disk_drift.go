@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -23,13 +21,7 @@ type diskDriftFacts struct {
 	Observed []factRow `json:"observed"`
 }
 
-var loadDiskDrift = sync.OnceValues(func() (*diskDriftFacts, error) {
-	var f diskDriftFacts
-	if err := yaml.UnmarshalStrict(diskDriftYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading node disk facts: %w", err)
-	}
-	return &f, nil
-})
+var loadDiskDrift = check.Facts[diskDriftFacts]("node disk facts", diskDriftYAML)
 
 // Rules of node-disk-drift.
 const (

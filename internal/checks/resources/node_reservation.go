@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -31,13 +29,7 @@ type reservationFacts struct {
 	Providers       []factRow `json:"providers"`
 }
 
-var loadReservation = sync.OnceValues(func() (*reservationFacts, error) {
-	var f reservationFacts
-	if err := yaml.UnmarshalStrict(reservationYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading node reservation facts: %w", err)
-	}
-	return &f, nil
-})
+var loadReservation = check.Facts[reservationFacts]("node reservation facts", reservationYAML)
 
 // thinReservation is policy, a heuristic: a node holding back less memory
 // than this for the kubelet, the runtime and the system is thin. It sits

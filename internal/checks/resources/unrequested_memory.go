@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -32,16 +30,12 @@ type unrequestedFacts struct {
 	} `json:"behaviours"`
 }
 
-var loadUnrequested = sync.OnceValues(func() (*unrequestedFacts, error) {
-	var f unrequestedFacts
-	if err := yaml.UnmarshalStrict(unrequestedYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading unrequested-memory facts: %w", err)
-	}
+var loadUnrequested = check.Facts("unrequested-memory facts", unrequestedYAML, func(f *unrequestedFacts) error {
 	t := f.Thresholds
 	if t.MinPods <= 0 || t.LowShare <= 0 || t.MediumShare < t.LowShare || len(f.Behaviours) == 0 {
-		return nil, errors.New("unrequested-memory facts: thresholds and behaviours are required")
+		return errors.New("unrequested-memory facts: thresholds and behaviours are required")
 	}
-	return &f, nil
+	return nil
 })
 
 const (

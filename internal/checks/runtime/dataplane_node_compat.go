@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,51 +65,47 @@ type dataplaneFacts struct {
 	} `json:"nftDefault"`
 }
 
-var loadDataplaneFacts = sync.OnceValues(func() (*dataplaneFacts, error) {
-	var f dataplaneFacts
-	if err := yaml.UnmarshalStrict(dataplaneData, &f); err != nil {
-		return nil, fmt.Errorf("data/dataplane-node-compat.yaml: %w", err)
-	}
+var loadDataplaneFacts = check.Facts("data/dataplane-node-compat.yaml", dataplaneData, func(f *dataplaneFacts) error {
 	var ok bool
 	var err error
 	for i := range f.IPVS {
 		r := &f.IPVS[i]
 		if err := rowOK(r.dataplaneRow); err != nil {
-			return nil, err
+			return err
 		}
 		if r.fixed, ok = check.ParseKubeVersion(r.FixedKernel); !ok {
-			return nil, dataErr("ipvs.fixedKernel", r.FixedKernel)
+			return dataErr("ipvs.fixedKernel", r.FixedKernel)
 		}
 	}
 	for i := range f.KubeProxyImages {
 		r := &f.KubeProxyImages[i]
 		if err := rowOK(r.dataplaneRow); err != nil {
-			return nil, err
+			return err
 		}
 		if r.repoRE, err = regexp.Compile(r.Repo); err != nil {
-			return nil, dataErr("kubeProxyImages.repo", err)
+			return dataErr("kubeProxyImages.repo", err)
 		}
 		if r.detects, ok = check.ParseKubeVersion(r.DetectsFrom); !ok {
-			return nil, dataErr("kubeProxyImages.detectsFrom", r.DetectsFrom)
+			return dataErr("kubeProxyImages.detectsFrom", r.DetectsFrom)
 		}
 	}
 	for i := range f.VXLANOffload {
 		if err := f.VXLANOffload[i].parse(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for i := range f.MasqRandomFully {
 		if err := f.MasqRandomFully[i].parse(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for i := range f.NFTDefault {
 		r := &f.NFTDefault[i]
 		if r.osRE, err = regexp.Compile(r.OSImage); err != nil {
-			return nil, dataErr("nftDefault.osImage", err)
+			return dataErr("nftDefault.osImage", err)
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // dataplaneNodeCompatCheck judges kube-proxy's data path against the

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -33,18 +31,17 @@ type socketFacts struct {
 		Runtime string   `json:"runtime"`
 		Sources []string `json:"sources"`
 	} `json:"sockets"`
+
+	// names maps a socket's file name to what it belongs to.
+	names map[string]string
 }
 
-var loadSocketFacts = sync.OnceValues(func() (map[string]string, error) {
-	var f socketFacts
-	if err := yaml.UnmarshalStrict(dockerSocketData, &f); err != nil {
-		return nil, fmt.Errorf("data/docker-socket-coupling.yaml: %w", err)
-	}
-	names := map[string]string{} // file name -> what it belongs to
+var loadSocketFacts = check.Facts("data/docker-socket-coupling.yaml", dockerSocketData, func(f *socketFacts) error {
+	f.names = map[string]string{}
 	for _, s := range f.Sockets {
-		names[s.Name] = s.Runtime
+		f.names[s.Name] = s.Runtime
 	}
-	return names, nil
+	return nil
 })
 
 // socketOf returns the socket a hostPath points at ("docker.sock"), or "".
@@ -109,10 +106,11 @@ type socketWorkload struct {
 
 func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
-	names, err := loadSocketFacts()
+	facts, err := loadSocketFacts()
 	if err != nil {
 		return nil, err
 	}
+	names := facts.names
 	if len(s.Nodes) == 0 {
 		return nil, check.NotEvaluated("the input holds no nodes to compare runtimes with")
 	}

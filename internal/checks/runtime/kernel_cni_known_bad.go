@@ -6,11 +6,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -59,49 +57,48 @@ type stackRow struct {
 	before         time.Time
 }
 
-var loadStackRows = sync.OnceValues(func() ([]*stackRow, error) {
-	var doc struct {
-		Rows []*stackRow `json:"rows"`
-	}
-	if err := yaml.UnmarshalStrict(kernelCNIData, &doc); err != nil {
-		return nil, fmt.Errorf("data/kernel-cni-known-bad.yaml: %w", err)
-	}
-	for _, r := range doc.Rows {
+// stackFacts is data/kernel-cni-known-bad.yaml.
+type stackFacts struct {
+	Rows []*stackRow `json:"rows"`
+}
+
+var loadStackRows = check.Facts("data/kernel-cni-known-bad.yaml", kernelCNIData, func(f *stackFacts) error {
+	for _, r := range f.Rows {
 		bad := func(what string, err error) error {
 			return fmt.Errorf("data/kernel-cni-known-bad.yaml: %s: %s: %v", r.ID, what, err)
 		}
 		var err error
 		if r.OSImage != "" {
 			if r.osRE, err = regexp.Compile(r.OSImage); err != nil {
-				return nil, bad("osImage", err)
+				return bad("osImage", err)
 			}
 		}
 		if r.Kernel != "" {
 			if r.kernelRE, err = regexp.Compile(r.Kernel); err != nil {
-				return nil, bad("kernel", err)
+				return bad("kernel", err)
 			}
 		}
 		if r.CNI != nil {
 			var ok bool
 			if r.from, ok = check.ParseKubeVersion(r.CNI.From); !ok {
-				return nil, bad("cni.from", fmt.Errorf("%q", r.CNI.From))
+				return bad("cni.from", fmt.Errorf("%q", r.CNI.From))
 			}
 			if r.CNI.Below != "" {
 				if r.below, r.hasBelow = check.ParseKubeVersion(r.CNI.Below); !r.hasBelow {
-					return nil, bad("cni.below", fmt.Errorf("%q", r.CNI.Below))
+					return bad("cni.below", fmt.Errorf("%q", r.CNI.Below))
 				}
 			}
 		}
 		if r.NodeImageBefore != nil {
 			if r.before, err = time.Parse(time.DateOnly, r.NodeImageBefore.Date); err != nil {
-				return nil, bad("nodeImageBefore", err)
+				return bad("nodeImageBefore", err)
 			}
 		}
 		if _, err := time.Parse(time.DateOnly, r.Reviewed); err != nil {
-			return nil, bad("reviewed", err)
+			return bad("reviewed", err)
 		}
 	}
-	return doc.Rows, nil
+	return nil
 })
 
 // kernelCNIKnownBadCheck matches each node's OS image, kernel, runtime and
@@ -109,9 +106,9 @@ var loadStackRows = sync.OnceValues(func() ([]*stackRow, error) {
 // breakage. Each row is sourced and carries the day it was last reviewed.
 func kernelCNIKnownBadCheck() check.Check {
 	cases := []string{}
-	if rows, err := loadStackRows(); err == nil {
+	if facts, err := loadStackRows(); err == nil {
 		seen := map[string]bool{}
-		for _, r := range rows {
+		for _, r := range facts.Rows {
 			if !seen[r.Case] {
 				seen[r.Case] = true
 				cases = append(cases, r.Case)
@@ -166,10 +163,11 @@ type agentVersion struct {
 
 func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
-	rows, err := loadStackRows()
+	facts, err := loadStackRows()
 	if err != nil {
 		return nil, err
 	}
+	rows := facts.Rows
 	if len(s.Nodes) == 0 {
 		return nil, check.NotEvaluated("the input holds no nodes")
 	}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -55,22 +53,18 @@ type runtimeCompatFacts struct {
 	} `json:"dockershim"`
 }
 
-var loadRuntimeCompat = sync.OnceValues(func() (*runtimeCompatFacts, error) {
-	var f runtimeCompatFacts
-	if err := yaml.UnmarshalStrict(runtimeCompatData, &f); err != nil {
-		return nil, fmt.Errorf("data/runtime-kubelet-compat.yaml: %w", err)
-	}
+var loadRuntimeCompat = check.Facts("data/runtime-kubelet-compat.yaml", runtimeCompatData, func(f *runtimeCompatFacts) error {
 	for _, r := range f.CRIv1 {
 		if _, ok := check.ParseKubeVersion(r.Below); !ok {
-			return nil, fmt.Errorf("data/runtime-kubelet-compat.yaml: %s: bad version %q", r.ID, r.Below)
+			return fmt.Errorf("data/runtime-kubelet-compat.yaml: %s: bad version %q", r.ID, r.Below)
 		}
 	}
 	for _, e := range f.EndOfLife {
 		if _, err := time.Parse(time.DateOnly, e.End); err != nil {
-			return nil, fmt.Errorf("data/runtime-kubelet-compat.yaml: line %s: %w", e.Line, err)
+			return fmt.Errorf("data/runtime-kubelet-compat.yaml: line %s: %w", e.Line, err)
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // runtimeKubeletCompatCheck compares each node's container runtime with

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -35,17 +33,13 @@ type selectorFacts struct {
 	Renamed []renamedKey `json:"renamed"`
 }
 
-var loadSelectorFacts = sync.OnceValues(func() (*selectorFacts, error) {
-	var f selectorFacts
-	if err := yaml.UnmarshalStrict(selectorFactsYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading selector facts: %w", err)
-	}
+var loadSelectorFacts = check.Facts("selector facts", selectorFactsYAML, func(f *selectorFacts) error {
 	for _, r := range f.Renamed {
 		if r.Old == "" || r.New == "" || (r.Kind != "label" && r.Kind != "taint") || r.RemovedIn == "" || len(r.Sources) == 0 {
-			return nil, errors.New("selector facts: every renamed key needs old, new, kind label|taint, removedIn and sources")
+			return errors.New("selector facts: every renamed key needs old, new, kind label|taint, removedIn and sources")
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // renamed returns the fact about an old key of a kind, if any.

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -30,13 +28,7 @@ type attachFacts struct {
 	Observed []attachFact `json:"observed"`
 }
 
-var loadAttachLimit = sync.OnceValues(func() (*attachFacts, error) {
-	var f attachFacts
-	if err := yaml.UnmarshalStrict(attachLimitYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading attach limit facts: %w", err)
-	}
-	return &f, nil
-})
+var loadAttachLimit = check.Facts[attachFacts]("attach limit facts", attachLimitYAML)
 
 // Rules of attach-limit.
 const (

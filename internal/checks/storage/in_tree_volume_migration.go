@@ -4,10 +4,8 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -28,22 +26,21 @@ type inTreePlugin struct {
 	on check.KubeVersion
 }
 
-var loadPlugins = sync.OnceValues(func() ([]inTreePlugin, error) {
-	var doc struct {
-		Plugins []inTreePlugin `json:"plugins"`
-	}
-	if err := yaml.UnmarshalStrict(migrationYAML, &doc); err != nil {
-		return nil, fmt.Errorf("reading in-tree plugin facts: %w", err)
-	}
-	for i := range doc.Plugins {
-		p := &doc.Plugins[i]
+// inTreeFacts is data/in-tree-volume-migration.yaml.
+type inTreeFacts struct {
+	Plugins []inTreePlugin `json:"plugins"`
+}
+
+var loadPlugins = check.Facts("in-tree plugin facts", migrationYAML, func(f *inTreeFacts) error {
+	for i := range f.Plugins {
+		p := &f.Plugins[i]
 		v, ok := check.ParseKubeVersion(p.MigrationOn)
 		if !ok || p.CSIDriver == "" || len(p.Sources) == 0 {
-			return nil, fmt.Errorf("in-tree plugin facts: row %s is incomplete", p.Provisioner)
+			return fmt.Errorf("in-tree plugin facts: row %s is incomplete", p.Provisioner)
 		}
 		p.on = v
 	}
-	return doc.Plugins, nil
+	return nil
 })
 
 // inTreeVolume is the in-tree plugin a PersistentVolume's source uses, by
@@ -99,10 +96,11 @@ func inTreeVolumeMigrationCheck() check.Check {
 }
 
 func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
-	plugins, err := loadPlugins()
+	facts, err := loadPlugins()
 	if err != nil {
 		return nil, err
 	}
+	plugins := facts.Plugins
 	s := ctx.Snapshot
 	if len(s.StorageClasses)+len(s.PersistentVolumes) == 0 && !ctx.Present(snapshot.StorageClasses) && !ctx.Present(snapshot.PersistentVolumes) {
 		return nil, check.NotEvaluated("the input has no StorageClasses or PersistentVolumes")

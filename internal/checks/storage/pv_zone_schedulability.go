@@ -7,12 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -38,13 +36,7 @@ type zonalFacts struct {
 	} `json:"bindingModes"`
 }
 
-var loadZonal = sync.OnceValues(func() (*zonalFacts, error) {
-	var f zonalFacts
-	if err := yaml.UnmarshalStrict(zonalYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading zonal provisioner facts: %w", err)
-	}
-	return &f, nil
-})
+var loadZonal = check.Facts[zonalFacts]("zonal provisioner facts", zonalYAML)
 
 // zonal reports whether a StorageClass provisions single-zone volumes.
 func (f *zonalFacts) zonal(sc *storagev1.StorageClass) bool {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -47,20 +45,16 @@ type cveFacts struct {
 	Runc         []*cveRow `json:"runc"`
 }
 
-var loadCVEFacts = sync.OnceValues(func() (*cveFacts, error) {
-	var f cveFacts
-	if err := yaml.UnmarshalStrict(cveData, &f); err != nil {
-		return nil, fmt.Errorf("data/component-cve-versions.yaml: %w", err)
-	}
+var loadCVEFacts = check.Facts("data/component-cve-versions.yaml", cveData, func(f *cveFacts) error {
 	for _, rows := range [][]*cveRow{f.APIServer, f.IngressNginx, f.Runc} {
 		for _, r := range rows {
 			var err error
 			if r.fixed, err = parseAll(r.Fixed); err != nil || len(r.fixed) == 0 {
-				return nil, fmt.Errorf("data/component-cve-versions.yaml: %s: %v", r.CVE, err)
+				return fmt.Errorf("data/component-cve-versions.yaml: %s: %v", r.CVE, err)
 			}
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // componentCVEVersionsCheck compares the API server, ingress-nginx

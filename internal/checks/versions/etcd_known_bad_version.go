@@ -4,9 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
-	"sync"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -39,22 +36,18 @@ type etcdFacts struct {
 	} `json:"advisories"`
 }
 
-var loadEtcdFacts = sync.OnceValues(func() (*etcdFacts, error) {
-	var f etcdFacts
-	if err := yaml.UnmarshalStrict(etcdData, &f); err != nil {
-		return nil, fmt.Errorf("data/etcd-known-bad-version.yaml: %w", err)
-	}
+var loadEtcdFacts = check.Facts("data/etcd-known-bad-version.yaml", etcdData, func(f *etcdFacts) error {
 	for _, m := range f.Minimums {
 		if _, ok := check.ParseKubeVersion(m.Minimum); !ok {
-			return nil, fmt.Errorf("data/etcd-known-bad-version.yaml: bad minimum %q", m.Minimum)
+			return fmt.Errorf("data/etcd-known-bad-version.yaml: bad minimum %q", m.Minimum)
 		}
 	}
 	for _, a := range f.Advisories {
 		if _, err := parseAll([]string{a.From, a.Below}); err != nil {
-			return nil, fmt.Errorf("data/etcd-known-bad-version.yaml: %s: %w", a.ID, err)
+			return fmt.Errorf("data/etcd-known-bad-version.yaml: %s: %w", a.ID, err)
 		}
 	}
-	return &f, nil
+	return nil
 })
 
 // etcdKnownBadVersionCheck finds self-managed etcd members (static pods in

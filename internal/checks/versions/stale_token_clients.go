@@ -7,11 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -42,22 +40,18 @@ type staleTokenFacts struct {
 	Providers []tokenProvider `json:"providers"`
 }
 
-var loadStaleToken = sync.OnceValues(func() (*staleTokenFacts, error) {
-	var f staleTokenFacts
-	if err := yaml.UnmarshalStrict(staleTokenYAML, &f); err != nil {
-		return nil, fmt.Errorf("reading stale-token facts: %w", err)
-	}
+var loadStaleToken = check.Facts("stale-token facts", staleTokenYAML, func(f *staleTokenFacts) error {
 	if len(f.Clients) == 0 || len(f.Providers) == 0 {
-		return nil, errors.New("stale-token facts: clients and providers are required")
+		return errors.New("stale-token facts: clients and providers are required")
 	}
 	for i := range f.Clients {
 		v, ok := check.ParseKubeVersion(f.Clients[i].Fixed)
 		if !ok {
-			return nil, fmt.Errorf("stale-token facts: %s: bad version %q", f.Clients[i].Name, f.Clients[i].Fixed)
+			return fmt.Errorf("stale-token facts: %s: bad version %q", f.Clients[i].Name, f.Clients[i].Fixed)
 		}
 		f.Clients[i].fixed = v
 	}
-	return &f, nil
+	return nil
 })
 
 const (
