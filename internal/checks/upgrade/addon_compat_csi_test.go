@@ -93,10 +93,18 @@ func TestAddonCompatCSIWithoutTarget(t *testing.T) {
 // before the table (21.10.1) are unknown: no finding, the rule partial.
 func TestAddonCompatCSIUnknownRelease(t *testing.T) {
 	s := at(checktest.Complete(checktest.Load(t, "csi-drivers.yaml")), "v1.32.4")
-	s.Deployments[0].Spec.Template.Spec.Containers[0].Image = "docker.io/rook/ceph:v1.12.5"
-	s.DaemonSets[0].Spec.Template.Spec.Containers[0].Image = "rook/ceph:v1.12.5"
-	s.Deployments[1].Spec.Template.Spec.Containers[0].Image = "netapp/trident:21.10.1"
-	s.DaemonSets[1].Spec.Template.Spec.Containers[0].Image = "netapp/trident:21.10.1"
+	older := map[string]string{"rook-ceph-operator": "docker.io/rook/ceph:v1.12.5", "rook-discover": "rook/ceph:v1.12.5",
+		"trident-controller": "netapp/trident:21.10.1", "trident-node-linux": "netapp/trident:21.10.1"}
+	for i := range s.Deployments {
+		if im, ok := older[s.Deployments[i].Name]; ok {
+			s.Deployments[i].Spec.Template.Spec.Containers[0].Image = im
+		}
+	}
+	for i := range s.DaemonSets {
+		if im, ok := older[s.DaemonSets[i].Name]; ok {
+			s.DaemonSets[i].Spec.Template.Spec.Containers[0].Image = im
+		}
+	}
 	fs, ctx := runWith(t, upgradePreflightCheck(), s, target("1.33"))
 	if got := addonFindings(fs); len(got) != 0 {
 		t.Errorf("unlisted releases were judged: %+v", got)
