@@ -19,6 +19,10 @@ const ruleAddonCompat = "addon-compat"
 
 const caseIngressNginxV0 = "ingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021"
 
+// caseCSIDriver is the case the storage tables (Rook, Trident) cite: a CSI
+// driver release that was not ready for a new Kubernetes minor.
+const caseCSIDriver = "dell-csm-master-nodeselector-k8s124-2022"
+
 //go:embed data/addon-compat.yaml
 var addonCompatYAML []byte
 
@@ -39,7 +43,8 @@ type addonRelease struct {
 // target outside it is reported.
 const (
 	// basisSupported: the project states the minors a release supports
-	// (ingress-nginx): a newer target is outside its support, high.
+	// (ingress-nginx; Rook's prerequisites, Trident's installer range): a
+	// newer target is outside its support, high.
 	basisSupported = "supported"
 	// basisTested: the project lists the minors it tested a release on and
 	// says others may work (Calico, Cilium): a newer target is untested,

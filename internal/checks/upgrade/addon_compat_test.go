@@ -217,7 +217,7 @@ func TestAddonTablesSourced(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"ingress-nginx", "Calico", "Cilium", "CoreDNS"} {
+	for _, want := range []string{"ingress-nginx", "Calico", "Cilium", "CoreDNS", "Rook", "Trident"} {
 		if !names[want] {
 			t.Errorf("no %s table", want)
 		}

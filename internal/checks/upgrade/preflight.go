@@ -39,7 +39,7 @@ const (
 
 var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
 	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025",
-	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023"}
+	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -66,10 +66,11 @@ func upgradePreflightCheck() check.Check {
 			"info, the nodes per pool that run only DaemonSet and mirror pods, which drain at once. " +
 			"Fix before upgrading, too: add-ons whose release, read from the image tag of a DaemonSet or Deployment, is " +
 			"listed in its project's table only for minors older than 1.N (data/addon-compat.yaml): high where the " +
-			"project states its supported range (ingress-nginx); medium where it lists the minors it tested the release " +
+			"project states its supported range (ingress-nginx; the storage operators and CSI drivers Rook and NetApp " +
+			"Trident, per release); medium where it lists the minors it tested the release " +
 			"on (Calico per release line, Cilium per release); and, to watch during the upgrade, low for a CoreDNS " +
 			"release that kubeadm deploys only with minors older than 1.N. A release the table does not list leaves the rule partial. " +
-			"CSI drivers are not judged: their published matrices are open-ended minimums. Managed providers' own " +
+			"Other CSI drivers are not judged: the cloud drivers' and Longhorn's published ranges are open-ended minimums. Managed providers' own " +
 			"builds of these add-ons come from other repositories and are not judged. " +
 			"Removed API versions are the removed-apis check's, which also judges the target.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
