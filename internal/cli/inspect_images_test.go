@@ -57,10 +57,17 @@ func build(t *testing.T, lang string) []byte {
 // pushes it to the registry, returning its reference.
 func pushImage(t *testing.T, host, repo string, exe []byte) string {
 	t.Helper()
+	return pushFileImage(t, host+"/"+repo+":v1", "opt/cni/bin/plugin", 0o755, exe)
+}
+
+// pushFileImage pushes a one-layer linux/amd64 image holding one file and
+// returns ref.
+func pushFileImage(t *testing.T, ref, path string, mode int64, content []byte) string {
+	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "opt/cni/bin/plugin", Mode: 0o755, Size: int64(len(exe)), Typeflag: tar.TypeReg})
-	tw.Write(exe)
+	tw.WriteHeader(&tar.Header{Name: path, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg})
+	tw.Write(content)
 	tw.Close()
 	data := buf.Bytes()
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
@@ -75,7 +82,6 @@ func pushImage(t *testing.T, host, repo string, exe []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := host + "/" + repo + ":v1"
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		t.Fatal(err)

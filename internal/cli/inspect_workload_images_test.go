@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/json"
 	"io"
 	"log"
@@ -13,13 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // pushJavaImage pushes an image holding a JDK release file at
@@ -27,32 +19,7 @@ import (
 func pushJavaImage(t *testing.T, host, repo, version, date string) string {
 	t.Helper()
 	release := []byte("IMPLEMENTOR=\"Eclipse Adoptium\"\nJAVA_VERSION=\"" + version + "\"\nJAVA_VERSION_DATE=\"" + date + "\"\nJVM_VARIANT=\"Hotspot\"\n")
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "opt/java/openjdk/release", Mode: 0o644, Size: int64(len(release)), Typeflag: tar.TypeReg})
-	tw.Write(release)
-	tw.Close()
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: "amd64"}); err != nil {
-		t.Fatal(err)
-	}
-	ref := host + "/" + repo
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
-	return ref
+	return pushFileImage(t, host+"/"+repo, "opt/java/openjdk/release", 0o644, release)
 }
 
 // pushSchema1 stores a signed Docker schema 1 manifest as an old docker
