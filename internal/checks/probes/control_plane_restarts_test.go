@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func cpRun(t *testing.T, file string, complete bool) ([]finding.Finding, map[string]string) {
@@ -89,5 +90,42 @@ func TestControlPlaneRestartsFilesArePartial(t *testing.T) {
 	}
 	if f := bySeverityAndTitle(fs, finding.Low, "checks liveness by running etcdctl"); f == nil {
 		t.Errorf("no low probe finding from files: %v", fs)
+	}
+}
+
+// A snapshot written before static pods' probes were kept shows etcd with
+// no probe at all: unknown from a file, but from a live read it means
+// there is none.
+func TestControlPlaneRestartsProbelessEtcd(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		s := checktest.Load(t, "control-plane-restarts/clean.yaml")
+		checktest.Complete(s)
+		if live {
+			s.Source.Type = snapshot.SourceCluster
+		}
+		stripped := 0
+		for i := range s.Pods {
+			p := &s.Pods[i]
+			if cpComponent(p) != "etcd" {
+				continue
+			}
+			for j := range p.Spec.Containers {
+				if p.Spec.Containers[j].LivenessProbe != nil {
+					p.Spec.Containers[j].LivenessProbe = nil
+					stripped++
+				}
+			}
+		}
+		if stripped == 0 {
+			t.Fatal("the clean fixture's etcd has no liveness probe to strip")
+		}
+		fs, ctx, ok := checktest.Run(t, controlPlaneRestartsCheck(), s)
+		if !ok || len(fs) != 0 {
+			t.Fatalf("live %v: evaluated %v, findings %v", live, ok, fs)
+		}
+		_, partial := ctx.Notes()[ruleEtcdLiveness]
+		if partial == live {
+			t.Errorf("live %v: etcd-liveness-probe partial %v, want %v", live, partial, !live)
+		}
 	}
 }
