@@ -30,6 +30,9 @@ type Pod struct {
 	OwnerReferences   []metav1.OwnerReference
 	CreationTimestamp metav1.Time
 	DeletionTimestamp *metav1.Time
+	// Finalizers are kept only for pods being deleted, where they say what
+	// holds a pod that outlives its grace period.
+	Finalizers []string
 
 	Spec   PodSpec
 	Status PodStatus
@@ -168,6 +171,12 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 		Labels: in.labelSet(m.Labels), Annotations: keptAnnotationsOf(m.Annotations),
 		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 	}
+	if m.DeletionTimestamp != nil && len(m.Finalizers) > 0 {
+		kept.Finalizers = make([]string, len(m.Finalizers))
+		for i, f := range m.Finalizers {
+			kept.Finalizers[i] = in.str(f)
+		}
+	}
 	if len(m.OwnerReferences) > 0 {
 		kept.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
 		for i, o := range m.OwnerReferences {
@@ -290,6 +299,7 @@ func (p *Pod) Object() *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: p.Annotations,
 			OwnerReferences: p.OwnerReferences, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+			Finalizers: p.Finalizers,
 		},
 		Spec: corev1.PodSpec{
 			NodeName: p.Spec.NodeName, ServiceAccountName: p.Spec.ServiceAccountName,

@@ -130,6 +130,29 @@ func TestTrimControlPlaneStaticPodKeepsLiveness(t *testing.T) {
 	}
 }
 
+// A pod being deleted keeps its finalizers (what holds it past its grace
+// period); a live one does not carry them.
+func TestTrimPodKeepsFinalizersOnlyWhenDeleting(t *testing.T) {
+	s := New(Source{})
+	deleting, live := fullPod("deleting"), fullPod("live")
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+	deleting.Finalizers = []string{"example.com/backup"}
+	live.Finalizers = []string{"example.com/backup"}
+	_, add, _ := ListKind(Pods)
+	add(s, &corev1.PodList{Items: []corev1.Pod{deleting, live}})
+	s.Finish()
+	if got := s.Pods[0].Finalizers; len(got) != 1 || got[0] != "example.com/backup" {
+		t.Errorf("deleting pod: finalizers %v, want kept", got)
+	}
+	if o := s.Pods[0].Object(); len(o.Finalizers) != 1 {
+		t.Errorf("deleting pod written back with finalizers %v", o.Finalizers)
+	}
+	if got := s.Pods[1].Finalizers; got != nil {
+		t.Errorf("live pod: finalizers %v, want none kept", got)
+	}
+}
+
 func TestInternerLabelSets(t *testing.T) {
 	var in interner
 	a := in.labelSet(map[string]string{"a": "1", "b": "2"})

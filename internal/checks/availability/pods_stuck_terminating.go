@@ -3,6 +3,7 @@ package availability
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +25,8 @@ const (
 	// (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/):
 	// the margin is our policy, wide enough for a slow kubelet.
 	stuckMargin = 5 * time.Minute
-	// stuckHigh pods stuck on one Ready node point at the node rather than
-	// at one pod's finalizer: our threshold.
+	// stuckHigh pods stuck on one Ready node, none held by a finalizer,
+	// point at the node rather than at a controller: our threshold.
 	stuckHigh = 3
 )
 
@@ -133,8 +134,16 @@ func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snaps
 	}
 	count := check.Plural(len(pods), "pod", "pods")
 	ready := nodeReady(n)
+	// A pod a finalizer holds waits for its controller, not for the node:
+	// only the others point at the node's runtime.
+	unheld := 0
+	for _, p := range pods {
+		if len(p.Finalizers) == 0 {
+			unheld++
+		}
+	}
 	switch {
-	case ready == corev1.ConditionTrue && len(pods) >= stuckHigh:
+	case ready == corev1.ConditionTrue && unheld >= stuckHigh:
 		f.Severity = finding.High
 		f.Title = fmt.Sprintf("Node %s reports Ready but holds %s stuck Terminating", node, count)
 		f.Message = fmt.Sprintf("%s on node %s are still present up to %s after their grace period ended, while the node "+
@@ -176,8 +185,12 @@ func stuckEvidence(pods []*snapshot.Pod, ref time.Time) []string {
 			ev = append(ev, fmt.Sprintf("and %d more", len(pods)-i))
 			break
 		}
-		ev = append(ev, fmt.Sprintf("pod %s/%s: phase %s, deletionTimestamp %s (%s ago)", p.Namespace, p.Name, p.Status.Phase,
-			p.DeletionTimestamp.UTC().Format(time.RFC3339), ref.Sub(p.DeletionTimestamp.Time).Round(time.Minute)))
+		line := fmt.Sprintf("pod %s/%s: phase %s, deletionTimestamp %s (%s ago)", p.Namespace, p.Name, p.Status.Phase,
+			p.DeletionTimestamp.UTC().Format(time.RFC3339), ref.Sub(p.DeletionTimestamp.Time).Round(time.Minute))
+		if len(p.Finalizers) > 0 {
+			line += ", held by finalizers " + strings.Join(p.Finalizers, ", ")
+		}
+		ev = append(ev, line)
 	}
 	return ev
 }

@@ -114,3 +114,39 @@ func TestStuckTerminatingNoTimestamps(t *testing.T) {
 		t.Errorf("no timestamps: %d findings (want node-a, node-b, node-c, node-d), notes %v", len(fs), ctx.Notes())
 	}
 }
+
+// Pods that finalizers hold wait for their controller, not for the node:
+// with the finalizers on node-a's three pods, the node is no longer
+// suspected of a hung runtime (low, not high) and the evidence names them.
+func TestStuckTerminatingFinalizers(t *testing.T) {
+	stuckAt(t, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	s := checktest.Load(t, "pods-stuck-terminating/gap.json")
+	checktest.Complete(s)
+	held := 0
+	for i := range s.Pods {
+		if s.Pods[i].Spec.NodeName == "node-a" {
+			s.Pods[i].Finalizers = []string{"example.com/backup"}
+			held++
+		}
+	}
+	if held < stuckHigh {
+		t.Fatalf("%d pods on node-a, want at least %d", held, stuckHigh)
+	}
+	fs, _, ok := checktest.Run(t, podsStuckTerminatingCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	for _, f := range fs {
+		if f.Objects[0].Name != "node-a" {
+			continue
+		}
+		if f.Severity != finding.Low {
+			t.Errorf("node-a: %v %q, want low: finalizers, not the runtime, hold its pods", f.Severity, f.Title)
+		}
+		if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "held by finalizers example.com/backup") }) {
+			t.Errorf("node-a's evidence does not name the finalizer: %v", f.Evidence)
+		}
+		return
+	}
+	t.Error("no finding for node-a")
+}
