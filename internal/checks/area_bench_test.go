@@ -23,10 +23,10 @@ import (
 )
 
 // areaBenchChecks are the area checks the benchmark below times.
-var areaBenchChecks = []string{
+var areaBenchChecks = checks.BenchIDs("BenchmarkBatchDChecks",
 	"registry-risk", "cronjob-pileup", "ingress-class-binding", "probe-cascade", "hpa-metric-source",
 	"in-tree-volume-migration", "pv-zone-schedulability", "node-reservation-insufficient", "cpu-limit-cfs-kernel",
-}
+)
 
 // areaSnapshot is a cluster of 5,000 nodes in three zones and 100,000
 // pods: 1,000 Deployments of 100 pods (probes, requests, an HPA each), 20
@@ -159,6 +159,9 @@ func BenchmarkBatchDChecks(b *testing.B) {
 	}
 }
 
+// upgradeBenchChecks are the checks BenchmarkUpgradeChecks times.
+var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight")
+
 // BenchmarkUpgradeChecks times removed-apis and the upgrade preflight
 // (with a target one minor up) at 5,000 nodes and 100,000 pods:
 // go test -run NONE -bench UpgradeChecks ./internal/checks/
@@ -173,7 +176,7 @@ func BenchmarkUpgradeChecks(b *testing.B) {
 	s.DaemonSets[1].Spec.Template.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.16.5"
 	s.Deployments[0].Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/coredns/coredns:v1.11.1"
 	s.Deployments[1].Spec.Template.Spec.Containers[0].Image = "docker.io/rook/ceph:v1.16.4"
-	for _, id := range []string{"removed-apis", "upgrade-preflight"} {
+	for _, id := range upgradeBenchChecks {
 		c, ok := checks.Lookup(id)
 		if !ok {
 			b.Fatalf("no check %s", id)

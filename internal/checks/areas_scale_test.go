@@ -85,11 +85,14 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	return s
 }
 
+// areaChecksBench are the checks BenchmarkAreaChecks times.
+var areaChecksBench = benchIDs("BenchmarkAreaChecks", "certificate-expiry", "object-count-explosion", "api-heavy-node-agents")
+
 // BenchmarkAreaChecks times the certs, objects and agents checks on 5,000
 // nodes and 100,000 pods: go test -run NONE -bench AreaChecks ./internal/checks/
 func BenchmarkAreaChecks(b *testing.B) {
 	s := withAreaLoad(b, largeSnapshot())
-	for _, id := range []string{"certificate-expiry", "object-count-explosion", "api-heavy-node-agents"} {
+	for _, id := range areaChecksBench {
 		c, ok := Lookup(id)
 		if !ok {
 			b.Fatalf("no check %s", id)

@@ -54,12 +54,16 @@ func availSnapshot() *snapshot.Snapshot {
 	return checktest.Complete(s)
 }
 
+// availabilityBenchChecks are the checks BenchmarkAvailabilityChecks times.
+var availabilityBenchChecks = checks.BenchIDs("BenchmarkAvailabilityChecks",
+	"replica-spread", "pods-stuck-terminating", "aggregated-api-unavailable", "system-daemonset-priority")
+
 // BenchmarkAvailabilityChecks times the availability checks of issue 14 at
 // 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
 // go test -run NONE -bench AvailabilityChecks ./internal/checks/
 func BenchmarkAvailabilityChecks(b *testing.B) {
 	s := availSnapshot()
-	for _, id := range []string{"replica-spread", "pods-stuck-terminating", "aggregated-api-unavailable", "system-daemonset-priority"} {
+	for _, id := range availabilityBenchChecks {
 		c, ok := checks.Lookup(id)
 		if !ok {
 			b.Fatalf("no check %s", id)

@@ -11,7 +11,7 @@ import (
 )
 
 // foundingBenchChecks are the founding checks no area benchmark times.
-var foundingBenchChecks = []string{"version-skew", "node-os-lifecycle", "host-binary-glibc", "containerd-chained-cni"}
+var foundingBenchChecks = benchIDs("BenchmarkFoundingChecks", "version-skew", "node-os-lifecycle", "host-binary-glibc", "containerd-chained-cni")
 
 // foundingSnapshot is runtimeVersionsRBACSnapshot (5,000 nodes, 100,000
 // pods; a tenth of the nodes on CentOS 7, a tenth on Debian 10) served by

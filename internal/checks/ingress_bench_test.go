@@ -15,7 +15,8 @@ import (
 )
 
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
-var ingressBenchChecks = []string{"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius"}
+var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
+	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius")
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,

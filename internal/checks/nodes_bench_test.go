@@ -72,12 +72,15 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 	return s
 }
 
+// nodeBenchChecks are the checks BenchmarkNodeChecks times.
+var nodeBenchChecks = checks.BenchIDs("BenchmarkNodeChecks", "node-disk-drift", "attach-limit", "descheduler-evicts-cordoned", "pool-scales-to-zero")
+
 // BenchmarkNodeChecks times the node and autoscaling checks of issue 14
 // at 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
 // go test -run NONE -bench NodeChecks ./internal/checks/
 func BenchmarkNodeChecks(b *testing.B) {
 	s := withNodeGaps(areaSnapshot())
-	for _, id := range []string{"node-disk-drift", "attach-limit", "descheduler-evicts-cordoned", "pool-scales-to-zero"} {
+	for _, id := range nodeBenchChecks {
 		c, ok := checks.Lookup(id)
 		if !ok {
 			b.Fatalf("no check %s", id)

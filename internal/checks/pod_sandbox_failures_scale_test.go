@@ -121,7 +121,7 @@ func TestWorkloadChecksScale(t *testing.T) {
 		t.Skip("builds a 100,000-pod snapshot")
 	}
 	s := largeSnapshot()
-	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
+	for _, c := range workloadBenchChecks {
 		fs, err := c.Run(&Context{Snapshot: s})
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
@@ -151,11 +151,16 @@ func TestWorkloadChecksScale(t *testing.T) {
 	}
 }
 
+// workloadBenchChecks are the checks BenchmarkWorkloadChecks times (and
+// the scale test checks).
+var workloadBenchChecks = benchChecks("BenchmarkWorkloadChecks",
+	pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck())
+
 // BenchmarkWorkloadChecks times each workload check on 5,000 nodes and
 // 100,000 pods: go test -run NONE -bench WorkloadChecks ./internal/checks/
 func BenchmarkWorkloadChecks(b *testing.B) {
 	s := largeSnapshot()
-	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
+	for _, c := range workloadBenchChecks {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -51,12 +51,15 @@ func providerSnapshot() *snapshot.Snapshot {
 	return s
 }
 
+// providerBenchChecks are the checks BenchmarkProviderChecks times.
+var providerBenchChecks = checks.BenchIDs("BenchmarkProviderChecks", "eks-coredns-version", "kernel-cni-known-bad", "control-plane-restarts")
+
 // BenchmarkProviderChecks times the checks of issue 14's provider cases at
 // 5,000 nodes and 100,000 pods, and fails if one finds nothing:
 // go test -run NONE -bench ProviderChecks ./internal/checks/
 func BenchmarkProviderChecks(b *testing.B) {
 	s := providerSnapshot()
-	for _, id := range []string{"eks-coredns-version", "kernel-cni-known-bad", "control-plane-restarts"} {
+	for _, id := range providerBenchChecks {
 		c, ok := checks.Lookup(id)
 		if !ok {
 			b.Fatalf("no check %s", id)

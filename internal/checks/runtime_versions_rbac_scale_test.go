@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -127,17 +128,18 @@ func runtimeVersionsImages(s *snapshot.Snapshot) map[string]ImageFacts {
 	return out
 }
 
+// runtimeVersionsRBACBench are the checks BenchmarkRuntimeVersionsRBACChecks
+// times: every check of the rbac, runtime and versions areas.
+var runtimeVersionsRBACBench = benchChecks("BenchmarkRuntimeVersionsRBACChecks",
+	slices.Concat(rbac.Checks(), runtime.Checks(), versions.Checks())...)
+
 // BenchmarkRuntimeVersionsRBACChecks measures the runtime, versions and
 // rbac area checks at 5,000 nodes and 100,000 pods; each must stay within
 // 0.5 s per run.
 func BenchmarkRuntimeVersionsRBACChecks(b *testing.B) {
 	s := runtimeVersionsRBACSnapshot()
 	imgs := runtimeVersionsImages(s)
-	var all []Check
-	for _, area := range [][]Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
-		all = append(all, area...)
-	}
-	for _, c := range all {
+	for _, c := range runtimeVersionsRBACBench {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -1,0 +1,42 @@
+package checks
+
+import (
+	"slices"
+	"testing"
+)
+
+// benchmarked maps each check ID to the benchmarks that time it at 5,000
+// nodes and 100,000 pods. Every benchmark registers its checks through
+// benchIDs or benchChecks when the test binary starts, so that
+// TestEveryCheckBenchmarked holds issue 14's "every check within 0.5 s at
+// that size" for checks added later too.
+var benchmarked = map[string][]string{}
+
+// benchIDs registers ids as timed by the benchmark name and returns them.
+func benchIDs(name string, ids ...string) []string {
+	for _, id := range ids {
+		benchmarked[id] = append(benchmarked[id], name)
+	}
+	return ids
+}
+
+// benchChecks registers cs as timed by the benchmark name and returns them.
+func benchChecks(name string, cs ...Check) []Check {
+	for _, c := range cs {
+		benchIDs(name, c.ID)
+	}
+	return cs
+}
+
+func TestEveryCheckBenchmarked(t *testing.T) {
+	for _, c := range All() {
+		if len(benchmarked[c.ID]) == 0 {
+			t.Errorf("check %s is in no benchmark at 5,000 nodes and 100,000 pods: add it to one (see benchmarked_test.go)", c.ID)
+		}
+	}
+	for id, names := range benchmarked {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("benchmarks %v time %s, which is not a registered check", slices.Compact(names), id)
+		}
+	}
+}
