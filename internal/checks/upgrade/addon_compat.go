@@ -36,7 +36,7 @@ type addonRelease struct {
 	Kubernetes []string `json:"kubernetes"`
 	Sources    []string `json:"sources"`
 
-	newest check.KubeVersion
+	oldest, newest check.KubeVersion
 }
 
 // What a project's list of Kubernetes minors means, which sets how firmly a
@@ -146,6 +146,9 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 				if r.newest.Less(v) {
 					r.newest = v
 				}
+				if r.oldest.Major == 0 || v.Less(r.oldest) {
+					r.oldest = v
+				}
 			}
 			for _, v := range r.Versions {
 				if _, dup := a.byVersion[v]; dup {
@@ -164,15 +167,39 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 	return &f, nil
 }
 
+// compatAt says which minor the add-on tables are read against: the
+// preflight's target (a release whose newest listed minor is older is a
+// finding) or the minor the cluster runs now (any release that does not
+// list it is).
+type compatAt struct {
+	now   bool
+	check string // the check the findings belong to
+	rule  string
+}
+
+var (
+	atTarget = compatAt{check: "upgrade-preflight", rule: ruleAddonCompat}
+	atNow    = compatAt{now: true, check: addonVersionID, rule: ruleAddonVersion}
+)
+
+// outside reports whether release r does not list minor v: for a target,
+// only newer than its newest counts (an older target is not an upgrade).
+func (at compatAt) outside(r *addonRelease, v check.KubeVersion) bool {
+	if at.now && v.Less(r.oldest) {
+		return true
+	}
+	return r.newest.Less(v)
+}
+
 // addonCompat judges the add-ons identified by their images in DaemonSets
-// and Deployments against their projects' compatibility tables: an add-on
-// release whose newest listed minor is older than the target is a finding,
-// as firm as the table's basis allows (see addonFinding). A release the
-// table does not list leaves the rule partial: unknown, never a pass.
-func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
+// and Deployments against their projects' compatibility tables at minor t
+// (see compatAt), as firmly as the table's basis allows (see
+// addonFinding). A release the table does not list leaves the rule
+// partial: unknown, never a pass.
+func addonCompat(ctx *check.Context, t check.KubeVersion, at compatAt) []finding.Finding {
 	f, err := loadAddonFacts()
 	if err != nil {
-		ctx.Incomplete(ruleAddonCompat, "%v", err)
+		ctx.Incomplete(at.rule, "%v", err)
 		return nil
 	}
 	s := ctx.Snapshot
@@ -195,10 +222,10 @@ func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 				unknown[what] = true
 				continue
 			}
-			if !r.newest.Less(target) {
+			if !at.outside(r, target) {
 				continue
 			}
-			fd := addonFinding(a, r, tag, target, ref)
+			fd := addonFinding(a, r, tag, target, ref, at)
 			fd.Evidence = append([]string{fmt.Sprintf("%s container %s image %s", ref, c.Name, c.Image),
 				fmt.Sprintf("%s %s: Kubernetes %s (%s)", a.Name, tag, strings.Join(r.Kubernetes, ", "), basisWords[a.Basis])}, r.Sources...)
 			out = append(out, fd)
@@ -213,7 +240,7 @@ func addonCompat(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 		judge(check.Ref("apps/v1", "Deployment", d), d.Spec.Template.Spec.Containers)
 	}
 	if len(unknown) > 0 {
-		ctx.Incomplete(ruleAddonCompat, "not in kubegap's compatibility table: %s", strings.Join(slices.Sorted(maps.Keys(unknown)), ", "))
+		ctx.Incomplete(at.rule, "not in kubegap's compatibility table: %s", strings.Join(slices.Sorted(maps.Keys(unknown)), ", "))
 	}
 	return out
 }
@@ -231,37 +258,49 @@ var basisWords = map[string]string{
 // recommends a release tested on it, and a CNI that misbehaves takes pod
 // networking down with it. kubeadm's CoreDNS pairing is low and "watch
 // during": kubeadm replaces CoreDNS itself on upgrade, and the pairing is
-// what kubeadm deploys, not a statement that other releases fail.
-func addonFinding(a *addonTable, r *addonRelease, tag string, target check.KubeVersion, ref finding.ObjectRef) finding.Finding {
+// what kubeadm deploys, not a statement that other releases fail. Read
+// against the running minor (at.now) the same severities hold, without the
+// preflight's before/during.
+func addonFinding(a *addonTable, r *addonRelease, tag string, v check.KubeVersion, ref finding.ObjectRef, at compatAt) finding.Finding {
 	listed := r.Kubernetes[0] + " to " + r.Kubernetes[len(r.Kubernetes)-1]
-	tm := target.MinorString()
-	fd := finding.Finding{Check: "upgrade-preflight", Objects: []finding.ObjectRef{ref}, Cases: []string{a.Case}}
+	tm := v.MinorString()
+	fd := finding.Finding{Check: at.check, Objects: []finding.ObjectRef{ref}, Cases: []string{a.Case}}
+	// which names the minor: the target, or the one the cluster runs.
+	which, then := tm, " and the minor the cluster runs now, then upgrade the cluster"
+	if at.now {
+		which, then = tm+", which the cluster runs", ""
+	}
 	switch a.Basis {
 	case basisTested:
 		fd.Severity, fd.Preflight = finding.Medium, finding.PreflightBefore
-		fd.Title = fmt.Sprintf("%s %s is not tested on Kubernetes %s", a.Name, tag, tm)
+		fd.Title = fmt.Sprintf("%s %s is not tested on Kubernetes %s", a.Name, tag, which)
 		fd.Message = fmt.Sprintf("%s runs %s %s. The project lists the Kubernetes minors it tested that release on "+
 			"(tested: %s); %s is not among them. The project does not say the release fails there, but recommends "+
-			"running a release tested on the newer minor.", ref, a.Name, tag, listed, tm)
-		fd.Remediation = fmt.Sprintf("Upgrade %s to a release whose tested Kubernetes minors include %s and the "+
-			"current minor, then upgrade the cluster; or accept the untested pairing and watch the add-on closely "+
-			"while the control plane moves.", a.Name, tm)
+			"running a release tested on the minor in use.", ref, a.Name, tag, listed, tm)
+		fd.Remediation = fmt.Sprintf("Move %s to a release whose tested Kubernetes minors include %s%s; or accept "+
+			"the untested pairing and watch the add-on closely.", a.Name, tm, then)
 	case basisKubeadm:
 		fd.Severity, fd.Preflight = finding.Low, finding.PreflightDuring
-		fd.Title = fmt.Sprintf("%s %s is not the release kubeadm deploys with Kubernetes %s", a.Name, tag, tm)
+		fd.Title = fmt.Sprintf("%s %s is not the release kubeadm deploys with Kubernetes %s", a.Name, tag, which)
 		fd.Message = fmt.Sprintf("%s runs %s %s, the release kubeadm deploys with Kubernetes %s, not with %s. "+
 			"This is a pairing, not a support statement: kubeadm upgrades replace it themselves, other "+
 			"installers may not.", ref, a.Name, tag, listed, tm)
-		fd.Remediation = fmt.Sprintf("If %s is not upgraded by kubeadm, move it to the release kubeadm %s deploys "+
-			"during the upgrade, and watch DNS resolution while the control plane moves.", a.Name, tm)
+		fd.Remediation = fmt.Sprintf("If kubeadm does not manage %s, move it to the release kubeadm %s deploys, "+
+			"and watch DNS resolution while it changes.", a.Name, tm)
 	default:
 		fd.Severity, fd.Preflight = finding.High, finding.PreflightBefore
-		fd.Title = fmt.Sprintf("%s %s supports Kubernetes up to %s, not %s", a.Name, tag, r.newest.MinorString(), tm)
+		bound := fmt.Sprintf("up to %s", r.newest.MinorString())
+		if v.Less(r.oldest) {
+			bound = fmt.Sprintf("from %s", r.oldest.MinorString())
+		}
+		fd.Title = fmt.Sprintf("%s %s supports Kubernetes %s, not %s", a.Name, tag, bound, which)
 		fd.Message = fmt.Sprintf("%s runs %s %s. The project's compatibility table lists Kubernetes %s for that release, "+
-			"so %s is outside what it supports and tests; upgrade the add-on to a release that lists %s before "+
-			"the control plane moves.", ref, a.Name, tag, listed, tm, tm)
-		fd.Remediation = fmt.Sprintf("Upgrade %s to a release whose supported Kubernetes versions include %s, within the "+
-			"minors the current cluster also supports, then upgrade the cluster.", a.Name, tm)
+			"so %s is outside what it supports and tests.", ref, a.Name, tag, listed, tm)
+		fd.Remediation = fmt.Sprintf("Move %s to a release whose supported Kubernetes versions include %s%s.",
+			a.Name, tm, then)
+	}
+	if at.now {
+		fd.Preflight = ""
 	}
 	return fd
 }

@@ -122,7 +122,7 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 		out = append(out, providerChanges(ctx, f, cp, t)...)
 	}
 	out = append(out, drainBlockers(ctx)...)
-	out = append(out, addonCompat(ctx, t)...)
+	out = append(out, addonCompat(ctx, t, atTarget)...)
 	out = append(out, daemonSetOnlyNodes(ctx)...)
 	out = append(out, runtimeAtTarget(ctx, f, t)...)
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
