@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/yaml"
@@ -31,4 +33,30 @@ func Facts[T any](what string, data []byte, prepare ...func(*T) error) func() (*
 		}
 		return &f, nil
 	})
+}
+
+// Statements is the shape of a data file of plain sourced statements: the
+// facts a check's rules rest on and what the cases observed. Checks quote
+// them whole in their evidence (see Evidence) rather than read values out
+// of them.
+type Statements struct {
+	Facts    []Statement `json:"facts"`
+	Observed []Statement `json:"observed"`
+}
+
+// Statement is one sourced sentence of a data file, in our words.
+type Statement struct {
+	What    string   `json:"what"`
+	Case    string   `json:"case,omitempty"`
+	Sources []string `json:"sources"`
+}
+
+// Evidence renders every statement, facts first, as one evidence line:
+// the sentence with its whitespace folded, then its sources.
+func (s *Statements) Evidence() []string {
+	out := make([]string, 0, len(s.Facts)+len(s.Observed))
+	for _, r := range slices.Concat(s.Facts, s.Observed) {
+		out = append(out, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
+	}
+	return out
 }

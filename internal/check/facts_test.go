@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,31 @@ func TestFactsParsesOnce(t *testing.T) {
 	b, _ := load()
 	if a != b || calls != 1 || b.Count != 1 {
 		t.Fatalf("two calls: %p %p after %d prepares; want one shared result", a, b, calls)
+	}
+}
+
+func TestStatementsEvidence(t *testing.T) {
+	load := Facts[Statements]("statements", []byte(`
+facts:
+- what: >-
+    The kubelet   counts
+    attached volumes.
+  sources: [https://a.example, https://b.example]
+observed:
+- what: A case saw it.
+  case: some-case
+  sources: [https://c.example]
+`))
+	s, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Evidence()
+	want := []string{
+		"The kubelet counts attached volumes. (https://a.example https://b.example)",
+		"A case saw it. (https://c.example)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Evidence() = %q, want %q", got, want)
 	}
 }

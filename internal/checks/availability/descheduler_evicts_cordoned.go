@@ -17,18 +17,7 @@ import (
 //go:embed data/descheduler-evicts-cordoned.yaml
 var deschedulerYAML []byte
 
-type deschedFactRow struct {
-	What    string   `json:"what"`
-	Case    string   `json:"case"`
-	Sources []string `json:"sources"`
-}
-
-type deschedulerFacts struct {
-	Facts    []deschedFactRow `json:"facts"`
-	Observed []deschedFactRow `json:"observed"`
-}
-
-var loadDescheduler = check.Facts[deschedulerFacts]("descheduler facts", deschedulerYAML)
+var loadDescheduler = check.Facts[check.Statements]("descheduler facts", deschedulerYAML)
 
 const (
 	deschedulerID       = "descheduler-evicts-cordoned"
@@ -235,7 +224,7 @@ func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error)
 }
 
 func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsCordoned, workloads []finding.ObjectRef,
-	cordoned []*corev1.Node, facts *deschedulerFacts) finding.Finding {
+	cordoned []*corev1.Node, facts *check.Statements) finding.Finding {
 	sev := finding.Low
 	var where []string
 	for _, e := range ev {
@@ -259,9 +248,7 @@ func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsC
 			objs = append(objs, refs...)
 		}
 	}
-	for _, r := range append(append([]deschedFactRow{}, facts.Facts...), facts.Observed...) {
-		evidence = append(evidence, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
-	}
+	evidence = append(evidence, facts.Evidence()...)
 	return finding.Finding{
 		Check: deschedulerID, Rule: ruleEvictsCordoned, Severity: sev,
 		Title: "The descheduler evicts the pods of every cordoned node",

@@ -19,7 +19,7 @@ import (
 //go:embed data/pool-scales-to-zero.yaml
 var poolZeroYAML []byte
 
-var loadPoolZero = check.Facts[deschedulerFacts]("pool scale-to-zero facts", poolZeroYAML)
+var loadPoolZero = check.Facts[check.Statements]("pool scale-to-zero facts", poolZeroYAML)
 
 const (
 	poolZeroID       = "pool-scales-to-zero"
@@ -203,7 +203,7 @@ func noteNoStatus(ctx *check.Context, s *snapshot.Snapshot) {
 	}
 }
 
-func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *deschedulerFacts) []finding.Finding {
+func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *check.Statements) []finding.Finding {
 	ix := s.Index()
 	poolOf := map[string]string{}
 	for i := range s.Nodes {
@@ -248,7 +248,7 @@ func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *desc
 	return out
 }
 
-func zeroPoolFinding(pool, group string, ws []*zeroWorkload, facts *deschedulerFacts) finding.Finding {
+func zeroPoolFinding(pool, group string, ws []*zeroWorkload, facts *check.Statements) finding.Finding {
 	sort.Slice(ws, func(i, j int) bool {
 		if ws[i].ns != ws[j].ns {
 			return ws[i].ns < ws[j].ns
@@ -268,9 +268,7 @@ func zeroPoolFinding(pool, group string, ws []*zeroWorkload, facts *deschedulerF
 		fmt.Sprintf("ConfigMap %s/%s: node group %s has minSize 0; its nodes carry %s", caStatusNS, caStatusName, group, pool),
 		"every running pod of: " + check.ListText(names, check.MaxEvidence),
 	}
-	for _, r := range append(append([]deschedFactRow{}, facts.Facts...), facts.Observed...) {
-		ev = append(ev, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
-	}
+	ev = append(ev, facts.Evidence()...)
 	return finding.Finding{
 		Check: poolZeroID, Rule: ruleOnlyPool, Severity: finding.Medium,
 		Title: fmt.Sprintf("%s run only in %s, which the autoscaler may shrink to zero nodes",

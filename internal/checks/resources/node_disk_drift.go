@@ -16,12 +16,7 @@ import (
 //go:embed data/node-disk-drift.yaml
 var diskDriftYAML []byte
 
-type diskDriftFacts struct {
-	Facts    []factRow `json:"facts"`
-	Observed []factRow `json:"observed"`
-}
-
-var loadDiskDrift = check.Facts[diskDriftFacts]("node disk facts", diskDriftYAML)
+var loadDiskDrift = check.Facts[check.Statements]("node disk facts", diskDriftYAML)
 
 // Rules of node-disk-drift.
 const (
@@ -121,7 +116,7 @@ func runNodeDiskDrift(ctx *check.Context) ([]finding.Finding, error) {
 	if !ctx.Complete(snapshot.Nodes) {
 		ctx.Incomplete(ruleDiskDrift, "only the nodes in the input were compared; a larger peer may be missing from it")
 	}
-	ev := factsText(facts)
+	ev := facts.Evidence()
 	var out []finding.Finding
 	if f, ok := pressureFinding(pressure, ev); ok {
 		out = append(out, f)
@@ -139,14 +134,6 @@ func diskPressure(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-func factsText(f *diskDriftFacts) []string {
-	var out []string
-	for _, r := range append(append([]factRow{}, f.Facts...), f.Observed...) {
-		out = append(out, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
-	}
-	return out
 }
 
 func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, bool) {

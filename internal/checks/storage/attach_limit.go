@@ -17,18 +17,7 @@ import (
 //go:embed data/attach-limit.yaml
 var attachLimitYAML []byte
 
-type attachFact struct {
-	What    string   `json:"what"`
-	Case    string   `json:"case"`
-	Sources []string `json:"sources"`
-}
-
-type attachFacts struct {
-	Facts    []attachFact `json:"facts"`
-	Observed []attachFact `json:"observed"`
-}
-
-var loadAttachLimit = check.Facts[attachFacts]("attach limit facts", attachLimitYAML)
+var loadAttachLimit = check.Facts[check.Statements]("attach limit facts", attachLimitYAML)
 
 // Rules of attach-limit.
 const (
@@ -132,7 +121,7 @@ func runAttachLimit(ctx *check.Context) ([]finding.Finding, error) {
 	if missing > 0 {
 		ctx.Incomplete(ruleNearLimit, "%s with CSI volumes have no CSINode in the input", check.Plural(missing, "node", "nodes"))
 	}
-	ev := factText(facts)
+	ev := facts.Evidence()
 	out := nearLimitFindings(full, ev)
 	if f, ok := maxVolumeEventFinding(s.Events, ev); ok {
 		out = append(out, f)
@@ -150,14 +139,6 @@ func nodeAtLimit(node string, cn *storagev1.CSINode, used map[string]int) []full
 		if u := used[d.Name]; u*100 >= limit*nearLimitPercent {
 			out = append(out, fullNode{node, d.Name, u, limit})
 		}
-	}
-	return out
-}
-
-func factText(f *attachFacts) []string {
-	var out []string
-	for _, r := range append(append([]attachFact{}, f.Facts...), f.Observed...) {
-		out = append(out, strings.Join(strings.Fields(r.What), " ")+" ("+strings.Join(r.Sources, " ")+")")
 	}
 	return out
 }
