@@ -38,10 +38,18 @@ for comp, image, cmd in (
         ("kube-controller-manager", f"registry.k8s.io/kube-controller-manager:{VER}",
          ["kube-controller-manager", "--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16", "--leader-elect=true"]),
         ("kube-scheduler", f"registry.k8s.io/kube-scheduler:{VER}", ["kube-scheduler", "--leader-elect=true"])):
+    probe = {}
+    if comp == "etcd":
+        # kubeadm's etcd liveness probe since kubernetes/kubernetes#124465
+        # (kubernetes/kubeadm#3039): HTTP /livez on the localhost metrics
+        # port, with the thresholds of etcd-io/etcd#13340's manifest.
+        probe = {"livenessProbe": {"httpGet": {"host": "127.0.0.1", "path": "/livez", "port": 2381, "scheme": "HTTP"},
+                                   "failureThreshold": 8, "initialDelaySeconds": 10, "periodSeconds": 10,
+                                   "timeoutSeconds": 15}}
     tmpl = {"metadata": {"labels": {"component": comp, "tier": "control-plane"}},
             "spec": {"hostNetwork": True, "priorityClassName": "system-node-critical", "priority": 2000001000,
                      "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "tolerations": CP_TOL,
-                     "containers": [ctr(comp, image, command=cmd, resources={"requests": {"cpu": "100m"}})]}}
+                     "containers": [ctr(comp, image, command=cmd, resources={"requests": {"cpu": "100m"}}, **probe)]}}
     c.pod(f"{comp}-{cp_node['name']}", "kube-system", tmpl, cp_node, host_network=True, mirror=True,
           owner={"apiVersion": "v1", "kind": "Node", "name": cp_node["name"], "uid": uid("kind", "Node", "", cp_node["name"]),
                  "controller": True}, extra_tolerations=[])
