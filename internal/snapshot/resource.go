@@ -145,6 +145,9 @@ var (
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
+	// EKS's kube-proxy add-on reads its KubeProxyConfiguration from here
+	// (aws/containers-roadmap#143).
+	"kube-system/kube-proxy-config",
 	"kube-system/coredns",
 	"kube-flannel/kube-flannel-cfg",
 	"kube-system/kube-flannel-cfg",

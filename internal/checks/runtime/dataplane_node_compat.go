@@ -3,7 +3,9 @@ package runtime
 import (
 	_ "embed"
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -127,8 +129,9 @@ func dataplaneNodeCompatCheck() check.Check {
 		ID:       dataplaneID,
 		Title:    "kube-proxy data-path mode against the nodes' kernel and OS",
 		Severity: finding.High,
-		Description: "Reads kube-proxy's mode from the kube-system/kube-proxy ConfigMap (config.conf), else from the " +
-			"--proxy-mode flag of the kube-proxy DaemonSet, and its version from the DaemonSet's image. IPVS mode on nodes " +
+		Description: "Reads kube-proxy's mode from the ConfigMap its --config file is mounted from (kubeadm's " +
+			"kube-system/kube-proxy, EKS's kube-system/kube-proxy-config; another name leaves the rule partial), else from " +
+			"the --proxy-mode flag of the kube-proxy DaemonSet, and its version from the DaemonSet's image. IPVS mode on nodes " +
 			"whose kernel is older than 5.9, which lacks the IPVS connection-reuse fixes, is medium: a distribution kernel " +
 			"may carry the patches. An official kube-proxy image older than 1.17, which only writes legacy iptables tables, " +
 			"on nodes whose OS image defaults to the nf_tables backend (Debian 10+, RHEL/CentOS 8+, Ubuntu 22.04+) is " +
@@ -160,21 +163,24 @@ func dataplaneNodeCompatCheck() check.Check {
 
 // kubeProxyDS is a kube-proxy DaemonSet and what its template says.
 type kubeProxyDS struct {
-	ds        *appsv1.DaemonSet
-	image     string
-	modeFlag  string // --proxy-mode, "" when not set
-	hasConfig bool   // --config: the mode is in a file, usually the ConfigMap
+	ds         *appsv1.DaemonSet
+	container  *corev1.Container
+	image      string
+	modeFlag   string // --proxy-mode, "" when not set
+	hasConfig  bool   // --config: the mode is in a file, usually from a ConfigMap
+	configPath string // the --config file
 }
 
 func kubeProxyDaemonSets(s *snapshot.Snapshot) []kubeProxyDS {
 	var out []kubeProxyDS
 	for i := range s.DaemonSets {
 		d := &s.DaemonSets[i]
-		for _, c := range d.Spec.Template.Spec.Containers {
+		for ci := range d.Spec.Template.Spec.Containers {
+			c := &d.Spec.Template.Spec.Containers[ci]
 			if !strings.HasPrefix(check.ImageName(c.Image), "kube-proxy") {
 				continue
 			}
-			kp := kubeProxyDS{ds: d, image: c.Image}
+			kp := kubeProxyDS{ds: d, container: c, image: c.Image}
 			args := append(append([]string{}, c.Command...), c.Args...)
 			for j, a := range args {
 				switch {
@@ -182,8 +188,13 @@ func kubeProxyDaemonSets(s *snapshot.Snapshot) []kubeProxyDS {
 					kp.modeFlag = strings.TrimPrefix(a, "--proxy-mode=")
 				case a == "--proxy-mode" && j+1 < len(args):
 					kp.modeFlag = args[j+1]
-				case a == "--config" || strings.HasPrefix(a, "--config="):
+				case strings.HasPrefix(a, "--config="):
+					kp.hasConfig, kp.configPath = true, strings.TrimPrefix(a, "--config=")
+				case a == "--config":
 					kp.hasConfig = true
+					if j+1 < len(args) {
+						kp.configPath = args[j+1]
+					}
 				}
 			}
 			out = append(out, kp)
@@ -193,16 +204,16 @@ func kubeProxyDaemonSets(s *snapshot.Snapshot) []kubeProxyDS {
 	return out
 }
 
-// configMapMode reads the mode from kube-system/kube-proxy's
-// KubeProxyConfiguration; found is false when the ConfigMap is not in the
-// input or holds no configuration.
-func configMapMode(s *snapshot.Snapshot) (mode string, found bool) {
+// configMapMode reads the mode from the KubeProxyConfiguration under key
+// of ConfigMap ns/name; found is false when the ConfigMap is not in the
+// input or holds no configuration there.
+func configMapMode(s *snapshot.Snapshot, ns, name, key string) (mode string, found bool) {
 	for i := range s.ConfigMaps {
 		cm := &s.ConfigMaps[i]
-		if cm.Namespace != kubeProxyConfigMapNS || cm.Name != kubeProxyConfigMap {
+		if cm.Namespace != ns || cm.Name != name {
 			continue
 		}
-		conf, ok := cm.Data["config.conf"]
+		conf, ok := cm.Data[key]
 		if !ok {
 			return "", false
 		}
@@ -215,6 +226,36 @@ func configMapMode(s *snapshot.Snapshot) (mode string, found bool) {
 		return kc.Mode, true
 	}
 	return "", false
+}
+
+// configSource names the ConfigMap and key behind kube-proxy's --config
+// file: the configMap volume mounted at the file's directory (kubeadm
+// mounts kube-system/kube-proxy at /var/lib/kube-proxy, EKS
+// kube-system/kube-proxy-config at /var/lib/kube-proxy-config). ok is
+// false when no ConfigMap volume holds the file.
+func configSource(kp kubeProxyDS) (name, key string, ok bool) {
+	if kp.configPath == "" {
+		return "", "", false
+	}
+	dir, file := path.Split(path.Clean(kp.configPath))
+	for _, m := range kp.container.VolumeMounts {
+		if path.Clean(m.MountPath) != path.Clean(dir) || m.SubPath != "" {
+			continue
+		}
+		for _, v := range kp.ds.Spec.Template.Spec.Volumes {
+			if v.Name != m.Name || v.ConfigMap == nil {
+				continue
+			}
+			key = file
+			for _, it := range v.ConfigMap.Items {
+				if it.Path == file {
+					key = it.Key
+				}
+			}
+			return v.ConfigMap.Name, key, true
+		}
+	}
+	return "", "", false
 }
 
 func runDataplaneNodeCompat(ctx *check.Context) ([]finding.Finding, error) {
@@ -263,30 +304,15 @@ func nodesOf(s *snapshot.Snapshot, kp kubeProxyDS) []*corev1.Node {
 
 func ipvsFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS) []finding.Finding {
 	s := ctx.Snapshot
-	cmMode, cmFound := configMapMode(s)
+	cmMode, cmFound := configMapMode(s, kubeProxyConfigMapNS, kubeProxyConfigMap, "config.conf")
 	if len(kps) == 0 && cmFound && cmMode == "ipvs" {
 		ctx.Incomplete(ruleIPVSKernel, "the %s/%s ConfigMap sets mode ipvs, but no kube-proxy DaemonSet in the input shows "+
 			"which nodes run it", kubeProxyConfigMapNS, kubeProxyConfigMap)
 	}
 	var out []finding.Finding
 	for _, kp := range kps {
-		mode, from := kp.modeFlag, fmt.Sprintf("DaemonSet %s/%s flag --proxy-mode=%s", kp.ds.Namespace, kp.ds.Name, kp.modeFlag)
-		if kp.hasConfig || mode == "" {
-			switch {
-			case cmFound:
-				mode, from = cmMode, fmt.Sprintf("ConfigMap %s/%s config.conf mode: %q", kubeProxyConfigMapNS, kubeProxyConfigMap, cmMode)
-			case kp.hasConfig:
-				if ctx.Complete(snapshot.ConfigMaps) {
-					ctx.Incomplete(ruleIPVSKernel, "DaemonSet %s/%s reads its mode from a file that is not the %s/%s ConfigMap",
-						kp.ds.Namespace, kp.ds.Name, kubeProxyConfigMapNS, kubeProxyConfigMap)
-				} else {
-					ctx.Incomplete(ruleIPVSKernel, "kube-proxy's mode is in the %s/%s ConfigMap, which is not in the input",
-						kubeProxyConfigMapNS, kubeProxyConfigMap)
-				}
-				continue
-			}
-		}
-		if mode != "ipvs" {
+		mode, from, known := kubeProxyMode(ctx, kp, cmMode, cmFound)
+		if !known || mode != "ipvs" {
 			continue
 		}
 		for _, r := range facts.IPVS {
@@ -296,6 +322,44 @@ func ipvsFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS) 
 		}
 	}
 	return out
+}
+
+// kubeProxyMode is the proxy mode kp runs and where that was read: the
+// --proxy-mode flag, else the KubeProxyConfiguration in the ConfigMap its
+// --config file is mounted from, else (no --config) kubeadm's
+// kube-system/kube-proxy. known is false, with the rule marked partial,
+// when the file's ConfigMap is not in the input or not one kubegap reads.
+func kubeProxyMode(ctx *check.Context, kp kubeProxyDS, cmMode string, cmFound bool) (mode, from string, known bool) {
+	ds := kp.ds.Namespace + "/" + kp.ds.Name
+	if kp.modeFlag != "" && !kp.hasConfig {
+		return kp.modeFlag, fmt.Sprintf("DaemonSet %s flag --proxy-mode=%s", ds, kp.modeFlag), true
+	}
+	if !kp.hasConfig {
+		if cmFound {
+			return cmMode, fmt.Sprintf("ConfigMap %s/%s config.conf mode: %q", kubeProxyConfigMapNS, kubeProxyConfigMap, cmMode), true
+		}
+		return "", "", true // no flag, no file: the default mode, not IPVS
+	}
+	name, key, ok := configSource(kp)
+	if !ok {
+		ctx.Incomplete(ruleIPVSKernel, "DaemonSet %s reads its mode from %s, which no ConfigMap volume in its template holds",
+			ds, kp.configPath)
+		return "", "", false
+	}
+	ns := kp.ds.Namespace
+	if mode, found := configMapMode(ctx.Snapshot, ns, name, key); found {
+		return mode, fmt.Sprintf("ConfigMap %s/%s %s mode: %q (DaemonSet %s --config=%s)", ns, name, key, mode, ds, kp.configPath), true
+	}
+	switch {
+	case !slices.Contains(snapshot.NamedConfigMaps, ns+"/"+name):
+		ctx.Incomplete(ruleIPVSKernel, "DaemonSet %s reads its mode from ConfigMap %s/%s, which kubegap does not read", ds, ns, name)
+	case ctx.Complete(snapshot.ConfigMaps):
+		ctx.Incomplete(ruleIPVSKernel, "DaemonSet %s reads its mode from ConfigMap %s/%s key %s, which the cluster does not hold",
+			ds, ns, name, key)
+	default:
+		ctx.Incomplete(ruleIPVSKernel, "kube-proxy's mode is in the %s/%s ConfigMap, which is not in the input", ns, name)
+	}
+	return "", "", false
 }
 
 func ipvsFinding(s *snapshot.Snapshot, kp kubeProxyDS, from string, r dataplaneRow, fixed check.KubeVersion) (finding.Finding, bool) {

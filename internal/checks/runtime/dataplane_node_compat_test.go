@@ -86,6 +86,47 @@ func TestDataplaneNodeCompatModeFlag(t *testing.T) {
 	}
 }
 
+// kube-proxy's --config file is followed to the ConfigMap mounted at its
+// directory, as EKS mounts kube-system/kube-proxy-config at
+// /var/lib/kube-proxy-config (aws/containers-roadmap#143, #142): the mode
+// comes from that ConfigMap, under the file's name as key. A ConfigMap
+// kubegap does not read, or a file no ConfigMap volume holds, leaves the
+// rule partial.
+func TestDataplaneNodeCompatFollowsConfigMount(t *testing.T) {
+	eks := func(cmName string) *snapshot.Snapshot {
+		s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/gap.yaml"))
+		s.ConfigMaps[0].Name, s.ConfigMaps[0].Data = cmName, map[string]string{"config": s.ConfigMaps[0].Data["config.conf"]}
+		spec := &s.DaemonSets[0].Spec.Template.Spec
+		spec.Containers[0].Command = []string{"kube-proxy", "--v=2", "--config=/var/lib/kube-proxy-config/config"}
+		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/var/lib/kube-proxy-config/"}}
+		spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cmName}}}}}
+		return s
+	}
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), eks("kube-proxy-config"))
+	got := findingWith(fs, "kube-proxy-ipvs-conntrack-reuse-2019")
+	if len(got) != 1 || !slices.ContainsFunc(got[0].Evidence, func(e string) bool { return strings.Contains(e, "kube-proxy-config config mode") }) {
+		t.Errorf("EKS layout: %+v, want one IPVS finding read from kube-system/kube-proxy-config", got)
+	}
+	if _, partial := ctx.Notes()[ruleIPVSKernel]; partial {
+		t.Errorf("EKS layout left the IPVS rule partial: %v", ctx.Notes())
+	}
+
+	other := eks("my-proxy-settings")
+	other.ConfigMaps = nil // kubegap reads ConfigMaps by name only: this one never arrives
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), other)
+	if n := ctx.Notes()[ruleIPVSKernel]; !strings.Contains(n.Reason, "which kubegap does not read") {
+		t.Errorf("a ConfigMap kubegap does not read: note %q", n.Reason)
+	}
+
+	s := eks("kube-proxy-config")
+	s.DaemonSets[0].Spec.Template.Spec.Volumes = nil
+	_, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if n := ctx.Notes()[ruleIPVSKernel]; !strings.Contains(n.Reason, "no ConfigMap volume") {
+		t.Errorf("a --config file from no ConfigMap: note %q", n.Reason)
+	}
+}
+
 // Open world: kube-proxy reads its mode from a file, and the ConfigMap is
 // not in the input. The IPVS rule is partial; the image rule still fires.
 func TestDataplaneNodeCompatUnknownModeIsPartial(t *testing.T) {

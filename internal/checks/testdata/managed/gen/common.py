@@ -439,6 +439,14 @@ class Cluster:
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": self.meta("CSIDriver", name),
             "spec": {"attachRequired": attach}})
 
+    def configmap(self, ns, name, data):
+        """A ConfigMap kubegap reads by name (NAMED_CONFIGMAPS), with its data."""
+        self.named_configmaps = getattr(self, "named_configmaps", {})
+        self.named_configmaps[ns + "/" + name] = {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns, "uid": uid(self.name, "ConfigMap", ns, name), "resourceVersion": "1"},
+            "data": data}
+
     # --- output ----------------------------------------------------------
     def write(self, outdir, api_resources, version):
         os.makedirs(outdir, exist_ok=True)
@@ -500,7 +508,12 @@ class Cluster:
                     f.write("\n")
         for nn in NAMED_CONFIGMAPS:
             path = os.path.join(outdir, "configmaps.%s.json" % nn.replace("/", "."))
-            if not os.path.exists(path):
+            cm = getattr(self, "named_configmaps", {}).get(nn)
+            if cm is not None:
+                with open(path, "w") as f:
+                    json.dump(cm, f, indent=1)
+                    f.write("\n")
+            elif not os.path.exists(path):
                 open(path, "w").close()  # kubectl --ignore-not-found: none
         with open(os.path.join(outdir, "api-resources.txt"), "w") as f:
             f.write("\n".join(api_resources) + "\n")
@@ -530,7 +543,7 @@ COUNTED_RESOURCES = [("events.events.k8s.io", "EventList")]
 
 # The ConfigMaps kubegap reads by name (internal/snapshot NamedConfigMaps).
 NAMED_CONFIGMAPS = [
-    "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/coredns",
+    "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/kube-proxy-config", "kube-system/coredns",
     "kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg", "kube-system/canal-config",
     "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
     "ingress-nginx/ingress-nginx-controller",

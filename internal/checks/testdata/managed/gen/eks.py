@@ -233,4 +233,10 @@ securitygrouppolicies.vpcresources.k8s.aws""".split("\n")
 # not checked.
 c.storageclass("gp2", "kubernetes.io/aws-ebs", params={"fsType": "ext4", "type": "gp2"})
 
+# The kube-proxy add-on's configuration, mounted at /var/lib/kube-proxy-config
+# (aws/containers-roadmap#143); iptables is its default mode, IPVS an opt-in
+# (aws/containers-roadmap#142). Only the fields kubegap reads are written.
+c.configmap("kube-system", "kube-proxy-config", {"config": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                                                         "kind: KubeProxyConfiguration\nmode: \"iptables\"\n"})
+
 c.write(sys.argv[1], api, version_doc("v1.35.6-eks-3a1f9c2", hexid(40, "eks", "commit"), "2026-07-05T00:00:00Z", "go1.25.10"))

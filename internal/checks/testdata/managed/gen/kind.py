@@ -142,5 +142,11 @@ c.event(dns_pods[0], "FailedScheduling",
 # kind's local-path class.
 c.storageclass("standard", "rancher.io/local-path", default=True)
 
+# kubeadm's kube-proxy ConfigMap, mounted at /var/lib/kube-proxy; kind's
+# default kubeProxyMode is iptables (kind.sigs.k8s.io/docs/user/configuration,
+# "kube-proxy mode"). Only the fields kubegap reads are written.
+c.configmap("kube-system", "kube-proxy", {"config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                                                          "kind: KubeProxyConfiguration\nmode: iptables\n"})
+
 c.write(sys.argv[1], BUILTIN_API_RESOURCES,
         version_doc(VER, hexid(40, "kind", "commit"), "2026-05-20T10:00:00Z", "go1.26.2"))
