@@ -1,62 +1,26 @@
 package checks
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/library"
 )
 
-// areaCtor finds the constructors of area packages.
-var areaCtor = regexp.MustCompile(`(?m)^func [a-z][A-Za-z0-9]*Check\(\) check\.Check \{`)
-
 // TestEveryCheckIsRegistered: each check file's constructor is listed in
-// founding(), so a check cannot be written and then silently never run.
-// Area packages keep their own lists in step (checktest.Registered).
+// founding(), and each area package's in its checks.go, so a check cannot
+// be written and then silently never run; All() holds every one.
 func TestEveryCheckIsRegistered(t *testing.T) {
-	ctor := regexp.MustCompile(`(?m)^func ([a-z][A-Za-z0-9]*Check)\(\) Check \{`)
-	reg, err := os.ReadFile("registry.go")
+	found := checktest.Constructors(t, ".", "registry.go")
+	areas, err := filepath.Glob("*/checks.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ctor.FindAllSubmatch(src, -1) {
-			found++
-			if !strings.Contains(string(reg), string(m[1])+"(),") {
-				t.Errorf("%s: %s() is not listed in registry.go", e.Name(), m[1])
-			}
-		}
-	}
-	// Area packages keep their own lists (checktest.Registered); count
-	// their constructors too, so that All() holds every one.
-	areas, _ := filepath.Glob("*/checks.go")
 	for _, a := range areas {
-		files, _ := filepath.Glob(filepath.Join(filepath.Dir(a), "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found += len(areaCtor.FindAll(src, -1))
-		}
+		found += checktest.Constructors(t, filepath.Dir(a), "checks.go")
 	}
 	if found != len(All()) {
 		t.Errorf("found %d check constructors (area checks included), All() returns %d", found, len(All()))

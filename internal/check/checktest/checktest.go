@@ -106,8 +106,9 @@ func HasObject(fs []finding.Finding, kind, namespace, name string) bool {
 	return false
 }
 
-// ctor finds check constructors: func nameCheck() check.Check {
-var ctor = regexp.MustCompile(`(?m)^func ([a-z][A-Za-z0-9]*Check)\(\) check\.Check \{`)
+// ctor finds check constructors: func nameCheck() check.Check { (or
+// Check, in internal/checks, which aliases the type).
+var ctor = regexp.MustCompile(`(?m)^func ([a-z][A-Za-z0-9]*Check)\(\) (?:check\.)?Check \{`)
 
 // Registered fails when a constructor in the test's package directory is
 // not listed in its checks.go, or when Checks() returns another number of
@@ -115,11 +116,20 @@ var ctor = regexp.MustCompile(`(?m)^func ([a-z][A-Za-z0-9]*Check)\(\) check\.Che
 // silently never run.
 func Registered(t *testing.T, listed []check.Check) {
 	t.Helper()
-	reg, err := os.ReadFile("checks.go")
-	if err != nil {
-		t.Fatalf("an area package lists its checks in checks.go: %v", err)
+	if found := Constructors(t, ".", "checks.go"); found != len(listed) {
+		t.Errorf("found %d check constructors, Checks() returns %d", found, len(listed))
 	}
-	entries, err := os.ReadDir(".")
+}
+
+// Constructors counts the check constructors in dir's non-test Go files
+// and fails on each one that listFile (in dir) does not call.
+func Constructors(t *testing.T, dir, listFile string) int {
+	t.Helper()
+	reg, err := os.ReadFile(filepath.Join(dir, listFile))
+	if err != nil {
+		t.Fatalf("%s lists the checks of %s: %v", listFile, dir, err)
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +138,16 @@ func Registered(t *testing.T, listed []check.Check) {
 		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(e.Name())
+		src, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ctor.FindAllSubmatch(src, -1) {
 			found++
 			if !strings.Contains(string(reg), string(m[1])+"(),") {
-				t.Errorf("%s: %s() is not listed in checks.go", e.Name(), m[1])
+				t.Errorf("%s: %s() is not listed in %s", filepath.Join(dir, e.Name()), m[1], listFile)
 			}
 		}
 	}
-	if found != len(listed) {
-		t.Errorf("found %d check constructors, Checks() returns %d", found, len(listed))
-	}
+	return found
 }
