@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -226,4 +227,41 @@ func ListText(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
+}
+
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(p *snapshot.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// NodeReady is the node's Ready condition: True, False, Unknown, or ""
+// when the node is nil or reports no such condition.
+func NodeReady(n *corev1.Node) corev1.ConditionStatus {
+	if n == nil {
+		return ""
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// JobFinished reports whether a Job has completed or failed for good.
+func JobFinished(j *batchv1.Job) bool {
+	if j.Status.CompletionTime != nil {
+		return true
+	}
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

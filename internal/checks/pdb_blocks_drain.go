@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -293,7 +294,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	var notReady []*snapshot.Pod
 	for _, pod := range v.pods {
 		switch {
-		case podReady(pod):
+		case check.PodReady(pod):
 			healthy++
 		case pod.Status.Phase == corev1.PodRunning:
 			runningNotReady++

@@ -126,16 +126,6 @@ func (c *cappedRefs) addPodAndNode(p *snapshot.Pod) {
 	}
 }
 
-// podReady reports whether the pod's Ready condition is True.
-func podReady(p *snapshot.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // podTerminal reports whether the pod has finished or is being deleted: such
 // pods count for no budget and no sandbox.
 func podTerminal(p *snapshot.Pod) bool {

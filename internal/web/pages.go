@@ -2,7 +2,8 @@ package web
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/checks"
@@ -168,7 +169,7 @@ func reportPage(rep *report.Report, lib *library.Library, f reportFilter, keepAl
 	v.NamespaceOptions = options(nsSet, f.namespace)
 	v.FindingStatus = findingStatus(shown, len(rep.Findings))
 	if lib != nil {
-		for _, id := range sortedKeys(cited) {
+		for _, id := range slices.Sorted(maps.Keys(cited)) {
 			if c, ok := lib.Case(id); ok {
 				v.CitedCases = append(v.CitedCases, c)
 			}
@@ -186,19 +187,10 @@ func findingStatus(shown, total int) string {
 
 func options(set map[string]bool, selected string) []option {
 	var out []option
-	for _, k := range sortedKeys(set) {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		out = append(out, option{Value: k, Label: k, Selected: k == selected})
 	}
 	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // sourceLine says what was audited, as the text report's header does.

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -269,10 +271,10 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		if role == "CoreDNS" {
 			f.Cases = append(f.Cases, caseEKSDNS)
 		}
-		for _, n := range sortedKeys(pl.nodes) {
+		for _, n := range slices.Sorted(maps.Keys(pl.nodes)) {
 			f.Objects = append(f.Objects, check.NodeRef(n))
 		}
-		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", strings.Join(sortedKeys(pl.nodes), ", "), strings.Join(sortedKeys(sh.zones), ", ")))
+		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", strings.Join(slices.Sorted(maps.Keys(pl.nodes)), ", "), strings.Join(slices.Sorted(maps.Keys(sh.zones)), ", ")))
 	default:
 		return finding.Finding{}, false
 	}
@@ -294,13 +296,4 @@ func podNames(ps []*snapshot.Pod) string {
 	}
 	sort.Strings(names)
 	return check.ListText(names, 10)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,12 +2,15 @@ package availability
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -60,20 +63,12 @@ func (pl placement) oneZone(sh clusterShape) (string, bool) {
 	if len(pl.nodes) <= 1 || !pl.zoneKnown || len(pl.zones) != 1 || len(sh.zones) < 2 {
 		return "", false
 	}
-	return sortedKeys(pl.zones)[0], true
+	return slices.Sorted(maps.Keys(pl.zones))[0], true
 }
 
 // podReady reports whether a pod serves: Ready and not being deleted.
 func podReady(p *snapshot.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return p.DeletionTimestamp == nil && p.Spec.NodeName != "" && check.PodReady(p)
 }
 
 // spreadHints describes what keeps a template's replicas apart, for

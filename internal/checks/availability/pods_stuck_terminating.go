@@ -106,20 +106,6 @@ func runPodsStuckTerminating(ctx *check.Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-// nodeReady is the node's Ready condition: "True", "False", "Unknown", or
-// "" when the node or its condition is not in the input.
-func nodeReady(n *corev1.Node) corev1.ConditionStatus {
-	if n == nil {
-		return ""
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return ""
-}
-
 // stuckFinding reports the stuck pods of one node; nodesComplete says
 // whether a node missing from the input is gone rather than unknown.
 func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snapshot.Pod, ref time.Time) finding.Finding {
@@ -133,7 +119,7 @@ func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snaps
 		f.Objects = append(f.Objects, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
 	}
 	count := check.Plural(len(pods), "pod", "pods")
-	ready := nodeReady(n)
+	ready := check.NodeReady(n)
 	// A pod a finalizer holds waits for its controller, not for the node:
 	// only the others point at the node's runtime.
 	unheld := 0

@@ -2,6 +2,8 @@ package availability
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -164,7 +166,7 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 		f.Title = fmt.Sprintf("Every ready replica of %s runs in zone %s", w, zone)
 		f.Message = fmt.Sprintf("The %d ready pods of %s run on %d nodes, all in zone %s, while schedulable nodes span %d zones: "+
 			"a zone outage stops the workload.", len(ready), w, len(pl.nodes), zone, len(sh.zones))
-		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", check.ListText(sortedKeys(pl.nodes), 10), strings.Join(sortedKeys(sh.zones), ", ")))
+		ev = append(ev, fmt.Sprintf("nodes: %s; cluster zones: %s", check.ListText(slices.Sorted(maps.Keys(pl.nodes)), 10), strings.Join(slices.Sorted(maps.Keys(sh.zones)), ", ")))
 	default:
 		return finding.Finding{}, false
 	}
@@ -203,5 +205,5 @@ func sortedUnique(names []string) []string {
 	for _, n := range names {
 		m[n] = true
 	}
-	return sortedKeys(m)
+	return slices.Sorted(maps.Keys(m))
 }

@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,7 +210,7 @@ func runIngressClassBinding(ctx *check.Context) ([]finding.Finding, error) {
 			Message: "No controller will serve an Ingress whose class does not resolve to an IngressClass; its hosts and paths are not routed.",
 			Objects: []finding.ObjectRef{check.Ref("networking.k8s.io/v1", "Ingress", ing)},
 			Evidence: []string{fmt.Sprintf("spec.ingressClassName %q; IngressClasses in the cluster: %s", *ing.Spec.IngressClassName,
-				orNone(sortedKeys(classes)))},
+				orNone(slices.Sorted(maps.Keys(classes))))},
 			Remediation: "Point spec.ingressClassName at an existing IngressClass, or create the IngressClass for the intended controller.",
 			Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
 		})
@@ -344,15 +345,6 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 		Remediation: "Set spec.ingressClassName on these Ingresses to the class of the controller meant to serve them.",
 		Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
 	}, true
-}
-
-func sortedKeys(m map[string]*networkingv1.IngressClass) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func orNone(items []string) string {

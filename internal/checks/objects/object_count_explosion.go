@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -343,7 +342,7 @@ func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
 	n := 0
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if j.Spec.TTLSecondsAfterFinished != nil || !jobFinished(j) {
+		if j.Spec.TTLSecondsAfterFinished != nil || !check.JobFinished(j) {
 			continue
 		}
 		cron := false
@@ -389,13 +388,4 @@ func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
 		Remediation: "Set spec.ttlSecondsAfterFinished on the Jobs (or in whatever creates them), and delete the finished ones.",
 		Cases:       []string{"unbounded-terminated-pods-apiserver-oom-2015"},
 	}, true
-}
-
-func jobFinished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return j.Status.CompletionTime != nil
 }

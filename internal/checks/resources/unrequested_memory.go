@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +110,7 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	var out []finding.Finding
-	for _, pool := range sortedKeys(tallies) {
+	for _, pool := range slices.Sorted(maps.Keys(tallies)) {
 		if f, ok := poolFinding(pool, tallies[pool], facts); ok {
 			out = append(out, f)
 		}
@@ -153,15 +155,6 @@ func ownerOf(p *snapshot.Pod) string {
 		}
 	}
 	return strings.Join([]string{p.Namespace, "v1", "Pod", p.Name}, "|")
-}
-
-func sortedKeys(m map[string]*poolTally) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func poolFinding(pool string, t *poolTally, facts *unrequestedFacts) (finding.Finding, bool) {

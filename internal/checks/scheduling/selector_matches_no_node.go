@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -140,7 +139,7 @@ func workloads(s *snapshot.Snapshot) []workload {
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		if jobFinished(j) || ownedByCronJob(&j.ObjectMeta) {
+		if check.JobFinished(j) || ownedByCronJob(&j.ObjectMeta) {
 			continue
 		}
 		out = append(out, workload{"batch/v1", "Job", &j.ObjectMeta, &j.Spec.Template.Spec})
@@ -153,18 +152,6 @@ func workloads(s *snapshot.Snapshot) []workload {
 		out = append(out, workload{"batch/v1", "CronJob", &c.ObjectMeta, &c.Spec.JobTemplate.Spec.Template.Spec})
 	}
 	return out
-}
-
-func jobFinished(j *batchv1.Job) bool {
-	if j.Status.CompletionTime != nil {
-		return true
-	}
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 func ownedByCronJob(m *metav1.ObjectMeta) bool {

@@ -107,15 +107,6 @@ func pvZoneSchedulabilityCheck() check.Check {
 	}
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadZonal()
 	if err != nil {
@@ -136,7 +127,7 @@ func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 				break
 			}
 		}
-		if nodeReady(n) && !n.Spec.Unschedulable {
+		if check.NodeReady(n) == corev1.ConditionTrue && !n.Spec.Unschedulable {
 			usable = append(usable, n)
 		}
 	}
