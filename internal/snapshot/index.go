@@ -79,6 +79,27 @@ func (ix *Index) PodsInNamespace(ns string) []*Pod { return ix.podsByNS[ns] }
 // PodsControlledBy returns the pods whose controller is owner.
 func (ix *Index) PodsControlledBy(owner OwnerID) []*Pod { return ix.podsByOwner[owner] }
 
+// WorkloadOf is the controller reference of the workload that made the
+// pod: its own controller, or, for a ReplicaSet the input holds, that
+// ReplicaSet's controller (its Deployment). ok is false for a pod without
+// a controller.
+func (ix *Index) WorkloadOf(p *Pod) (ref metav1.OwnerReference, ok bool) {
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		if o.Kind == "ReplicaSet" && o.UID != "" {
+			if rs := ix.ReplicaSet(o.UID); rs != nil {
+				if ro := metav1.GetControllerOf(rs); ro != nil {
+					return *ro, true
+				}
+			}
+		}
+		return o, true
+	}
+	return metav1.OwnerReference{}, false
+}
+
 // OwnerID names a controller as owner references do: by UID when there is
 // one. Objects from hand-written files often have no UIDs; they are matched
 // by kind, namespace and name instead, never under an empty UID (which

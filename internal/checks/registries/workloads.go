@@ -112,26 +112,13 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	return users
 }
 
-// podOwner is the workload a pod belongs to: its controller, or the
-// Deployment of its ReplicaSet when the input has that ReplicaSet.
+// podOwner is the workload a pod belongs to (snapshot.Index.WorkloadOf),
+// as a reference and an owner ID.
 func podOwner(ix *snapshot.Index, p *snapshot.Pod) (finding.ObjectRef, snapshot.OwnerID, bool) {
-	for _, o := range p.OwnerReferences {
-		if o.Controller == nil || !*o.Controller {
-			continue
-		}
-		ref := finding.ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name}
-		id := snapshot.RefID(p.Namespace, o)
-		if o.Kind == "ReplicaSet" && o.UID != "" {
-			if rs := ix.ReplicaSet(o.UID); rs != nil {
-				for _, ro := range rs.OwnerReferences {
-					if ro.Controller != nil && *ro.Controller {
-						return finding.ObjectRef{APIVersion: ro.APIVersion, Kind: ro.Kind, Namespace: p.Namespace, Name: ro.Name},
-							snapshot.RefID(p.Namespace, ro), true
-					}
-				}
-			}
-		}
-		return ref, id, true
+	o, ok := ix.WorkloadOf(p)
+	if !ok {
+		return finding.ObjectRef{}, snapshot.OwnerID{}, false
 	}
-	return finding.ObjectRef{}, snapshot.OwnerID{}, false
+	return finding.ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name},
+		snapshot.RefID(p.Namespace, o), true
 }

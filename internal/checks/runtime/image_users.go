@@ -65,24 +65,11 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 }
 
 // podOwnerKey is the kind, namespace and name of the workload that made
-// the pod: its controller, or the Deployment of its ReplicaSet when the
-// input has that ReplicaSet. (A CronJob's pods name their Job, so they
-// are listed as pods, not under the CronJob.)
+// the pod (snapshot.Index.WorkloadOf). A CronJob's pods name their Job, so
+// they are listed as pods, not under the CronJob.
 func podOwnerKey(ix *snapshot.Index, p *snapshot.Pod) ([3]string, bool) {
-	for _, o := range p.OwnerReferences {
-		if o.Controller == nil || !*o.Controller {
-			continue
-		}
-		if o.Kind == "ReplicaSet" && o.UID != "" {
-			if rs := ix.ReplicaSet(o.UID); rs != nil {
-				if ro := metav1.GetControllerOf(rs); ro != nil {
-					return [3]string{ro.Kind, p.Namespace, ro.Name}, true
-				}
-			}
-		}
-		return [3]string{o.Kind, p.Namespace, o.Name}, true
-	}
-	return [3]string{}, false
+	o, ok := ix.WorkloadOf(p)
+	return [3]string{o.Kind, p.Namespace, o.Name}, ok
 }
 
 func podRef(p *snapshot.Pod) finding.ObjectRef {

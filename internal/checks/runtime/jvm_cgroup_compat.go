@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -248,17 +247,7 @@ func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, img string, rt c
 
 // podUser names the workload that made the pod, or the pod itself.
 func podUser(ix *snapshot.Index, p *snapshot.Pod) finding.ObjectRef {
-	for _, o := range p.OwnerReferences {
-		if o.Controller == nil || !*o.Controller {
-			continue
-		}
-		if o.Kind == "ReplicaSet" && o.UID != "" {
-			if rs := ix.ReplicaSet(o.UID); rs != nil {
-				if ro := metav1.GetControllerOf(rs); ro != nil {
-					return finding.ObjectRef{APIVersion: ro.APIVersion, Kind: ro.Kind, Namespace: p.Namespace, Name: ro.Name}
-				}
-			}
-		}
+	if o, ok := ix.WorkloadOf(p); ok {
 		return finding.ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name}
 	}
 	return podRef(p)
