@@ -136,22 +136,8 @@ func zeroPools(nodes []corev1.Node, sizes map[string]groupSize) (map[string]stri
 
 // workloadOf names a pod's Deployment or StatefulSet, or "" for others.
 func workloadOf(ix *snapshot.Index, p *snapshot.Pod) (kind, name string) {
-	for _, o := range p.OwnerReferences {
-		if o.Controller == nil || !*o.Controller {
-			continue
-		}
-		switch o.Kind {
-		case "StatefulSet":
-			return "StatefulSet", o.Name
-		case "ReplicaSet":
-			if rs := ix.ReplicaSet(o.UID); rs != nil {
-				for _, ro := range rs.OwnerReferences {
-					if ro.Kind == "Deployment" {
-						return "Deployment", ro.Name
-					}
-				}
-			}
-		}
+	if o, ok := ix.WorkloadOf(p); ok && (o.Kind == "Deployment" || o.Kind == "StatefulSet") {
+		return o.Kind, o.Name
 	}
 	return "", ""
 }
