@@ -54,6 +54,22 @@ func Run(t testing.TB, c check.Check, s *snapshot.Snapshot) (fs []finding.Findin
 	return RunImages(t, c, s, nil)
 }
 
+// Quiet fails unless c evaluates s with no finding and every rule judged
+// on complete input: what a check's fixture without the gap must give.
+func Quiet(t testing.TB, c check.Check, s *snapshot.Snapshot) {
+	t.Helper()
+	QuietImages(t, c, s, nil)
+}
+
+// QuietImages is Quiet with --inspect-images results.
+func QuietImages(t testing.TB, c check.Check, s *snapshot.Snapshot, images map[string]check.ImageFacts) {
+	t.Helper()
+	fs, ctx, ok := RunImages(t, c, s, images)
+	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
+		t.Fatalf("check %s: evaluated %v, findings %+v, notes %v; want evaluated, none and none", c.ID, ok, fs, ctx.Notes())
+	}
+}
+
 // RunImages is Run with --inspect-images results (nil: not inspected).
 func RunImages(t testing.TB, c check.Check, s *snapshot.Snapshot, images map[string]check.ImageFacts) (fs []finding.Finding, ctx *check.Context, evaluated bool) {
 	t.Helper()

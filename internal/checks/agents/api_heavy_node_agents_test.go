@@ -52,10 +52,7 @@ func TestAPIHeavyNodeAgentsGap(t *testing.T) {
 
 func TestAPIHeavyNodeAgentsClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "api-heavy-node-agents/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, apiHeavyNodeAgentsCheck(), s)
 }
 
 // From plain files Deployments are not complete: Typha may exist, so

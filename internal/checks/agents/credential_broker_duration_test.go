@@ -46,10 +46,7 @@ func TestCredentialBrokerDurationGap(t *testing.T) {
 
 func TestCredentialBrokerDurationClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "credential-broker-duration/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, credentialBrokerDurationCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, credentialBrokerDurationCheck(), s)
 }
 
 // An unrendered template's duration is unknown: partial, never pass.

@@ -73,8 +73,5 @@ func TestHPAMetricSourceOldControlPlane(t *testing.T) {
 func TestHPAMetricSourceHealthyPasses(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "healthy.yaml"))
 	s.Source.ServerVersion = "v1.30.2"
-	fs, ctx, ok := checktest.Run(t, hpaMetricSourceCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, hpaMetricSourceCheck(), s)
 }

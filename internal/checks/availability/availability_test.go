@@ -182,10 +182,7 @@ func TestReadyEndpointNodesDualStack(t *testing.T) {
 func TestColocationSingleNode(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "gap.json"))
 	s.Nodes = s.Nodes[:1]
-	fs, ctx, ok := checktest.Run(t, criticalAddonColocationCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Errorf("single node: evaluated %v, findings %d, notes %v", ok, len(fs), ctx.Notes())
-	}
+	checktest.Quiet(t, criticalAddonColocationCheck(), s)
 }
 
 func loadFiles(t *testing.T, file string) *snapshot.Snapshot {

@@ -35,10 +35,7 @@ func TestDeschedulerEvictsCordonedGap(t *testing.T) {
 }
 
 func TestDeschedulerEvictsCordonedClean(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, deschedulerEvictsCordonedCheck(), checktest.Complete(checktest.Load(t, "descheduler-evicts-cordoned/ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, deschedulerEvictsCordonedCheck(), checktest.Complete(checktest.Load(t, "descheduler-evicts-cordoned/ok.yaml")))
 }
 
 // A descheduler whose policy kubegap cannot read is not judged; from

@@ -27,10 +27,7 @@ func TestPoolScalesToZeroGap(t *testing.T) {
 }
 
 func TestPoolScalesToZeroClean(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, poolScalesToZeroCheck(), checktest.Complete(checktest.Load(t, "pool-scales-to-zero/ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, poolScalesToZeroCheck(), checktest.Complete(checktest.Load(t, "pool-scales-to-zero/ok.yaml")))
 }
 
 // Without the status ConfigMap a GKE pool's minimum is in the GKE API

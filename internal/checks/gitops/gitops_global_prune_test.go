@@ -37,10 +37,7 @@ func TestGitopsGlobalPruneGap(t *testing.T) {
 
 func TestGitopsGlobalPruneClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "gitops-global-prune/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, gitopsGlobalPruneCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, gitopsGlobalPruneCheck(), s)
 }
 
 // Without the Applications, how many clusters an ApplicationSet reaches is

@@ -37,10 +37,7 @@ func TestExternalDNSRoutingGap(t *testing.T) {
 }
 
 func TestExternalDNSRoutingHealthy(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, externalDNSRoutingCheck(), checktest.Complete(checktest.Load(t, externalDNSDir+"healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, externalDNSRoutingCheck(), checktest.Complete(checktest.Load(t, externalDNSDir+"healthy.yaml")))
 }
 
 // Without external-dns in view, the annotations are inert or unknown: from

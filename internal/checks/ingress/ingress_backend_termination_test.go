@@ -51,10 +51,7 @@ func TestIngressBackendTerminationGap(t *testing.T) {
 }
 
 func TestIngressBackendTerminationHealthy(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, ingressBackendTerminationCheck(), checktest.Complete(checktest.Load(t, terminationDir+"healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, ingressBackendTerminationCheck(), checktest.Complete(checktest.Load(t, terminationDir+"healthy.yaml")))
 }
 
 // Open world: an Ingress whose Service is not in the plain files leaves

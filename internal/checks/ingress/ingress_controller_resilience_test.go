@@ -46,10 +46,7 @@ func TestIngressControllerResilienceGap(t *testing.T) {
 }
 
 func TestIngressControllerResilienceHealthy(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, ingressControllerResilienceCheck(), checktest.Complete(checktest.Load(t, resilienceDir+"healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, ingressControllerResilienceCheck(), checktest.Complete(checktest.Load(t, resilienceDir+"healthy.yaml")))
 }
 
 func TestControllerOf(t *testing.T) {

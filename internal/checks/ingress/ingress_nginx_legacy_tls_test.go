@@ -37,10 +37,7 @@ func TestIngressNginxLegacyTLSBeforeUpgrade(t *testing.T) {
 }
 
 func TestIngressNginxLegacyTLSHealthy(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"healthy.yaml")))
 }
 
 // From plain files without the ConfigMap, its settings are unknown: the

@@ -31,10 +31,7 @@ func TestCronJobPileupGap(t *testing.T) {
 }
 
 func TestCronJobPileupHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, cronJobPileupCheck(), checktest.Complete(checktest.Load(t, "healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, cronJobPileupCheck(), checktest.Complete(checktest.Load(t, "healthy.yaml")))
 }
 
 func TestCronJobPileupBadSchedule(t *testing.T) {

@@ -61,10 +61,7 @@ func TestObjectCountExplosionGap(t *testing.T) {
 
 func TestObjectCountExplosionClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "object-count-explosion/clean"))
-	fs, ctx, ok := checktest.Run(t, objectCountExplosionCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, objectCountExplosionCheck(), s)
 }
 
 // writePods writes n terminated pods (and running ones) and Jobs as a

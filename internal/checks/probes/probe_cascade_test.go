@@ -41,8 +41,5 @@ func TestProbeCascadeGap(t *testing.T) {
 }
 
 func TestProbeCascadeHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, probeCascadeCheck(), checktest.Complete(checktest.Load(t, "healthy.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, probeCascadeCheck(), checktest.Complete(checktest.Load(t, "healthy.yaml")))
 }

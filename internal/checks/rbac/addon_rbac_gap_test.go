@@ -54,10 +54,7 @@ func TestAddonRBACGapIncompleteRBACIsPartial(t *testing.T) {
 
 func TestAddonRBACGapClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "addon-rbac-gap/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, addonRBACGapCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, addonRBACGapCheck(), s)
 }
 
 // A rule limited by resourceNames does not allow listing.

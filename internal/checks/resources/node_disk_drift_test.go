@@ -46,10 +46,7 @@ func TestNodeDiskDriftGap(t *testing.T) {
 }
 
 func TestNodeDiskDriftHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, nodeDiskDriftCheck(), checktest.Complete(checktest.Load(t, "node-disk-drift/ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, nodeDiskDriftCheck(), checktest.Complete(checktest.Load(t, "node-disk-drift/ok.yaml")))
 }
 
 // From files, a healthy-looking set of nodes proves nothing: a larger

@@ -36,8 +36,5 @@ func TestNodeReservationGap(t *testing.T) {
 }
 
 func TestNodeReservationHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, nodeReservationCheck(), checktest.Complete(checktest.Load(t, "reservation-ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, nodeReservationCheck(), checktest.Complete(checktest.Load(t, "reservation-ok.yaml")))
 }

@@ -40,8 +40,5 @@ func TestUnrequestedMemoryGap(t *testing.T) {
 
 func TestUnrequestedMemoryClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "unrequested-memory/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, unrequestedMemoryCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, unrequestedMemoryCheck(), s)
 }

@@ -58,10 +58,7 @@ func TestImageManifestCompatBeforeContainerd2IsMedium(t *testing.T) {
 
 func TestImageManifestCompatClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "image-manifest-compat/clean.yaml"))
-	fs, ctx, ok := checktest.RunImages(t, imageManifestCompatCheck(), s, manifestFacts())
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.QuietImages(t, imageManifestCompatCheck(), s, manifestFacts())
 }
 
 // Without --inspect-images, or with an image that could not be read, the

@@ -61,10 +61,7 @@ func TestJVMCgroupCompatGap(t *testing.T) {
 
 func TestJVMCgroupCompatClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "jvm-cgroup-compat/clean.yaml"))
-	fs, ctx, ok := checktest.RunImages(t, jvmCgroupCompatCheck(), s, jvmImages())
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.QuietImages(t, jvmCgroupCompatCheck(), s, jvmImages())
 }
 
 // Unknowns are partial, never a pass: no inspection, an image not read, a

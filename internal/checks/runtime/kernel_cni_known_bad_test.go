@@ -52,10 +52,7 @@ func TestKernelCNIKnownBadAKSSparseNodeIsMedium(t *testing.T) {
 
 func TestKernelCNIKnownBadClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "kernel-cni-known-bad/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, kernelCNIKnownBadCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, kernelCNIKnownBadCheck(), s)
 }
 
 // Open world: a listed kernel with no CNI agent in the input is unknown.

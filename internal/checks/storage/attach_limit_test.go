@@ -37,10 +37,7 @@ func TestAttachLimitGap(t *testing.T) {
 }
 
 func TestAttachLimitHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, attachLimitCheck(), checktest.Complete(checktest.Load(t, "attach-limit/ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, attachLimitCheck(), checktest.Complete(checktest.Load(t, "attach-limit/ok.yaml")))
 }
 
 // A node with CSI volumes but no CSINode in the input cannot be judged.

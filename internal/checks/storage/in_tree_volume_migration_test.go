@@ -51,8 +51,5 @@ func TestInTreeMigrationOpenWorldAndUnknownVersion(t *testing.T) {
 func TestInTreeMigrationHealthyPasses(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "migration-ok.yaml"))
 	s.Source.ServerVersion = "v1.30.0"
-	fs, ctx, ok := checktest.Run(t, inTreeVolumeMigrationCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, inTreeVolumeMigrationCheck(), s)
 }

@@ -65,8 +65,5 @@ func TestPVZoneOpenWorld(t *testing.T) {
 }
 
 func TestPVZoneHealthyPasses(t *testing.T) {
-	fs, ctx, ok := checktest.Run(t, pvZoneSchedulabilityCheck(), checktest.Complete(checktest.Load(t, "zone-ok.yaml")))
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, pvZoneSchedulabilityCheck(), checktest.Complete(checktest.Load(t, "zone-ok.yaml")))
 }

@@ -67,10 +67,7 @@ func TestComponentCVEVersionsWebhookOffIsMedium(t *testing.T) {
 func TestComponentCVEVersionsClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "component-cve-versions/clean.yaml"))
 	s.Source.ServerVersion = "v1.33.1"
-	fs, ctx, ok := checktest.Run(t, componentCVEVersionsCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, componentCVEVersionsCheck(), s)
 }
 
 func TestComponentCVEVersionsNoServerVersionSkips(t *testing.T) {

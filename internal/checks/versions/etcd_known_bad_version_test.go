@@ -41,10 +41,7 @@ func TestEtcdKnownBadVersionGap(t *testing.T) {
 
 func TestEtcdKnownBadVersionClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "etcd-known-bad-version/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, etcdKnownBadVersionCheck(), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, etcdKnownBadVersionCheck(), s)
 }
 
 // External etcd is invisible: never pass, even on complete input.

@@ -61,10 +61,7 @@ func TestStaleTokenClientsOffEKSIsLow(t *testing.T) {
 
 func TestStaleTokenClientsClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "stale-token-clients/clean.yaml"))
-	fs, ctx, ok := checktest.Run(t, staleTokenClientsCheckAt(staleNow), s)
-	if !ok || len(fs) != 0 || len(ctx.Notes()) != 0 {
-		t.Fatalf("evaluated=%v findings=%v notes=%v", ok, fs, ctx.Notes())
-	}
+	checktest.Quiet(t, staleTokenClientsCheckAt(staleNow), s)
 }
 
 // A tag that is not a version cannot be judged: partial, never pass.
