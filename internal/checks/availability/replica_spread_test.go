@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -32,11 +33,7 @@ func TestReplicaSpreadGap(t *testing.T) {
 }
 
 func TestReplicaSpreadClean(t *testing.T) {
-	fs, ctx := run(t, replicaSpreadCheck(), "replica-spread/clean.json", true)
-	expect(t, fs, nil)
-	if n := ctx.Notes(); len(n) != 0 {
-		t.Errorf("notes %v", n)
-	}
+	checktest.Quiet(t, replicaSpreadCheck(), checktest.Complete(checktest.Load(t, "replica-spread/clean.json")))
 }
 
 // From files, workloads whose ready pods reach spec.replicas are still

@@ -36,11 +36,7 @@ func TestDaemonPriorityGap(t *testing.T) {
 }
 
 func TestDaemonPriorityClean(t *testing.T) {
-	fs, ctx := run(t, systemDaemonSetPriorityCheck(), "system-daemonset-priority/clean.json", true)
-	expect(t, fs, nil)
-	if n := ctx.Notes(); len(n) != 0 {
-		t.Errorf("notes %v", n)
-	}
+	checktest.Quiet(t, systemDaemonSetPriorityCheck(), checktest.Complete(checktest.Load(t, "system-daemonset-priority/clean.json")))
 }
 
 // From files the DaemonSets present are judged; silence is not a pass.
