@@ -97,17 +97,6 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("addon-compat.yaml: %w", err)
 	}
-	sourced := func(what string, sources []string) error {
-		if len(sources) == 0 {
-			return fmt.Errorf("addon-compat.yaml: %s has no source", what)
-		}
-		for _, s := range sources {
-			if !strings.HasPrefix(s, "https://") {
-				return fmt.Errorf("addon-compat.yaml: %s: source %q is not an https URL", what, s)
-			}
-		}
-		return nil
-	}
 	f.byImage = map[string]*addonTable{}
 	for i := range f.Addons {
 		a := &f.Addons[i]
@@ -121,7 +110,7 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 		default:
 			return nil, fmt.Errorf("addon-compat.yaml: add-on %q: basis %q is not supported, tested or kubeadm", a.Name, a.Basis)
 		}
-		if err := sourced(a.Name, a.Sources); err != nil {
+		if err := sourced("addon-compat.yaml", a.Name, a.Sources); err != nil {
 			return nil, err
 		}
 		for _, im := range a.Images {
@@ -135,7 +124,7 @@ func parseAddonFacts(data []byte) (*addonFacts, error) {
 			if len(r.Versions)+len(r.Lines) == 0 || len(r.Kubernetes) == 0 {
 				return nil, fmt.Errorf("addon-compat.yaml: %s: versions or lines, and kubernetes, are required", what)
 			}
-			if err := sourced(what, r.Sources); err != nil {
+			if err := sourced("addon-compat.yaml", what, r.Sources); err != nil {
 				return nil, err
 			}
 			for _, k := range r.Kubernetes {

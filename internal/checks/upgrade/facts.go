@@ -76,17 +76,6 @@ func parseFacts(data []byte) (*facts, error) {
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("upgrade-facts.yaml: %w", err)
 	}
-	sourced := func(what string, sources []string) error {
-		if len(sources) == 0 {
-			return fmt.Errorf("upgrade-facts.yaml: %s has no source", what)
-		}
-		for _, s := range sources {
-			if !strings.HasPrefix(s, "https://") {
-				return fmt.Errorf("upgrade-facts.yaml: %s: source %q is not an https URL", what, s)
-			}
-		}
-		return nil
-	}
 	f.removed = map[string]*removedAPI{}
 	for i := range f.RemovedAPIs {
 		r := &f.RemovedAPIs[i]
@@ -94,7 +83,7 @@ func parseFacts(data []byte) (*facts, error) {
 		if !ok || r.GroupVersion == "" || len(r.Kinds) == 0 || r.Replacement == "" {
 			return nil, fmt.Errorf("upgrade-facts.yaml: removed API %q: groupVersion, kinds, removedIn and replacement are required", r.GroupVersion)
 		}
-		if err := sourced(r.GroupVersion, r.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", r.GroupVersion, r.Sources); err != nil {
 			return nil, err
 		}
 		r.removedIn = v
@@ -106,12 +95,12 @@ func parseFacts(data []byte) (*facts, error) {
 	if !ok {
 		return nil, errors.New("upgrade-facts.yaml: kubeletRefusesCgroupV1From.minor is required")
 	}
-	if err := sourced("kubeletRefusesCgroupV1From", f.KubeletRefusesCgroupV1From.Sources); err != nil {
+	if err := sourced("upgrade-facts.yaml", "kubeletRefusesCgroupV1From", f.KubeletRefusesCgroupV1From.Sources); err != nil {
 		return nil, err
 	}
 	f.cgroupV1Refused = v
 	for _, c := range f.CgroupV2DefaultFrom {
-		if err := sourced("cgroup v2 default of "+c.Distro, c.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", "cgroup v2 default of "+c.Distro, c.Sources); err != nil {
 			return nil, err
 		}
 	}
@@ -121,7 +110,7 @@ func parseFacts(data []byte) (*facts, error) {
 		if !ok || pc.DaemonSet == "" || pc.Container == "" || pc.Image == "" || pc.Case == "" || pc.FromRepository == "" {
 			return nil, fmt.Errorf("upgrade-facts.yaml: provider change %q: minor, daemonSet, container, fromRepository, image and case are required", pc.Image)
 		}
-		if err := sourced(pc.Image, pc.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", pc.Image, pc.Sources); err != nil {
 			return nil, err
 		}
 		pc.minor = v
@@ -136,4 +125,18 @@ func parseFacts(data []byte) (*facts, error) {
 // or nil when that version was never removed.
 func (f *facts) removedAs(apiVersion, kind string) *removedAPI {
 	return f.removed[apiVersion+"/"+kind]
+}
+
+// sourced checks that a row of a data file names its sources, each an
+// https URL.
+func sourced(file, what string, sources []string) error {
+	if len(sources) == 0 {
+		return fmt.Errorf("%s: %s has no source", file, what)
+	}
+	for _, s := range sources {
+		if !strings.HasPrefix(s, "https://") {
+			return fmt.Errorf("%s: %s: source %q is not an https URL", file, what, s)
+		}
+	}
+	return nil
 }

@@ -58,17 +58,6 @@ type nodeOSRow struct {
 // parseNodeRequirements validates the runtime and node-OS sections: every
 // row sourced with https URLs and its versions readable.
 func parseNodeRequirements(f *facts) error {
-	sourced := func(what string, sources []string) error {
-		if len(sources) == 0 {
-			return fmt.Errorf("upgrade-facts.yaml: %s has no source", what)
-		}
-		for _, s := range sources {
-			if !strings.HasPrefix(s, "https://") {
-				return fmt.Errorf("upgrade-facts.yaml: %s: source %q is not an https URL", what, s)
-			}
-		}
-		return nil
-	}
 	rt := &f.RuntimeAtTarget
 	for i := range rt.ContainerdBelow {
 		r := &rt.ContainerdBelow[i]
@@ -77,7 +66,7 @@ func parseNodeRequirements(f *facts) error {
 		if !ok1 || !ok2 {
 			return fmt.Errorf("upgrade-facts.yaml: runtimeAtTarget.containerdBelow %q: kubeletFrom and below are required", r.Below)
 		}
-		if err := sourced("runtimeAtTarget containerd below "+r.Below, r.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", "runtimeAtTarget containerd below "+r.Below, r.Sources); err != nil {
 			return err
 		}
 		r.kubeletFrom, r.below = from, below
@@ -87,7 +76,7 @@ func parseNodeRequirements(f *facts) error {
 		if !ok {
 			return fmt.Errorf("upgrade-facts.yaml: runtimeAtTarget.dockershimRemovedIn.minor %q is not a version", d.Minor)
 		}
-		if err := sourced("runtimeAtTarget.dockershimRemovedIn", d.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", "runtimeAtTarget.dockershimRemovedIn", d.Sources); err != nil {
 			return err
 		}
 		rt.dockershimRemoved = v
@@ -98,7 +87,7 @@ func parseNodeRequirements(f *facts) error {
 		if !ok || r.Provider == "" || r.Distro == "" || r.Version == "" || r.Case == "" {
 			return fmt.Errorf("upgrade-facts.yaml: nodeOSAtTarget %s %s %s: provider, distro, version, from and case are required", r.Provider, r.Distro, r.Version)
 		}
-		if err := sourced("nodeOSAtTarget "+r.Provider+" "+r.Distro+" "+r.Version, r.Sources); err != nil {
+		if err := sourced("upgrade-facts.yaml", "nodeOSAtTarget "+r.Provider+" "+r.Distro+" "+r.Version, r.Sources); err != nil {
 			return err
 		}
 		r.from = v
