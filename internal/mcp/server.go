@@ -150,6 +150,12 @@ func readOnly(openWorld bool) *sdk.ToolAnnotations {
 func addTool[In, Out any](s *sdk.Server, t *sdk.Tool, ann *sdk.ToolAnnotations, h sdk.ToolHandlerFor[In, Out]) {
 	t.Annotations = ann
 	ann.Title = t.Title
+	if t.InputSchema == nil {
+		t.InputSchema = inputSchema[In](nil)
+	}
+	if t.OutputSchema == nil {
+		t.OutputSchema = outputSchema[Out]()
+	}
 	sdk.AddTool(s, t, recoverTool(t.Name, h))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -755,7 +756,18 @@ func TestInputSchemasStateTheirLimits(t *testing.T) {
 		}
 		return p
 	}
-	items := func(p map[string]any) map[string]any { i, _ := p["items"].(map[string]any); return i }
+	// A list property is nullable: anyOf an array schema and null.
+	items := func(p map[string]any) map[string]any {
+		branches, _ := p["anyOf"].([]any)
+		for _, b := range branches {
+			if m, _ := b.(map[string]any); m["type"] == "array" {
+				i, _ := m["items"].(map[string]any)
+				return i
+			}
+		}
+		t.Errorf("list property %v has no array branch", p)
+		return nil
+	}
 	checkEnum := func(what string, enum any, want string) {
 		list, _ := enum.([]any)
 		for _, v := range list {
@@ -805,5 +817,44 @@ func TestAuditPageCarriesCoverageAndScope(t *testing.T) {
 	}
 	if len(raw) > 8192 {
 		t.Errorf("first page %d bytes with coverage, want at most 8192", len(raw))
+	}
+}
+
+// TestSchemasHaveSingleTypes: no schema an agent reads spells a type as an
+// array (["null","array"]); nullable values are anyOf branches, which
+// single-type dialects (Gemini's OpenAPI subset) accept.
+func TestSchemasHaveSingleTypes(t *testing.T) {
+	cs := connect(t, Options{AllowRegistry: true})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ty, ok := v["type"]; ok {
+				if _, isString := ty.(string); !isString && path != "" && !strings.HasSuffix(path, ".properties") {
+					t.Errorf("%s: %s.type is %v, want one type", tool, path, ty)
+				}
+			}
+			for k, c := range v {
+				walk(tool, path+"."+k, c)
+			}
+		case []any:
+			for i, c := range v {
+				walk(tool, fmt.Sprintf("%s[%d]", path, i), c)
+			}
+		}
+	}
+	for _, tool := range res.Tools {
+		for name, s := range map[string]any{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema} {
+			b, _ := json.Marshal(s)
+			var m any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			walk(tool.Name, name, m)
+		}
 	}
 }
