@@ -113,9 +113,8 @@ if [ ! -x "$agents/node_modules/.bin/codex" ]; then
 fi
 KUBEGAP_AGENT_CLIENTS="$agents/node_modules/.bin"
 export KUBEGAP_AGENT_CLIENTS
-echo "agent clients: node $("$KUBEGAP_AGENT_CLIENTS/node" --version), inspector $INSPECTOR_VERSION," \
-  "claude $(PATH="$KUBEGAP_AGENT_CLIENTS:$PATH" "$KUBEGAP_AGENT_CLIENTS/claude" --version 2>/dev/null | cut -d' ' -f1)," \
-  "codex $(PATH="$KUBEGAP_AGENT_CLIENTS:$PATH" "$KUBEGAP_AGENT_CLIENTS/codex" --version 2>/dev/null | cut -d' ' -f2)"
+echo "agent clients: node $("$KUBEGAP_AGENT_CLIENTS/node" --version), MCP Inspector $INSPECTOR_VERSION," \
+  "Claude Code $CLAUDE_CODE_VERSION, Codex $CODEX_VERSION in $KUBEGAP_AGENT_CLIENTS"
 
 # --- test-bed binaries -----------------------------------------------------
 section "test-bed binaries (etcd, kube-apiserver v1.37.2)"
