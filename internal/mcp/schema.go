@@ -23,6 +23,15 @@ func inputSchema[T any](tune func(props map[string]*jsonschema.Schema)) *jsonsch
 		// server, so this cannot reach a user.
 		panic(fmt.Sprintf("inferring the schema of %T: %v", *new(T), err))
 	}
+	// An argument is optional (absent means its default), never null: a
+	// list argument is a plain array. Nullable would be anyOf [array,
+	// null], and the SDK's message for a bad value would then walk both
+	// branches instead of naming the value and the allowed ones.
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" && p.Types[1] == "array" {
+			p.Types, p.Type = nil, "array"
+		}
+	}
 	if tune != nil {
 		tune(s.Properties)
 	}

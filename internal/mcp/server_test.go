@@ -865,17 +865,13 @@ func TestInputSchemasStateTheirLimits(t *testing.T) {
 		}
 		return p
 	}
-	// A list property is nullable: anyOf an array schema and null.
+	// A list argument is a plain array: optional, never null.
 	items := func(p map[string]any) map[string]any {
-		branches, _ := p["anyOf"].([]any)
-		for _, b := range branches {
-			if m, _ := b.(map[string]any); m["type"] == "array" {
-				i, _ := m["items"].(map[string]any)
-				return i
-			}
+		if p["type"] != "array" {
+			t.Errorf("list argument %v is not an array", p)
 		}
-		t.Errorf("list property %v has no array branch", p)
-		return nil
+		i, _ := p["items"].(map[string]any)
+		return i
 	}
 	checkEnum := func(what string, enum any, want string) {
 		list, _ := enum.([]any)
