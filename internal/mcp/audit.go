@@ -180,6 +180,9 @@ func (h *handlers) audit(ctx context.Context, req *sdk.CallToolRequest, in Audit
 		err  error
 	)
 	if offset >= 0 {
+		if offset >= len(p.shown) {
+			return nil, AuditOutput{}, fmt.Errorf("cursor is past the end of audit %s (%d findings at or above %s): pass next_cursor from the previous page unchanged", st.id, len(p.shown), minSev)
+		}
 		out, text = p.pageFrom(offset, page)
 	} else if out, text, err = p.page(page); err != nil {
 		return nil, AuditOutput{}, err

@@ -692,6 +692,7 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"context with demo", ToolAudit, map[string]any{"demo": true, "context": "x"}, []string{"live cluster only"}},
 		{"unknown audit_id", ToolAudit, map[string]any{"audit_id": "A99-000000", "page": 2}, []string{`unknown audit_id "A99-000000"`, page.AuditID}},
 		{"bad cursor", ToolAudit, map[string]any{"cursor": "garbage!"}, []string{"cursor", "next_cursor"}},
+		{"cursor past the end", ToolAudit, map[string]any{"cursor": encodeCursor(cursor{AuditID: page.AuditID, Offset: 999, PageSize: 10, MinSeverity: 1, Page: 2})}, []string{"past the end", page.AuditID}},
 		{"forged cursor", ToolAudit, map[string]any{"cursor": encodeCursor(cursor{AuditID: page.AuditID, PageSize: 9999})}, []string{"cursor"}},
 		{"unknown argument", ToolAudit, map[string]any{"demo": true, "colour": "red"}, []string{"colour"}},
 		{"wrong type", ToolAudit, map[string]any{"demo": "yes"}, []string{"demo"}},
