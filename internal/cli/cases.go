@@ -153,31 +153,14 @@ prefix is enough: 'kubegap cases show azure-cni' finds azure-cni-v2-glibc.`,
 // findCase finds a case by ID, case-insensitively, or by a prefix that
 // only one case ID starts with.
 func findCase(lib *library.Library, id string) (library.Case, error) {
-	if c, ok := lib.Case(id); ok {
+	c, candidates, ok := lib.Find(id)
+	switch {
+	case ok:
 		return c, nil
+	case len(candidates) == 0:
+		return library.Case{}, unknownCaseError(lib, strings.ToLower(strings.TrimSpace(id)))
 	}
-	want := strings.ToLower(strings.TrimSpace(id))
-	var prefixed []library.Case
-	for _, c := range lib.Cases() {
-		if c.ID == want {
-			return c, nil
-		}
-		if want != "" && strings.HasPrefix(c.ID, want) {
-			prefixed = append(prefixed, c)
-		}
-	}
-	switch len(prefixed) {
-	case 1:
-		return prefixed[0], nil
-	case 0:
-		return library.Case{}, unknownCaseError(lib, want)
-	}
-	ids := make([]string, len(prefixed))
-	for i, c := range prefixed {
-		ids[i] = c.ID
-	}
-	sort.Strings(ids)
-	return library.Case{}, fmt.Errorf("%q matches %d cases: %s", id, len(ids), strings.Join(ids, ", "))
+	return library.Case{}, fmt.Errorf("%q matches %d cases: %s", id, len(candidates), strings.Join(candidates, ", "))
 }
 
 // exactlyOneID is cobra.ExactArgs(1) with messages that say what is

@@ -13,23 +13,8 @@ import (
 // lookupCheck finds a check by ID, case-insensitively or by a unique
 // prefix, as cases are found.
 func lookupCheck(id string) (checks.Check, bool) {
-	if c, ok := checks.Lookup(id); ok {
-		return c, true
-	}
-	want := strings.ToLower(id)
-	var found []checks.Check
-	for _, c := range checks.All() {
-		if c.ID == want {
-			return c, true
-		}
-		if want != "" && strings.HasPrefix(c.ID, want) {
-			found = append(found, c)
-		}
-	}
-	if len(found) == 1 {
-		return found[0], true
-	}
-	return checks.Check{}, false
+	c, _, ok := checks.Find(id)
+	return c, ok
 }
 
 func newChecksCommand(app *App) *cobra.Command {

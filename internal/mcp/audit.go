@@ -8,6 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,53 +28,70 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// Paging and size limits. A page of ten brief findings from the demo
-// cluster stays well under 8 KB of JSON, which an agent reads whole.
+// Paging and size limits.
 const (
 	defaultPageSize   = 10
 	maxPageSize       = 50
 	defaultKeepAudits = 8
+	// pageBudget bounds one audit response on the wire (the JSON-RPC
+	// message, text summary and structured content together): a page holds
+	// page_size findings or as many as fit, and at least one.
+	pageBudget = 10 * 1024
+	// envelopeBytes is what the JSON-RPC envelope adds around a result's
+	// content and structured content, with room to spare.
+	envelopeBytes = 200
 	// maxBriefObjects is how many objects a finding lists on a page;
 	// get_finding lists them all.
 	maxBriefObjects = 3
 	// maxEvidenceChars bounds the one evidence line a page shows.
 	maxEvidenceChars = 240
+	// maxTitleChars bounds a finding's title on a page.
+	maxTitleChars = 200
+	// maxReasonChars bounds the reason a page gives for a check or a
+	// resource; explain_check with audit_id gives it whole.
+	maxReasonChars = 160
+	// maxSourcePaths is how many input paths a page names.
+	maxSourcePaths = 5
 )
 
 // AuditInput is what the audit tool takes. Exactly one source applies:
 // files, demo, or (by default) a live cluster.
 type AuditInput struct {
-	Context       string   `json:"context,omitempty" jsonschema:"kube context to audit; default: the server's --context, else the kubeconfig's current context"`
-	Kubeconfig    string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
-	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to files and demo too; default: all namespaces"`
-	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster"`
-	Demo          bool     `json:"demo,omitempty" jsonschema:"audit kubegap's embedded demo cluster, which shows the founding gaps"`
+	Context       string   `json:"context,omitempty" jsonschema:"kube context to audit live; default: the server's --context, else the kubeconfig's current context"`
+	Kubeconfig    string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file for a live audit; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
+	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to live, files and demo; default: all namespaces"`
+	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster; paths on the machine running kubegap, relative ones resolved against the server's working directory; default: none (a live audit)"`
+	Demo          bool     `json:"demo,omitempty" jsonschema:"true audits kubegap's embedded demo cluster, which shows the founding gaps; default: false"`
 	Checks        []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
-	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs"`
-	MinSeverity   string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low, info; default: low"`
-	PageSize      int      `json:"page_size,omitempty" jsonschema:"findings per page, 1 to 50 (0 is an error); default: 10"`
-	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one"`
+	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs; default: none"`
+	MinSeverity   string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low or info; default: low"`
+	PageSize      int      `json:"page_size,omitempty" jsonschema:"most findings per page, 1 to 50 (0 is an error); a page also stops before about 10 KB; default: 10"`
+	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one; default: 1"`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
-	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35; findings about it carry preflight before or during"`
-	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one"`
+	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35 (adds the preflight checks; findings about it carry preflight before or during); default: none"`
+	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one; default: run a new audit"`
+	CheckDetail   bool     `json:"check_detail,omitempty" jsonschema:"true: page 1 also gives, for each check that did not pass, the resources it lacked and its reason (a larger page, past the 10 KB a page keeps to otherwise); explain_check with audit_id gives one check rule by rule; default: false"`
 }
 
-// AuditOutput is one page of an audit.
+// AuditOutput is one page of an audit. Page 1 carries the overview
+// (coverage, checks, passed); later pages carry findings only.
 type AuditOutput struct {
-	AuditID string          `json:"audit_id" jsonschema:"ID of this audit's report, for get_finding and paging; the server keeps the last 8"`
-	Source  snapshot.Source `json:"source" jsonschema:"what was read; source.scope.namespaces lists the namespaces a live read was limited to (absent: all)"`
+	AuditID string          `json:"audit_id" jsonschema:"ID of this audit's report, for get_finding, explain_check and paging; the server keeps the last 8"`
+	Source  snapshot.Source `json:"source" jsonschema:"what was read (at most 5 paths; paths_total counts them all); source.scope.namespaces lists the namespaces the read was limited to (absent: all)"`
+	// PathsTotal counts the input paths when the page names only some.
+	PathsTotal int `json:"paths_total,omitempty" jsonschema:"how many input paths there were, when source.paths lists only the first 5"`
 	// Coverage says what could not be read completely: a resource that is
 	// forbidden, not in the input or read only in part leaves the rules
 	// that need it unknown. Resources read completely are only counted, to
 	// keep the page small.
-	Coverage []CoverageBrief `json:"coverage" jsonschema:"each resource the audit needed that was not read completely: forbidden, error, not-in-input, or read in part (files, a namespace scope); not-served ones are known absent and listed too"`
+	Coverage []CoverageBrief `json:"coverage,omitempty" jsonschema:"page 1 only: each resource the audit needed that was not read completely (forbidden, error, not-in-input, or read without knowing it is all: files, a namespace scope); not-served ones are known absent and listed too"`
 	// CompleteResources counts the resources read completely.
-	CompleteResources int            `json:"complete_resources" jsonschema:"how many of the resources the audit needed were read completely (not listed in coverage)"`
+	CompleteResources int            `json:"complete_resources,omitempty" jsonschema:"page 1 only: how many of the resources the audit needed were read completely (not listed in coverage)"`
 	Summary           report.Summary `json:"summary" jsonschema:"findings by severity, over the whole audit"`
 	// Checks lists the checks that did not pass; Passed only names the
 	// rest, so that the page stays small as the number of checks grows.
-	Checks []CheckStatus `json:"checks" jsonschema:"every selected check that did not pass: fail, partial or not-evaluated, and why"`
-	Passed []string      `json:"passed" jsonschema:"IDs of the selected checks that passed: every rule ran on complete input and found nothing"`
+	Checks []CheckStatus `json:"checks,omitempty" jsonschema:"page 1 only: every selected check that did not pass: fail, partial or not-evaluated (with check_detail: the resources it lacked and why; explain_check with audit_id gives it rule by rule)"`
+	Passed []string      `json:"passed,omitempty" jsonschema:"page 1 only: IDs of the selected checks that passed: every rule ran on complete input and found nothing"`
 	// Findings is this page, most severe first.
 	Findings      []FindingBrief `json:"findings"`
 	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
@@ -85,18 +106,22 @@ type AuditOutput struct {
 // CoverageBrief is how reading one resource went.
 type CoverageBrief struct {
 	Resource string `json:"resource"`
-	Status   string `json:"status"`
-	Count    int    `json:"count"`
-	Complete bool   `json:"complete,omitempty" jsonschema:"true when these are all the objects in scope (a live read or a snapshot), false for plain files"`
-	Message  string `json:"message,omitempty"`
+	Status   string `json:"status" jsonschema:"read (present but not known to be complete), not-in-input, forbidden, error or not-served"`
+	Count    int    `json:"count,omitempty" jsonschema:"objects read"`
+	// Checks counts the checks this resource leaves incomplete.
+	Checks int `json:"checks,omitempty" jsonschema:"how many of the selected checks need this resource complete and so did not pass"`
+	// Namespaces is the scope a read was limited to.
+	Namespaces []string `json:"namespaces,omitempty" jsonschema:"the namespaces the read was limited to"`
+	Message    string   `json:"message,omitempty" jsonschema:"for forbidden and error: what the API server said"`
 }
 
-// CheckStatus is how one check went in an audit.
+// CheckStatus is how one check went in an audit, in brief.
 type CheckStatus struct {
-	ID       string `json:"id"`
-	Status   string `json:"status" jsonschema:"fail (findings), pass (every rule ran on complete input), partial (some input incomplete or unread: silence proves nothing there) or not-evaluated"`
-	Reason   string `json:"reason,omitempty" jsonschema:"for partial, not-evaluated or incomplete checks: which rules could not run on complete input and why (RBAC, files, namespace scope)"`
-	Findings int    `json:"findings,omitempty"`
+	ID       string   `json:"id"`
+	Status   string   `json:"status" jsonschema:"fail (findings), partial (some input incomplete or unread: silence proves nothing there) or not-evaluated"`
+	Missing  []string `json:"missing,omitempty" jsonschema:"with check_detail: the resources (as coverage names them) that would complete the check"`
+	Reason   string   `json:"reason,omitempty" jsonschema:"with check_detail: which rules could not run on complete input and why"`
+	Findings int      `json:"findings,omitempty"`
 }
 
 // FindingBrief is a finding as a page of an audit shows it.
@@ -112,12 +137,13 @@ type FindingBrief struct {
 	Preflight    string   `json:"preflight,omitempty" jsonschema:"with target_version: before (fix before upgrading) or during (watch during the upgrade)"`
 }
 
-func (h *handlers) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditInput) (*sdk.CallToolResult, AuditOutput, error) {
+func (h *handlers) audit(ctx context.Context, req *sdk.CallToolRequest, in AuditInput) (*sdk.CallToolResult, AuditOutput, error) {
 	var (
 		st       *storedAudit
 		minSev   = finding.Low
 		pageSize = defaultPageSize
-		offset   int
+		page     = 1
+		offset   = -1 // from a cursor: where its page starts
 	)
 	switch {
 	case in.Cursor != "":
@@ -128,14 +154,13 @@ func (h *handlers) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditIn
 		if st, err = h.audits.get(c.AuditID); err != nil {
 			return nil, AuditOutput{}, err
 		}
-		minSev, pageSize, offset = c.MinSeverity, c.PageSize, c.Offset
+		minSev, pageSize, page, offset = c.MinSeverity, c.PageSize, c.Page, c.Offset
 	default:
 		var err error
 		if minSev, pageSize, err = pagingArgs(in); err != nil {
 			return nil, AuditOutput{}, err
 		}
-		page := max(in.Page, 1)
-		offset = (page - 1) * pageSize
+		page = max(in.Page, 1)
 		if in.AuditID != "" {
 			if st, err = h.audits.get(in.AuditID); err != nil {
 				return nil, AuditOutput{}, err
@@ -148,8 +173,21 @@ func (h *handlers) audit(ctx context.Context, _ *sdk.CallToolRequest, in AuditIn
 		}
 		st = h.audits.add(rep)
 	}
-	out, err := auditPage(st, minSev, pageSize, offset)
-	return nil, out, err
+	p := newPager(st, minSev, pageSize, in.CheckDetail && in.Cursor == "")
+	var (
+		out  AuditOutput
+		text string
+		err  error
+	)
+	if offset >= 0 {
+		if offset >= len(p.shown) {
+			return nil, AuditOutput{}, fmt.Errorf("cursor is past the end of audit %s (%d findings at or above %s): pass next_cursor from the previous page unchanged", st.id, len(p.shown), minSev)
+		}
+		out, text = p.pageFrom(offset, page)
+	} else if out, text, err = p.page(page); err != nil {
+		return nil, AuditOutput{}, err
+	}
+	return textResult(req, text), out, nil
 }
 
 // pagingArgs checks the paging arguments of a call without a cursor.
@@ -203,7 +241,11 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 			return nil, fmt.Errorf("loading the demo cluster: %w", err)
 		}
 	case len(in.Files) > 0:
-		snap, err = snapshot.LoadPaths(in.Files)
+		paths, err := resolveFiles(in.Files)
+		if err != nil {
+			return nil, err
+		}
+		snap, err = snapshot.LoadPaths(paths)
 		if err != nil {
 			return nil, fmt.Errorf("reading files: %w (files must be readable paths on the machine running kubegap)", err)
 		}
@@ -222,67 +264,264 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	return audit.Run(snap, selected, audit.Options{Target: target}), nil
 }
 
-// auditPage cuts one page out of a stored audit.
-func auditPage(st *storedAudit, minSev finding.Severity, pageSize, offset int) (AuditOutput, error) {
-	rep := st.report
-	// IDs number the whole report, not the filtered list, so a finding
-	// keeps its ID whatever min_severity a later page asks for.
-	type indexed struct {
-		id int
-		f  *finding.Finding
+// resolveFiles makes each relative path absolute against the server's
+// working directory — which is the client's choice, not the agent's — and
+// says so when a path is not there.
+func resolveFiles(files []string) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("files: the server's working directory is unknown (%v): pass absolute paths", err)
 	}
-	var shown []indexed
-	for i := range rep.Findings {
-		if rep.Findings[i].Severity >= minSev {
-			shown = append(shown, indexed{i + 1, &rep.Findings[i]})
+	out := make([]string, len(files))
+	for i, f := range files {
+		if strings.TrimSpace(f) == "" {
+			return nil, errors.New("files: an empty path; pass the paths of YAML/JSON files or directories")
+		}
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			why := "cannot be read"
+			if errors.Is(err, fs.ErrNotExist) {
+				why = "does not exist"
+			}
+			if p == f {
+				return nil, fmt.Errorf("files: %s %s on the machine running kubegap", f, why)
+			}
+			return nil, fmt.Errorf("files: %q %s: relative paths are resolved against the server's working directory %s, giving %s; pass an absolute path", f, why, wd, p)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// shownFinding is a finding on a page with its ID, which numbers the whole
+// report, not the filtered list, so a finding keeps its ID whatever
+// min_severity a later page asks for.
+type shownFinding struct {
+	id int
+	f  *finding.Finding
+}
+
+// pager cuts a stored audit into pages. A page holds at most pageSize
+// findings and, on the wire, at most pageBudget bytes: the cut is
+// greedy from the first page, so a page number and a cursor always name
+// the same findings.
+type pager struct {
+	st       *storedAudit
+	minSev   finding.Severity
+	pageSize int
+	// detail asks page 1 for each check's missing resources and reason.
+	detail bool
+	shown  []shownFinding
+}
+
+func newPager(st *storedAudit, minSev finding.Severity, pageSize int, detail bool) *pager {
+	p := &pager{st: st, minSev: minSev, pageSize: pageSize, detail: detail}
+	for i := range st.report.Findings {
+		if st.report.Findings[i].Severity >= minSev {
+			p.shown = append(p.shown, shownFinding{i + 1, &st.report.Findings[i]})
 		}
 	}
-	total := len(shown)
-	if offset > 0 && offset >= total {
-		pages := (total + pageSize - 1) / pageSize
-		return AuditOutput{}, fmt.Errorf("page %d is past the end: audit %s has %d findings at or above %s, %d page(s) of %d",
-			offset/pageSize+1, st.id, total, minSev, pages, pageSize)
+	return p
+}
+
+// page returns page n (from 1), walking the cuts from the first page.
+func (p *pager) page(n int) (AuditOutput, string, error) {
+	offset := 0
+	for i := 1; ; i++ {
+		out, text := p.pageFrom(offset, i)
+		if i == n {
+			return out, text, nil
+		}
+		if out.NextCursor == "" {
+			return AuditOutput{}, "", fmt.Errorf("page %d is past the end: audit %s has %d findings at or above %s, on %d page(s)",
+				n, p.st.id, len(p.shown), p.minSev, i)
+		}
+		offset += len(out.Findings)
 	}
+}
+
+// pageFrom returns the page that starts at offset, numbered n: as many
+// findings as fit, at least one.
+func (p *pager) pageFrom(offset, n int) (AuditOutput, string) {
+	hi := min(offset+p.pageSize, len(p.shown))
+	out, text := p.build(offset, hi, n)
+	if hi-offset <= 1 || wireSize(out, text) <= p.budget(offset) {
+		return out, text
+	}
+	// The largest end that fits, by bisection: lo always fits (one
+	// finding is always shown), hi never does.
+	lo := offset + 1
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if o, t := p.build(offset, mid, n); wireSize(o, t) <= p.budget(offset) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return p.build(offset, lo, n)
+}
+
+// budget is what the page starting at offset may cost on the wire: the
+// page budget plus, when page 1 was asked for check detail, what that
+// detail adds.
+func (p *pager) budget(offset int) int {
+	if offset != 0 || !p.detail {
+		return pageBudget
+	}
+	extra := 0
+	for _, c := range p.st.report.Checks {
+		if c.Status != report.Pass {
+			b, _ := json.Marshal(CheckStatus{Missing: missingOf(c), Reason: c.Reason})
+			extra += len(b)
+		}
+	}
+	return pageBudget + extra
+}
+
+// wireSize estimates what a result costs on the wire: its structured
+// content, its text as a JSON string, and the envelope.
+func wireSize(out AuditOutput, text string) int {
+	a, _ := json.Marshal(out)
+	b, _ := json.Marshal(text)
+	return len(a) + len(b) + envelopeBytes
+}
+
+// build makes the page of findings [start, end), numbered n.
+func (p *pager) build(start, end, n int) (AuditOutput, string) {
+	st, rep := p.st, p.st.report
+	total := len(p.shown)
+	start, end = min(start, total), min(end, total)
 	out := AuditOutput{
 		AuditID:       st.id,
 		Source:        rep.Source,
 		Summary:       rep.Summary,
-		Checks:        []CheckStatus{},
-		Passed:        []string{},
 		Findings:      []FindingBrief{},
 		TotalFindings: total,
-		MinSeverity:   minSev.String(),
-		Page:          offset/pageSize + 1,
-		PageSize:      pageSize,
+		MinSeverity:   p.minSev.String(),
+		Page:          n,
+		PageSize:      p.pageSize,
 	}
+	if len(out.Source.Paths) > maxSourcePaths {
+		out.PathsTotal = len(out.Source.Paths)
+		out.Source.Paths = out.Source.Paths[:maxSourcePaths]
+	}
+	if start == 0 {
+		p.overview(&out)
+	}
+	for _, x := range p.shown[start:end] {
+		out.Findings = append(out.Findings, brief(x.id, x.f))
+	}
+	if end < total {
+		out.NextPage = n + 1
+		out.NextCursor = encodeCursor(cursor{AuditID: st.id, Offset: end, PageSize: p.pageSize, MinSeverity: p.minSev, Page: n + 1})
+	}
+	if total > 0 {
+		out.Hint = "get_finding {audit_id, finding_id} gives the message, every object, all evidence and the remediation; get_case {id} opens a cited incident"
+	}
+	return out, pageText(&out, start)
+}
+
+// overview fills what only page 1 carries: coverage and check statuses.
+// Each resource says how many checks it held back; which ones, and why,
+// is check_detail's or explain_check's to say, so that the page stays
+// small whatever the input lacks.
+func (p *pager) overview(out *AuditOutput) {
+	rep := p.st.report
+	out.Checks, out.Passed, out.Coverage = []CheckStatus{}, []string{}, []CoverageBrief{}
+	heldBack := map[string]int{}
 	for _, c := range rep.Checks {
 		if c.Status == report.Pass {
 			out.Passed = append(out.Passed, c.ID)
 			continue
 		}
-		out.Checks = append(out.Checks, CheckStatus{ID: c.ID, Status: string(c.Status), Reason: c.Reason, Findings: c.Findings})
+		missing := missingOf(c)
+		for _, m := range missing {
+			heldBack[m]++
+		}
+		cs := CheckStatus{ID: c.ID, Status: string(c.Status), Findings: c.Findings}
+		if p.detail {
+			cs.Missing, cs.Reason = missing, c.Reason
+		}
+		out.Checks = append(out.Checks, cs)
 	}
-	out.Coverage = []CoverageBrief{}
 	for _, c := range rep.Coverage {
 		if c.Complete && c.Status == snapshot.StatusRead && len(c.Namespaces) == 0 {
 			out.CompleteResources++
 			continue
 		}
-		out.Coverage = append(out.Coverage, CoverageBrief{Resource: c.Resource, Status: string(c.Status), Count: c.Count,
-			Complete: c.Complete, Message: c.Message})
+		cb := CoverageBrief{Resource: c.Resource, Status: string(c.Status), Count: c.Count, Namespaces: c.Namespaces, Checks: heldBack[c.Resource]}
+		if c.Status == snapshot.StatusForbidden || c.Status == snapshot.StatusError {
+			cb.Message = firstLine(c.Message, maxReasonChars)
+		}
+		out.Coverage = append(out.Coverage, cb)
 	}
-	end := min(offset+pageSize, total)
-	for _, x := range shown[offset:end] {
-		out.Findings = append(out.Findings, brief(x.id, x.f))
+}
+
+// missingOf lists, once each in rule order, the inputs the check's rules
+// lacked.
+func missingOf(c report.CheckResult) []string {
+	var out []string
+	for _, r := range c.Rules {
+		for _, m := range r.Missing {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
 	}
-	if end < total {
-		out.NextPage = out.Page + 1
-		out.NextCursor = encodeCursor(cursor{AuditID: st.id, Offset: end, PageSize: pageSize, MinSeverity: minSev})
+	return out
+}
+
+// pageText is the page in a few lines of text, the form a client that
+// shows the model only a result's text content reads: the counts, one line
+// per finding with the IDs to pass on, and where to go next. The page in
+// full is the structured content.
+func pageText(out *AuditOutput, start int) string {
+	var b strings.Builder
+	s := out.Summary
+	fmt.Fprintf(&b, "kubegap audit %s of %s: %d findings at or above %s (critical %d, high %d, medium %d, low %d, info %d).\n",
+		out.AuditID, describeSource(out.Source, out.PathsTotal), out.TotalFindings, out.MinSeverity, s.Critical, s.High, s.Medium, s.Low, s.Info)
+	if start == 0 {
+		counts := map[string]int{}
+		for _, c := range out.Checks {
+			counts[c.Status]++
+		}
+		fmt.Fprintf(&b, "Checks: %d fail, %d partial, %d not-evaluated, %d pass; %d resources not read completely (coverage), %d complete. Partial and not-evaluated checks proved nothing; explain_check {id, audit_id} says why.\n",
+			counts[string(report.Fail)], counts[string(report.Partial)], counts[string(report.NotEvaluated)], len(out.Passed), len(out.Coverage), out.CompleteResources)
 	}
-	if total > 0 {
-		out.Hint = "get_finding {audit_id, finding_id} gives the message, every object, all evidence and the remediation; get_case {id} opens a cited incident"
+	for _, f := range out.Findings {
+		fmt.Fprintf(&b, "%s %s %s: %s (%d objects)\n", f.FindingID, f.Severity, f.Check, f.Title, f.ObjectsTotal)
 	}
-	return out, nil
+	if len(out.Findings) > 0 {
+		fmt.Fprintf(&b, "Page %d: findings %d-%d of %d.", out.Page, start+1, start+len(out.Findings), out.TotalFindings)
+		if out.NextCursor != "" {
+			fmt.Fprintf(&b, " Next: audit {cursor: %q}.", out.NextCursor)
+		}
+		b.WriteString(" get_finding {audit_id, finding_id} gives evidence and remediation.\n")
+	}
+	b.WriteString("The structured content holds this page in full.")
+	return b.String()
+}
+
+// describeSource names what was read, in a few words.
+func describeSource(src snapshot.Source, pathsTotal int) string {
+	switch src.Type {
+	case snapshot.SourceDemo:
+		return "the demo cluster"
+	case snapshot.SourceCluster:
+		return fmt.Sprintf("context %q", src.Context)
+	}
+	n := max(pathsTotal, len(src.Paths))
+	if n == 0 {
+		return string(src.Type)
+	}
+	if n == 1 {
+		return string(src.Type) + " " + src.Paths[0]
+	}
+	return fmt.Sprintf("%s (%d paths)", src.Type, n)
 }
 
 func brief(id int, f *finding.Finding) FindingBrief {
@@ -290,7 +529,7 @@ func brief(id int, f *finding.Finding) FindingBrief {
 		FindingID:    findingID(id),
 		Check:        f.Check,
 		Severity:     f.Severity.String(),
-		Title:        f.Title,
+		Title:        firstLine(f.Title, maxTitleChars),
 		Objects:      []string{},
 		ObjectsTotal: len(f.Objects),
 		Cases:        nonNil(f.Cases),
@@ -340,6 +579,8 @@ type cursor struct {
 	Offset      int              `json:"o"`
 	PageSize    int              `json:"n"`
 	MinSeverity finding.Severity `json:"s"`
+	// Page is the number of the page the cursor starts.
+	Page int `json:"p"`
 }
 
 func encodeCursor(c cursor) string {
@@ -357,7 +598,7 @@ func decodeCursor(s string) (cursor, error) {
 		return cursor{}, bad
 	}
 	var c cursor
-	if err := json.Unmarshal(b, &c); err != nil || c.AuditID == "" || c.Offset < 0 || c.PageSize < 1 || c.PageSize > maxPageSize {
+	if err := json.Unmarshal(b, &c); err != nil || c.AuditID == "" || c.Offset < 0 || c.PageSize < 1 || c.PageSize > maxPageSize || c.Page < 2 {
 		return cursor{}, bad
 	}
 	return c, nil

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"encoding/json"
+	"image"
+	_ "image/png" // the plugin icon
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,10 +24,13 @@ func TestAgentPluginManifests(t *testing.T) {
 		Version     string            `json:"version"`
 		Description string            `json:"description"`
 		Skills      string            `json:"skills"`
+		License     string            `json:"license"`
+		Icon        string            `json:"icon"`
 		MCPServers  map[string]server `json:"mcpServers"`
 		Interface   *struct {
 			DisplayName      string `json:"displayName"`
 			ShortDescription string `json:"shortDescription"`
+			Logo             string `json:"logo"`
 		} `json:"interface"`
 	}
 	read := func(path string) manifest {
@@ -49,6 +54,27 @@ func TestAgentPluginManifests(t *testing.T) {
 	}
 	if codex.Interface == nil || codex.Interface.DisplayName == "" || codex.Interface.ShortDescription == "" {
 		t.Error("the Codex manifest has no interface block")
+	}
+	// Both name the licence of LICENSE, and the same icon: a square PNG of
+	// 512 to 2048 pixels, as the Claude Code plugin directory asks.
+	lic, err := os.ReadFile(filepath.Join("../..", "LICENSE"))
+	if err != nil || !strings.Contains(string(lic), "Apache License\n                           Version 2.0, January 2004") {
+		t.Errorf("LICENSE is not the Apache License 2.0: %v", err)
+	}
+	if codex.License != "Apache-2.0" || claude.License != "Apache-2.0" {
+		t.Errorf("license: codex %q, claude %q, want Apache-2.0", codex.License, claude.License)
+	}
+	if codex.Interface == nil || claude.Icon == "" || codex.Interface.Logo != claude.Icon {
+		t.Fatalf("icon: claude %q, codex logo %+v", claude.Icon, codex.Interface)
+	}
+	f, err := os.Open(filepath.Join("../..", claude.Icon))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, format, err := image.DecodeConfig(f)
+	if err != nil || format != "png" || cfg.Width != cfg.Height || cfg.Width < 512 || cfg.Width > 2048 {
+		t.Errorf("icon %s: %s %dx%d %v, want a square PNG of 512 to 2048 px", claude.Icon, format, cfg.Width, cfg.Height, err)
 	}
 	// Codex reads skills as SKILL.md files with a name and a description.
 	skill, err := os.ReadFile(filepath.Join("../..", codex.Skills, "kubegap", "SKILL.md"))

@@ -74,45 +74,58 @@ func NewServer(opts Options) *sdk.Server {
 	addTool(s, &sdk.Tool{
 		Name:  ToolAudit,
 		Title: "Audit a cluster for incident gaps",
-		Description: `Audit a Kubernetes cluster read-only (the current kube context, or context/kubeconfig),
-or manifest files (files), or the embedded demo cluster (demo=true), and return one page of findings,
-most severe first. Each finding has a finding_id (stable within this audit), check, severity, title,
-a few objects with their total, the first evidence line, and the incident case IDs it cites.
-checks lists those that did not pass (fail, partial with the rules that could not see all they need,
-not-evaluated with the reason, often RBAC); passed names the rest.
-To page: pass next_cursor back as cursor, or audit_id with page. The report is kept in memory
-under audit_id (the last 8 audits) for get_finding.`,
+		Description: `Audit a Kubernetes cluster read-only and return one page of findings, most severe first.
+Source (one of): a live cluster (default: the current kube context; context and kubeconfig pick another),
+files (YAML/JSON paths on the machine running kubegap; relative ones are resolved against the server's
+working directory), or demo=true (the embedded demo cluster).
+Parameters, all optional:
+- namespace: audit one namespace (default: all); checks that need others report partial, never pass.
+- target_version: upgrade preflight to this Kubernetes minor, e.g. "1.35" (default: none); adds the
+  preflight checks, and findings about the upgrade carry preflight "before" (fix first) or "during".
+- checks / skip_checks: check IDs to run only / to skip (default: all checks; see list_checks).
+- min_severity: critical, high, medium, low or info (default: low).
+- page_size: 1 to 50 findings per page (default 10); a page also stops before about 10 KB.
+- page (from 1, default 1) with audit_id pages an earlier audit; cursor (a next_cursor) gives its next page.
+Each finding has a finding_id (stable within this audit), check, severity, title, a few objects with their
+total, the first evidence line and the incident case IDs it cites. Page 1 also lists coverage (resources not
+read completely), checks that did not pass with the resources they lacked (explain_check with audit_id gives
+each rule's reason), and passed. The report is kept under audit_id (the last 8 audits) for get_finding.`,
 		InputSchema: auditSchema(),
 	}, readOnly(false), h.audit)
 	addTool(s, &sdk.Tool{
-		Name:        ToolGetFinding,
-		Title:       "Get one finding in full",
-		Description: `Return one finding of an earlier audit in full: message, every object, all evidence, remediation, and the cited cases with their titles.`,
+		Name:  ToolGetFinding,
+		Title: "Get one finding in full",
+		Description: `Return one finding of an earlier audit in full: message, every object, all evidence, remediation, and the cited cases with their titles.
+Parameters (both required): audit_id from an audit response, finding_id from its page (e.g. F3).`,
 	}, readOnly(false), h.getFinding)
 	addTool(s, &sdk.Tool{
 		Name:        ToolListChecks,
 		Title:       "List kubegap's checks",
-		Description: `List every check: ID, title, highest severity, and the incident cases it cites.`,
+		Description: `List every check: ID, title, highest severity, and the IDs of the incident cases it cites. No parameters. explain_check gives one check in full.`,
 	}, readOnly(false), h.listChecks)
 	addTool(s, &sdk.Tool{
-		Name:        ToolExplainCheck,
-		Title:       "Explain one check",
-		Description: `Explain one check: what it looks for and why, the resources it reads (what RBAC it needs), and the cases it cites with titles.`,
+		Name:  ToolExplainCheck,
+		Title: "Explain one check",
+		Description: `Explain one check: what it looks for and why, its rules and the resources each needs (what RBAC it needs), and the cases it cites with titles.
+Parameters: id (required; case-insensitive, a prefix only one check ID starts with is enough);
+audit_id (optional, default none): also say how the check went in that audit, rule by rule, with the reason and the missing resources.`,
 		InputSchema: explainCheckSchema(),
 	}, readOnly(false), h.explainCheck)
 	addTool(s, &sdk.Tool{
 		Name:  ToolSearchCases,
 		Title: "Search the incident library",
-		Description: `Search kubegap's library of public Kubernetes incidents. Filter by facet values (root_cause,
-component, symptom, factor: OR within a facet, AND across facets) and/or search words.
+		Description: `Search kubegap's library of public Kubernetes incidents. Parameters, all optional: root_cause, component,
+symptom, factor (lists of facet values: OR within a facet, AND across facets; default: no filter), search
+(words that must all appear; default: none), limit (1 to 50, default 10) and offset (default 0) to page.
 Returns matching cases (id, title, date, short summary), the total, and facet value counts over all matches
-so you can narrow further. Page with limit (at most 50) and offset.`,
+so you can narrow further.`,
 		InputSchema: searchCasesSchema(),
 	}, readOnly(false), h.searchCases)
 	addTool(s, &sdk.Tool{
-		Name:        ToolGetCase,
-		Title:       "Get one incident case",
-		Description: `Return one incident case in full (symptoms, trigger, root cause, contributing factors, detection, remediation, lessons, sources) plus the kubegap checks that detect it.`,
+		Name:  ToolGetCase,
+		Title: "Get one incident case",
+		Description: `Return one incident case in full (symptoms, trigger, root cause, contributing factors, detection, remediation, lessons, sources) plus the kubegap checks that detect it.
+Parameter: id (required; case-insensitive, a prefix only one case ID starts with is enough).`,
 	}, readOnly(false), h.getCase)
 	if opts.AllowRegistry {
 		addTool(s, &sdk.Tool{
@@ -120,7 +133,8 @@ so you can narrow further. Page with limit (at most 50) and offset.`,
 			Title: "Inspect a container image",
 			Description: `Pull a container image from its registry (read-only) and list its ELF executables: static or
 dynamic, loader, needed libraries, highest GLIBC_x.y needed, musl, Go build settings, and executables
-embedded as gzip payloads. Use it to check whether a host-installing DaemonSet's binaries will run on a node's OS.`,
+embedded as gzip payloads. Use it to check whether a host-installing DaemonSet's binaries will run on a node's OS.
+Parameters: reference (required, e.g. registry.k8s.io/pause:3.10); platform (optional, os/arch[/variant], default linux/amd64).`,
 		}, readOnly(true), h.inspectImage)
 	}
 	return s
@@ -150,6 +164,12 @@ func readOnly(openWorld bool) *sdk.ToolAnnotations {
 func addTool[In, Out any](s *sdk.Server, t *sdk.Tool, ann *sdk.ToolAnnotations, h sdk.ToolHandlerFor[In, Out]) {
 	t.Annotations = ann
 	ann.Title = t.Title
+	if t.InputSchema == nil {
+		t.InputSchema = inputSchema[In](nil)
+	}
+	if t.OutputSchema == nil {
+		t.OutputSchema = outputSchema[Out]()
+	}
 	sdk.AddTool(s, t, recoverTool(t.Name, h))
 }
 
@@ -165,6 +185,30 @@ func recoverTool[In, Out any](name string, h sdk.ToolHandlerFor[In, Out]) sdk.To
 		}()
 		return h(ctx, req, in)
 	}
+}
+
+// structuredSince is the protocol version that brought structured tool
+// results.
+const structuredSince = "2025-06-18"
+
+// textResult is the text content a tool result carries beside its
+// structured content. The spec ("Structured content", 2025-06-18 and
+// 2025-11-25) says a tool that returns structured content SHOULD also
+// return the serialized JSON as text, for backwards compatibility. A
+// client that negotiated a version older than 2025-06-18 knows no
+// structured content: nil lets the SDK add that JSON text, as it does for
+// every typed tool. A newer client reads the structured content (Claude
+// Code and Codex hand the model that, not the text), so a second copy of
+// the payload would only double the bytes; it gets text that stands on its
+// own in a few lines instead — the IDs to pass on and what to call next —
+// for a client that shows the model only the text.
+func textResult(req *sdk.CallToolRequest, text string) *sdk.CallToolResult {
+	if req != nil && req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion < structuredSince {
+			return nil
+		}
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
 
 // handlers hold the state the tools share: the options and the audits kept

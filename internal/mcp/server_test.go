@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -318,10 +319,17 @@ func TestAuditNotEvaluatedReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := connect(t, Options{})
-	var out AuditOutput
-	call(t, cs, ToolAudit, map[string]any{"files": []string{f}}, &out)
+	var brief, detailed AuditOutput
+	call(t, cs, ToolAudit, map[string]any{"files": []string{f}}, &brief)
+	call(t, cs, ToolAudit, map[string]any{"audit_id": brief.AuditID, "check_detail": true}, &detailed)
+	if len(detailed.Checks) != len(brief.Checks) || len(brief.Checks) == 0 {
+		t.Fatalf("%d checks in brief, %d with detail", len(brief.Checks), len(detailed.Checks))
+	}
 	notEval := 0
-	for _, c := range out.Checks {
+	for i, c := range detailed.Checks {
+		if b := brief.Checks[i]; b.ID != c.ID || b.Status != c.Status || b.Reason != "" || len(b.Missing) != 0 {
+			t.Errorf("brief %+v, detailed %+v: want the same check and status, the reason only with check_detail", b, c)
+		}
 		if c.Status == "not-evaluated" {
 			notEval++
 			if c.Reason == "" {
@@ -330,7 +338,108 @@ func TestAuditNotEvaluatedReason(t *testing.T) {
 		}
 	}
 	if notEval == 0 {
-		t.Errorf("no check is not-evaluated on a ConfigMap-only input: %+v", out.Checks)
+		t.Errorf("no check is not-evaluated on a ConfigMap-only input: %+v", detailed.Checks)
+	}
+	// Every resource a check lacked is in coverage, with how many checks
+	// it held back.
+	held := map[string]int{}
+	for _, c := range detailed.Checks {
+		for _, m := range c.Missing {
+			held[m]++
+		}
+	}
+	for _, cov := range detailed.Coverage {
+		if cov.Checks != held[cov.Resource] {
+			t.Errorf("coverage %s: checks %d, but %d checks list it missing", cov.Resource, cov.Checks, held[cov.Resource])
+		}
+		delete(held, cov.Resource)
+	}
+	if len(held) > 0 {
+		t.Errorf("missing resources not in coverage: %v", held)
+	}
+
+	// explain_check with audit_id says it rule by rule, and takes a prefix
+	// in any case.
+	var pick CheckStatus
+	for _, c := range detailed.Checks {
+		if c.Status == "not-evaluated" {
+			pick = c
+			break
+		}
+	}
+	var ex ExplainCheckOutput
+	call(t, cs, ToolExplainCheck, map[string]any{"id": strings.ToUpper(pick.ID), "audit_id": brief.AuditID}, &ex)
+	if ex.ID != pick.ID || ex.Result == nil || ex.Result.Status != pick.Status || ex.Result.Reason != pick.Reason || len(ex.Result.Rules) == 0 {
+		t.Fatalf("explain_check %s in %s: %+v, want its status %s and rules", pick.ID, brief.AuditID, ex.Result, pick.Status)
+	}
+	for _, r := range ex.Result.Rules {
+		if r.Status != "evaluated" && r.Reason == "" {
+			t.Errorf("%s rule %s is %s without a reason", pick.ID, r.ID, r.Status)
+		}
+	}
+}
+
+// TestFilesRelativePaths: a relative path is read from the server's
+// working directory, and when it is not there the error names that
+// directory, the path given and the path tried.
+func TestFilesRelativePaths(t *testing.T) {
+	cs := connect(t, Options{})
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := filepath.Join("..", "checks", "testdata", "image-pull-always", "gap.yaml")
+	var out AuditOutput
+	call(t, cs, ToolAudit, map[string]any{"files": []string{rel}, "checks": []string{"image-pull-always"}}, &out)
+	if want := filepath.Join(wd, rel); len(out.Source.Paths) != 1 || out.Source.Paths[0] != want {
+		t.Errorf("source paths %v, want %s", out.Source.Paths, want)
+	}
+	if out.TotalFindings == 0 {
+		t.Errorf("no finding from %s", rel)
+	}
+	msg := callErr(t, cs, ToolAudit, map[string]any{"files": []string{"no-such-dump.yaml"}})
+	for _, w := range []string{`"no-such-dump.yaml"`, "does not exist", "working directory " + wd, filepath.Join(wd, "no-such-dump.yaml")} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not mention %q", msg, w)
+		}
+	}
+}
+
+// TestIDsByPrefix: get_case and explain_check take IDs as the CLI does:
+// any case, or a prefix only one ID starts with; a shared prefix is
+// refused with the candidates named.
+func TestIDsByPrefix(t *testing.T) {
+	cs := connect(t, Options{})
+	var c CaseOutput
+	call(t, cs, ToolGetCase, map[string]any{"id": "AZURE-CNI-V2-GL"}, &c)
+	if c.ID != "azure-cni-v2-glibc" {
+		t.Errorf("get_case AZURE-CNI-V2-GL gave %q", c.ID)
+	}
+	var ex ExplainCheckOutput
+	call(t, cs, ToolExplainCheck, map[string]any{"id": "Host-Binary"}, &ex)
+	if ex.ID != "host-binary-glibc" || ex.Result != nil {
+		t.Errorf("explain_check Host-Binary gave %q (result %v)", ex.ID, ex.Result)
+	}
+	lib, err := library.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cands, _ := lib.Find("a")
+	msg := callErr(t, cs, ToolGetCase, map[string]any{"id": "a"})
+	for _, id := range append([]string{"ambiguous"}, cands...) {
+		if !strings.Contains(msg, id) {
+			t.Errorf("get_case a: %q does not name %s", msg, id)
+		}
+	}
+	_, cands, _ = checks.Find("i")
+	if len(cands) < 2 {
+		t.Fatalf("want several checks starting with i, got %v", cands)
+	}
+	msg = callErr(t, cs, ToolExplainCheck, map[string]any{"id": "I"})
+	for _, id := range append([]string{"ambiguous"}, cands...) {
+		if !strings.Contains(msg, id) {
+			t.Errorf("explain_check I: %q does not name %s", msg, id)
+		}
 	}
 }
 
@@ -583,6 +692,7 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"context with demo", ToolAudit, map[string]any{"demo": true, "context": "x"}, []string{"live cluster only"}},
 		{"unknown audit_id", ToolAudit, map[string]any{"audit_id": "A99-000000", "page": 2}, []string{`unknown audit_id "A99-000000"`, page.AuditID}},
 		{"bad cursor", ToolAudit, map[string]any{"cursor": "garbage!"}, []string{"cursor", "next_cursor"}},
+		{"cursor past the end", ToolAudit, map[string]any{"cursor": encodeCursor(cursor{AuditID: page.AuditID, Offset: 999, PageSize: 10, MinSeverity: 1, Page: 2})}, []string{"past the end", page.AuditID}},
 		{"forged cursor", ToolAudit, map[string]any{"cursor": encodeCursor(cursor{AuditID: page.AuditID, PageSize: 9999})}, []string{"cursor"}},
 		{"unknown argument", ToolAudit, map[string]any{"demo": true, "colour": "red"}, []string{"colour"}},
 		{"wrong type", ToolAudit, map[string]any{"demo": "yes"}, []string{"demo"}},
@@ -590,7 +700,8 @@ func TestBadInputIsAToolError(t *testing.T) {
 		{"get_finding unknown finding", ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "F9999"}, []string{`unknown finding_id "F9999"`, "F1 to F"}},
 		{"get_finding junk id", ToolGetFinding, map[string]any{"audit_id": page.AuditID, "finding_id": "zero"}, []string{`unknown finding_id "zero"`}},
 		{"get_finding missing args", ToolGetFinding, map[string]any{}, []string{"audit_id"}},
-		{"explain unknown check", ToolExplainCheck, map[string]any{"id": "nope"}, []string{"/id", "nope", "version-skew"}},
+		{"explain unknown check", ToolExplainCheck, map[string]any{"id": "nope"}, []string{`unknown check "nope"`, "version-skew"}},
+		{"explain in unknown audit", ToolExplainCheck, map[string]any{"id": "version-skew", "audit_id": "A99-000000"}, []string{`unknown audit_id "A99-000000"`}},
 		{"bad facet", ToolSearchCases, map[string]any{"root_cause": []string{"gremlins"}}, []string{"root_cause", "gremlins", "dependency-incompatibility"}},
 		{"bad component", ToolSearchCases, map[string]any{"component": []string{"flux-capacitor"}}, []string{"component", "flux-capacitor", "cni-plugin"}},
 		{"huge limit", ToolSearchCases, map[string]any{"limit": 1000}, []string{"limit", "maximum", "50"}},
@@ -755,7 +866,14 @@ func TestInputSchemasStateTheirLimits(t *testing.T) {
 		}
 		return p
 	}
-	items := func(p map[string]any) map[string]any { i, _ := p["items"].(map[string]any); return i }
+	// A list argument is a plain array: optional, never null.
+	items := func(p map[string]any) map[string]any {
+		if p["type"] != "array" {
+			t.Errorf("list argument %v is not an array", p)
+		}
+		i, _ := p["items"].(map[string]any)
+		return i
+	}
 	checkEnum := func(what string, enum any, want string) {
 		list, _ := enum.([]any)
 		for _, v := range list {
@@ -767,7 +885,6 @@ func TestInputSchemasStateTheirLimits(t *testing.T) {
 	}
 	checkEnum("audit.min_severity", prop(ToolAudit, "min_severity")["enum"], "critical")
 	checkEnum("audit.checks", items(prop(ToolAudit, "checks"))["enum"], "version-skew")
-	checkEnum("explain_check.id", prop(ToolExplainCheck, "id")["enum"], "host-binary-glibc")
 	checkEnum("search_cases.component", items(prop(ToolSearchCases, "component"))["enum"], "cni-plugin")
 	checkEnum("search_cases.factor", items(prop(ToolSearchCases, "factor"))["enum"], "pull-always")
 	for _, c := range []struct {
@@ -805,5 +922,44 @@ func TestAuditPageCarriesCoverageAndScope(t *testing.T) {
 	}
 	if len(raw) > 8192 {
 		t.Errorf("first page %d bytes with coverage, want at most 8192", len(raw))
+	}
+}
+
+// TestSchemasHaveSingleTypes: no schema an agent reads spells a type as an
+// array (["null","array"]); nullable values are anyOf branches, which
+// single-type dialects (Gemini's OpenAPI subset) accept.
+func TestSchemasHaveSingleTypes(t *testing.T) {
+	cs := connect(t, Options{AllowRegistry: true})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ty, ok := v["type"]; ok {
+				if _, isString := ty.(string); !isString && path != "" && !strings.HasSuffix(path, ".properties") {
+					t.Errorf("%s: %s.type is %v, want one type", tool, path, ty)
+				}
+			}
+			for k, c := range v {
+				walk(tool, path+"."+k, c)
+			}
+		case []any:
+			for i, c := range v {
+				walk(tool, fmt.Sprintf("%s[%d]", path, i), c)
+			}
+		}
+	}
+	for _, tool := range res.Tools {
+		for name, s := range map[string]any{"inputSchema": tool.InputSchema, "outputSchema": tool.OutputSchema} {
+			b, _ := json.Marshal(s)
+			var m any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			walk(tool.Name, name, m)
+		}
 	}
 }

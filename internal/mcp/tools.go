@@ -12,6 +12,7 @@ import (
 	"github.com/kubegap/kubegap/internal/images"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
+	"github.com/kubegap/kubegap/internal/report"
 )
 
 // Library paging limits for search_cases.
@@ -46,7 +47,7 @@ type FindingDetail struct {
 // CaseRef names a library case, with its title.
 type CaseRef = checks.CaseRef
 
-func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetFindingInput) (*sdk.CallToolResult, FindingDetail, error) {
+func (h *handlers) getFinding(_ context.Context, req *sdk.CallToolRequest, in GetFindingInput) (*sdk.CallToolResult, FindingDetail, error) {
 	st, err := h.audits.get(in.AuditID)
 	if err != nil {
 		return nil, FindingDetail{}, err
@@ -74,7 +75,25 @@ func (h *handlers) getFinding(_ context.Context, _ *sdk.CallToolRequest, in GetF
 		Remediation: f.Remediation,
 		Cases:       caseRefs(lib, f.Cases),
 	}
-	return nil, out, nil
+	return textResult(req, findingText(&out)), out, nil
+}
+
+// findingText is a finding as text: what a client that shows the model
+// only text needs to explain it and propose the fix.
+func findingText(f *FindingDetail) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s) %s %s: %s\n%s\n", f.FindingID, f.ID, f.Severity, f.Check, f.Title, f.Message)
+	b.WriteString("Objects: " + strings.Join(present.ObjectNames(f.Objects, 0), ", ") + "\n")
+	for _, e := range f.Evidence {
+		b.WriteString("Evidence: " + e + "\n")
+	}
+	b.WriteString("Remediation (for a human to apply): " + f.Remediation + "\n")
+	var cases []string
+	for _, c := range f.Cases {
+		cases = append(cases, c.ID)
+	}
+	b.WriteString("Cases (get_case): " + strings.Join(cases, ", "))
+	return b.String()
 }
 
 // caseRefs looks up case titles. A library that fails to load still
@@ -86,9 +105,18 @@ func caseRefs(lib *library.Library, ids []string) []CaseRef {
 // ListChecksInput takes nothing.
 type ListChecksInput struct{}
 
-// ListChecksOutput lists every check.
+// ListChecksOutput lists every check, briefly; explain_check has the
+// rest.
 type ListChecksOutput struct {
-	Checks []CheckInfo `json:"checks"`
+	Checks []CheckBrief `json:"checks"`
+}
+
+// CheckBrief is a check as list_checks shows it.
+type CheckBrief struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Severity string   `json:"severity" jsonschema:"the highest severity the check reports"`
+	Cases    []string `json:"cases" jsonschema:"IDs of the incident cases it cites; get_case opens one"`
 }
 
 // CheckInfo describes a check, as 'kubegap checks show -o json' does.
@@ -101,30 +129,100 @@ func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
 	return checks.Describe(c, present.CaseTitle(lib))
 }
 
-func (h *handlers) listChecks(_ context.Context, _ *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
-	lib, _ := library.Default()
-	out := ListChecksOutput{Checks: []CheckInfo{}}
+func (h *handlers) listChecks(_ context.Context, req *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
+	out := ListChecksOutput{Checks: []CheckBrief{}}
 	for _, c := range checks.All() {
-		info := describeCheck(lib, c)
-		// The list stays short; explain_check has the description and reads.
-		info.Description, info.Reads = "", []CheckRead{}
-		out.Checks = append(out.Checks, info)
+		out.Checks = append(out.Checks, CheckBrief{ID: c.ID, Title: c.Title, Severity: c.Severity.String(), Cases: nonNil(c.Cases)})
 	}
-	return nil, out, nil
+	// The titles are in the structured content; the text names the IDs.
+	text := fmt.Sprintf("%d checks: %s.\nThe structured content gives each one's title, highest severity and cited cases; explain_check {id} tells what one looks for and what it reads.",
+		len(out.Checks), strings.Join(checkIDs(), ", "))
+	return textResult(req, text), out, nil
 }
 
-// CheckIDInput names a check.
+// CheckIDInput names a check, and optionally an audit to say how it went
+// there.
 type CheckIDInput struct {
-	ID string `json:"id" jsonschema:"check ID, as list_checks gives it"`
+	ID      string `json:"id" jsonschema:"check ID as list_checks gives it; case-insensitive, and a prefix only one check ID starts with is enough"`
+	AuditID string `json:"audit_id,omitempty" jsonschema:"an audit_id: also say how the check went in that audit, rule by rule (status, reason, the missing resources); default: none"`
 }
 
-func (h *handlers) explainCheck(_ context.Context, _ *sdk.CallToolRequest, in CheckIDInput) (*sdk.CallToolResult, CheckInfo, error) {
-	c, ok := checks.Lookup(in.ID)
-	if !ok {
-		return nil, CheckInfo{}, fmt.Errorf("unknown check %q: valid IDs are %s", in.ID, strings.Join(checkIDs(), ", "))
+// ExplainCheckOutput is a check described, with how it went in an audit
+// when one was named.
+type ExplainCheckOutput struct {
+	CheckInfo
+	Result *CheckOutcome `json:"result,omitempty" jsonschema:"with audit_id: how the check went in that audit"`
+}
+
+// CheckOutcome is how one check went in one audit, rule by rule.
+type CheckOutcome struct {
+	AuditID    string              `json:"audit_id"`
+	Status     string              `json:"status" jsonschema:"pass, fail, partial, not-evaluated, or not-run when the audit did not select the check"`
+	Reason     string              `json:"reason,omitempty"`
+	Findings   []string            `json:"findings" jsonschema:"finding_ids of its findings in that audit, for get_finding"`
+	Rules      []report.RuleResult `json:"rules" jsonschema:"each rule: evaluated, partial or skipped, why, and the resources that would complete it"`
+	Unselected bool                `json:"unselected,omitempty" jsonschema:"true when the audit did not run this check (checks, skip_checks or no target_version)"`
+}
+
+func (h *handlers) explainCheck(_ context.Context, req *sdk.CallToolRequest, in CheckIDInput) (*sdk.CallToolResult, ExplainCheckOutput, error) {
+	c, err := findCheck(in.ID)
+	if err != nil {
+		return nil, ExplainCheckOutput{}, err
 	}
 	lib, _ := library.Default()
-	return nil, describeCheck(lib, c), nil
+	out := ExplainCheckOutput{CheckInfo: describeCheck(lib, c)}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s\n%s\n", c.ID, c.Severity, c.Title, out.Description)
+	for _, r := range out.Rules {
+		fmt.Fprintf(&b, "Rule %s: %s (needs %s)\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
+	}
+	if in.AuditID != "" {
+		st, err := h.audits.get(in.AuditID)
+		if err != nil {
+			return nil, ExplainCheckOutput{}, err
+		}
+		out.Result = outcome(st, c.ID)
+		fmt.Fprintf(&b, "In audit %s: %s", st.id, out.Result.Status)
+		if out.Result.Reason != "" {
+			b.WriteString(": " + out.Result.Reason)
+		}
+		if len(out.Result.Findings) > 0 {
+			b.WriteString("; findings " + strings.Join(out.Result.Findings, ", "))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("The structured content also lists what each rule reads and the cases it cites.")
+	return textResult(req, b.String()), out, nil
+}
+
+// outcome is how check id went in a stored audit.
+func outcome(st *storedAudit, id string) *CheckOutcome {
+	o := &CheckOutcome{AuditID: st.id, Status: "not-run", Findings: []string{}, Rules: []report.RuleResult{}, Unselected: true}
+	for _, c := range st.report.Checks {
+		if c.ID != id {
+			continue
+		}
+		o.Status, o.Reason, o.Rules, o.Unselected = string(c.Status), c.Reason, nonNil(c.Rules), false
+	}
+	for i, f := range st.report.Findings {
+		if f.Check == id {
+			o.Findings = append(o.Findings, findingID(i+1))
+		}
+	}
+	return o
+}
+
+// findCheck finds a check as the CLI does: its ID in any case, or a prefix
+// only one ID starts with.
+func findCheck(id string) (checks.Check, error) {
+	c, candidates, ok := checks.Find(id)
+	switch {
+	case ok:
+		return c, nil
+	case len(candidates) > 0:
+		return checks.Check{}, fmt.Errorf("check %q is ambiguous: it starts %s; pass more of the ID", id, strings.Join(candidates, ", "))
+	}
+	return checks.Check{}, fmt.Errorf("unknown check %q: valid IDs are %s", id, strings.Join(checkIDs(), ", "))
 }
 
 func checkIDs() []string {
@@ -177,7 +275,7 @@ type FacetValue struct {
 	Selected bool   `json:"selected,omitempty"`
 }
 
-func (h *handlers) searchCases(_ context.Context, _ *sdk.CallToolRequest, in SearchCasesInput) (*sdk.CallToolResult, SearchCasesOutput, error) {
+func (h *handlers) searchCases(_ context.Context, req *sdk.CallToolRequest, in SearchCasesInput) (*sdk.CallToolResult, SearchCasesOutput, error) {
 	limit := in.Limit
 	switch {
 	case limit == 0:
@@ -218,12 +316,21 @@ func (h *handlers) searchCases(_ context.Context, _ *sdk.CallToolRequest, in Sea
 		}
 		out.Facets = append(out.Facets, fc)
 	}
-	return nil, out, nil
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d matching cases; %d from offset %d:\n", out.Total, len(out.Cases), out.Offset)
+	for _, c := range out.Cases {
+		fmt.Fprintf(&b, "%s (%s): %s\n", c.ID, c.Date, c.Title)
+	}
+	if out.NextOffset > 0 {
+		fmt.Fprintf(&b, "Next page: offset %d. ", out.NextOffset)
+	}
+	b.WriteString("get_case {id} opens one; the structured content adds each summary and the facet counts to narrow by.")
+	return textResult(req, b.String()), out, nil
 }
 
 // CaseIDInput names a case.
 type CaseIDInput struct {
-	ID string `json:"id" jsonschema:"case ID, e.g. azure-cni-v2-glibc (from a finding's cases or search_cases)"`
+	ID string `json:"id" jsonschema:"case ID, e.g. azure-cni-v2-glibc (from a finding's cases or search_cases); case-insensitive, and a prefix only one case ID starts with is enough"`
 }
 
 // CaseOutput is a whole case plus the checks that detect it.
@@ -235,18 +342,31 @@ type CaseOutput struct {
 // CheckRef names a check.
 type CheckRef = present.CheckRef
 
-func (h *handlers) getCase(_ context.Context, _ *sdk.CallToolRequest, in CaseIDInput) (*sdk.CallToolResult, CaseOutput, error) {
+func (h *handlers) getCase(_ context.Context, req *sdk.CallToolRequest, in CaseIDInput) (*sdk.CallToolResult, CaseOutput, error) {
 	lib, err := library.Default()
 	if err != nil {
 		return nil, CaseOutput{}, fmt.Errorf("loading the incident library: %w", err)
 	}
-	c, ok := lib.Case(in.ID)
-	if !ok {
+	c, candidates, ok := lib.Find(in.ID)
+	switch {
+	case !ok && len(candidates) > 0:
+		return nil, CaseOutput{}, fmt.Errorf("case %q is ambiguous: it starts %s; pass more of the ID", in.ID, strings.Join(candidates, ", "))
+	case !ok:
 		return nil, CaseOutput{}, fmt.Errorf("unknown case %q: case IDs come from a finding's cases or from search_cases (the library holds %d cases)", in.ID, len(lib.Cases()))
 	}
 	tax := lib.Taxonomy()
 	pc := present.NewCase(&c, &tax, checks.All())
-	return nil, CaseOutput{Case: c, DetectedBy: nonNil(pc.Checks)}, nil
+	out := CaseOutput{Case: c, DetectedBy: nonNil(pc.Checks)}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s\n%s\nTrigger: %s\nRoot cause: %s\n", c.ID, c.Date, c.Title, strings.Join(strings.Fields(c.Summary), " "), c.Trigger, c.RootCause.Text)
+	for _, r := range c.Remediation {
+		b.WriteString("Remediation: " + r + "\n")
+	}
+	for _, src := range c.Sources {
+		b.WriteString("Source: " + src.URL + "\n")
+	}
+	b.WriteString("The structured content has the case in full: symptoms, contributing factors, detection, lessons, and the checks that detect it.")
+	return textResult(req, b.String()), out, nil
 }
 
 // InspectImageInput names an image in a registry.
@@ -255,7 +375,7 @@ type InspectImageInput struct {
 	Platform  string `json:"platform,omitempty" jsonschema:"os/arch[/variant] to pick from a multi-platform image; default linux/amd64"`
 }
 
-func (h *handlers) inspectImage(ctx context.Context, _ *sdk.CallToolRequest, in InspectImageInput) (*sdk.CallToolResult, *images.Report, error) {
+func (h *handlers) inspectImage(ctx context.Context, req *sdk.CallToolRequest, in InspectImageInput) (*sdk.CallToolResult, *images.Report, error) {
 	if strings.TrimSpace(in.Reference) == "" {
 		return nil, nil, fmt.Errorf("reference is empty: pass an image reference such as registry.k8s.io/pause:3.10")
 	}
@@ -267,7 +387,7 @@ func (h *handlers) inspectImage(ctx context.Context, _ *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, fmt.Errorf("inspecting %s (%s): %w", in.Reference, platform, err)
 	}
-	return nil, r, nil
+	return textResult(req, fmt.Sprintf("Inspected %s (%s); the structured content lists its ELF executables and what each needs.", in.Reference, platform)), r, nil
 }
 
 // nonNil returns s, or an empty slice for nil, so JSON says [] not null.
