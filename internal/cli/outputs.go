@@ -44,11 +44,11 @@ var outputs = map[string]output{
 	"sarif": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error {
 		return sarif.Write(w, rep, sarif.Options{Rules: sarifRules(), CaseTitle: caseTitle})
 	}},
-	"junit":    {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
+	"junit": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
 	"markdown": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return markdown.WriteWith(w, rep, markdown.Options{ExplainCoverage: rc.explainCoverage})
 	}},
-	"html":     {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+	"html": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
 }
 
 // outputNames lists the formats, for help, errors and completion.

@@ -72,15 +72,15 @@ type reportFilter struct {
 }
 
 type reportView struct {
-	Name             string
-	ReportID         string
-	SourceLine       string
-	StatusLine       string
-	ChecksLine       string
-	Gaps             present.Gaps
+	Name       string
+	ReportID   string
+	SourceLine string
+	StatusLine string
+	ChecksLine string
+	Gaps       present.Gaps
 	// Cov is what could not be looked at, in proportion; the panel
 	// showing it follows the findings.
-	Cov report.CoverageSummary
+	Cov              report.CoverageSummary
 	Severities       []sevCount
 	Upload           bool
 	UploadLimit      string
