@@ -31,8 +31,8 @@ type CoverageSummary struct {
 	// --fail-on-unknown unless =all.
 	NotRequested     []string
 	UnknownToKubegap []string
-	// Other lists the checks left incomplete by objects they could not
-	// judge (an unreadable tag, a missing field), with no resource to add.
+	// Other lists the checks left incomplete for another reason (objects
+	// they could not judge, a check that failed), with no resource to add.
 	Other []string
 	// Fixes are the commands or RBAC rule that complete the resources,
 	// one per way of falling short (usually one).
@@ -255,8 +255,8 @@ func rbacRule(r *Report) string {
 		if !slices.Contains(groups, g) {
 			groups = append(groups, g)
 		}
-		if !slices.Contains(resources, res.Resource) {
-			resources = append(resources, res.Resource)
+		if r := fmt.Sprintf("%q", res.Resource); !slices.Contains(resources, r) {
+			resources = append(resources, r)
 		}
 	}
 	return fmt.Sprintf("grant the audit's identity a ClusterRole rule {apiGroups: [%s], resources: [%s], verbs: [get, list, watch]} (deploy/rbac.yaml in the kubegap repository holds the full role)",

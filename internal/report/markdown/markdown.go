@@ -105,7 +105,7 @@ func coverage(b *strings.Builder, rep *report.Report, opts Options) {
 		fmt.Fprintf(b, "- unknown to kubegap (facts it holds no source for): %s\n", codes(cov.UnknownToKubegap))
 	}
 	if len(cov.Other) > 0 {
-		fmt.Fprintf(b, "- could not judge some objects they had: %s\n", codes(cov.Other))
+		fmt.Fprintf(b, "- incomplete for other reasons: %s\n", codes(cov.Other))
 	}
 	b.WriteString("\n")
 	if cov.Scope != "" {

@@ -204,7 +204,8 @@ func (t *textWriter) coverage(r *report.Report) {
 	if cov.Empty() {
 		return
 	}
-	t.printf("\n%s\n", t.color(ansiBold, "COVERAGE (what the input does not show is unknown, never a pass)"))
+	t.printf("\n")
+	t.wrapped(t.color(ansiBold, "COVERAGE (unknown, never a pass)"), "", "  ")
 	for _, l := range cov.Resources {
 		t.wrapped(l.Text(), "  ", "      ")
 	}
@@ -218,13 +219,13 @@ func (t *textWriter) coverage(r *report.Report) {
 		t.wrapped("unknown to kubegap (facts it holds no source for): "+strings.Join(cov.UnknownToKubegap, ", "), "  ", "      ")
 	}
 	if len(cov.Other) > 0 {
-		t.wrapped("could not judge some objects they had: "+strings.Join(cov.Other, ", "), "  ", "      ")
+		t.wrapped("incomplete for other reasons (--explain-coverage says why): "+strings.Join(cov.Other, ", "), "  ", "      ")
 	}
 	for _, fix := range cov.Fixes {
 		t.wrapped("to complete: "+fix, "  ", "      ")
 	}
 	if !t.opts.ExplainCoverage {
-		t.printf("  %s\n", t.color(ansiDim, "each check's rules and reasons: --explain-coverage, or -o json"))
+		t.wrapped(t.color(ansiDim, "each check's rules and reasons: --explain-coverage, or -o json"), "  ", "  ")
 	}
 }
 
