@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,6 +163,13 @@ func TestAuditFailOnNoneAndMinSeverity(t *testing.T) {
 		if f.Severity != "high" && f.Severity != "critical" {
 			t.Errorf("a %s finding passed --min-severity high", f.Severity)
 		}
+	}
+	// The filtered report says how many it hid.
+	_, all, _ := runWith(t, fixedApp(nil), "audit", "--demo", "-o", "json")
+	hidden := len(decode(t, all).Findings) - len(r.Findings)
+	_, text, _ := runWith(t, fixedApp(nil), "audit", "--demo", "--min-severity", "high", "-o", "summary")
+	if want := fmt.Sprintf("; %d below --min-severity not shown", hidden); hidden == 0 || !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+		t.Errorf("--min-severity high hid %d findings; the summary does not say %q:\n%s", hidden, want, text)
 	}
 	if code, _, _ := runWith(t, fixedApp(nil), "audit", "--demo", "--min-severity", "critical"); code != ExitOK {
 		t.Errorf("nothing at or above critical, yet exit %d", code)

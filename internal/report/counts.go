@@ -46,6 +46,9 @@ func FindingCounts(r *Report) string {
 	if r.Summary.Suppressed > 0 {
 		s += fmt.Sprintf("; %d suppressed", r.Summary.Suppressed)
 	}
+	if r.BelowMinSeverity > 0 {
+		s += fmt.Sprintf("; %d below --min-severity not shown", r.BelowMinSeverity)
+	}
 	if r.Baseline != nil {
 		s += fmt.Sprintf("; %d new, %d unchanged, %d resolved since %s",
 			r.Baseline.New, r.Baseline.Unchanged, len(r.Baseline.Resolved), r.Baseline.File)

@@ -121,6 +121,9 @@ type Report struct {
 	// Warnings are things the reader should know that are not findings:
 	// expired suppressions, files skipped as not Kubernetes objects.
 	Warnings []string `json:"warnings,omitempty"`
+	// BelowMinSeverity counts the findings --min-severity left out, so
+	// that a filtered report says what it hid.
+	BelowMinSeverity int `json:"belowMinSeverity,omitempty"`
 }
 
 // Tool names the program that wrote a report.
@@ -280,6 +283,7 @@ func (r *Report) KeepAtOrAbove(min finding.Severity) {
 			kept = append(kept, f)
 		}
 	}
+	r.BelowMinSeverity += len(r.Findings) - len(kept)
 	r.Findings = kept
 	r.Finish()
 }

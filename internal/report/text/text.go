@@ -285,7 +285,13 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		mark += "(new) "
 	}
 	t.printf("\n")
-	t.wrapped(mark+t.color(ansiDim, "["+f.Check+"]")+" "+t.color(ansiBold, f.Title), "  ", "    ")
+	title := mark + t.color(ansiDim, "["+f.Check+"]") + " " + t.color(ansiBold, f.Title)
+	if raw.ID != "" {
+		// The ID --baseline and suppressions key on, dimmed: there to
+		// copy, not to read.
+		title += " " + t.color(ansiDim, raw.ID)
+	}
+	t.wrapped(title, "  ", "    ")
 	t.wrapped(f.Message, "    ", "    ")
 	if len(f.Names) > 0 {
 		names := f.Names

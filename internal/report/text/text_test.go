@@ -176,3 +176,23 @@ func TestTextListsPartialChecksAsUnknown(t *testing.T) {
 		t.Errorf("partial check's reason not explained:\n%s", b.String())
 	}
 }
+
+// TestFindingShowsItsID: each finding's heading carries the ID a baseline
+// or a suppression keys on, dimmed on a terminal.
+func TestFindingShowsItsID(t *testing.T) {
+	r := sample()
+	var b bytes.Buffer
+	if err := Write(&b, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		if !strings.Contains(b.String(), "["+f.Check+"] "+f.Title+" "+f.ID+"\n") {
+			t.Errorf("no heading with ID %s:\n%s", f.ID, b.String())
+		}
+	}
+	b.Reset()
+	Write(&b, r, Options{Width: 200, Color: true})
+	if !strings.Contains(b.String(), ansiDim+r.Findings[0].ID+ansiReset) {
+		t.Error("the ID is not dimmed with colour")
+	}
+}
