@@ -323,3 +323,25 @@ func TestFailOnUnknownCountsWhatUsersCanComplete(t *testing.T) {
 		t.Errorf("bad value: exit %d, %q", code, errOut)
 	}
 }
+
+// TestHTMLReportGapsInProportion: the HTML report's "not everything was
+// evaluated" panel follows the findings and holds one item per resource,
+// not every rule's reasons.
+func TestHTMLReportGapsInProportion(t *testing.T) {
+	three := demoDump(t, "Node", "Pod", "DaemonSet")
+	_, page, _ := runKubegap(t, "audit", "--from", three, "-o", "html")
+	_, r, _ := auditJSON(t, "--from", three)
+	gaps := strings.Index(page, `id="gaps"`)
+	end := gaps + strings.Index(page[max(gaps, 0):], "</section>")
+	findings, checks := strings.Index(page, `id="findings-h"`), strings.Index(page, `id="checks-h"`)
+	if gaps < 0 || gaps < findings || end > checks {
+		t.Fatalf("panel at %d..%d, findings at %d, checks table at %d: want the panel between them", gaps, end, findings, checks)
+	}
+	panel := page[gaps:end]
+	if items, want := strings.Count(panel, "<li>"), len(r.MissingInputs); items != want {
+		t.Errorf("panel has %d items, want one per missing resource (%d)", items, want)
+	}
+	if len(panel) > 8<<10 {
+		t.Errorf("panel of %d bytes (%d%% of the page), want at most 8 KiB", len(panel), 100*len(panel)/len(page))
+	}
+}
