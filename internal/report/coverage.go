@@ -36,7 +36,22 @@ type CoverageSummary struct {
 	Other []string
 	// Fixes are the commands or RBAC rule that complete the resources,
 	// one per way of falling short (usually one).
-	Fixes []string
+	Fixes []Fix
+}
+
+// Fix is one way to complete the audit: a command (or an RBAC rule) and
+// a note on what it does.
+type Fix struct {
+	Command string
+	Note    string
+}
+
+// String is the fix as one sentence: "COMMAND (NOTE)".
+func (f Fix) String() string {
+	if f.Note == "" {
+		return f.Command
+	}
+	return f.Command + " (" + f.Note + ")"
 }
 
 // CoverageLine is one resource the checks needed and did not get whole.
@@ -222,26 +237,26 @@ func wayOf(src snapshot.Source, cov snapshot.Coverage) string {
 }
 
 // fixes is one command (or RBAC rule) per way the resources fell short.
-func fixes(r *Report, ways map[string]bool) []string {
-	var out []string
+func fixes(r *Report, ways map[string]bool) []Fix {
+	var out []Fix
 	if ways[wayDump] {
-		out = append(out, "kubegap recipe > recipe.sh && sh recipe.sh && kubegap audit --from kubegap-dump "+
-			"(kubectl dumps each resource whole, so that what is absent from the dump is absent from the cluster)")
+		out = append(out, Fix{"kubegap recipe > recipe.sh && sh recipe.sh && kubegap audit --from kubegap-dump",
+			"kubectl dumps each resource whole, so that what is absent from the dump is absent from the cluster"})
 	}
 	if ways[wayRBAC] {
 		out = append(out, rbacRule(r))
 	}
 	if ways[wayError] {
-		out = append(out, "run the audit again: the API server failed while listing some resources")
+		out = append(out, Fix{Note: "run the audit again: the API server failed while listing some resources"})
 	}
 	if ways[wayReread] {
-		out = append(out, "audit the cluster live, which reads every resource its checks need")
+		out = append(out, Fix{Note: "audit the cluster live, which reads every resource its checks need"})
 	}
 	return out
 }
 
 // rbacRule is one ClusterRole rule that grants every forbidden read.
-func rbacRule(r *Report) string {
+func rbacRule(r *Report) Fix {
 	var groups, resources []string
 	for _, cov := range r.Coverage {
 		if cov.Status != snapshot.StatusForbidden {
@@ -259,6 +274,6 @@ func rbacRule(r *Report) string {
 			resources = append(resources, r)
 		}
 	}
-	return fmt.Sprintf("grant the audit's identity a ClusterRole rule {apiGroups: [%s], resources: [%s], verbs: [get, list, watch]} (deploy/rbac.yaml in the kubegap repository holds the full role)",
-		strings.Join(groups, ", "), strings.Join(resources, ", "))
+	return Fix{fmt.Sprintf("{apiGroups: [%s], resources: [%s], verbs: [get, list, watch]}", strings.Join(groups, ", "), strings.Join(resources, ", ")),
+		"a ClusterRole rule for the audit's identity; deploy/rbac.yaml in the kubegap repository holds the full role"}
 }

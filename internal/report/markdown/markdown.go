@@ -95,6 +95,7 @@ func coverage(b *strings.Builder, rep *report.Report, opts Options) {
 		return
 	}
 	b.WriteString("**Coverage** (what the input does not show is unknown, not a pass):\n\n")
+	items := len(cov.Resources) + len(cov.NotRequested) + len(cov.UnknownToKubegap) + len(cov.Other)
 	for _, l := range cov.Resources {
 		fmt.Fprintf(b, "- `%s`: %s — %s incomplete\n", l.Name, esc(l.State), report.Plural(l.Checks, "check", "checks"))
 	}
@@ -107,12 +108,19 @@ func coverage(b *strings.Builder, rep *report.Report, opts Options) {
 	if len(cov.Other) > 0 {
 		fmt.Fprintf(b, "- incomplete for other reasons: %s\n", codes(cov.Other))
 	}
-	b.WriteString("\n")
+	if items > 0 {
+		b.WriteString("\n")
+	}
 	if cov.Scope != "" {
 		b.WriteString(esc(cov.Scope) + "\n\n")
 	}
 	for _, fix := range cov.Fixes {
-		fmt.Fprintf(b, "To complete: %s\n\n", esc(fix))
+		b.WriteString("To complete: ")
+		if fix.Command != "" {
+			// Commands and RBAC rules kubegap writes hold no backtick.
+			fmt.Fprintf(b, "`%s` ", fix.Command)
+		}
+		b.WriteString(esc(fix.Note) + "\n\n")
 	}
 	if !opts.ExplainCoverage {
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/report/reporttest"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // render turns the Markdown into HTML with goldmark (CommonMark plus GFM
@@ -141,5 +142,37 @@ func TestParagraphsThatLookLikeLists(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("lost %q", want)
 		}
+	}
+}
+
+// TestCoverageAfterFindings: what could not be looked at follows the
+// findings, one item per resource, with the command that completes it;
+// the per-rule detail only on request.
+func TestCoverageAfterFindings(t *testing.T) {
+	r := reporttest.Edges()
+	r.Coverage = append(r.Coverage, snapshot.Coverage{Resource: "v1/events", Status: snapshot.StatusNotInInput})
+	r.Checks = append(r.Checks, report.CheckResult{ID: "pod-sandbox-failures", Status: report.Partial,
+		Rules: []report.RuleResult{{ID: "events", Status: report.RulePartial, Reason: "not in the input: events", Missing: []string{"v1/events"}, Category: report.CategoryInput}}})
+	md, doc := render(t, r)
+	table, cov := strings.Index(md, "| | Severity |"), strings.Index(md, "**Coverage**")
+	if table < 0 || cov < table {
+		t.Fatalf("coverage missing or before the findings:\n%s", md)
+	}
+	body := text(doc)
+	for _, want := range []string{"events: not in the input — 1 check incomplete",
+		"To complete: kubegap recipe > recipe.sh && sh recipe.sh && kubegap audit --from kubegap-dump"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "rule by rule") {
+		t.Errorf("per-rule detail without ExplainCoverage:\n%s", md)
+	}
+	var b bytes.Buffer
+	if err := WriteWith(&b, r, Options{ExplainCoverage: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "rule by rule") || !strings.Contains(b.String(), "`events` partial: not in the input: events") {
+		t.Errorf("ExplainCoverage adds no per-rule detail:\n%s", b.String())
 	}
 }

@@ -222,7 +222,7 @@ func (t *textWriter) coverage(r *report.Report) {
 		t.wrapped("incomplete for other reasons (--explain-coverage says why): "+strings.Join(cov.Other, ", "), "  ", "      ")
 	}
 	for _, fix := range cov.Fixes {
-		t.wrapped("to complete: "+fix, "  ", "      ")
+		t.wrapped("to complete: "+fix.String(), "  ", "      ")
 	}
 	if !t.opts.ExplainCoverage {
 		t.wrapped(t.color(ansiDim, "each check's rules and reasons: --explain-coverage, or -o json"), "  ", "  ")
@@ -430,9 +430,11 @@ func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 	if len(r.Findings) > 0 {
 		tw.printf("\n")
 	}
+	// The ID column is as wide as the longest ID; the check column as the
+	// longest check, up to 22 (a longer name pushes its own title along).
 	idWidth, checkWidth := 0, 0
 	for _, f := range r.Findings {
-		idWidth, checkWidth = max(idWidth, len(f.ID)), max(checkWidth, len(f.Check))
+		idWidth, checkWidth = max(idWidth, len(f.ID)), min(max(checkWidth, len(f.Check)), 22)
 	}
 	for _, f := range r.Findings {
 		mark := ""
