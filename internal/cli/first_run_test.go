@@ -121,6 +121,11 @@ func TestFirstRunFindingsFirst(t *testing.T) {
 		if first > 8 {
 			t.Errorf("%s: header of %d lines, want at most 6 before the first finding", name, first-2)
 		}
+		// -o summary has the same short header before its rows.
+		_, sum, _ := runKubegap(t, append([]string{"audit", "--color", "never", "-o", "summary"}, args...)...)
+		if row := regexp.MustCompile(`(?m)^(CRITICAL|HIGH|MEDIUM|LOW|INFO) +kg-`).FindStringIndex(sum); row == nil || strings.Count(sum[:row[0]], "\n") > 7 {
+			t.Errorf("%s: -o summary: first row not within the first 8 lines:\n%s", name, sum)
+		}
 		// The detail is one flag away, and complete.
 		_, full, _ := runKubegap(t, append([]string{"audit", "--color", "never", "--explain-coverage"}, args...)...)
 		if !strings.Contains(full, "COULD NOT LOOK, RULE BY RULE") || strings.Count(full, "\n") <= strings.Count(out, "\n") {
