@@ -149,9 +149,11 @@ func Coverage(r *Report) CoverageSummary {
 	slices.SortStableFunc(s.Resources, func(a, b CoverageLine) int { return cmp.Compare(b.Checks, a.Checks) })
 	if !r.Source.Scope.AllNamespaces() {
 		s.ScopeChecks = len(scopeChecks)
-		s.Scope = fmt.Sprintf("The audit was limited to %s: objects in other namespaces were not read, so %s that need them %s partial, "+
-			"never a pass; audit without -n/--namespace to complete them.",
-			r.Source.Scope, Plural(len(scopeChecks), "check", "checks"), isAre(len(scopeChecks)))
+		s.Scope = fmt.Sprintf("The audit was limited to %s: objects in other namespaces were left out.", r.Source.Scope)
+		if n := len(scopeChecks); n > 0 {
+			s.Scope = fmt.Sprintf("The audit was limited to %s: objects in other namespaces were not read, so %s that need them %s partial, "+
+				"never a pass; audit without -n/--namespace to complete them.", r.Source.Scope, Plural(n, "check", "checks"), isAre(n))
+		}
 	}
 	s.Fixes = fixes(r, ways)
 	return s
