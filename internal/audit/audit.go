@@ -140,6 +140,9 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 		}
 		r.Checks = append(r.Checks, res)
 	}
+	if note := ScopeNote(s); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
 	r.Finish()
 	return r
 }
@@ -178,13 +181,23 @@ func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []re
 				rr.Status = report.RuleSkipped
 			}
 		}
+		category := report.CategoryInput
 		if n, ok := notes[rule.ID]; ok {
 			why = append([]string{n.Reason}, why...)
+			rr.Noted = true
 			if n.Skipped {
 				rr.Status = report.RuleSkipped
 			} else if rr.Status == report.RuleEvaluated {
 				rr.Status = report.RulePartial
 			}
+			// Missing input is the user's to complete, whatever else
+			// the rule lacks.
+			if len(rr.Missing) == 0 {
+				category = categoryOf(n.Kind)
+			}
+		}
+		if rr.Status != report.RuleEvaluated {
+			rr.Category = category
 		}
 		rr.Reason = strings.Join(why, "; ")
 		out = append(out, rr)
@@ -216,7 +229,21 @@ func inputGap(s *snapshot.Snapshot, r snapshot.Resource) string {
 func skipAll(rules []report.RuleResult, reason string) {
 	for i := range rules {
 		rules[i].Status, rules[i].Reason = report.RuleSkipped, reason
+		if rules[i].Category == "" {
+			rules[i].Category = report.CategoryInput
+		}
 	}
+}
+
+// categoryOf maps what a check said a rule lacks to the report's category.
+func categoryOf(k check.NoteKind) string {
+	switch k {
+	case check.NeedsOptIn:
+		return report.CategoryOptIn
+	case check.NeedsKnowledge:
+		return report.CategoryKnowledge
+	}
+	return report.CategoryInput
 }
 
 // statusOf is the status of a check that found nothing.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -214,5 +215,101 @@ func TestRuleVerdicts(t *testing.T) {
 		if res.Status != report.Pass && res.Status != report.Fail && res.Reason == "" {
 			t.Errorf("%s: %s without a reason", tc.name, res.Status)
 		}
+	}
+}
+
+// TestCheckScope: a namespace scope naming a namespace that a complete
+// Namespace read does not hold is refused with the ones that exist; with
+// Namespaces not read completely it stands, and the report says once that
+// it could not be confirmed.
+func TestCheckScope(t *testing.T) {
+	s, err := demo.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restrict([]string{"nosuchns"}); err != nil {
+		t.Fatal(err)
+	}
+	err = CheckScope(s)
+	if err == nil || !strings.Contains(err.Error(), `namespace "nosuchns" does not exist`) || !strings.Contains(err.Error(), "payments") {
+		t.Errorf("CheckScope = %v, want the namespaces that exist", err)
+	}
+	if ScopeNote(s) != "" {
+		t.Error("a complete Namespace read leaves no note")
+	}
+	ok, err := demo.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.Restrict([]string{"payments"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckScope(ok); err != nil {
+		t.Errorf("payments exists: %v", err)
+	}
+	ok.Drop(snapshot.Namespaces)
+	if err := CheckScope(ok); err != nil {
+		t.Errorf("Namespaces not read: %v, want the scope taken as given", err)
+	}
+	r := Run(ok, checks.All()[:1], Options{})
+	n := 0
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "namespace payments could not be confirmed") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d notes that the namespace could not be confirmed: %v", n, r.Warnings)
+	}
+}
+
+// TestRuleCategories: a rule waiting on an opt-in source or on knowledge
+// kubegap lacks says so, and --fail-on-unknown (UnknownCompletable) leaves
+// it out; missing input makes a rule the user's to complete whatever else
+// it waits on.
+func TestRuleCategories(t *testing.T) {
+	s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
+	s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+	s.SetComplete(snapshot.Nodes, nil)
+	s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, "")
+	nodes := checks.Needs(snapshot.Nodes)
+	cs := []checks.Check{
+		fakeCheck("optin", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+			c.NotRequested("optin", "images were not read")
+			return nil, nil
+		}),
+		fakeCheck("knowledge", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+			c.Unknowable("knowledge", "no end date is tabled")
+			return nil, nil
+		}),
+		fakeCheck("both", checks.Needs(snapshot.Nodes, snapshot.Pods), func(c *checks.Context) ([]finding.Finding, error) {
+			c.NotRequested("both", "images were not read")
+			return nil, nil
+		}),
+		fakeCheck("plain", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+			c.Incomplete("plain", "a tag is not a version")
+			return nil, nil
+		}),
+	}
+	r := Run(s, cs, Options{})
+	got := map[string]string{}
+	for _, c := range r.Checks {
+		got[c.ID] = c.Rules[0].Category
+	}
+	want := map[string]string{"optin": report.CategoryOptIn, "knowledge": report.CategoryKnowledge, "both": report.CategoryInput, "plain": report.CategoryInput}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("%s: category %q, want %q", id, got[id], w)
+		}
+	}
+	if open := strings.Join(r.UnknownCompletable(), ","); open != "both,plain" {
+		t.Errorf("UnknownCompletable = %s, want both,plain", open)
+	}
+	if !r.Unknown() {
+		t.Error("Unknown() leaves out opt-in and knowledge rules")
+	}
+	cov := report.Coverage(r)
+	if strings.Join(cov.NotRequested, ",") != "optin" || strings.Join(cov.UnknownToKubegap, ",") != "knowledge" {
+		t.Errorf("coverage summary: not requested %v, unknown %v", cov.NotRequested, cov.UnknownToKubegap)
 	}
 }

@@ -94,7 +94,28 @@ type Context struct {
 type RuleNote struct {
 	Skipped bool
 	Reason  string
+	// Kind says what would complete the rule: more input (the default),
+	// an opt-in source, or knowledge kubegap does not have.
+	Kind NoteKind
 }
+
+// NoteKind is what a partial or skipped rule lacks, so that a reader (and
+// --fail-on-unknown) can tell what a user can complete from what they
+// cannot.
+type NoteKind string
+
+// Note kinds.
+const (
+	// NeedsInput: objects, a namespace or a permission the user can add
+	// (the zero value, as most notes are).
+	NeedsInput NoteKind = ""
+	// NeedsOptIn: a source the user did not ask for, such as the image
+	// registries --inspect-images reads.
+	NeedsOptIn NoteKind = "opt-in"
+	// NeedsKnowledge: a fact kubegap does not hold (an OS release with no
+	// sourced end of support) or the Kubernetes API does not show.
+	NeedsKnowledge NoteKind = "knowledge"
+)
 
 // Complete reports whether every object of r in the whole cluster is in
 // the snapshot, so that an object missing from it does not exist. False
@@ -143,6 +164,18 @@ func (c *Context) Incomplete(rule, format string, args ...any) {
 	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...)})
 }
 
+// NotRequested is Incomplete for a rule that needs a source the user must
+// opt in to (--inspect-images): not a gap in the input.
+func (c *Context) NotRequested(rule, format string, args ...any) {
+	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...), Kind: NeedsOptIn})
+}
+
+// Unknowable is Incomplete for a rule that lacks knowledge kubegap does
+// not hold or the cluster's API does not show: no input completes it.
+func (c *Context) Unknowable(rule, format string, args ...any) {
+	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...), Kind: NeedsKnowledge})
+}
+
 func (c *Context) note(rule string, n RuleNote) {
 	if c.notes == nil {
 		c.notes = map[string]RuleNote{}
@@ -154,6 +187,13 @@ func (c *Context) note(rule string, n RuleNote) {
 		return // a skip outranks a partial note
 	case old.Skipped == n.Skipped && old.Reason != n.Reason:
 		n.Reason = old.Reason + "; " + n.Reason
+		// What the user can complete outranks what they cannot: the
+		// rule stays theirs to finish while any input is missing.
+		if old.Kind == NeedsInput || n.Kind == NeedsInput {
+			n.Kind = NeedsInput
+		} else if old.Kind == NeedsOptIn {
+			n.Kind = NeedsOptIn
+		}
 	}
 	c.notes[rule] = n
 }

@@ -393,7 +393,7 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 			unknown = max(unknown, p.unknown)
 		}
 		if unknown > 0 {
-			ctx.Incomplete(ruleHostBinaryGlibc, "DaemonSet %s/%s can write into a host binary directory on %d nodes whose glibc is unknown (their OS image is not tabled with one)",
+			ctx.Unknowable(ruleHostBinaryGlibc, "DaemonSet %s/%s can write into a host binary directory on %d nodes whose glibc is unknown (their OS image is not tabled with one)",
 				ds.Namespace, ds.Name, unknown)
 		}
 		if f, ok := hostBinaryFinding(ds, parts, infos, len(linux)); ok {

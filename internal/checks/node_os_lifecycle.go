@@ -328,10 +328,10 @@ func endOfSupportFindings(ctx *Context, infos nodeOS, now time.Time) []finding.F
 		}
 	}
 	if len(unknownImage) > 0 {
-		ctx.Incomplete(ruleOSEndOfSupport, "OS images kubegap does not recognise, so their support cannot be judged: %s", imageCounts(unknownImage, true))
+		ctx.Unknowable(ruleOSEndOfSupport, "OS images kubegap does not recognise, so their support cannot be judged: %s", imageCounts(unknownImage, true))
 	}
 	if len(untabled) > 0 {
-		ctx.Incomplete(ruleOSEndOfSupport, "no support end is tabled for %s", imageCounts(untabled, false))
+		ctx.Unknowable(ruleOSEndOfSupport, "no support end is tabled for %s", imageCounts(untabled, false))
 	}
 	keys := slices.SortedFunc(maps.Keys(byOS), func(a, b groupKey) int {
 		return strings.Compare(a.id+"|"+string(a.provider), b.id+"|"+string(b.provider))
@@ -564,7 +564,7 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 	}
 	info := infos[same[0].Name]
 	if !info.Known {
-		ctx.Incomplete(rulePatchMonoculture, "%d of %d nodes run OS image %q, which kubegap does not recognise: whether it updates in place is unknown",
+		ctx.Unknowable(rulePatchMonoculture, "%d of %d nodes run OS image %q, which kubegap does not recognise: whether it updates in place is unknown",
 			len(same), len(s.Nodes), top.osImage)
 		return finding.Finding{}, false
 	}

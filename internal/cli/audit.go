@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -130,9 +131,20 @@ type auditFlags struct {
 	inspectImages bool
 	// cfg is the config file read, if any.
 	cfg           *config.File
-	failOnUnknown bool
+	failOnUnknown string
 	targetVersion string
+	// explainCoverage prints each incomplete check's rules and reasons
+	// after the coverage block (text and Markdown).
+	explainCoverage bool
 }
+
+// --fail-on-unknown values: the bare flag counts what the user can
+// complete (input, permissions); =all counts opt-in sources and knowledge
+// kubegap lacks too.
+const (
+	failOnUnknownInput = "input"
+	failOnUnknownAll   = "all"
+)
 
 func newAuditCommand(app *App) *cobra.Command {
 	var fl auditFlags
@@ -172,8 +184,12 @@ could not run, 130 interrupted.`,
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no progress on stderr")
 	f.StringVar(&fl.targetVersion, "target-version", "",
 		"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor (e.g. 1.35)")
-	f.BoolVar(&fl.failOnUnknown, "fail-on-unknown", false,
-		"exit 1 when any check could not look at everything it needs (partial or not evaluated)")
+	f.StringVar(&fl.failOnUnknown, "fail-on-unknown", "",
+		"exit 1 when a check could not look at everything it needs for want of input or permissions a user can add; "+
+			"=all also for an opt-in source not requested (--inspect-images) or facts unknown to kubegap")
+	f.Lookup("fail-on-unknown").NoOptDefVal = failOnUnknownInput
+	f.BoolVar(&fl.explainCoverage, "explain-coverage", false,
+		"text and Markdown: after the coverage summary, list every incomplete check's rules and why (-o json always carries them)")
 	f.BoolVar(&fl.strict, "strict", false, "with --from: a file in a directory that is not Kubernetes objects (Kustomize, Helm, other YAML) is an error, not skipped")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
@@ -212,6 +228,11 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, fmt.Errorf("--min-severity: %w", err))
 	}
+	switch fl.failOnUnknown {
+	case "", failOnUnknownInput, failOnUnknownAll:
+	default:
+		return withCode(ExitError, fmt.Errorf("--fail-on-unknown=%s: want input (the default of the bare flag) or all", fl.failOnUnknown))
+	}
 	if fl.failOnNew && fl.baseline == "" {
 		return withCode(ExitError, errors.New("--fail-on-new needs --baseline"))
 	}
@@ -238,8 +259,16 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		return withCode(ExitError, err)
 	}
 	src.strict = fl.strict
-	snap, err := src.load(ctx, app, audit.Resources(selected), fl.quiet)
+	resources := audit.Resources(selected)
+	if src.namespace() != "" && !slices.Contains(resources, snapshot.Namespaces) {
+		// Read Namespaces too, so that a misspelt -n is refused.
+		resources = append(resources, snapshot.Namespaces)
+	}
+	snap, err := src.load(ctx, app, resources, fl.quiet)
 	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := audit.CheckScope(snap); err != nil {
 		return withCode(ExitError, err)
 	}
 	opts := audit.Options{Target: target}
@@ -268,7 +297,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		locate(rep, snapshot.Positions(src.from))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
-		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width()})
+		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}
@@ -279,8 +308,14 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	case !fl.failOnNew && rep.AtOrAbove(failOn):
 		return withCode(ExitFindings, nil)
 	}
-	if fl.failOnUnknown && rep.Unknown() {
-		return withCode(ExitFindings, errors.New("--fail-on-unknown: some checks could not look at everything they need (see COULD NOT LOOK)"))
+	switch {
+	case fl.failOnUnknown == failOnUnknownAll && rep.Unknown():
+		return withCode(ExitFindings, errors.New("--fail-on-unknown=all: some checks could not look at everything they need (see COVERAGE)"))
+	case fl.failOnUnknown == failOnUnknownInput:
+		if open := rep.UnknownCompletable(); len(open) > 0 {
+			return withCode(ExitFindings, fmt.Errorf("--fail-on-unknown: %s could not look at everything they need for want of input or permissions (see COVERAGE): %s",
+				report.Plural(len(open), "check", "checks"), strings.Join(open, ", ")))
+		}
 	}
 	return nil
 }

@@ -68,6 +68,7 @@ func registerAuditCompletions(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", fixed(append(severityNames(), "none")...))
 	_ = cmd.RegisterFlagCompletionFunc("min-severity", fixed(severityNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("color", fixed("auto", "always", "never"))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on-unknown", fixed(failOnUnknownInput, failOnUnknownAll))
 	_ = cmd.RegisterFlagCompletionFunc("checks", checkIDs)
 	_ = cmd.RegisterFlagCompletionFunc("skip-checks", checkIDs)
 }

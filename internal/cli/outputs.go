@@ -18,6 +18,8 @@ type renderContext struct {
 	app   *App
 	color bool
 	width int
+	// explainCoverage is --explain-coverage.
+	explainCoverage bool
 }
 
 // output is one -o format of the audit report.
@@ -32,7 +34,7 @@ type output struct {
 // entry here and a renderer package.
 var outputs = map[string]output{
 	"text": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width})
+		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width})
@@ -42,9 +44,11 @@ var outputs = map[string]output{
 	"sarif": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error {
 		return sarif.Write(w, rep, sarif.Options{Rules: sarifRules(), CaseTitle: caseTitle})
 	}},
-	"junit":    {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
-	"markdown": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return markdown.Write(w, rep) }},
-	"html":     {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+	"junit": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
+	"markdown": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+		return markdown.WriteWith(w, rep, markdown.Options{ExplainCoverage: rc.explainCoverage})
+	}},
+	"html": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
 }
 
 // outputNames lists the formats, for help, errors and completion.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,6 +45,10 @@ type jsonReport struct {
 	Baseline *struct {
 		New, Unchanged int
 		Resolved       []struct{ ID, Check string }
+		NotRechecked   []struct {
+			Finding struct{ ID, Check string }
+			Why     string
+		}
 	}
 	Warnings []string
 	Summary  map[string]int
@@ -159,6 +164,13 @@ func TestAuditFailOnNoneAndMinSeverity(t *testing.T) {
 			t.Errorf("a %s finding passed --min-severity high", f.Severity)
 		}
 	}
+	// The filtered report says how many it hid.
+	_, all, _ := runWith(t, fixedApp(nil), "audit", "--demo", "-o", "json")
+	hidden := len(decode(t, all).Findings) - len(r.Findings)
+	_, text, _ := runWith(t, fixedApp(nil), "audit", "--demo", "--min-severity", "high", "-o", "summary")
+	if want := fmt.Sprintf("; %d below --min-severity not shown", hidden); hidden == 0 || !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+		t.Errorf("--min-severity high hid %d findings; the summary does not say %q:\n%s", hidden, want, text)
+	}
 	if code, _, _ := runWith(t, fixedApp(nil), "audit", "--demo", "--min-severity", "critical"); code != ExitOK {
 		t.Errorf("nothing at or above critical, yet exit %d", code)
 	}
@@ -192,15 +204,15 @@ func TestAuditBaselineRoundTrip(t *testing.T) {
 	if code != ExitFindings || newOnes == 0 || r.Baseline.New != newOnes {
 		t.Errorf("exit %d, %d new, baseline %+v", code, newOnes, r.Baseline)
 	}
-	// Dropping a check resolves its findings.
+	// Dropping a check does not resolve its findings: it did not look.
 	_, out, _ = runWith(t, fixedApp(nil), "audit", "--demo", "-o", "json", "--baseline", prev, "--skip-checks", "version-skew,node-os-lifecycle")
 	r = decode(t, out)
-	if len(r.Baseline.Resolved) == 0 {
-		t.Error("no resolved findings")
+	if len(r.Baseline.Resolved) != 0 || len(r.Baseline.NotRechecked) == 0 {
+		t.Errorf("skipping a check: %d resolved, %d not re-checked", len(r.Baseline.Resolved), len(r.Baseline.NotRechecked))
 	}
-	for _, f := range r.Baseline.Resolved {
-		if f.Check != "node-os-lifecycle" {
-			t.Errorf("%s resolved", f.Check)
+	for _, n := range r.Baseline.NotRechecked {
+		if n.Finding.Check != "node-os-lifecycle" || n.Why != "skipped" {
+			t.Errorf("%s not re-checked (%s)", n.Finding.Check, n.Why)
 		}
 	}
 }

@@ -261,6 +261,9 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 			return nil, err
 		}
 	}
+	if err := audit.CheckScope(snap); err != nil {
+		return nil, err
+	}
 	return audit.Run(snap, selected, audit.Options{Target: target}), nil
 }
 

@@ -46,9 +46,15 @@ func FindingCounts(r *Report) string {
 	if r.Summary.Suppressed > 0 {
 		s += fmt.Sprintf("; %d suppressed", r.Summary.Suppressed)
 	}
+	if r.BelowMinSeverity > 0 {
+		s += fmt.Sprintf("; %d below --min-severity not shown", r.BelowMinSeverity)
+	}
 	if r.Baseline != nil {
 		s += fmt.Sprintf("; %d new, %d unchanged, %d resolved since %s",
 			r.Baseline.New, r.Baseline.Unchanged, len(r.Baseline.Resolved), r.Baseline.File)
+		if n := len(r.Baseline.NotRechecked); n > 0 {
+			s += fmt.Sprintf(", %d not re-checked", n)
+		}
 	}
 	return s
 }

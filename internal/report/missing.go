@@ -92,6 +92,30 @@ func (r *Report) Unknown() bool {
 	return false
 }
 
+// UnknownCompletable lists the checks a user could complete with more
+// input or permissions: those with a partial or skipped rule of category
+// input, or a partial status without rules to say why. Rules that need an
+// opt-in source or knowledge kubegap lacks are left out
+// (--fail-on-unknown without =all).
+func (r *Report) UnknownCompletable() []string {
+	var out []string
+	for _, c := range r.Checks {
+		open := false
+		for _, rr := range c.Rules {
+			if rr.Completable() {
+				open = true
+			}
+		}
+		if len(c.Rules) == 0 && (c.Status == Partial || c.Status == NotEvaluated) {
+			open = true
+		}
+		if open {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
 // ScopeLine is the scope as a report header prints it.
 func ScopeLine(r *Report) string {
 	s := r.Source.Scope.String()

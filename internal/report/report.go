@@ -60,6 +60,32 @@ type RuleResult struct {
 	// Missing lists the inputs that would complete the rule, as coverage
 	// names them ("apps/v1/deployments").
 	Missing []string `json:"missing,omitempty"`
+	// Category says what would complete a partial or skipped rule:
+	// CategoryInput (objects, a namespace, a permission: the user can add
+	// them), CategoryOptIn (a source the user did not ask for, such as
+	// --inspect-images) or CategoryKnowledge (a fact kubegap does not
+	// hold). Empty for an evaluated rule and in reports written before it.
+	Category string `json:"category,omitempty"`
+	// Noted is true when the check itself said the rule could not judge
+	// some objects it had (beyond any input missing): its silence about
+	// them proves nothing even where its input is complete. Kept out of
+	// the JSON, which carries the reason.
+	Noted bool `json:"-"`
+}
+
+// Categories of a partial or skipped rule (RuleResult.Category).
+const (
+	CategoryInput     = "input"
+	CategoryOptIn     = "opt-in"
+	CategoryKnowledge = "knowledge"
+)
+
+// Completable reports whether the user can complete the rule with input
+// or permissions (what --fail-on-unknown counts by default). A rule from
+// a report without categories counts as completable: unknown is never
+// pass.
+func (rr RuleResult) Completable() bool {
+	return rr.Status != RuleEvaluated && (rr.Category == "" || rr.Category == CategoryInput)
 }
 
 // Report is the result of an audit. Its JSON form is a public contract:
@@ -95,6 +121,9 @@ type Report struct {
 	// Warnings are things the reader should know that are not findings:
 	// expired suppressions, files skipped as not Kubernetes objects.
 	Warnings []string `json:"warnings,omitempty"`
+	// BelowMinSeverity counts the findings --min-severity left out, so
+	// that a filtered report says what it hid.
+	BelowMinSeverity int `json:"belowMinSeverity,omitempty"`
 }
 
 // Tool names the program that wrote a report.
@@ -124,6 +153,19 @@ type Baseline struct {
 	New       int               `json:"new"`
 	Unchanged int               `json:"unchanged"`
 	Resolved  []finding.Finding `json:"resolved"`
+	// NotRechecked holds the previous findings that are gone from this
+	// report only because this run did not look at their objects with the
+	// rule that made them (a namespace scope, input or permissions
+	// missing, the check skipped): never resolved.
+	NotRechecked []NotRechecked `json:"notRechecked,omitempty"`
+}
+
+// NotRechecked is a previous finding this run did not look at again.
+type NotRechecked struct {
+	Finding finding.Finding `json:"finding"`
+	// Why is "scope", "input", "rbac", "skipped", "not requested" or
+	// "unknown to kubegap": what kept the check from looking again.
+	Why string `json:"why"`
 }
 
 // CheckResult is how one check went.
@@ -241,6 +283,7 @@ func (r *Report) KeepAtOrAbove(min finding.Severity) {
 			kept = append(kept, f)
 		}
 	}
+	r.BelowMinSeverity += len(r.Findings) - len(kept)
 	r.Findings = kept
 	r.Finish()
 }

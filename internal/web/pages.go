@@ -72,12 +72,15 @@ type reportFilter struct {
 }
 
 type reportView struct {
-	Name             string
-	ReportID         string
-	SourceLine       string
-	StatusLine       string
-	ChecksLine       string
-	Gaps             present.Gaps
+	Name       string
+	ReportID   string
+	SourceLine string
+	StatusLine string
+	ChecksLine string
+	Gaps       present.Gaps
+	// Cov is what could not be looked at, in proportion; the panel
+	// showing it follows the findings.
+	Cov              report.CoverageSummary
 	Severities       []sevCount
 	Upload           bool
 	UploadLimit      string
@@ -117,7 +120,7 @@ type findingView struct {
 // left out on the server (filter is applied there) and hidden in a static
 // page (the browser filters).
 func reportPage(rep *report.Report, lib *library.Library, f reportFilter, keepAll bool) *reportView {
-	v := &reportView{SourceLine: sourceLine(rep.Source), Gaps: present.ReportGaps(rep), Checks: rep.Checks, Coverage: rep.Coverage}
+	v := &reportView{SourceLine: sourceLine(rep.Source), Gaps: present.ReportGaps(rep), Cov: report.Coverage(rep), Checks: rep.Checks, Coverage: rep.Coverage}
 	counts := map[report.Status]int{}
 	for _, c := range rep.Checks {
 		counts[c.Status]++

@@ -408,25 +408,28 @@ func demoSource() snapshot.Source {
 	return snapshot.Source{Type: snapshot.SourceFiles, Paths: []string{"<b>dump.yaml</b>"}}
 }
 
-func TestReportShowsGapsFirst(t *testing.T) {
+func TestReportShowsGapsAfterFindings(t *testing.T) {
 	o := testOptions(t)
 	r := hostileReport()
 	r.Source.Scope.Namespaces = []string{"payments"}
 	r.Coverage = append(r.Coverage, snapshot.Coverage{Resource: "apps/v1/daemonsets", Status: snapshot.StatusForbidden, Message: "RBAC"})
 	r.Checks = append(r.Checks, report.CheckResult{ID: "pdb-blocks-drain", Status: report.Partial,
-		Rules: []report.RuleResult{{ID: "single-replica", Status: report.RuleSkipped, Reason: "no deployments read"}}})
+		Rules: []report.RuleResult{{ID: "single-replica", Status: report.RuleSkipped, Reason: "no deployments read"},
+			{ID: "daemonsets", Status: report.RulePartial, Missing: []string{"apps/v1/daemonsets"}}}})
 	o.Report = r
 	s, err := NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, body := get(t, s, "/report")
-	gaps, summary := strings.Index(body, "Not everything was evaluated"), strings.Index(body, `id="summary-h"`)
-	if gaps < 0 || gaps > summary {
-		t.Fatalf("gaps panel missing or after the summary (%d, %d)", gaps, summary)
+	// What was not looked at follows the findings, in proportion: one
+	// line per resource, the scope, the checks left to explain.
+	gaps, findings, checks := strings.Index(body, "Not everything was evaluated"), strings.Index(body, `id="findings-h"`), strings.Index(body, `id="checks-h"`)
+	if gaps < 0 || gaps < findings || gaps > checks {
+		t.Fatalf("gaps panel missing or not between the findings and the checks table (%d, %d, %d)", gaps, findings, checks)
 	}
-	for _, w := range []string{"namespace payments", "apps/v1/daemonsets</code>: forbidden", "Checks evaluated in part", "rule <code>single-replica</code> skipped: no deployments read", "Checks not evaluated"} {
-		if !strings.Contains(body, w) {
+	for _, w := range []string{"namespace payments", "daemonsets</code>: forbidden — 1 check incomplete", "ClusterRole rule"} {
+		if !strings.Contains(body[gaps:checks], w) {
 			t.Errorf("gaps panel lacks %q", w)
 		}
 	}

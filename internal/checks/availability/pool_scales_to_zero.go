@@ -183,7 +183,7 @@ func noteNoStatus(ctx *check.Context, s *snapshot.Snapshot) {
 	}
 	for i := range s.Nodes {
 		if check.ManagedProvider(&s.Nodes[i]) == "GKE" {
-			ctx.Incomplete(ruleOnlyPool, "no %s/%s ConfigMap: GKE node pool autoscaling minimums are settings of the GKE API (node pool autoscaling), not visible through the Kubernetes API", caStatusNS, caStatusName)
+			ctx.Unknowable(ruleOnlyPool, "no %s/%s ConfigMap: GKE node pool autoscaling minimums are settings of the GKE API (node pool autoscaling), not visible through the Kubernetes API", caStatusNS, caStatusName)
 			return
 		}
 	}

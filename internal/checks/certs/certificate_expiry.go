@@ -327,7 +327,7 @@ func (r *expiryRun) webhookConfig(kind string, ref finding.ObjectRef, hooks []we
 		}
 		certs, err := parseBundle(h.bundle)
 		if err != nil {
-			r.ctx.Incomplete(rule, "%s %s webhook %s: caBundle %v", kind, ref.Name, h.name, err)
+			r.ctx.Unknowable(rule, "%s %s webhook %s: caBundle %v", kind, ref.Name, h.name, err)
 			continue
 		}
 		c := latest(certs)
@@ -406,7 +406,7 @@ func (r *expiryRun) apiServices(s *snapshot.Snapshot) {
 				"Renew the aggregated API server's certificate and the APIService caBundle together (cert-manager's CA injector can).",
 				[]string{"admission-webhook-cabundle-expired-2020"}, finding.Critical)
 		} else if err != nil {
-			r.ctx.Incomplete(rule, "APIService %s: spec.caBundle %v", u.GetName(), err)
+			r.ctx.Unknowable(rule, "APIService %s: spec.caBundle %v", u.GetName(), err)
 		}
 	}
 }
@@ -428,7 +428,7 @@ func (r *expiryRun) crdConversions(s *snapshot.Snapshot) {
 				"Renew the conversion webhook's certificate and the CRD's caBundle together (cert-manager's CA injector can).",
 				[]string{"admission-webhook-cabundle-expired-2020"}, finding.Critical)
 		} else if err != nil {
-			r.ctx.Incomplete(rule, "CustomResourceDefinition %s: conversion caBundle %v", u.GetName(), err)
+			r.ctx.Unknowable(rule, "CustomResourceDefinition %s: conversion caBundle %v", u.GetName(), err)
 		}
 	}
 }

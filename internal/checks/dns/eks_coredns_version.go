@@ -120,7 +120,7 @@ func runEKSCorednsVersion(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	if !v.Less(row.coredns) {
 		if !exact {
-			ctx.Incomplete(ruleEKSCoredns, "the EKS CoreDNS table has no row for %s; CoreDNS %s is at or above the newest row (%s for %s), "+
+			ctx.Unknowable(ruleEKSCoredns, "the EKS CoreDNS table has no row for %s; CoreDNS %s is at or above the newest row (%s for %s), "+
 				"a lower bound only", server.MinorString(), v, row.CoreDNS, row.Kubernetes)
 		}
 		return nil, nil

@@ -108,7 +108,7 @@ func runImageManifestCompat(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, check.NotEvaluated("the input holds no pods or workload templates")
 	}
 	if ctx.Images == nil {
-		ctx.Incomplete(ruleSchema1, "image manifests were not read; %s", inspectImagesAdvice)
+		ctx.NotRequested(ruleSchema1, "image manifests were not read; %s", inspectImagesAdvice)
 		return nil, nil
 	}
 	found, unknown := schema1Users(ctx.Images, users, facts)

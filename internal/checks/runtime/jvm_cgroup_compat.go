@@ -99,7 +99,7 @@ func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	if ctx.Images == nil {
 		for _, r := range []string{ruleJVMCgroupV2, ruleJVMKernel612} {
-			ctx.Incomplete(r, "the Java runtimes inside images were not read; run `kubegap audit --inspect-images` (it reads each image's JDK release file)")
+			ctx.NotRequested(r, "the Java runtimes inside images were not read; run `kubegap audit --inspect-images` (it reads each image's JDK release file)")
 		}
 		return nil, nil
 	}

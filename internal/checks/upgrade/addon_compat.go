@@ -229,7 +229,7 @@ func addonCompat(ctx *check.Context, t check.KubeVersion, at compatAt) []finding
 		judge(check.Ref("apps/v1", "Deployment", d), d.Spec.Template.Spec.Containers)
 	}
 	if len(unknown) > 0 {
-		ctx.Incomplete(at.rule, "not in kubegap's compatibility table: %s", strings.Join(slices.Sorted(maps.Keys(unknown)), ", "))
+		ctx.Unknowable(at.rule, "not in kubegap's compatibility table: %s", strings.Join(slices.Sorted(maps.Keys(unknown)), ", "))
 	}
 	return out
 }

@@ -250,7 +250,7 @@ func nodeOSAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []finding
 		}
 	}
 	if unknown > 0 {
-		ctx.Incomplete(ruleNodeOSAtTarget, "the OS of %s on a tabled provider is not one kubegap identifies", check.Plural(unknown, "node", "nodes"))
+		ctx.Unknowable(ruleNodeOSAtTarget, "the OS of %s on a tabled provider is not one kubegap identifies", check.Plural(unknown, "node", "nodes"))
 	}
 	var out []finding.Finding
 	for _, g := range grouped(groups) {

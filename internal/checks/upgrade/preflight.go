@@ -278,7 +278,7 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 		}
 	}
 	if len(unknown) > 0 {
-		ctx.Incomplete(ruleCgroupV1, "the default cgroup version of the OS of %s is not in kubegap's table", check.Plural(len(unknown), "node", "nodes"))
+		ctx.Unknowable(ruleCgroupV1, "the default cgroup version of the OS of %s is not in kubegap's table", check.Plural(len(unknown), "node", "nodes"))
 	}
 	var out []finding.Finding
 	for _, os := range slices.Sorted(maps.Keys(byOS)) {

@@ -118,7 +118,7 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 		// rule skipped would leave every managed cluster's audit unknown
 		// for a component the owner cannot touch.
 	default:
-		ctx.Incomplete(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
+		ctx.Unknowable(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
 			"an embedded datastore), and its version cannot be judged")
 	}
 	return out, nil

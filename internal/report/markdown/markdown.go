@@ -15,24 +15,24 @@ import (
 	"github.com/kubegap/kubegap/internal/report"
 )
 
+// Options tune the Markdown report.
+type Options struct {
+	// ExplainCoverage adds every incomplete check's open rules and
+	// reasons, folded, after the coverage summary (--explain-coverage).
+	ExplainCoverage bool
+}
+
 // Write writes rep as Markdown.
-func Write(w io.Writer, rep *report.Report) error {
+func Write(w io.Writer, rep *report.Report) error { return WriteWith(w, rep, Options{}) }
+
+// WriteWith writes rep as Markdown: a short header (what was read, the
+// scope, the counts), the findings, then what could not be looked at, in
+// proportion.
+func WriteWith(w io.Writer, rep *report.Report, opts Options) error {
 	var b strings.Builder
 	b.WriteString("## kubegap audit\n\n")
 	fmt.Fprintf(&b, "%s · %s · %s\n\n", esc(sourceText(rep)), esc(rep.Source.Scope.String()), checkCounts(rep))
-
-	b.WriteString("| Severity | Findings |\n|---|---:|\n")
-	for _, sev := range finding.Severities() {
-		fmt.Fprintf(&b, "| %s | %d |\n", sev, rep.Summary.Count(sev))
-	}
-	if rep.Summary.Suppressed > 0 {
-		fmt.Fprintf(&b, "| suppressed | %d |\n", rep.Summary.Suppressed)
-	}
-	b.WriteString("\n")
-	if rep.Baseline != nil {
-		fmt.Fprintf(&b, "Against the baseline: %d new, %d unchanged, %d resolved.\n\n",
-			rep.Baseline.New, rep.Baseline.Unchanged, len(rep.Baseline.Resolved))
-	}
+	fmt.Fprintf(&b, "**%s**\n\n", esc(report.FindingCounts(rep)))
 
 	if len(rep.Findings) > 0 {
 		b.WriteString("| | Severity | Check | Finding | Objects |\n|---|---|---|---|---|\n")
@@ -51,14 +51,22 @@ func Write(w io.Writer, rep *report.Report) error {
 		b.WriteString("No findings.\n\n")
 	}
 
-	var unknown []string
-	for _, c := range rep.Checks {
-		if c.Status == report.NotEvaluated || c.Status == report.Partial {
-			unknown = append(unknown, fmt.Sprintf("- `%s` %s: %s", c.ID, c.Status, esc(c.Reason)))
+	coverage(&b, rep, opts)
+	if bl := rep.Baseline; bl != nil {
+		if len(bl.Resolved) > 0 {
+			fmt.Fprintf(&b, "**Resolved since %s** (%d):\n\n", esc(bl.File), len(bl.Resolved))
+			for _, f := range bl.Resolved {
+				fmt.Fprintf(&b, "- `%s` %s\n", f.Check, esc(f.Title))
+			}
+			b.WriteString("\n")
 		}
-	}
-	if len(unknown) > 0 {
-		b.WriteString("**Not evaluated or partial** (unknown, not a pass):\n\n" + strings.Join(unknown, "\n") + "\n\n")
+		if len(bl.NotRechecked) > 0 {
+			fmt.Fprintf(&b, "**Not re-checked** (%d; in %s, not looked at again this time, so not resolved):\n\n", len(bl.NotRechecked), esc(bl.File))
+			for _, n := range bl.NotRechecked {
+				fmt.Fprintf(&b, "- `%s` %s (%s)\n", n.Finding.Check, esc(n.Finding.Title), esc(n.Why))
+			}
+			b.WriteString("\n")
+		}
 	}
 	if len(rep.Suppressed) > 0 {
 		b.WriteString("<details>\n<summary>Suppressed findings</summary>\n\n")
@@ -76,6 +84,76 @@ func Write(w io.Writer, rep *report.Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// coverage writes what could not be looked at: one item per resource the
+// checks needed and did not get whole, the scope, and the command that
+// completes the audit; the per-rule detail folded, on request.
+func coverage(b *strings.Builder, rep *report.Report, opts Options) {
+	cov := report.Coverage(rep)
+	if cov.Empty() {
+		return
+	}
+	b.WriteString("**Coverage** (what the input does not show is unknown, not a pass):\n\n")
+	items := len(cov.Resources) + len(cov.NotRequested) + len(cov.UnknownToKubegap) + len(cov.Other)
+	for _, l := range cov.Resources {
+		fmt.Fprintf(b, "- `%s`: %s — %s incomplete\n", l.Name, esc(l.State), report.Plural(l.Checks, "check", "checks"))
+	}
+	if len(cov.NotRequested) > 0 {
+		fmt.Fprintf(b, "- not requested (an opt-in source such as `--inspect-images`): %s\n", codes(cov.NotRequested))
+	}
+	if len(cov.UnknownToKubegap) > 0 {
+		fmt.Fprintf(b, "- unknown to kubegap (facts it holds no source for): %s\n", codes(cov.UnknownToKubegap))
+	}
+	if len(cov.Other) > 0 {
+		fmt.Fprintf(b, "- incomplete for other reasons: %s\n", codes(cov.Other))
+	}
+	if items > 0 {
+		b.WriteString("\n")
+	}
+	if cov.Scope != "" {
+		b.WriteString(esc(cov.Scope) + "\n\n")
+	}
+	for _, fix := range cov.Fixes {
+		b.WriteString("To complete: ")
+		if fix.Command != "" {
+			// Commands and RBAC rules kubegap writes hold no backtick.
+			fmt.Fprintf(b, "`%s` ", fix.Command)
+		}
+		b.WriteString(esc(fix.Note) + "\n\n")
+	}
+	if !opts.ExplainCoverage {
+		return
+	}
+	b.WriteString("<details>\n<summary>Each incomplete check, rule by rule</summary>\n\n")
+	for _, c := range rep.Checks {
+		var open []string
+		for _, rr := range c.Rules {
+			if rr.Status != report.RuleEvaluated {
+				open = append(open, fmt.Sprintf("  - `%s` %s: %s", rr.ID, rr.Status, esc(rr.Reason)))
+			}
+		}
+		if len(open) == 0 && c.Status != report.NotEvaluated && c.Status != report.Partial {
+			continue
+		}
+		fmt.Fprintf(b, "- `%s` %s", c.ID, c.Status)
+		if len(open) == 0 && c.Reason != "" {
+			fmt.Fprintf(b, ": %s", esc(c.Reason))
+		}
+		b.WriteString("\n")
+		for _, o := range open {
+			b.WriteString(o + "\n")
+		}
+	}
+	b.WriteString("\n</details>\n\n")
+}
+
+func codes(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "`" + id + "`"
+	}
+	return strings.Join(out, ", ")
 }
 
 func details(b *strings.Builder, f finding.Finding) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/report/reporttest"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // render turns the Markdown into HTML with goldmark (CommonMark plus GFM
@@ -67,16 +68,16 @@ func TestDemoTablesAndFoldedDetails(t *testing.T) {
 	r := reporttest.Demo(t)
 	_, doc := render(t, r)
 	tables := all(doc, "table")
-	if len(tables) != 2 {
-		t.Fatalf("%d tables, want the summary and the findings", len(tables))
+	if len(tables) != 1 {
+		t.Fatalf("%d tables, want the findings (the counts are one line)", len(tables))
 	}
-	if rows := all(tables[1], "tr"); len(rows) != len(r.Findings)+1 {
+	if rows := all(tables[0], "tr"); len(rows) != len(r.Findings)+1 {
 		t.Errorf("findings table has %d rows for %d findings", len(rows), len(r.Findings))
 	}
 	if d := all(doc, "details"); len(d) != len(r.Findings) {
 		t.Errorf("%d details blocks for %d findings", len(d), len(r.Findings))
 	}
-	for i, row := range all(tables[1], "tr")[1:] {
+	for i, row := range all(tables[0], "tr")[1:] {
 		if got := text(all(row, "td")[3]); got != strings.Join(strings.Fields(r.Findings[i].Title), " ") {
 			t.Errorf("row %d title %q, want %q", i, got, r.Findings[i].Title)
 		}
@@ -98,7 +99,7 @@ func TestEscaping(t *testing.T) {
 	r := reporttest.Edges()
 	md, doc := render(t, r)
 	title := r.Findings[0].Title
-	rows := all(all(doc, "table")[1], "tr")
+	rows := all(all(doc, "table")[0], "tr")
 	if got := text(all(rows[1], "td")[3]); got != title {
 		t.Errorf("title cell %q, want %q\n%s", got, title, md)
 	}
@@ -106,7 +107,7 @@ func TestEscaping(t *testing.T) {
 		t.Errorf("markup leaked from a title or message:\n%s", md)
 	}
 	body := text(doc)
-	for _, want := range []string{"Line two with <b>html</b> and `code`.", "pdb-blocks-drain partial",
+	for _, want := range []string{"Line two with <b>html</b> and `code`.", "incomplete for other reasons: pod-sandbox-failures, pdb-blocks-drain",
 		"pool retired in Q1", "expired on 2026-11-01", "1 new, 0 unchanged, 0 resolved", "namespace payments"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("rendered text lacks %q", want)
@@ -141,5 +142,37 @@ func TestParagraphsThatLookLikeLists(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("lost %q", want)
 		}
+	}
+}
+
+// TestCoverageAfterFindings: what could not be looked at follows the
+// findings, one item per resource, with the command that completes it;
+// the per-rule detail only on request.
+func TestCoverageAfterFindings(t *testing.T) {
+	r := reporttest.Edges()
+	r.Coverage = append(r.Coverage, snapshot.Coverage{Resource: "v1/events", Status: snapshot.StatusNotInInput})
+	r.Checks = append(r.Checks, report.CheckResult{ID: "pod-sandbox-failures", Status: report.Partial,
+		Rules: []report.RuleResult{{ID: "events", Status: report.RulePartial, Reason: "not in the input: events", Missing: []string{"v1/events"}, Category: report.CategoryInput}}})
+	md, doc := render(t, r)
+	table, cov := strings.Index(md, "| | Severity |"), strings.Index(md, "**Coverage**")
+	if table < 0 || cov < table {
+		t.Fatalf("coverage missing or before the findings:\n%s", md)
+	}
+	body := text(doc)
+	for _, want := range []string{"events: not in the input — 1 check incomplete",
+		"To complete: kubegap recipe > recipe.sh && sh recipe.sh && kubegap audit --from kubegap-dump"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "rule by rule") {
+		t.Errorf("per-rule detail without ExplainCoverage:\n%s", md)
+	}
+	var b bytes.Buffer
+	if err := WriteWith(&b, r, Options{ExplainCoverage: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "rule by rule") || !strings.Contains(b.String(), "`events` partial: not in the input: events") {
+		t.Errorf("ExplainCoverage adds no per-rule detail:\n%s", b.String())
 	}
 }

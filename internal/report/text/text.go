@@ -30,6 +30,10 @@ type Options struct {
 	// longer than the width (a long field path) is not broken, so that it
 	// stays searchable and copyable.
 	Width int
+	// ExplainCoverage adds, after the coverage block, every incomplete
+	// check with each open rule and its reason (--explain-coverage). The
+	// JSON report always carries it.
+	ExplainCoverage bool
 }
 
 const (
@@ -57,7 +61,6 @@ func Write(w io.Writer, r *report.Report, opts Options) error {
 		tw.opts.Width = 80
 	}
 	tw.header(r)
-	tw.unknowns(r)
 	for _, sev := range finding.Severities() {
 		var group []finding.Finding
 		for _, f := range r.Findings {
@@ -74,6 +77,15 @@ func Write(w io.Writer, r *report.Report, opts Options) error {
 		}
 	}
 	tw.preflight(r)
+	if len(r.Findings) == 0 {
+		tw.printf("\nNo findings.\n")
+	}
+	tw.coverage(r)
+	if tw.opts.ExplainCoverage {
+		tw.unknowns(r)
+	}
+	tw.baseline(r)
+	tw.warnings(r)
 	tw.summary(r)
 	return tw.err
 }
@@ -118,7 +130,7 @@ func (t *textWriter) preflight(r *report.Report) {
 		t.wrapped(f.Remediation, "     ", "     ")
 	}
 	if step == 0 {
-		t.printf("  nothing blocks this upgrade in what kubegap reads (see COULD NOT LOOK for what it could not)\n")
+		t.printf("  nothing blocks this upgrade in what kubegap reads (COVERAGE below says what it could not)\n")
 	}
 }
 
@@ -141,26 +153,111 @@ func (t *textWriter) color(code, s string) string {
 	return code + s + ansiReset
 }
 
-// header states what was read, the scope and the counts before any finding.
+// header states what was read, the scope and the counts before any
+// finding, in at most six lines: the findings come next, and what could
+// not be looked at is summed up after them (coverage).
 func (t *textWriter) header(r *report.Report) {
 	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+report.SourceText(r.Source)+", "+report.ScopeLine(r), "", "  ")
 	t.wrapped(report.CheckCounts(r), "", "  ")
 	t.wrapped(report.FindingCounts(r), "", "  ")
-	var read, other []string
+	if line := readLine(r); line != "" {
+		t.wrapped(t.color(ansiDim, line), "", "  ")
+	}
+}
+
+// readLine is the header's one line about input: how many resource types
+// were read, how many the checks needed and did not get whole, and how
+// many warnings wait at the end.
+func readLine(r *report.Report) string {
+	read := 0
 	for _, c := range r.Coverage {
 		if c.Status == snapshot.StatusRead {
-			read = append(read, c.Resource)
-		} else if c.Status != snapshot.StatusNotRead {
-			other = append(other, fmt.Sprintf("%s %s", c.Resource, c.Status))
+			read++
 		}
 	}
-	line := "read " + report.Plural(len(read), "resource type", "resource types")
-	if len(other) > 0 {
-		line += "; " + strings.Join(other, ", ")
+	parts := []string{"read " + report.Plural(read, "resource type", "resource types")}
+	cov := report.Coverage(r)
+	if n := len(cov.Resources); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s the checks need %s not whole (COVERAGE, after the findings)", report.Plural(n, "resource", "resources"), isAre(n)))
+	} else if !cov.Empty() {
+		parts = append(parts, "some checks incomplete (COVERAGE, after the findings)")
 	}
-	t.wrapped(t.color(ansiDim, line), "", "  ")
+	if n := len(r.Warnings); n > 0 {
+		parts = append(parts, report.Plural(n, "warning", "warnings")+" at the end")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// coverage prints what could not be looked at, in proportion: one line
+// per resource the checks needed and did not get whole, one sentence for a
+// namespace scope, the checks waiting on an opt-in source or on knowledge
+// kubegap lacks, and the command that completes the rest.
+func (t *textWriter) coverage(r *report.Report) {
+	cov := report.Coverage(r)
+	if cov.Empty() {
+		return
+	}
+	t.printf("\n")
+	t.wrapped(t.color(ansiBold, "COVERAGE (unknown, never a pass)"), "", "  ")
+	for _, l := range cov.Resources {
+		t.wrapped(l.Text(), "  ", "      ")
+	}
+	if cov.Scope != "" {
+		t.wrapped(cov.Scope, "  ", "  ")
+	}
+	if len(cov.NotRequested) > 0 {
+		t.wrapped("not requested (an opt-in source such as --inspect-images, which contacts registries): "+strings.Join(cov.NotRequested, ", "), "  ", "      ")
+	}
+	if len(cov.UnknownToKubegap) > 0 {
+		t.wrapped("unknown to kubegap (facts it holds no source for): "+strings.Join(cov.UnknownToKubegap, ", "), "  ", "      ")
+	}
+	if len(cov.Other) > 0 {
+		t.wrapped("incomplete for other reasons (--explain-coverage says why): "+strings.Join(cov.Other, ", "), "  ", "      ")
+	}
+	for _, fix := range cov.Fixes {
+		t.wrapped("to complete: "+fix.String(), "  ", "      ")
+	}
+	if !t.opts.ExplainCoverage {
+		t.wrapped(t.color(ansiDim, "each check's rules and reasons: --explain-coverage, or -o json"), "  ", "  ")
+	}
+}
+
+// baseline lists, against a --baseline report, the findings resolved
+// since (their check looked again and found nothing) and those it did not
+// look at again, which are not resolved.
+func (t *textWriter) baseline(r *report.Report) {
+	b := r.Baseline
+	if b == nil {
+		return
+	}
+	if len(b.Resolved) > 0 {
+		t.printf("\n%s\n", t.color(ansiBold, fmt.Sprintf("RESOLVED SINCE %s (%d)", b.File, len(b.Resolved))))
+		for _, f := range b.Resolved {
+			t.wrapped(t.color(ansiDim, "["+f.Check+"]")+" "+f.Title, "  ", "    ")
+		}
+	}
+	if len(b.NotRechecked) > 0 {
+		t.printf("\n%s\n", t.color(ansiBold, fmt.Sprintf("NOT RE-CHECKED (%d): in %s, not looked at again this time, so not resolved", len(b.NotRechecked), b.File)))
+		for _, n := range b.NotRechecked {
+			t.wrapped(t.color(ansiDim, "["+n.Finding.Check+"]")+" "+n.Finding.Title+" ("+n.Why+")", "  ", "    ")
+		}
+	}
+}
+
+func (t *textWriter) warnings(r *report.Report) {
+	if len(r.Warnings) == 0 {
+		return
+	}
+	t.printf("\n%s\n", t.color(ansiBold, "WARNINGS"))
 	for _, w := range r.Warnings {
-		t.wrapped("warning: "+w, "", "  ")
+		t.wrapped(w, "  ", "    ")
 	}
 }
 
@@ -188,7 +285,13 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		mark += "(new) "
 	}
 	t.printf("\n")
-	t.wrapped(mark+t.color(ansiDim, "["+f.Check+"]")+" "+t.color(ansiBold, f.Title), "  ", "    ")
+	title := mark + t.color(ansiDim, "["+f.Check+"]") + " " + t.color(ansiBold, f.Title)
+	if raw.ID != "" {
+		// The ID --baseline and suppressions key on, dimmed: there to
+		// copy, not to read.
+		title += " " + t.color(ansiDim, raw.ID)
+	}
+	t.wrapped(title, "  ", "    ")
 	t.wrapped(f.Message, "    ", "    ")
 	if len(f.Names) > 0 {
 		names := f.Names
@@ -224,8 +327,8 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 	}
 }
 
-// unknowns leads the report with what could not be looked at: checks not
-// evaluated or partial, their rules, and what would complete each input.
+// unknowns is --explain-coverage: every check not evaluated or partial,
+// its open rules with their reasons, and what would complete each input.
 func (t *textWriter) unknowns(r *report.Report) {
 	first := true
 	for _, c := range r.Checks {
@@ -239,7 +342,7 @@ func (t *textWriter) unknowns(r *report.Report) {
 			continue
 		}
 		if first {
-			t.printf("\n%s\n", t.color(ansiBold, "COULD NOT LOOK (unknown, never a pass)"))
+			t.printf("\n%s\n", t.color(ansiBold, "COULD NOT LOOK, RULE BY RULE (unknown, never a pass)"))
 			first = false
 		}
 		state := string(c.Status)
@@ -257,7 +360,14 @@ func (t *textWriter) unknowns(r *report.Report) {
 			if rr.ID == c.ID {
 				label = "rule"
 			}
-			for i, line := range textwrap.Wrap(fmt.Sprintf("%s %s: %s", label, rr.Status, rr.Reason), t.opts.Width-6) {
+			state := string(rr.Status)
+			switch rr.Category {
+			case report.CategoryOptIn:
+				state += ", not requested"
+			case report.CategoryKnowledge:
+				state += ", unknown to kubegap"
+			}
+			for i, line := range textwrap.Wrap(fmt.Sprintf("%s %s: %s", label, state, rr.Reason), t.opts.Width-6) {
 				indent := "  "
 				if i > 0 {
 					indent = "    "
@@ -270,7 +380,7 @@ func (t *textWriter) unknowns(r *report.Report) {
 	if len(missing) == 0 {
 		return
 	}
-	t.printf("\n%s\n", t.color(ansiBold, "TO COMPLETE THE AUDIT"))
+	t.printf("\n%s\n", t.color(ansiBold, "EACH INPUT AND ITS FIX"))
 	var dump []string
 	for _, m := range missing {
 		if m.Status == snapshot.StatusRead && !m.Complete || m.Status == snapshot.StatusNotInInput {
@@ -307,9 +417,10 @@ func (t *textWriter) summary(r *report.Report) {
 	t.wrapped(report.FindingCounts(r), "", "  ")
 }
 
-// WriteSummary writes the header and one line per finding (severity,
-// check, title), cut to the width: the view for a quick look
-// or a CI log.
+// WriteSummary writes the header, one line per finding (severity, a NEW
+// mark against a baseline, ID, check, title) cut to the width, the
+// coverage block and the findings resolved since the baseline: the view
+// for a quick look or a CI log.
 func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 	tw := &textWriter{w: w, opts: opts}
 	if tw.opts.Width <= 0 {
@@ -319,22 +430,30 @@ func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 	if len(r.Findings) > 0 {
 		tw.printf("\n")
 	}
+	// The ID column is as wide as the longest ID; the check column as the
+	// longest check, up to 22 (a longer name pushes its own title along).
+	idWidth, checkWidth := 0, 0
 	for _, f := range r.Findings {
+		idWidth, checkWidth = max(idWidth, len(f.ID)), min(max(checkWidth, len(f.Check)), 22)
+	}
+	for _, f := range r.Findings {
+		mark := ""
+		if r.Baseline != nil {
+			mark = "    "
+			if f.Baseline == "new" {
+				mark = "NEW "
+			}
+		}
 		// Titles name the object a finding is about; -o json has them all.
-		line := cut(fmt.Sprintf("%-8s %-22s %s", strings.ToUpper(f.Severity.String()), f.Check, f.Title), tw.opts.Width)
+		line := cut(fmt.Sprintf("%-8s %s%-*s %-*s %s", strings.ToUpper(f.Severity.String()), mark, idWidth, f.ID, checkWidth, f.Check, f.Title), tw.opts.Width)
 		tw.printf("%s\n", tw.color(severityColor[f.Severity], line[:min(8, len(line))])+line[min(8, len(line)):])
 	}
-	first := true
-	for _, c := range r.Checks {
-		if c.Status != report.NotEvaluated && c.Status != report.Partial {
-			continue
-		}
-		if first {
-			tw.printf("\n%s\n", tw.color(ansiBold, cut("COULD NOT LOOK (unknown, never a pass; -o text says why)", tw.opts.Width)))
-			first = false
-		}
-		tw.printf("%s\n", cut(fmt.Sprintf("  %-22s %s", c.ID, c.Status), tw.opts.Width))
+	if len(r.Findings) == 0 {
+		tw.printf("\nNo findings.\n")
 	}
+	tw.coverage(r)
+	tw.baseline(r)
+	tw.warnings(r)
 	return tw.err
 }
 

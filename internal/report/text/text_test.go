@@ -49,14 +49,34 @@ func TestWrite(t *testing.T) {
 		"3 checks: 2 failed, 0 passed, 1 not evaluated",
 		"and 10 more (-o json lists all)",
 		"case-a — Case A",
-		"COULD NOT LOOK (unknown, never a pass)",
-		"  c-check: not-evaluated\n    rule skipped: v1/pods forbidden",
-		"TO COMPLETE THE AUDIT\n  v1/pods (forbidden)",
+		"COVERAGE (unknown, never a pass)",
+		"  pods: forbidden — 1 check incomplete",
 		`resources: ["pods"], verbs: [get, list, watch]}`,
 		"3 findings: 1 critical, 1 high, 0 medium, 1 low, 0 info",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("text lacks %q", want)
+		}
+	}
+	// Coverage follows the findings, in proportion; the per-rule detail
+	// is behind ExplainCoverage.
+	if low, cov := strings.Index(out, "LOW (1)"), strings.Index(out, "\nCOVERAGE ("); cov < low {
+		t.Errorf("coverage before the findings:\n%s", out)
+	}
+	if strings.Contains(out, "COULD NOT LOOK") || strings.Contains(out, "rule skipped") {
+		t.Errorf("per-rule detail without ExplainCoverage:\n%s", out)
+	}
+	b.Reset()
+	if err := Write(&b, sample(), Options{Width: 60, ExplainCoverage: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"COULD NOT LOOK, RULE BY RULE (unknown, never a pass)",
+		"  c-check: not-evaluated\n    rule skipped: v1/pods forbidden",
+		"EACH INPUT AND ITS FIX\n  v1/pods (forbidden)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explained text lacks %q:\n%s", want, b.String())
 		}
 	}
 	for _, line := range strings.Split(out, "\n") {
@@ -114,8 +134,30 @@ func TestWriteSummaryOneLinePerFinding(t *testing.T) {
 			}
 		}
 	}
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL a-check") || !strings.HasPrefix(lines[1], "HIGH     a-check                high one") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CRITICAL "+r.Findings[0].ID+" a-check") ||
+		!strings.HasPrefix(lines[1], "HIGH     "+r.Findings[1].ID+" a-check high one") {
 		t.Errorf("summary lines:\n%s", strings.Join(lines, "\n"))
+	}
+	// Against a baseline: a NEW column, and the resolved and not
+	// re-checked findings listed by title.
+	r.Findings[1].Baseline = "new"
+	r.Baseline = &report.Baseline{File: "prev.json", New: 1, Unchanged: 2,
+		Resolved:     []finding.Finding{{Check: "a-check", Title: "gone one"}},
+		NotRechecked: []report.NotRechecked{{Finding: finding.Finding{Check: "c-check", Title: "unseen one"}, Why: "rbac"}}}
+	b.Reset()
+	if err := WriteSummary(&b, r, Options{Width: 120}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"CRITICAL     " + r.Findings[0].ID + " a-check critical one",
+		"HIGH     NEW " + r.Findings[1].ID + " a-check high one",
+		"RESOLVED SINCE prev.json (1)\n  [a-check] gone one",
+		"[c-check] unseen one (rbac)",
+		"1 resolved since prev.json, 1 not re-checked",
+	} {
+		if !strings.Contains(b.String(), want) && !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
 	}
 }
 
@@ -124,8 +166,33 @@ func TestTextListsPartialChecksAsUnknown(t *testing.T) {
 	r.Checks = append(r.Checks, report.CheckResult{ID: "d-check", Status: report.Partial, Reason: "only namespace web was read"})
 	var b bytes.Buffer
 	Write(&b, r, Options{})
-	if !strings.Contains(b.String(), "d-check: partial\n      only namespace web was read") ||
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "incomplete for other reasons (--explain-coverage says why): d-check") ||
 		!strings.Contains(b.String(), "1 partial") {
 		t.Errorf("partial check not shown as unknown:\n%s", b.String())
+	}
+	b.Reset()
+	Write(&b, r, Options{ExplainCoverage: true})
+	if !strings.Contains(b.String(), "d-check: partial\n      only namespace web was read") {
+		t.Errorf("partial check's reason not explained:\n%s", b.String())
+	}
+}
+
+// TestFindingShowsItsID: each finding's heading carries the ID a baseline
+// or a suppression keys on, dimmed on a terminal.
+func TestFindingShowsItsID(t *testing.T) {
+	r := sample()
+	var b bytes.Buffer
+	if err := Write(&b, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		if !strings.Contains(b.String(), "["+f.Check+"] "+f.Title+" "+f.ID+"\n") {
+			t.Errorf("no heading with ID %s:\n%s", f.ID, b.String())
+		}
+	}
+	b.Reset()
+	Write(&b, r, Options{Width: 200, Color: true})
+	if !strings.Contains(b.String(), ansiDim+r.Findings[0].ID+ansiReset) {
+		t.Error("the ID is not dimmed with colour")
 	}
 }
