@@ -48,3 +48,56 @@ func TestReplicaSpreadFiles(t *testing.T) {
 		t.Errorf("want the one-node rule partial for shop/api, got %v", ctx.Notes())
 	}
 }
+
+// A `kubectl get nodes,deploy,pods -o yaml` dump holds no ReplicaSets:
+// the pods reach their Deployment through the ReplicaSet's name and their
+// pod-template-hash label, so the finding stands, and says how the pods
+// were tied. Complete input without ReplicaSets, and files without
+// ReplicaSets or Events, give the same findings; the spread fixture stays
+// quiet on each.
+func TestReplicaSpreadWithoutReplicaSets(t *testing.T) {
+	inputs := map[string]func(string) *snapshot.Snapshot{
+		"files, no ReplicaSets": func(f string) *snapshot.Snapshot {
+			return checktest.Without(loadFiles(t, f), snapshot.ReplicaSets)
+		},
+		"files, no ReplicaSets or Events": func(f string) *snapshot.Snapshot {
+			return checktest.Without(loadFiles(t, f), snapshot.ReplicaSets, snapshot.Events)
+		},
+		"complete, no ReplicaSets": func(f string) *snapshot.Snapshot {
+			return checktest.Without(checktest.Complete(loadFiles(t, f)), snapshot.ReplicaSets)
+		},
+	}
+	for name, load := range inputs {
+		t.Run(name, func(t *testing.T) {
+			fs, _ := runOn(t, replicaSpreadCheck(), load("replica-spread/gap.json"))
+			expect(t, fs, []want{
+				{"Deployment", "shop", "api", "runs on node node-a", finding.Medium, caseMoonlight},
+				{"StatefulSet", "db", "pg", "runs in zone zone-1", finding.Low, caseMoonlight},
+			})
+			for _, f := range fs {
+				ev := strings.Join(f.Evidence, "\n")
+				if f.Objects[0].Name == "api" && !strings.Contains(ev, "ReplicaSet api-7d9f is not in the input") {
+					t.Errorf("api evidence should say how its pods were tied without the ReplicaSet: %s", ev)
+				}
+			}
+			fs, _ = runOn(t, replicaSpreadCheck(), load("replica-spread/clean.json"))
+			expect(t, fs, nil)
+		})
+	}
+}
+
+// critical-addon-colocation ties pods by the workload's selector, so the
+// issue's repro (both CoreDNS replicas on one node, from a dump with no
+// ReplicaSets) is reported from files as from complete input.
+func TestColocationWithoutReplicaSets(t *testing.T) {
+	for _, complete := range []bool{false, true} {
+		s := loadFiles(t, "replica-spread/gap.json")
+		if complete {
+			checktest.Complete(s)
+		}
+		fs, _ := runOn(t, criticalAddonColocationCheck(), checktest.Without(s, snapshot.ReplicaSets, snapshot.Events))
+		if !checktest.HasObject(fs, "Deployment", "kube-system", "coredns") {
+			t.Errorf("complete %v: CoreDNS on one node not reported without ReplicaSets: %v", complete, fs)
+		}
+	}
+}
