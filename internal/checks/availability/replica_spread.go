@@ -42,7 +42,8 @@ func replicaSpreadCheck() check.Check {
 			"to their workload by owner references (Pod to ReplicaSet to Deployment, Pod to StatefulSet), or, when the " +
 			"ReplicaSet is not in the input, by the ReplicaSet's name (<deployment>-<pod-template-hash>) and the pod's " +
 			"pod-template-hash label, as the Deployment controller writes them; from " +
-			"partial input only workloads whose ready pods present reach spec.replicas are judged.",
+			"partial input only workloads whose ready pods present reach spec.replicas, or the status.readyReplicas their " +
+			"controller counted, are judged.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods), check.Optional(snapshot.Deployments),
 			check.Optional(snapshot.StatefulSets), check.Optional(snapshot.ReplicaSets),
 			check.Optional(snapshot.Services), check.Optional(snapshot.ValidatingWebhookConfigurations),
@@ -103,7 +104,7 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 			continue // add-ons: critical-addon-colocation reports them, at higher severity
 		}
 		ready := byWorkload[snapshot.IDOf(w.kind, w.meta)]
-		if int32(len(ready)) < w.replicas && !spreadInputComplete(ctx, w) {
+		if int32(len(ready)) < w.replicas && !spreadInputComplete(ctx, w) && !w.allReadySeen(len(ready)) {
 			// Pods (or the ReplicaSets that tie them to w) missing from the
 			// input may run elsewhere.
 			unknown = append(unknown, w.String())
@@ -141,6 +142,9 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	ev := []string{
 		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
+	}
+	if e := w.readyCountEvidence(len(ready)); e != "" {
+		ev = append(ev, e)
 	}
 	if c := noCPURequest(w.spec); len(c) > 0 {
 		ev = append(ev, "containers without a CPU request (the scheduler counts them as using none): "+check.ListText(c, 5))

@@ -101,3 +101,41 @@ func TestColocationWithoutReplicaSets(t *testing.T) {
 		}
 	}
 }
+
+// status.readyReplicas stands in for the pods a dump lacks: the
+// controllers of CoreDNS and shop/api count 2 ready of 3, and both ready
+// pods are in the input, so their placement is known and judged; shop/web
+// carries no status, so its missing pod may be ready elsewhere and it
+// stays unknown. The spread fixture is quiet.
+func TestStatusReadyStandsInForPods(t *testing.T) {
+	for _, drop := range [][]snapshot.Resource{{snapshot.ReplicaSets}, {snapshot.ReplicaSets, snapshot.Events}} {
+		s := checktest.Without(loadFiles(t, "status-counts/gap.yaml"), drop...)
+		fs, ctx := runOn(t, criticalAddonColocationCheck(), s)
+		expect(t, fs, []want{{"Deployment", "kube-system", "coredns", "runs on node node-0", finding.High, caseOrbos}})
+		if !strings.Contains(strings.Join(fs[0].Evidence, "\n"), "status.readyReplicas 2") {
+			t.Errorf("coredns evidence should say the status count stood in: %v", fs[0].Evidence)
+		}
+		if len(ctx.Notes()) != 0 {
+			t.Errorf("colocation notes %v", ctx.Notes())
+		}
+		fs, ctx = runOn(t, replicaSpreadCheck(), checktest.Without(loadFiles(t, "status-counts/gap.yaml"), drop...))
+		expect(t, fs, []want{{"Deployment", "shop", "api", "runs on node node-1", finding.Medium, caseMoonlight}})
+		if n, ok := ctx.Notes()[ruleSpreadNode]; !ok || !strings.Contains(n.Reason, "shop/web") || strings.Contains(n.Reason, "shop/api") {
+			t.Errorf("want shop/web unknown and shop/api judged, got %v", ctx.Notes())
+		}
+		for _, c := range []func() (string, []finding.Finding){
+			func() (string, []finding.Finding) {
+				fs, _ := runOn(t, criticalAddonColocationCheck(), checktest.Without(loadFiles(t, "status-counts/clean.yaml"), drop...))
+				return "colocation", fs
+			},
+			func() (string, []finding.Finding) {
+				fs, _ := runOn(t, replicaSpreadCheck(), checktest.Without(loadFiles(t, "status-counts/clean.yaml"), drop...))
+				return "spread", fs
+			},
+		} {
+			if name, fs := c(); len(fs) != 0 {
+				t.Errorf("%s on the spread fixture: %v", name, fs)
+			}
+		}
+	}
+}
