@@ -219,7 +219,7 @@ func SchedulerVerdicts(s *snapshot.Snapshot) map[*snapshot.Pod]SchedulerVerdict 
 			if !ok {
 				continue
 			}
-			msg, from = e.msg, "its latest FailedScheduling event"
+			msg, from = e.msg, "its latest FailedScheduling Event"
 		}
 		n, fs, ok := ParseSchedulerMessage(msg)
 		if !ok {

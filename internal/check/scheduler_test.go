@@ -90,7 +90,7 @@ func TestSchedulerVerdicts(t *testing.T) {
 	if v, ok := got["by-condition"]; !ok || !v.Every(FailSelector) {
 		t.Errorf("by-condition: %+v", v)
 	}
-	if v, ok := got["by-event"]; !ok || !v.Every(FailInsufficient) || v.From != "its latest FailedScheduling event" {
+	if v, ok := got["by-event"]; !ok || !v.Every(FailInsufficient) || v.From != "its latest FailedScheduling Event" {
 		t.Errorf("by-event should take the latest event: %+v", v)
 	}
 	if len(got) != 2 {

@@ -74,6 +74,14 @@ func (r *selectorRun) verdictFinding(g *verdictGroup, w *workload, sel selection
 		Objects: []finding.ObjectRef{g.ref},
 		Cases:   []string{caseReddit, caseDell},
 	}
+	for _, pv := range g.verdicts {
+		if len(f.Objects) > check.MaxListedObjects {
+			break
+		}
+		if g.ref.Kind != "Pod" {
+			f.Objects = append(f.Objects, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: pv.Pod.Namespace, Name: pv.Pod.Name})
+		}
+	}
 	pods := check.Plural(len(g.verdicts), "pod", "pods")
 	if onSelector {
 		f.Title = fmt.Sprintf("The scheduler finds no node matching %s", g)
