@@ -108,6 +108,10 @@ func TestColocationWithoutReplicaSets(t *testing.T) {
 // carries no status, so its missing pod may be ready elsewhere and it
 // stays unknown. The spread fixture is quiet.
 func TestStatusReadyStandsInForPods(t *testing.T) {
+	// Complete input without its ReplicaSets: the pods are complete, so
+	// CoreDNS is judged either way.
+	fs, _ := runOn(t, criticalAddonColocationCheck(), checktest.Without(checktest.Complete(loadFiles(t, "status-counts/gap.yaml")), snapshot.ReplicaSets))
+	expect(t, fs, []want{{"Deployment", "kube-system", "coredns", "runs on node node-0", finding.High, caseOrbos}})
 	for _, drop := range [][]snapshot.Resource{{snapshot.ReplicaSets}, {snapshot.ReplicaSets, snapshot.Events}} {
 		s := checktest.Without(loadFiles(t, "status-counts/gap.yaml"), drop...)
 		fs, ctx := runOn(t, criticalAddonColocationCheck(), s)

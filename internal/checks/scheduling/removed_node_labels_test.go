@@ -87,3 +87,12 @@ func TestRemovedNodeLabelsComplete(t *testing.T) {
 	}
 	checktest.Quiet(t, removedNodeLabelsCheck(), checktest.Complete(checktest.Load(t, "removed-node-labels/nodes.yaml", "removed-node-labels/clean.yaml")))
 }
+
+// Without any Node the check cannot tell whether the nodes still carry
+// the old key: not evaluated, never a finding or a pass.
+func TestRemovedNodeLabelsWithoutNodes(t *testing.T) {
+	s := checktest.Without(checktest.Load(t, "removed-node-labels/nodes.yaml", "removed-node-labels/gap.yaml"), snapshot.Nodes, snapshot.Events)
+	if fs, _, ok := checktest.Run(t, removedNodeLabelsCheck(), s); ok || len(fs) != 0 {
+		t.Errorf("without Nodes: evaluated %v, findings %v", ok, fs)
+	}
+}
