@@ -342,8 +342,14 @@ func TestPodSandboxFailuresInstaller(t *testing.T) {
 			!evidenceHas(f, "azure-cns has a pod on failing node aks-np-1") {
 			t.Errorf("%s: evidence lacks the installer's mount: %q", name, f.Evidence)
 		}
+		if !evidenceHas(f, "azure-cns initContainers[0] runs", "which names azure-vnet") {
+			t.Errorf("%s: evidence should say the installer's command names the binary: %q", name, f.Evidence)
+		}
 		if hasObject(fs, "DaemonSet", "gpu", "gpu-cni") {
 			t.Errorf("%s: gpu-cni runs only on aks-np-3, which does not fail", name)
+		}
+		if hasObject(fs, "DaemonSet", "ops", "node-tools") {
+			t.Errorf("%s: node-tools only shares the directory, while azure-cns's command names the binary", name)
 		}
 	}
 	fs, _ := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/gap.yaml"))

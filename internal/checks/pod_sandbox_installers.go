@@ -56,10 +56,19 @@ func addInstallers(f *finding.Finding, s *snapshot.Snapshot, facts *hostBinaryFa
 		failing[h.pod.Spec.NodeName] = true
 	}
 	ix := s.Index()
-	var named []string
+	type installer struct {
+		ref   finding.ObjectRef
+		name  string
+		lines []string
+		// names: a writing container's command or args name a failing
+		// binary, as an installer's copy command does.
+		names bool
+	}
+	var found []installer
 	for i := range s.DaemonSets {
 		ds := &s.DaemonSets[i]
-		var lines []string
+		in := installer{ref: finding.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name},
+			name: "DaemonSet " + ds.Namespace + "/" + ds.Name}
 		for _, w := range facts.hostWrites(ds) {
 			for _, dir := range w.dirs {
 				binsIn := dirs[dir]
@@ -67,11 +76,19 @@ func addInstallers(f *finding.Finding, s *snapshot.Snapshot, facts *hostBinaryFa
 					continue
 				}
 				slices.Sort(binsIn)
-				lines = append(lines, fmt.Sprintf("DaemonSet %s/%s %s can write into %s, where the failing %s lies (image %s): %s",
-					ds.Namespace, ds.Name, w.field, dir, strings.Join(binsIn, ", "), w.container.Image, w.evidence[0]))
+				in.lines = append(in.lines, fmt.Sprintf("%s %s can write into %s, where the failing %s lies (image %s): %s",
+					in.name, w.field, dir, strings.Join(binsIn, ", "), w.container.Image, w.evidence[0]))
+				cmd := strings.Join(append(slices.Clone(w.container.Command), w.container.Args...), " ")
+				for _, b := range binsIn {
+					if cmd != "" && strings.Contains(cmd, path.Base(b)) {
+						in.names = true
+						in.lines = append(in.lines, fmt.Sprintf("%s %s runs %q, which names %s", in.name, w.field, cmd, path.Base(b)))
+						break
+					}
+				}
 			}
 		}
-		if len(lines) == 0 {
+		if len(in.lines) == 0 {
 			continue
 		}
 		pods := ix.PodsControlledBy(snapshot.IDOf("DaemonSet", &ds.ObjectMeta))
@@ -82,19 +99,27 @@ func addInstallers(f *finding.Finding, s *snapshot.Snapshot, facts *hostBinaryFa
 				break
 			}
 		}
-		name := "DaemonSet " + ds.Namespace + "/" + ds.Name
 		switch {
 		case on != "":
-			lines = append(lines, fmt.Sprintf("%s has a pod on failing node %s", name, on))
+			in.lines = append(in.lines, fmt.Sprintf("%s has a pod on failing node %s", in.name, on))
 		case len(pods) > 0:
 			continue // its pods run elsewhere: not the installer on these nodes
 		default:
-			lines = append(lines, name+": none of its pods is in the input, so whether it runs on the failing nodes is not known")
-			name += " (unconfirmed)"
+			in.lines = append(in.lines, "none of the pods of "+in.name+" is in the input, so whether it runs on the failing nodes is not shown")
+			in.name += " (unconfirmed)"
 		}
-		named = append(named, name)
-		f.Objects = append(f.Objects, finding.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name})
-		f.Evidence = append(f.Evidence, lines...)
+		found = append(found, in)
+	}
+	// A DaemonSet whose command names the binary is its installer; others
+	// that merely share the directory are then left out.
+	if slices.ContainsFunc(found, func(in installer) bool { return in.names }) {
+		found = slices.DeleteFunc(found, func(in installer) bool { return !in.names })
+	}
+	var named []string
+	for _, in := range found {
+		named = append(named, in.name)
+		f.Objects = append(f.Objects, in.ref)
+		f.Evidence = append(f.Evidence, in.lines...)
 	}
 	if len(named) > 0 {
 		f.Message += fmt.Sprintf(" The failing binary sits in a host directory that %s writes into: look there for the change.",
