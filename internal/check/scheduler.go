@@ -68,6 +68,9 @@ type NodeFailure struct {
 	Nodes  int
 	Text   string
 	Reason FailReason
+	// TaintKey is the taint's key when the scheduler named it ("had
+	// untolerated taint {dedicated: payments}"); "" when it did not.
+	TaintKey string
 }
 
 // SchedulerVerdict is what the scheduler last said about one pod it could
@@ -165,6 +168,13 @@ func ParseSchedulerMessage(msg string) (nodes int, failures []NodeFailure, ok bo
 			if strings.HasPrefix(failures[i].Text, r.prefix) {
 				failures[i].Reason = r.reason
 				break
+			}
+		}
+		if failures[i].Reason == FailTaint {
+			if _, rest, ok := strings.Cut(failures[i].Text, "{"); ok {
+				if key, _, ok := strings.Cut(rest, ":"); ok {
+					failures[i].TaintKey = strings.TrimSpace(key)
+				}
 			}
 		}
 	}

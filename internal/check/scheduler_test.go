@@ -51,7 +51,11 @@ func TestParseSchedulerMessage(t *testing.T) {
 			t.Errorf("%q parsed as a verdict", msg)
 		}
 	}
-	v := SchedulerVerdict{Nodes: 3, Failures: []NodeFailure{{2, "", FailSelector}, {1, "", FailTaint}}}
+	_, fs, _ := ParseSchedulerMessage("0/4 nodes are available: 1 node(s) had taint {node-role.kubernetes.io/master: }, that the pod didn't tolerate, 3 node(s) had untolerated taint(s).")
+	if len(fs) != 2 || fs[0].TaintKey != "node-role.kubernetes.io/master" || fs[1].TaintKey != "" {
+		t.Errorf("taint keys: %+v", fs)
+	}
+	v := SchedulerVerdict{Nodes: 3, Failures: []NodeFailure{{Nodes: 2, Reason: FailSelector}, {Nodes: 1, Reason: FailTaint}}}
 	if v.Every(FailSelector) || !v.Every(FailSelector, FailTaint) {
 		t.Errorf("Every: %+v", v)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -41,7 +43,7 @@ func placementVerdicts(s *snapshot.Snapshot) map[string]*verdictGroup {
 	for i := range s.Pods { // in the snapshot's order, so evidence is stable
 		p := &s.Pods[i]
 		v, ok := vs[p]
-		if !ok || !v.Every(check.FailSelector, check.FailTaint) {
+		if !ok || !placementOnly(v) {
 			continue
 		}
 		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
@@ -61,6 +63,24 @@ func placementVerdicts(s *snapshot.Snapshot) map[string]*verdictGroup {
 		g.verdicts = append(g.verdicts, v)
 	}
 	return out
+}
+
+// placementOnly reports whether every node of v failed the pod's node
+// selection or carried a taint the scheduler named that is a placement
+// taint: condition taints (node.kubernetes.io/not-ready, the cloud
+// provider's uninitialized, the autoscaler's) come and go, and a taint the
+// message does not name ("had untolerated taint(s)") may be one of them.
+func placementOnly(v check.SchedulerVerdict) bool {
+	n := 0
+	for _, f := range v.Failures {
+		switch {
+		case f.Reason == check.FailSelector:
+			n += f.Nodes
+		case f.Reason == check.FailTaint && f.TaintKey != "" && !conditionTaint(corev1.Taint{Key: f.TaintKey}):
+			n += f.Nodes
+		}
+	}
+	return v.Nodes > 0 && n >= v.Nodes
 }
 
 // verdictFinding reports one workload's pods the scheduler placed nowhere.

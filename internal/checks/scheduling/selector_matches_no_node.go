@@ -93,7 +93,8 @@ func selectorMatchesNoNodeCheck() check.Check {
 			"a complete Node list no template is said to match nothing from the nodes present; the scheduler's own verdict is used " +
 			"instead: Pending pods whose PodScheduled=False/Unschedulable condition or latest FailedScheduling event says every node " +
 			"failed their node affinity/selector (high, medium without the template or when a node could be created) or failed it or " +
-			"carried an untolerated taint (medium) are reported for their workload, tied through their ReplicaSet or its " +
+			"carried an untolerated taint the message names (medium; condition taints such as node.kubernetes.io/not-ready, and " +
+			"taints the message does not name, prove nothing about the template) are reported for their workload, tied through their ReplicaSet or its " +
 			"<deployment>-<pod-template-hash> name. Cannot see: node groups of cloud " +
 			"autoscalers, Calico BGPPeers and system-upgrade-controller Plans (not read).",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
