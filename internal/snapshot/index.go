@@ -146,8 +146,9 @@ func (ix *Index) WorkloadVia(p *Pod) (ref metav1.OwnerReference, via string, ok 
 	switch ref.Kind {
 	case "ReplicaSet":
 		if rs := ix.replicaSetOf(p.Namespace, ref); rs != nil {
-			if ro := metav1.GetControllerOf(rs); ro != nil {
-				return *ro, via, true
+			// controllerOf, not metav1.GetControllerOf: no copy per pod.
+			if ro, ok := controllerOf(rs.OwnerReferences); ok {
+				return ro, via, true
 			}
 			return ref, via, true
 		}
@@ -156,8 +157,8 @@ func (ix *Index) WorkloadVia(p *Pod) (ref metav1.OwnerReference, via string, ok 
 		}
 	case "Job":
 		if j := ix.jobOf(p.Namespace, ref); j != nil {
-			if jo := metav1.GetControllerOf(j); jo != nil {
-				return *jo, via, true
+			if jo, ok := controllerOf(j.OwnerReferences); ok {
+				return jo, via, true
 			}
 			return ref, via, true
 		}
