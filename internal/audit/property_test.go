@@ -15,8 +15,8 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// inputs are the demo cluster and every check's fixtures, each directory
-// whole and each file alone.
+// inputs are the demo cluster and the fixtures of internal/checks, each
+// directory whole and each file alone.
 func inputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
 	t.Helper()
 	out := map[string]func() (*snapshot.Snapshot, error){"demo": demo.Snapshot}
@@ -37,6 +37,24 @@ func inputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
 		for _, f := range files {
 			out[filepath.Base(dir)+"/"+filepath.Base(f)] = func() (*snapshot.Snapshot, error) { return snapshot.LoadPaths([]string{f}) }
 		}
+	}
+	return out
+}
+
+// allInputs are inputs and the area packages' fixtures, each file alone:
+// several of them are halves of one cluster (nodes.yaml and gap.yaml),
+// and a half is the partial dump a user pastes.
+func allInputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
+	t.Helper()
+	out := inputs(t)
+	areaFiles, _ := filepath.Glob(filepath.Join("..", "checks", "*", "testdata", "*", "*.*"))
+	top, _ := filepath.Glob(filepath.Join("..", "checks", "*", "testdata", "*.*"))
+	for _, f := range append(areaFiles, top...) {
+		if ext := filepath.Ext(f); ext != ".yaml" && ext != ".json" {
+			continue
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", "checks"), f)
+		out[rel] = func() (*snapshot.Snapshot, error) { return snapshot.LoadPaths([]string{f}) }
 	}
 	return out
 }
@@ -102,6 +120,124 @@ func TestRemovingAKindNeverPassesOrHidesFindings(t *testing.T) {
 			for _, f := range base.Findings {
 				if !slices.Contains(kept, key(f)) && !involves(f, r) {
 					t.Errorf("%s without %s: lost %s finding %q on %s", name, r, f.Check, f.Title, f.Objects[0])
+				}
+			}
+		}
+	}
+}
+
+// TestAddingAKindNeverRemovesFindings is the other half: what present
+// objects prove stays proven when more objects of the same cluster come.
+// For every input and every kind it holds, the findings of the input
+// without that kind are all among the findings of the whole input (by
+// check and first object): adding the kind back, as a fuller dump of the
+// same cluster would, never takes a finding away. The inferences of
+// issue 22 (a pod tied to its Deployment without its ReplicaSet, the
+// scheduler's verdict without the Nodes, status counts without pods) are
+// what keep findings made from the smaller input true of the larger.
+func TestAddingAKindNeverRemovesFindings(t *testing.T) {
+	all := checks.All()
+	used := map[string]bool{}
+	for name, load := range allInputs(t) {
+		s, err := load()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		whole := audit.Run(s, all, audit.Options{}).Findings
+		for _, r := range snapshot.Known() {
+			if s.Count(r) == 0 {
+				continue
+			}
+			less, err := load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			less.Drop(r)
+			for _, f := range audit.Run(less, all, audit.Options{}).Findings {
+				if sameGap(f, whole) {
+					continue
+				}
+				if _, known := lessIsMore[f.Check+"|"+r.String()]; known {
+					used[f.Check+"|"+r.String()] = true
+					continue
+				}
+				t.Errorf("%s: adding its %s removes %s finding %q on %s", name, r, f.Check, f.Title, f.Objects[0])
+			}
+		}
+	}
+	for k := range lessIsMore {
+		if !used[k] {
+			t.Errorf("lessIsMore lists %s, which no fixture shows any more: remove it", k)
+		}
+	}
+}
+
+// lessIsMore are the checks that, by design, judge an open world from
+// what is there and say so: the kind they are reported without can clear
+// the finding when it comes. Each is a finding on partial input that the
+// kind's objects may disprove, by check and kind, with why.
+var lessIsMore = map[string]string{
+	"ingress-controller-resilience|autoscaling/v2/horizontalpodautoscalers": "spec.replicas=1 is judged without the HPAs; an HPA with minReplicas 2 or more in the input (a manifest the HPA has not scaled yet) clears it",
+	"api-heavy-node-agents|apps/v1/deployments":                             "without Deployments no Typha is seen, so calico-node is reported as one that may list cluster-wide; a Typha Deployment clears it",
+	"webhook-blast-radius|v1/namespaces":                                    "without Namespaces a webhook's exclusion of kube-system is judged from its selector alone; the namespaces' labels may show it excluded",
+	"unrequested-memory|v1/nodes":                                           "without Nodes every pod counts in one no-pool group; the nodes split the pods into pools that may each stay under the threshold",
+	"version-skew|v1/pods":                                                  "its fixture directory holds several clusters: without their kube-apiserver pods the newest kubelet stands in for the control plane, with them the oldest apiserver image does",
+}
+
+// sameGap reports whether fs holds a finding of f's check about one of
+// f's objects: with more input a gap may be told of more objects, or
+// under the workload its pods were tied to (a ReplicaSet's Deployment),
+// which is not a lost finding.
+func sameGap(f finding.Finding, fs []finding.Finding) bool {
+	for _, g := range fs {
+		if g.Check != f.Check {
+			continue
+		}
+		for _, o := range f.Objects {
+			if slices.Contains(g.Objects, o) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestRemovingAnUnreadKindNeverRemovesFindings: a kind is unrelated to a
+// finding when its check does not read it (Check.Reads, required or
+// optional) and none of the finding's objects is of that kind; removing
+// it, from any fixture, never removes the finding. A check whose finding
+// hangs on a kind it does not declare would lose it in a live audit that
+// reads only the enabled checks' Reads (--checks), so this holds the
+// declarations true, including the kinds shared helpers consult
+// (snapshot.Index.WorkloadVia reads ReplicaSets, Jobs and CronJobs).
+func TestRemovingAnUnreadKindNeverRemovesFindings(t *testing.T) {
+	all := checks.All()
+	reads := map[string][]snapshot.Resource{}
+	for _, c := range all {
+		for _, in := range c.Reads {
+			reads[c.ID] = append(reads[c.ID], in.Resource)
+		}
+	}
+	for name, load := range allInputs(t) {
+		s, err := load()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		base := audit.Run(s, all, audit.Options{}).Findings
+		for _, r := range snapshot.Known() {
+			if s.Count(r) == 0 {
+				continue
+			}
+			cut, err := load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut.Drop(r)
+			got := audit.Run(cut, all, audit.Options{}).Findings
+			for _, f := range base {
+				unrelated := !slices.Contains(reads[f.Check], r) && !slices.ContainsFunc(f.Objects, func(o finding.ObjectRef) bool { return o.Kind == r.Kind })
+				if unrelated && !sameGap(f, got) {
+					t.Errorf("%s without %s, which %s does not read: lost finding %q on %s", name, r, f.Check, f.Title, f.Objects[0])
 				}
 			}
 		}

@@ -265,3 +265,15 @@ func JobFinished(j *batchv1.Job) bool {
 	}
 	return false
 }
+
+// StatusReady is the number of ready pods a Deployment's or StatefulSet's
+// controller last counted (status.readyReplicas), for standing in for pods
+// the input lacks: a count, never a placement. ok is false when the object
+// carries no status the controller wrote (observedGeneration unset, as in
+// manifests), where an absent readyReplicas would read as 0.
+func StatusReady(observedGeneration int64, readyReplicas int32) (int32, bool) {
+	if observedGeneration == 0 {
+		return 0, false
+	}
+	return readyReplicas, true
+}

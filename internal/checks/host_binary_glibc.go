@@ -166,6 +166,8 @@ type hostWrite struct {
 	field     string // "initContainers[0]"
 	container *corev1.Container
 	evidence  []string
+	// dirs are the host binary directories the mounts reach.
+	dirs []string
 }
 
 // hostWrites lists the containers of a DaemonSet that mount a host binary
@@ -198,6 +200,9 @@ func (f *hostBinaryFacts) hostWrites(ds *appsv1.DaemonSet) []hostWrite {
 				dir, ok := f.hostBinaryDir(hostPath)
 				if !ok {
 					continue
+				}
+				if !slices.Contains(w.dirs, dir) {
+					w.dirs = append(w.dirs, dir)
 				}
 				reach := ""
 				if dir != spec.Volumes[vi].HostPath.Path {

@@ -95,7 +95,13 @@ func placementSnapshot() *snapshot.Snapshot {
 					{Name: "node-cache", Image: "registry.k8s.io/dns/k8s-dns-node-cache:1.23.1"}}}}}},
 		appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "calico-node", Namespace: "calico-system", UID: "ds-calico"},
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
-				{Name: "calico-node", Image: "docker.io/calico/node:v3.27.3"}}}}}})
+				{Name: "calico-node", Image: "docker.io/calico/node:v3.27.3"}}}}}},
+		// Tolerates the master taint kubeadm stopped applying in 1.25, not
+		// the control-plane nodes' taint (removed-node-labels).
+		appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "legacy-agent", Namespace: "logging", UID: "ds-legacy"},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+				Containers:  []corev1.Container{{Name: "agent", Image: "example.com/agent:1.0"}}}}}})
 	for i := range 5000 {
 		st := corev1.ContainerStatus{Name: "node-cache", RestartCount: int32(i % 3)}
 		pods = append(pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-local-dns-%04d", i), Namespace: "kube-system", Labels: nl,
@@ -162,6 +168,9 @@ func TestPlacementChecksScale(t *testing.T) {
 	// twenty excludes the master label no node carries.
 	if counts["selector-matches-no-node"] != 100+50 {
 		t.Errorf("selector-matches-no-node: %d findings, want 150", counts["selector-matches-no-node"])
+	}
+	if counts["removed-node-labels"] != 1 {
+		t.Errorf("removed-node-labels: %d findings, want 1 (legacy-agent tolerating only the master taint)", counts["removed-node-labels"])
 	}
 	if counts["nodelocal-dns-hazards"] != 1 {
 		t.Errorf("nodelocal-dns-hazards: %d findings, want 1 (Calico and 500 ingress policies)", counts["nodelocal-dns-hazards"])

@@ -169,8 +169,12 @@ func podSandboxFailuresCheck() Check {
 			"is blamed on the containerd chained-CNI regression only when the pod's node runs an affected containerd and the " +
 			"attachment is a chain (the event names a consumer plugin, or its NetworkAttachmentDefinition is one); a " +
 			"missing master interface of macvlan, ipvlan, vlan or SR-IOV is another CNI failure. Pods whose sandbox exists " +
-			"(a container waiting on its image, started or restarted) are not counted, whatever old events say.",
-		Reads: append(Needs(snapshot.Pods, snapshot.Events), Optional(snapshot.Nodes), Optional(snapshot.NetworkAttachmentDefinitions)),
+			"(a container waiting on its image, started or restarted) are not counted, whatever old events say. When the events " +
+			"name a binary in a host binary directory (/opt/cni/bin and the others host-binary-glibc knows), the DaemonSets " +
+			"that mount that directory writable and have a pod on a failing node (or no pod in the input, said to be " +
+			"unconfirmed) are named with the finding: they installed the binary.",
+		Reads: append(Needs(snapshot.Pods, snapshot.Events), Optional(snapshot.Nodes), Optional(snapshot.NetworkAttachmentDefinitions),
+			Optional(snapshot.DaemonSets)),
 		Rules: []Rule{{ID: ruleStuckSandboxes, Summary: "no pod bound to a node waits on a sandbox the node cannot create",
 			Needs: []snapshot.Resource{snapshot.Pods, snapshot.Events}}},
 		Cases: cases,
@@ -206,6 +210,10 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	facts, err := loadContainerdFacts()
+	if err != nil {
+		return nil, err
+	}
+	hostFacts, err := loadHostBinaryFacts()
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +326,9 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 				maybe = &sigs[i]
 			}
 		}
-		out = append(out, sandboxFinding(&sigs[g.sig], maybe, g.unknown, groups[g], nodes))
+		f := sandboxFinding(&sigs[g.sig], maybe, g.unknown, groups[g], nodes)
+		addInstallers(&f, s, hostFacts, groups[g])
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -315,5 +316,48 @@ func TestPodSandboxFailuresSandboxExists(t *testing.T) {
 	}
 	if len(notes) != 0 {
 		t.Errorf("notes: %+v", notes)
+	}
+}
+
+// The finding names the DaemonSet whose init container writes into the
+// host's /opt/cni/bin, where the failing azure-vnet lies, when it has a
+// pod on a failing node, from complete input and from files without Nodes
+// or ReplicaSets; a DaemonSet writing there only on other nodes is not
+// named, nor is any without the installer in the input.
+func TestPodSandboxFailuresInstaller(t *testing.T) {
+	for name, s := range map[string]*snapshot.Snapshot{
+		"files":           loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"),
+		"files, no Nodes": checktest.Without(loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"), snapshot.Nodes, snapshot.ReplicaSets),
+		"complete":        checktest.Complete(loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml")),
+	} {
+		fs, ok := runCheck(t, podSandboxFailuresCheck(), s)
+		if !ok || len(fs) != 1 {
+			t.Fatalf("%s: want one finding, got %d (evaluated %v)", name, len(fs), ok)
+		}
+		f := fs[0]
+		if !hasObject(fs, "DaemonSet", "kube-system", "azure-cns") || !strings.Contains(f.Message, "DaemonSet kube-system/azure-cns writes into") {
+			t.Errorf("%s: the installer is not named: %s %v", name, f.Message, f.Objects)
+		}
+		if !evidenceHas(f, "initContainers[0] can write into /opt/cni/bin", "/opt/cni/bin/azure-vnet") ||
+			!evidenceHas(f, "azure-cns has a pod on failing node aks-np-1") {
+			t.Errorf("%s: evidence lacks the installer's mount: %q", name, f.Evidence)
+		}
+		if !evidenceHas(f, "azure-cns initContainers[0] runs", "which names azure-vnet") {
+			t.Errorf("%s: evidence should say the installer's command names the binary: %q", name, f.Evidence)
+		}
+		if hasObject(fs, "DaemonSet", "gpu", "gpu-cni") {
+			t.Errorf("%s: gpu-cni runs only on aks-np-3, which does not fail", name)
+		}
+		if hasObject(fs, "DaemonSet", "ops", "node-tools") {
+			t.Errorf("%s: node-tools only shares the directory, while azure-cns's command names the binary", name)
+		}
+	}
+	fs, _ := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/gap.yaml"))
+	for _, f := range fs {
+		for _, o := range f.Objects {
+			if o.Kind == "DaemonSet" {
+				t.Errorf("no DaemonSet in the input, but %v named", o)
+			}
+		}
 	}
 }

@@ -1,7 +1,12 @@
 package snapshot
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +24,10 @@ type Index struct {
 	podsByOwner map[OwnerID][]*Pod
 	replicaSets map[types.UID]*appsv1.ReplicaSet
 	deployments map[types.UID]*appsv1.Deployment
+	// byName holds ReplicaSets, Deployments, Jobs and CronJobs by
+	// kind/namespace/name, for the owners WorkloadVia follows or infers.
+	byName map[[3]string]metav1.Object
+	jobs   map[types.UID]*batchv1.Job
 }
 
 func buildIndex(s *Snapshot) *Index {
@@ -31,6 +40,8 @@ func buildIndex(s *Snapshot) *Index {
 		podsByOwner: map[OwnerID][]*Pod{},
 		replicaSets: make(map[types.UID]*appsv1.ReplicaSet, len(s.ReplicaSets)),
 		deployments: make(map[types.UID]*appsv1.Deployment, len(s.Deployments)),
+		byName:      make(map[[3]string]metav1.Object, len(s.ReplicaSets)+len(s.Deployments)+len(s.Jobs)+len(s.CronJobs)),
+		jobs:        make(map[types.UID]*batchv1.Job, len(s.Jobs)),
 	}
 	for i := range s.Nodes {
 		ix.nodes[s.Nodes[i].Name] = &s.Nodes[i]
@@ -61,6 +72,22 @@ func buildIndex(s *Snapshot) *Index {
 			ix.deployments[uid] = &s.Deployments[i]
 		}
 	}
+	for i := range s.ReplicaSets {
+		ix.byName[[3]string{"ReplicaSet", s.ReplicaSets[i].Namespace, s.ReplicaSets[i].Name}] = &s.ReplicaSets[i]
+	}
+	for i := range s.Deployments {
+		ix.byName[[3]string{"Deployment", s.Deployments[i].Namespace, s.Deployments[i].Name}] = &s.Deployments[i]
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		ix.byName[[3]string{"Job", j.Namespace, j.Name}] = j
+		if j.UID != "" {
+			ix.jobs[j.UID] = j
+		}
+	}
+	for i := range s.CronJobs {
+		ix.byName[[3]string{"CronJob", s.CronJobs[i].Namespace, s.CronJobs[i].Name}] = &s.CronJobs[i]
+	}
 	return ix
 }
 
@@ -80,24 +107,165 @@ func (ix *Index) PodsInNamespace(ns string) []*Pod { return ix.podsByNS[ns] }
 func (ix *Index) PodsControlledBy(owner OwnerID) []*Pod { return ix.podsByOwner[owner] }
 
 // WorkloadOf is the controller reference of the workload that made the
-// pod: its own controller, or, for a ReplicaSet the input holds, that
-// ReplicaSet's controller (its Deployment). ok is false for a pod without
-// a controller.
+// pod; see WorkloadVia, which also says how the tie was made.
 func (ix *Index) WorkloadOf(p *Pod) (ref metav1.OwnerReference, ok bool) {
-	for _, o := range p.OwnerReferences {
-		if o.Controller == nil || !*o.Controller {
-			continue
+	ref, _, ok = ix.WorkloadVia(p)
+	return ref, ok
+}
+
+// WorkloadVia is the controller reference of the workload that made the
+// pod: its own controller, followed up one level through a ReplicaSet
+// (to its Deployment) or a Job (to its CronJob). The owner is followed
+// through the object when the input holds it; when it does not, the tie
+// is inferred from what the controllers guarantee, and via says how:
+//
+//   - the Deployment controller names each ReplicaSet
+//     <deployment>-<pod-template-hash> and stamps that hash on the
+//     pods' pod-template-hash label, so a pod of a missing ReplicaSet
+//     belongs to the Deployment of the input whose name that leaves, if
+//     the Deployment's selector selects the pod;
+//   - the CronJob controller names each Job <cronjob>-<scheduled time in
+//     minutes since the epoch>, so a pod of a missing Job belongs to the
+//     CronJob of the input whose name that leaves;
+//   - the Job controller labels its pods with the Job's name and UID
+//     (batch.kubernetes.io/job-name and batch.kubernetes.io/controller-uid,
+//     or the older job-name and controller-uid), so a pod without owner
+//     references but with both labels belongs to that Job.
+//
+// via is "" when every step was read from the objects. ok is false for a
+// pod without a controller.
+func (ix *Index) WorkloadVia(p *Pod) (ref metav1.OwnerReference, via string, ok bool) {
+	ref, ok = controllerOf(p.OwnerReferences)
+	if !ok {
+		ref, ok = jobFromLabels(p.Labels)
+		if !ok {
+			return metav1.OwnerReference{}, "", false
 		}
-		if o.Kind == "ReplicaSet" && o.UID != "" {
-			if rs := ix.ReplicaSet(o.UID); rs != nil {
-				if ro := metav1.GetControllerOf(rs); ro != nil {
-					return *ro, true
-				}
+		via = fmt.Sprintf("Job %s from the pod's job-name and controller-uid labels (the pod has no owner references)", ref.Name)
+	}
+	switch ref.Kind {
+	case "ReplicaSet":
+		if rs := ix.replicaSetOf(p.Namespace, ref); rs != nil {
+			// controllerOf, not metav1.GetControllerOf: no copy per pod.
+			if ro, ok := controllerOf(rs.OwnerReferences); ok {
+				return ro, via, true
 			}
+			return ref, via, true
 		}
-		return o, true
+		if d, why := ix.deploymentByHash(p, ref.Name); d != nil {
+			return controllerRef("apps/v1", "Deployment", &d.ObjectMeta), joinVia(via, why), true
+		}
+	case "Job":
+		if j := ix.jobOf(p.Namespace, ref); j != nil {
+			if jo, ok := controllerOf(j.OwnerReferences); ok {
+				return jo, via, true
+			}
+			return ref, via, true
+		}
+		if cj, why := ix.cronJobByName(p.Namespace, ref.Name); cj != nil {
+			return controllerRef("batch/v1", "CronJob", cj), joinVia(via, why), true
+		}
+	}
+	return ref, via, true
+}
+
+func controllerOf(refs []metav1.OwnerReference) (metav1.OwnerReference, bool) {
+	for _, o := range refs {
+		if o.Controller != nil && *o.Controller {
+			return o, true
+		}
 	}
 	return metav1.OwnerReference{}, false
+}
+
+func controllerRef(apiVersion, kind string, m metav1.Object) metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: m.GetName(), UID: m.GetUID(), Controller: &yes}
+}
+
+func joinVia(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// jobFromLabels reads the labels the Job controller puts on its pods:
+// both the Job's name and its UID must be there.
+func jobFromLabels(l map[string]string) (metav1.OwnerReference, bool) {
+	name, uid := l[batchv1.JobNameLabel], l[batchv1.ControllerUidLabel]
+	if name == "" || uid == "" {
+		name, uid = l["job-name"], l["controller-uid"]
+	}
+	if name == "" || uid == "" {
+		return metav1.OwnerReference{}, false
+	}
+	yes := true
+	return metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: types.UID(uid), Controller: &yes}, true
+}
+
+func (ix *Index) replicaSetOf(ns string, ref metav1.OwnerReference) *appsv1.ReplicaSet {
+	if ref.UID != "" {
+		if rs := ix.replicaSets[ref.UID]; rs != nil {
+			return rs
+		}
+	}
+	if o, ok := ix.byName[[3]string{"ReplicaSet", ns, ref.Name}].(*appsv1.ReplicaSet); ok && (ref.UID == "" || o.UID == "" || o.UID == ref.UID) {
+		return o
+	}
+	return nil
+}
+
+func (ix *Index) jobOf(ns string, ref metav1.OwnerReference) *batchv1.Job {
+	if ref.UID != "" {
+		if j := ix.jobs[ref.UID]; j != nil {
+			return j
+		}
+	}
+	if o, ok := ix.byName[[3]string{"Job", ns, ref.Name}].(*batchv1.Job); ok && (ref.UID == "" || o.UID == "" || o.UID == ref.UID) {
+		return o
+	}
+	return nil
+}
+
+// deploymentByHash is the Deployment a pod of the missing ReplicaSet rs
+// belongs to by the Deployment controller's naming, or nil.
+func (ix *Index) deploymentByHash(p *Pod, rs string) (*appsv1.Deployment, string) {
+	hash := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	name, found := strings.CutSuffix(rs, "-"+hash)
+	if hash == "" || !found || name == "" {
+		return nil, ""
+	}
+	d, ok := ix.byName[[3]string{"Deployment", p.Namespace, name}].(*appsv1.Deployment)
+	if !ok {
+		return nil, ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+		return nil, ""
+	}
+	return d, fmt.Sprintf("ReplicaSet %s is not in the input; its name is Deployment %s's and the pod's %s label %s, and the Deployment's selector selects the pod",
+		rs, name, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+}
+
+// minCronJobSuffix is the fewest digits a CronJob's Job name suffix has:
+// minutes since the epoch have had 8 digits since 1989.
+const minCronJobSuffix = 8
+
+// cronJobByName is the CronJob that named the missing Job job, or nil.
+func (ix *Index) cronJobByName(ns, job string) (*batchv1.CronJob, string) {
+	i := strings.LastIndexByte(job, '-')
+	if i <= 0 || len(job)-i-1 < minCronJobSuffix {
+		return nil, ""
+	}
+	if _, err := strconv.ParseUint(job[i+1:], 10, 64); err != nil {
+		return nil, ""
+	}
+	cj, ok := ix.byName[[3]string{"CronJob", ns, job[:i]}].(*batchv1.CronJob)
+	if !ok {
+		return nil, ""
+	}
+	return cj, fmt.Sprintf("Job %s is not in the input; CronJob %s names its Jobs <cronjob>-<scheduled minute since the epoch>", job, cj.Name)
 }
 
 // OwnerID names a controller as owner references do: by UID when there is

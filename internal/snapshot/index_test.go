@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -81,5 +82,90 @@ func TestWorkloadOf(t *testing.T) {
 	}
 	if len(s.Pods) != len(want) {
 		t.Fatalf("%d pods", len(s.Pods))
+	}
+}
+
+// WorkloadVia infers the owner the input does not hold from what the
+// Deployment, Job and CronJob controllers guarantee about names and
+// labels, and says so; where the name or labels do not fit, it stops at
+// the pod's own controller.
+func TestWorkloadViaInferences(t *testing.T) {
+	yes := true
+	ctl := func(apiVersion, kind, name, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID(uid), Controller: &yes}}
+	}
+	rsPod := func(name, rs, hash string, l map[string]string) corev1.Pod {
+		labels := map[string]string{"pod-template-hash": hash}
+		for k, v := range l {
+			labels[k] = v
+		}
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: labels,
+			OwnerReferences: ctl("apps/v1", "ReplicaSet", rs, "rs-"+name)}}
+	}
+	s := New(Source{})
+	s.Deployments = []appsv1.Deployment{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "d-web"},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-api", UID: "d-web-api"},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web-api"}}}},
+	}
+	s.CronJobs = []batchv1.CronJob{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup", UID: "cj-1"}}}
+	s.Jobs = []batchv1.Job{{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report-29012345", UID: "j-r",
+		OwnerReferences: ctl("batch/v1", "CronJob", "report", "cj-r")}}}
+	_, add, _ := ListKind(Pods)
+	add(s, &corev1.PodList{Items: []corev1.Pod{
+		rsPod("web-5d78c9869d-a", "web-5d78c9869d", "5d78c9869d", map[string]string{"app": "web"}),
+		// "web-api-<hash>" belongs to web-api, not to web.
+		rsPod("web-api-7f9c-b", "web-api-7f9c", "7f9c", map[string]string{"app": "web-api"}),
+		// The name fits, but the Deployment's selector does not select the pod.
+		rsPod("web-6c4d-c", "web-6c4d", "6c4d", map[string]string{"app": "other"}),
+		// The hash label does not end the ReplicaSet's name.
+		rsPod("web-1111-d", "web-1111", "2222", map[string]string{"app": "web"}),
+		// No Deployment of that name.
+		rsPod("gone-8b8b-e", "gone-8b8b", "8b8b", map[string]string{"app": "web"}),
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup-29012345-x", OwnerReferences: ctl("batch/v1", "Job", "backup-29012345", "j-1")}},
+		// Too few digits for a scheduled minute.
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup-12-x", OwnerReferences: ctl("batch/v1", "Job", "backup-12", "j-2")}},
+		// The Job is in the input: its owner is read, not inferred.
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "report-29012345-x", OwnerReferences: ctl("batch/v1", "Job", "report-29012345", "j-r")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "labelled", Labels: map[string]string{
+			"batch.kubernetes.io/job-name": "backup-29012346", "batch.kubernetes.io/controller-uid": "j-3"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "legacy-labels", Labels: map[string]string{
+			"job-name": "once", "controller-uid": "j-4"}}},
+		// A job-name label without the UID proves nothing.
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "half-labelled", Labels: map[string]string{"job-name": "once"}}},
+	}})
+	s.Finish()
+	ix := s.Index()
+	want := map[string]struct {
+		ref      string
+		inferred bool
+	}{
+		"web-5d78c9869d-a":  {"Deployment/web/d-web", true},
+		"web-api-7f9c-b":    {"Deployment/web-api/d-web-api", true},
+		"web-6c4d-c":        {"ReplicaSet/web-6c4d/rs-web-6c4d-c", false},
+		"web-1111-d":        {"ReplicaSet/web-1111/rs-web-1111-d", false},
+		"gone-8b8b-e":       {"ReplicaSet/gone-8b8b/rs-gone-8b8b-e", false},
+		"backup-29012345-x": {"CronJob/backup/cj-1", true},
+		"backup-12-x":       {"Job/backup-12/j-2", false},
+		"report-29012345-x": {"CronJob/report/cj-r", false},
+		"labelled":          {"CronJob/backup/cj-1", true},
+		"legacy-labels":     {"Job/once/j-4", true},
+		"half-labelled":     {"", false},
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		o, via, ok := ix.WorkloadVia(p)
+		got := ""
+		if ok {
+			got = o.Kind + "/" + o.Name + "/" + string(o.UID)
+		}
+		w := want[p.Name]
+		if got != w.ref || (via != "") != w.inferred {
+			t.Errorf("WorkloadVia(%s) = %q via %q, want %q (inferred %v)", p.Name, got, via, w.ref, w.inferred)
+		}
+	}
+	if len(s.Pods) != len(want) {
+		t.Fatalf("%d pods, want %d", len(s.Pods), len(want))
 	}
 }

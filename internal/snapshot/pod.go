@@ -17,8 +17,8 @@ import (
 //
 // Dropped, besides what trimMeta drops: probes, ports, commands,
 // environment variables, security contexts, affinity, tolerations, volumes
-// other than hostPath, condition messages and every condition that is True
-// other than Ready.
+// other than hostPath, condition messages (but the scheduler's, on
+// PodScheduled=False) and every condition that is True other than Ready.
 type Pod struct {
 	Name      string
 	Namespace string
@@ -141,8 +141,9 @@ type PodStatus struct {
 	QOSClass          corev1.PodQOSClass
 	StartTime         *metav1.Time
 	// Conditions holds Ready and every condition that is not True, without
-	// messages: a healthy pod's other True conditions say nothing Ready
-	// does not.
+	// messages (but for PodScheduled=False, whose message is the
+	// scheduler's verdict): a healthy pod's other True conditions say
+	// nothing Ready does not.
 	Conditions                 []corev1.PodCondition
 	InitContainerStatuses      []ContainerStatus
 	ContainerStatuses          []ContainerStatus
@@ -245,10 +246,17 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 			if !keep(c) {
 				continue
 			}
-			kept.Status.Conditions = append(kept.Status.Conditions, corev1.PodCondition{
+			kc := corev1.PodCondition{
 				Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
 				Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
-			})
+			}
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				// The scheduler's verdict ("0/7 nodes are available: ..."),
+				// kept on the few pods it could not place: it proves why
+				// they are Pending whatever else the input holds.
+				kc.Message = c.Message
+			}
+			kept.Status.Conditions = append(kept.Status.Conditions, kc)
 		}
 	}
 	return kept

@@ -75,7 +75,8 @@ func criticalAddonColocationCheck() check.Check {
 			"schedulable nodes span several. Evidence says whether the template has required anti-affinity or " +
 			"topology spread; on AWS, CoreDNS replicas on one node also share the VPC resolver's per-interface " +
 			"packet limit. Single-node and single-zone clusters are not reported. A pod not in the input may run " +
-			"elsewhere, so from partial input only workloads whose ready pods present reach spec.replicas are judged.",
+			"elsewhere, so from partial input only workloads whose ready pods present reach spec.replicas, or the " +
+			"status.readyReplicas their controller counted (the pods missing are then not ready), are judged.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.Services), check.Optional(snapshot.ValidatingWebhookConfigurations),
 			check.Optional(snapshot.MutatingWebhookConfigurations)),
@@ -96,9 +97,28 @@ type replicated struct {
 	selector *metav1.LabelSelector
 	spec     *corev1.PodSpec
 	labels   map[string]string
+	// statusReady is status.readyReplicas, when the controller wrote a
+	// status (see check.StatusReady).
+	statusReady *int32
 }
 
 func (w replicated) String() string { return w.kind + " " + w.meta.Namespace + "/" + w.meta.Name }
+
+// allReadySeen reports whether the controller's own count of ready pods
+// (status.readyReplicas) says the input holds every ready pod: the ones
+// missing from it are not ready, so they serve from no node.
+func (w replicated) allReadySeen(seen int) bool {
+	return w.statusReady != nil && int32(seen) >= *w.statusReady
+}
+
+// readyCountEvidence says, when the status stood in for missing pods, so.
+func (w replicated) readyCountEvidence(seen int) string {
+	if w.statusReady == nil || int32(seen) >= w.replicas {
+		return ""
+	}
+	return fmt.Sprintf("status.readyReplicas %d: every ready pod of %s is in the input (the %d missing ones are not ready)",
+		*w.statusReady, w, w.replicas-int32(seen))
+}
 func (w replicated) ref() finding.ObjectRef {
 	return check.Ref("apps/v1", w.kind, w.meta)
 }
@@ -113,11 +133,21 @@ func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
 	}
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		out = append(out, replicated{"Deployment", &d.ObjectMeta, one(d.Spec.Replicas), d.Spec.Selector, &d.Spec.Template.Spec, d.Spec.Template.Labels})
+		w := replicated{kind: "Deployment", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
+			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels}
+		if n, ok := check.StatusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas); ok {
+			w.statusReady = &n
+		}
+		out = append(out, w)
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
-		out = append(out, replicated{"StatefulSet", &d.ObjectMeta, one(d.Spec.Replicas), d.Spec.Selector, &d.Spec.Template.Spec, d.Spec.Template.Labels})
+		w := replicated{kind: "StatefulSet", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
+			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels}
+		if n, ok := check.StatusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas); ok {
+			w.statusReady = &n
+		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -215,7 +245,7 @@ func runCriticalAddonColocation(ctx *check.Context) ([]finding.Finding, error) {
 		if len(ready) < minSpreadable {
 			continue // fewer than two serve: an availability problem, not a placement one
 		}
-		if !ctx.CompleteIn(snapshot.Pods, w.meta.Namespace) && int32(len(ready)) < w.replicas {
+		if !ctx.CompleteIn(snapshot.Pods, w.meta.Namespace) && int32(len(ready)) < w.replicas && !w.allReadySeen(len(ready)) {
 			// Pods missing from the input may run elsewhere.
 			unknown = append(unknown, w.String())
 			continue
@@ -240,6 +270,9 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		fmt.Sprintf("%s: %s", w, role),
 		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
+	}
+	if e := w.readyCountEvidence(len(ready)); e != "" {
+		ev = append(ev, e)
 	}
 	zone, oneZone := pl.oneZone(sh)
 	switch {

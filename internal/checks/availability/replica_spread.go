@@ -39,8 +39,11 @@ func replicaSpreadCheck() check.Check {
 			"every ready pod shares one node while the cluster has other schedulable nodes (evidence gives the " +
 			"template's spreading rules and containers without CPU requests); low when they share one zone while " +
 			"schedulable nodes span several. Cluster add-ons are left to critical-addon-colocation. Pods are tied " +
-			"to their workload by owner references (Pod to ReplicaSet to Deployment, Pod to StatefulSet); from " +
-			"partial input only workloads whose ready pods present reach spec.replicas are judged.",
+			"to their workload by owner references (Pod to ReplicaSet to Deployment, Pod to StatefulSet), or, when the " +
+			"ReplicaSet is not in the input, by the ReplicaSet's name (<deployment>-<pod-template-hash>) and the pod's " +
+			"pod-template-hash label, as the Deployment controller writes them; from " +
+			"partial input only workloads whose ready pods present reach spec.replicas, or the status.readyReplicas their " +
+			"controller counted, are judged.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods), check.Optional(snapshot.Deployments),
 			check.Optional(snapshot.StatefulSets), check.Optional(snapshot.ReplicaSets),
 			check.Optional(snapshot.Services), check.Optional(snapshot.ValidatingWebhookConfigurations),
@@ -57,39 +60,29 @@ func replicaSpreadCheck() check.Check {
 // readyPodsByWorkload groups ready pods under the Deployment or
 // StatefulSet that controls them, in one pass over the pods: matching
 // every workload's selector against its namespace would cost workloads
-// times pods.
-func readyPodsByWorkload(s *snapshot.Snapshot) map[snapshot.OwnerID][]*snapshot.Pod {
-	rsOwner := map[snapshot.OwnerID]snapshot.OwnerID{}
-	for i := range s.ReplicaSets {
-		rs := &s.ReplicaSets[i]
-		for _, o := range rs.OwnerReferences {
-			if o.Controller != nil && *o.Controller && o.Kind == "Deployment" {
-				rsOwner[snapshot.IDOf("ReplicaSet", &rs.ObjectMeta)] = snapshot.RefID(rs.Namespace, o)
-			}
-		}
-	}
-	out := map[snapshot.OwnerID][]*snapshot.Pod{}
+// times pods. A pod reaches its Deployment through its ReplicaSet, or,
+// when the ReplicaSet is not in the input, through the Deployment
+// controller's naming (snapshot.Index.WorkloadVia); inferred says which
+// workloads were reached that way, with how, for evidence.
+func readyPodsByWorkload(s *snapshot.Snapshot) (byWorkload map[snapshot.OwnerID][]*snapshot.Pod, inferred map[snapshot.OwnerID]string) {
+	ix := s.Index()
+	byWorkload, inferred = map[snapshot.OwnerID][]*snapshot.Pod{}, map[snapshot.OwnerID]string{}
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if !podReady(p) {
 			continue
 		}
-		for _, o := range p.OwnerReferences {
-			if o.Controller == nil || !*o.Controller {
-				continue
-			}
-			id := snapshot.RefID(p.Namespace, o)
-			switch o.Kind {
-			case "StatefulSet":
-				out[id] = append(out[id], p)
-			case "ReplicaSet":
-				if d, ok := rsOwner[id]; ok {
-					out[d] = append(out[d], p)
-				}
-			}
+		o, via, ok := ix.WorkloadVia(p)
+		if !ok || (o.Kind != "Deployment" && o.Kind != "StatefulSet") {
+			continue
+		}
+		id := snapshot.RefID(p.Namespace, o)
+		byWorkload[id] = append(byWorkload[id], p)
+		if via != "" && inferred[id] == "" {
+			inferred[id] = via
 		}
 	}
-	return out
+	return byWorkload, inferred
 }
 
 func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
@@ -103,7 +96,7 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 	for i := range s.Services {
 		servicesByNS[s.Services[i].Namespace] = append(servicesByNS[s.Services[i].Namespace], &s.Services[i])
 	}
-	byWorkload := readyPodsByWorkload(s)
+	byWorkload, inferred := readyPodsByWorkload(s)
 	var out []finding.Finding
 	var unknown []string
 	for _, w := range replicatedWorkloads(s) {
@@ -111,7 +104,7 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 			continue // add-ons: critical-addon-colocation reports them, at higher severity
 		}
 		ready := byWorkload[snapshot.IDOf(w.kind, w.meta)]
-		if int32(len(ready)) < w.replicas && !spreadInputComplete(ctx, w) {
+		if int32(len(ready)) < w.replicas && !spreadInputComplete(ctx, w) && !w.allReadySeen(len(ready)) {
 			// Pods (or the ReplicaSets that tie them to w) missing from the
 			// input may run elsewhere.
 			unknown = append(unknown, w.String())
@@ -121,6 +114,9 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 			continue // fewer than two serve: an availability problem, not a placement one
 		}
 		if f, ok := spreadFinding(ctx, w, ready, sh); ok {
+			if via := inferred[snapshot.IDOf(w.kind, w.meta)]; via != "" {
+				f.Evidence = append(f.Evidence, "pods tied to "+w.String()+" without their ReplicaSet: "+via)
+			}
 			out = append(out, f)
 		}
 	}
@@ -146,6 +142,9 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	ev := []string{
 		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
+	}
+	if e := w.readyCountEvidence(len(ready)); e != "" {
+		ev = append(ev, e)
 	}
 	if c := noCPURequest(w.spec); len(c) > 0 {
 		ev = append(ev, "containers without a CPU request (the scheduler counts them as using none): "+check.ListText(c, 5))

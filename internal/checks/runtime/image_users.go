@@ -65,8 +65,8 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 }
 
 // podOwnerKey is the kind, namespace and name of the workload that made
-// the pod (snapshot.Index.WorkloadOf). A CronJob's pods name their Job, so
-// they are listed as pods, not under the CronJob.
+// the pod (snapshot.Index.WorkloadOf): a CronJob's pods reach it through
+// their Job, so they count under the CronJob's template.
 func podOwnerKey(ix *snapshot.Index, p *snapshot.Pod) ([3]string, bool) {
 	o, ok := ix.WorkloadOf(p)
 	return [3]string{o.Kind, p.Namespace, o.Name}, ok

@@ -90,11 +90,17 @@ func selectorMatchesNoNodeCheck() check.Check {
 			"label where nodes carry only the new one: they exclude nothing, so pods meant to avoid the control plane " +
 			"may land there (exclusions of other absent keys, such as Fargate or virtual-kubelet nodes, are meant for " +
 			"nodes that may join later and are not reported). Node condition taints (node.kubernetes.io/*) are transient and ignored. Without " +
-			"a complete Node list no template is said to match nothing. Cannot see: node groups of cloud " +
+			"a complete Node list no template is said to match nothing from the nodes present; the scheduler's own verdict is used " +
+			"instead: Pending pods whose PodScheduled=False/Unschedulable condition or latest FailedScheduling event says every node " +
+			"failed their node affinity/selector (high, medium without the template or when a node could be created) or failed it or " +
+			"carried an untolerated taint the message names (medium; condition taints such as node.kubernetes.io/not-ready, and " +
+			"taints the message does not name, prove nothing about the template) are reported for their workload, tied through their ReplicaSet or its " +
+			"<deployment>-<pod-template-hash> name. Cannot see: node groups of cloud " +
 			"autoscalers, Calico BGPPeers and system-upgrade-controller Plans (not read).",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
-			check.Optional(snapshot.KarpenterNodePools)),
+			check.Optional(snapshot.KarpenterNodePools), check.Optional(snapshot.Pods), check.Optional(snapshot.Events),
+			check.Optional(snapshot.ReplicaSets)),
 		Rules: []check.Rule{
 			{ID: ruleNoNode, Summary: "templates whose nodeSelector and required node affinity match no node", Needs: templateNeeds},
 			{ID: ruleLegacy, Summary: "templates selecting node-role.kubernetes.io/master on clusters whose control plane carries only the control-plane label", Needs: templateNeeds},
@@ -182,24 +188,37 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
+	nodesComplete := ctx.Complete(snapshot.Nodes)
+	var verdicts map[string]*verdictGroup
+	if !nodesComplete {
+		// With every node in the input the run judges the templates
+		// itself; without, the scheduler's verdicts on Pending pods are
+		// what proves a template matches no node.
+		verdicts = placementVerdicts(s)
+	}
 	if len(s.Nodes) == 0 {
-		if ctx.Complete(snapshot.Nodes) {
+		if nodesComplete {
 			for _, r := range []string{ruleNoNode, ruleLegacy, ruleTaint, ruleNoopExcl} {
 				ctx.Skip(r, "the cluster has no nodes")
 			}
 			return nil, nil
 		}
-		return nil, check.NotEvaluated("no Node in the input: selectors cannot be judged against node labels")
+		if len(verdicts) == 0 {
+			return nil, check.NotEvaluated("no Node in the input: selectors cannot be judged against node labels")
+		}
 	}
 	r := &selectorRun{ctx: ctx, facts: facts, ix: newNodeIndex(s.Nodes), su: newScaleUp(ctx), matched: map[string][]int{}}
 	r.ctrl, r.master = len(r.ix.byKey[labelCtrlPlane]), len(r.ix.byKey[labelMaster])
 	if v, ev, ok := check.ServerVersion(s); ok {
 		r.version = fmt.Sprintf("%s; %s", v.MinorString(), ev)
 	}
-	nodesComplete := ctx.Complete(snapshot.Nodes)
 	var out []finding.Finding
 	var unknown []string
+	templates := map[string]workload{}
+	found := map[string]bool{}
 	for _, w := range workloads(s) {
+		key := w.kind + "/" + w.meta.Namespace + "/" + w.meta.Name
+		templates[key] = w
 		sel, ok := selectionOf(w.spec)
 		if !ok {
 			continue
@@ -207,14 +226,18 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 		nodes := r.matching(sel)
 		if len(nodes) == 0 {
 			if !nodesComplete {
-				unknown = append(unknown, w.String())
+				if _, proven := verdicts[key]; !proven {
+					unknown = append(unknown, w.String())
+				}
 				continue
 			}
 			out = append(out, r.noNodeFinding(w, sel))
+			found[key] = true
 			continue
 		}
 		if f, ok := r.taintFinding(w, sel, nodes, nodesComplete); ok {
 			out = append(out, f)
+			found[key] = true
 		}
 		if nodesComplete {
 			if f, ok := r.noopFinding(w, sel); ok {
@@ -222,6 +245,7 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 			}
 		}
 	}
+	out = append(out, r.verdictFindings(verdicts, templates, found)...)
 	if !nodesComplete {
 		reason := "the Node list is not complete, so a template matching none of the nodes present may match one that is not"
 		if len(unknown) > 0 {
@@ -358,23 +382,33 @@ func conditionTaint(t corev1.Taint) bool {
 		t.Key == "ToBeDeletedByClusterAutoscaler" || t.Key == "DeletionCandidateOfClusterAutoscaler"
 }
 
+// repelling is the first NoSchedule/NoExecute taint of node i that w does
+// not tolerate, condition taints aside.
+func (r *selectorRun) repelling(w workload, i int) (corev1.Taint, bool) {
+	for _, t := range r.ix.nodes[i].Spec.Taints {
+		if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !conditionTaint(t) && !tolerates(w.spec.Tolerations, t) {
+			return t, true
+		}
+	}
+	return corev1.Taint{}, false
+}
+
+func (r *selectorRun) repels(w workload, i int) bool {
+	_, ok := r.repelling(w, i)
+	return ok
+}
+
 // taintFinding reports a template whose matching nodes all repel it.
 func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodesComplete bool) (finding.Finding, bool) {
 	repelled := map[string]int{}
 	var example corev1.Taint
 	for _, i := range nodes {
-		n := r.ix.nodes[i]
-		blocked := false
-		for _, t := range n.Spec.Taints {
-			if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !conditionTaint(t) && !tolerates(w.spec.Tolerations, t) {
-				repelled[t.Key+"="+t.Value+":"+string(t.Effect)]++
-				example, blocked = t, true
-				break
-			}
-		}
+		t, blocked := r.repelling(w, i)
 		if !blocked {
 			return finding.Finding{}, false
 		}
+		repelled[t.Key+"="+t.Value+":"+string(t.Effect)]++
+		example = t
 	}
 	if !nodesComplete {
 		// Nodes not in the input might match and accept the pods.

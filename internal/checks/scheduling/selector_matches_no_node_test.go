@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
@@ -200,5 +201,96 @@ func TestSelectorClusterAutoscaler(t *testing.T) {
 	}
 	if f := find(t, fs, "Deployment/storage/csi-controller", "removed"); f.Severity != finding.High {
 		t.Errorf("master label with cluster-autoscaler: %v", f.Severity)
+	}
+}
+
+// The scheduler's verdict on Pending pods proves a template matches no
+// node when the Node list cannot: from files, with no Nodes at all, and
+// with no ReplicaSets (the pods reach their Deployment by the
+// pod-template-hash naming). Without Events, the verdicts written on the
+// pods' conditions remain; the one known from an event only goes.
+func TestSelectorSchedulerVerdict(t *testing.T) {
+	all := []string{"Deployment/monitoring/metrics-collector", "Deployment/ml/trainer", "StatefulSet/payments/ledger"}
+	inputs := []struct {
+		name string
+		load func() *snapshot.Snapshot
+		want []string
+	}{
+		{"files", func() *snapshot.Snapshot { return checktest.Load(t, "nodes.yaml", "unschedulable.yaml") }, all},
+		{"files, no Nodes", func() *snapshot.Snapshot {
+			return checktest.Without(checktest.Load(t, "nodes.yaml", "unschedulable.yaml"), snapshot.Nodes)
+		}, all},
+		{"files, no Events", func() *snapshot.Snapshot {
+			return checktest.Without(checktest.Load(t, "nodes.yaml", "unschedulable.yaml"), snapshot.Events)
+		}, []string{"Deployment/monitoring/metrics-collector", "StatefulSet/payments/ledger"}},
+	}
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			fs, ctx, ok := checktest.Run(t, selectorMatchesNoNodeCheck(), in.load())
+			if !ok {
+				t.Fatal("not evaluated, although the scheduler's verdicts are in the input")
+			}
+			got := map[string]finding.Finding{}
+			for _, f := range fs {
+				o := f.Objects[0]
+				got[o.Kind+"/"+o.Namespace+"/"+o.Name] = f
+			}
+			if len(got) != len(in.want) || len(fs) != len(in.want) {
+				t.Errorf("findings on %v, want %v", keys(byObject(fs)), in.want)
+			}
+			for _, ref := range in.want {
+				f, ok := got[ref]
+				if !ok {
+					t.Errorf("no finding on %s", ref)
+					continue
+				}
+				ev := strings.Join(f.Evidence, "\n")
+				if !strings.Contains(ev, "0/7 nodes are available") {
+					t.Errorf("%s: evidence should quote the scheduler: %s", ref, ev)
+				}
+			}
+			if f := got["Deployment/monitoring/metrics-collector"]; f.Severity != finding.High ||
+				!strings.Contains(strings.Join(f.Evidence, "\n"), "node-role.kubernetes.io/master") ||
+				!strings.Contains(strings.Join(f.Evidence, "\n"), "ReplicaSet metrics-collector-6b7f9c8d5 is not in the input") {
+				t.Errorf("metrics-collector: want high, naming the master selector and how its pod was tied: %+v", f)
+			}
+			if f := got["StatefulSet/payments/ledger"]; f.Severity != finding.Medium || !strings.Contains(f.Title, "matches and accepts") {
+				t.Errorf("ledger: want the medium taint-or-selector verdict, got %v %q", f.Severity, f.Title)
+			}
+			// The silence of the rules still proves nothing.
+			if n, ok := ctx.Notes()[ruleNoNode]; !ok || n.Skipped {
+				t.Errorf("want no-matching-node partial, got %+v", ctx.Notes())
+			}
+		})
+	}
+}
+
+// Pods waiting for room, and a pod placed since its FailedScheduling
+// event, are no verdict on the template; complete input judges the
+// templates from the nodes and reports the master selector once.
+func TestSelectorSchedulerVerdictQuietAndComplete(t *testing.T) {
+	for _, s := range []*snapshot.Snapshot{
+		checktest.Load(t, "nodes.yaml", "unschedulable-clean.yaml"),
+		checktest.Without(checktest.Load(t, "nodes.yaml", "unschedulable-clean.yaml"), snapshot.Nodes, snapshot.ReplicaSets),
+	} {
+		fs, _, _ := checktest.Run(t, selectorMatchesNoNodeCheck(), s)
+		for _, f := range fs {
+			t.Errorf("unexpected finding %s: %v", f.Title, f.Evidence)
+		}
+	}
+	checktest.Quiet(t, selectorMatchesNoNodeCheck(), checktest.Complete(checktest.Load(t, "nodes.yaml", "unschedulable-clean.yaml")))
+	fs, _, _ := checktest.Run(t, selectorMatchesNoNodeCheck(), checktest.Complete(checktest.Load(t, "nodes.yaml", "unschedulable.yaml")))
+	mc := find(t, fs, "Deployment/monitoring/metrics-collector", "removed node-role.kubernetes.io/master")
+	if mc.Severity != finding.High {
+		t.Errorf("complete input: %v", mc.Severity)
+	}
+	n := 0
+	for _, f := range fs {
+		if f.Objects[0].Name == "metrics-collector" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("metrics-collector reported %d times on complete input", n)
 	}
 }

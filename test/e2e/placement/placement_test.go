@@ -101,3 +101,43 @@ func TestPlacementChecksOnTheTestBed(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulerVerdictAsNamespaceViewer: a user who may read one
+// namespace and no Node still learns, from the scheduler's verdict the
+// live read keeps on the Pending pod, that the collector's template
+// matches no node; the pod reaches its Deployment by its pod-template-hash
+// although no ReplicaSet exists.
+func TestSchedulerVerdictAsNamespaceViewer(t *testing.T) {
+	c := testcluster.Get(t)
+	c.LoadYAMLInto(t, testcluster.ViewerNamespace, "testdata/unschedulable.yaml")
+	cmd := exec.Command(testcluster.Kubegap(t), "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserNSViewer),
+		"-n", testcluster.ViewerNamespace, "--checks", "selector-matches-no-node", "-o", "json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1 (a high finding)\nstderr: %s\n%s", err, errOut.String(), out.String())
+	}
+	var rep struct {
+		Findings []struct {
+			finding
+			Evidence []string
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("decoding the report: %v", err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		ev := strings.Join(f.Evidence, "\n")
+		if f.Check == "selector-matches-no-node" && f.names("Deployment", testcluster.ViewerNamespace, "collector") && f.Severity == "high" &&
+			strings.Contains(ev, "0/7 nodes are available: 7 node(s) didn't match Pod's node affinity/selector") &&
+			strings.Contains(ev, "ReplicaSet collector-6b7f9c8d5 is not in the input") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no high finding on Deployment collector from the scheduler's verdict:\n%s", out.String())
+	}
+}
