@@ -150,7 +150,9 @@ func TestCollectStopsEndlessLists(t *testing.T) {
 		maxPages int
 	}{
 		{"typed, the same token again", "/api/v1/pods", snapshot.Pods,
-			func(int) string { return `{"kind":"PodList","apiVersion":"v1","metadata":{"continue":"again"},"items":[]}` }, 3},
+			func(int) string {
+				return `{"kind":"PodList","apiVersion":"v1","metadata":{"continue":"again"},"items":[]}`
+			}, 3},
 		{"typed, tokens cycling", "/api/v1/pods", snapshot.Pods,
 			func(n int) string {
 				return fmt.Sprintf(`{"kind":"PodList","apiVersion":"v1","metadata":{"continue":"t%d"},"items":[]}`, n%3)
