@@ -3,6 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -39,7 +43,7 @@ func (f *sourceFlags) validNamespace() error {
 func (f *sourceFlags) restConfig() (*rest.Config, string, error) {
 	cfg, err := f.kube.ToRESTConfig()
 	if clientcmd.IsEmptyConfig(err) {
-		return nil, "", f.noCluster("no kubeconfig found")
+		return nil, "", f.noCluster("no kubeconfig found: KUBECONFIG is unset or empty and ~/.kube/config holds none")
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("reading kubeconfig: %w", err)
@@ -53,8 +57,13 @@ func (f *sourceFlags) restConfig() (*rest.Config, string, error) {
 		if _, err := rest.InClusterConfig(); err != nil {
 			// Not in a pod either: client-go would use its default server.
 			why := "the kubeconfig names no cluster"
-			if contextName != "" {
+			switch {
+			case len(raw.Clusters) == 0 && len(raw.Contexts) == 0 && len(raw.AuthInfos) == 0:
+				why = "no kubeconfig found: KUBECONFIG is unset or empty and ~/.kube/config holds none"
+			case contextName != "":
 				why = fmt.Sprintf("context %q names no cluster with a server in the kubeconfig", contextName)
+			case len(raw.Contexts) > 0:
+				why = fmt.Sprintf("the kubeconfig has no current context; its contexts are %s", quotedNames(raw.Contexts))
 			}
 			return nil, "", f.noCluster(why)
 		}
@@ -86,4 +95,13 @@ func (f *sourceFlags) noCluster(why string) error {
 	}
 	return errors.New("no cluster is configured (" + why + "; kubegap does not fall back to http://localhost:8080): " +
 		"pass --kubeconfig or --context, or " + instead)
+}
+
+// quotedNames lists a map's keys, sorted and quoted.
+func quotedNames[V any](m map[string]V) string {
+	names := slices.Sorted(maps.Keys(m))
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	return strings.Join(names, ", ")
 }

@@ -128,12 +128,20 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: lonely, context: {user: u}}]
 current-context: lonely
 `), 0o600)
+	noCurrent := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(noCurrent, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: prod, context: {cluster: c, user: u}}]
+`), 0o600)
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"no kubeconfig at all", []string{"audit", "-q"}, "--from FILE"},
+		{"no current context", []string{"audit", "--kubeconfig", noCurrent, "-q"}, `no current context; its contexts are "prod"`},
+		{"no kubeconfig at all", []string{"audit", "-q"}, "no kubeconfig found"},
 		{"a kubeconfig with no clusters", []string{"audit", "--kubeconfig", noClusters, "-q"}, `context "lonely" names no cluster`},
 		{"snapshot", []string{"snapshot", "--kubeconfig", noClusters, "-q", "-o", filepath.Join(home, "s.json")}, "kubegap audit --demo"},
 	} {
