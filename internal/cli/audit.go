@@ -37,12 +37,14 @@ type sourceFlags struct {
 	from          []string
 	demo          bool
 	strict        bool
+	// offline: the command has --from and --demo.
+	offline bool
 	// notes are what loading files skipped, for the report's warnings.
 	notes []string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
-	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true)}
+	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true), offline: offline}
 	f.kube.AddFlags(cmd.Flags())
 	registerKubeCompletions(cmd, f)
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false,
@@ -60,6 +62,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	tuneGC(app)
 	if f.allNamespaces && f.namespace() != "" {
 		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
+	}
+	if err := f.validNamespace(); err != nil {
+		return nil, err
 	}
 	var offline func() (*snapshot.Snapshot, error)
 	switch {
@@ -85,15 +90,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		}
 		return s, err
 	}
-	cfg, err := f.kube.ToRESTConfig()
+	cfg, contextName, err := f.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig: %w", err)
-	}
-	contextName := *f.kube.Context
-	if contextName == "" {
-		if raw, err := f.kube.ToRawKubeConfigLoader().RawConfig(); err == nil {
-			contextName = raw.CurrentContext
-		}
+		return nil, err
 	}
 	opts := cluster.Options{Namespace: f.namespace(), Context: contextName}
 	if !quiet {

@@ -128,6 +128,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 func Run(ctx context.Context, app *App, args []string) int {
 	defer startProfiles(app)()
 	app.defaults()
+	silenceKlog()
 	root := NewRootCommand(app)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -2,12 +2,17 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,6 +99,11 @@ func Prepare(cfg *rest.Config, userAgent string) *rest.Config {
 // Kubernetes API data.
 func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resource, opts Options) (*snapshot.Snapshot, error) {
 	opts.defaults()
+	// The namespace goes into every namespaced path: refuse a hostile one
+	// ("../nodes/x/proxy") before a single request is sent.
+	if err := ValidateNamespace(opts.Namespace); err != nil {
+		return nil, err
+	}
 	cfg = Prepare(cfg, "kubegap")
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -108,8 +118,12 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 		snap.Source.Scope.Namespaces = []string{opts.Namespace}
 	}
 
-	served, err := servedResources(dc, resources)
+	r := &reader{opts: opts}
+	served, err := r.servedResources(ctx, dc.RESTClient(), resources)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &UnreachableError{Host: cfg.Host, Err: explain(err)}
 	}
 
@@ -124,7 +138,7 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{typed: cs.CoreV1().RESTClient(), dyn: dyn, opts: opts}
+	r.typed, r.dyn = cs.CoreV1().RESTClient(), dyn
 
 	type result struct {
 		res     snapshot.Resource
@@ -138,8 +152,8 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 	var wg sync.WaitGroup
 	for i, res := range resources {
 		results[i].res = res
-		if msg, ok := served[res]; !ok {
-			results[i].status, results[i].message = snapshot.StatusNotServed, msg
+		if d := served[res]; d.status != "" {
+			results[i].status, results[i].message = d.status, d.message
 			continue
 		}
 		wg.Add(1)
@@ -155,10 +169,13 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 			case apierrors.IsForbidden(err):
 				out.status, out.message = snapshot.StatusForbidden, statusMessage(err)
 			case apierrors.IsNotFound(err):
-				out.status, out.message = snapshot.StatusNotServed, statusMessage(err)
+				// Discovery announced the resource, so a 404 is a failed
+				// read (a proxy, a CRD deleted meanwhile), never "none".
+				out.status, out.message = snapshot.StatusError,
+					"discovery announced it, but reading it answered 404 Not Found: "+statusMessage(err)
 			case apierrors.IsUnauthorized(err):
 				out.fatal = explain(err)
-			case isTransient(err) || ctx.Err() != nil:
+			case isTransient(err) || isEndless(err) || ctx.Err() != nil:
 				out.status, out.message = snapshot.StatusError, err.Error()
 			default:
 				out.fatal = fmt.Errorf("reading %s: %w", out.res, err)
@@ -185,34 +202,127 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 	return snap, nil
 }
 
+// discovered is what discovery said about one resource: served (status
+// ""), not served, or unknown (error, forbidden) with the reason.
+type discovered struct {
+	status  snapshot.Status
+	message string
+}
+
 // servedResources asks discovery which of the resources the server serves.
-// The map holds the served ones; for the others, ok is false and the value
-// explains. Discovery is allowed to every authenticated user.
-func servedResources(dc discovery.DiscoveryInterface, resources []snapshot.Resource) (map[snapshot.Resource]string, error) {
-	out := map[snapshot.Resource]string{}
-	byGV := map[string][]snapshot.Resource{}
-	for _, r := range resources {
-		byGV[r.APIVersion()] = append(byGV[r.APIVersion()], r)
+// The group list (/api, /apis) says which group/versions exist; only those
+// are asked for their resources. A group/version the list does not name is
+// not served; one it names whose document cannot be read is unknown (an
+// error for its resources, never "none"), and so is a 404 on it: the
+// server announced it. Resources absent from a document that was read are
+// not served. Discovery is allowed to every authenticated user.
+//
+// The documents are fetched here rather than through client-go's discovery
+// client, which takes no context and turns a 404 on /api/v1 into an empty,
+// successful answer.
+func (r *reader) servedResources(ctx context.Context, rc rest.Interface, resources []snapshot.Resource) (map[snapshot.Resource]discovered, error) {
+	announced, err := r.groupVersions(ctx, rc)
+	if err != nil {
+		return nil, err
 	}
-	for gv, rs := range byGV {
-		list, err := dc.ServerResourcesForGroupVersion(gv)
-		if apierrors.IsNotFound(err) {
-			continue // the group/version is not served: none of rs is
+	out := map[snapshot.Resource]discovered{}
+	byGV := map[string][]snapshot.Resource{}
+	var order []string
+	for _, res := range resources {
+		gv := res.APIVersion()
+		if byGV[gv] == nil {
+			order = append(order, gv)
 		}
+		byGV[gv] = append(byGV[gv], res)
+	}
+	for _, gv := range order {
+		rs := byGV[gv]
+		if !announced[gv] {
+			for _, res := range rs {
+				out[res] = discovered{snapshot.StatusNotServed, "the server's API group list does not name " + gv}
+			}
+			continue
+		}
+		var list metav1.APIResourceList
+		err := r.retry(ctx, func() error { return getJSON(ctx, rc, discoveryPath(gv), &list) })
 		if err != nil {
-			return nil, fmt.Errorf("discovering %s: %w", gv, err)
+			if fatalDiscovery(err) || ctx.Err() != nil {
+				return nil, fmt.Errorf("discovering %s: %w", gv, err)
+			}
+			d := discovered{snapshot.StatusError, "discovering " + gv + ": " + statusMessage(err)}
+			switch {
+			case apierrors.IsForbidden(err):
+				d.status = snapshot.StatusForbidden
+			case apierrors.IsNotFound(err):
+				d.message = "the API group list names " + gv + ", but its discovery document answered 404 Not Found: " + statusMessage(err)
+			}
+			for _, res := range rs {
+				out[res] = d
+			}
+			continue
 		}
 		names := map[string]bool{}
 		for _, ar := range list.APIResources {
 			names[ar.Name] = true
 		}
-		for _, r := range rs {
-			if names[r.Resource] {
-				out[r] = ""
+		for _, res := range rs {
+			if !names[res.Resource] {
+				out[res] = discovered{snapshot.StatusNotServed, gv + " does not serve " + res.Resource}
 			}
 		}
 	}
 	return out, nil
+}
+
+// groupVersions reads the API group list: /api (the core versions) and
+// /apis. It must be read: without it nothing can be called not served.
+func (r *reader) groupVersions(ctx context.Context, rc rest.Interface) (map[string]bool, error) {
+	out := map[string]bool{}
+	var core metav1.APIVersions
+	if err := r.retry(ctx, func() error { return getJSON(ctx, rc, "/api", &core) }); err != nil {
+		return nil, fmt.Errorf("reading the API group list (/api): %w", err)
+	}
+	for _, v := range core.Versions {
+		out[v] = true
+	}
+	var groups metav1.APIGroupList
+	if err := r.retry(ctx, func() error { return getJSON(ctx, rc, "/apis", &groups) }); err != nil {
+		return nil, fmt.Errorf("reading the API group list (/apis): %w", err)
+	}
+	for _, g := range groups.Groups {
+		for _, v := range g.Versions {
+			out[v.GroupVersion] = true
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the API group list (/api, /apis) names no group/version: not a Kubernetes API server")
+	}
+	return out, nil
+}
+
+// fatalDiscovery: a discovery failure that ends the read rather than
+// leaving some resources unknown.
+func fatalDiscovery(err error) bool {
+	return apierrors.IsUnauthorized(err) || !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !isTransient(err)
+}
+
+func discoveryPath(gv string) string {
+	if strings.Contains(gv, "/") {
+		return "/apis/" + gv
+	}
+	return "/api/" + gv
+}
+
+// getJSON GETs a discovery document and decodes it.
+func getJSON(ctx context.Context, rc rest.Interface, path string, into any) error {
+	body, err := rc.Get().AbsPath(path).Do(ctx).Raw()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return nil
 }
 
 type reader struct {
@@ -249,22 +359,30 @@ func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot
 		return r.listPipelined(ctx, res)
 	}
 	part := snapshot.New(snapshot.Source{})
-	ns := r.namespace(res)
+	ns, err := r.namespace(res)
+	if err != nil {
+		return nil, err
+	}
+	guard := newPageGuard(res, r.opts.PageSize)
 	cont := ""
 	total := 0
 	for {
 		opts := metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, FieldSelector: res.FieldSelector}
 		var next string
 		var n int
+		var remaining *int64
 		err := r.retry(ctx, func() error {
 			var err error
-			n, next, err = r.customPage(ctx, res, ns, opts, part)
+			n, next, remaining, err = r.customPage(ctx, res, ns, opts, part)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
 		total += n
+		if err := guard.next(next, remaining); err != nil {
+			return nil, err
+		}
 		if r.opts.Progress != nil {
 			r.opts.Progress(res, total, next == "")
 		}
@@ -275,11 +393,14 @@ func (r *reader) listOnce(ctx context.Context, res snapshot.Resource) (*snapshot
 	}
 }
 
-func (r *reader) namespace(res snapshot.Resource) string {
-	if res.Namespaced {
-		return r.opts.Namespace
+// namespace is the namespace a LIST of res is scoped to, "" for all. It
+// is checked again here, where every reader builds its path, so that no
+// caller can send a namespace that is not one.
+func (r *reader) namespace(res snapshot.Resource) (string, error) {
+	if !res.Namespaced {
+		return "", nil
 	}
-	return ""
+	return r.opts.Namespace, ValidateNamespace(r.opts.Namespace)
 }
 
 // page is one LIST response body on its way to the decoder.
@@ -338,7 +459,15 @@ func (r *reader) listPipelined(ctx context.Context, res snapshot.Resource) (*sna
 		return part, nil
 	}
 
-	path := listPath(res, r.namespace(res))
+	ns, err := r.namespace(res)
+	if err != nil {
+		return finish(err)
+	}
+	path, err := listPath(res, ns)
+	if err != nil {
+		return finish(err)
+	}
+	guard := newPageGuard(res, r.opts.PageSize)
 	cont := ""
 	for first := true; ; first = false {
 		opts := metav1.ListOptions{Limit: r.opts.PageSize, Continue: cont, FieldSelector: res.FieldSelector}
@@ -363,6 +492,15 @@ func (r *reader) listPipelined(ctx context.Context, res snapshot.Resource) (*sna
 		if err != nil {
 			return finish(err)
 		}
+		// listMeta reads an absent remainingItemCount as 0; a list with
+		// more pages and nothing remaining cannot be, so 0 is "unknown".
+		var claimed *int64
+		if remaining > 0 {
+			claimed = &remaining
+		}
+		if err := guard.next(next, claimed); err != nil {
+			return finish(err)
+		}
 		p := page{body: body, last: next == ""}
 		if first && remaining > 0 {
 			p.reserve = int(r.opts.PageSize + remaining)
@@ -384,7 +522,7 @@ func (r *reader) listPipelined(ctx context.Context, res snapshot.Resource) (*sna
 var pageDecoder = scheme.Codecs.UniversalDeserializer()
 
 // customPage reads one page of a custom resource and appends its items to part.
-func (r *reader) customPage(ctx context.Context, res snapshot.Resource, ns string, opts metav1.ListOptions, part *snapshot.Snapshot) (int, string, error) {
+func (r *reader) customPage(ctx context.Context, res snapshot.Resource, ns string, opts metav1.ListOptions, part *snapshot.Snapshot) (int, string, *int64, error) {
 	ri := r.dyn.Resource(res.GVR())
 	var lister dynamic.ResourceInterface = ri
 	if ns != "" {
@@ -392,13 +530,17 @@ func (r *reader) customPage(ctx context.Context, res snapshot.Resource, ns strin
 	}
 	list, err := lister.List(ctx, opts)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	part.AddCustom(res, list.Items)
-	return len(list.Items), list.GetContinue(), nil
+	return len(list.Items), list.GetContinue(), list.GetRemainingItemCount(), nil
 }
 
-func listPath(r snapshot.Resource, ns string) string {
+// listPath is the LIST path of a typed resource, in one namespace or all.
+func listPath(r snapshot.Resource, ns string) (string, error) {
+	if err := ValidateNamespace(ns); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	if r.Group == "" {
 		b.WriteString("/api/" + r.Version)
@@ -409,7 +551,7 @@ func listPath(r snapshot.Resource, ns string) string {
 		b.WriteString("/namespaces/" + ns)
 	}
 	b.WriteString("/" + r.Resource)
-	return b.String()
+	return b.String(), nil
 }
 
 // retry runs fn until it succeeds, fails for good, or runs out of attempts.
@@ -441,10 +583,16 @@ func isTransient(err error) bool {
 	if errors.As(err, &se) && se.Status().Code >= 500 {
 		return true
 	}
-	// A dropped or timed-out connection. (When the caller's own context
+	// A dropped or timed-out connection, also in the middle of a body:
+	// client-go reports a body cut short as "unexpected error when reading
+	// response body" around io.ErrUnexpectedEOF or the reset, and an
+	// HTTP/2 stream reset as a StreamError. (When the caller's own context
 	// ends, retry and Collect stop on ctx.Err() instead.)
 	var ne net.Error
-	return errors.As(err, &ne)
+	var se2 http2.StreamError
+	return errors.As(err, &ne) || errors.As(err, &se2) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
 func statusMessage(err error) string {

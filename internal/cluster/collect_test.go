@@ -31,7 +31,14 @@ type fakeAPI struct {
 	// claim, when set, is the remainingItemCount every page reports
 	// instead of the true one.
 	claim int64
+	// nads, when set, makes the API serve k8s.cni.cncf.io/v1 with that
+	// many NetworkAttachmentDefinitions (a custom resource).
+	nads int
 }
+
+// dropMidBody, as a fault's status, sends the start of a body and drops
+// the connection.
+const dropMidBody = -1
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
@@ -47,7 +54,15 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.fault != nil {
-		if status, body, ok := f.fault(r, n); ok {
+		if status, body, ok := f.fault(r, n); ok && status == dropMidBody {
+			// Headers and the start of a body, then the connection drops.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "4096")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":`)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		} else if ok {
 			w.Header().Set("Content-Type", "application/json")
 			if status == http.StatusTooManyRequests {
 				w.Header().Set("Retry-After", "0")
@@ -61,6 +76,28 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/version":
 		fmt.Fprint(w, `{"major":"1","minor":"35","gitVersion":"v1.35.4"}`)
+	case "/api":
+		fmt.Fprint(w, `{"kind":"APIVersions","versions":["v1"]}`)
+	case "/apis":
+		if f.nads == 0 {
+			fmt.Fprint(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`)
+			return
+		}
+		fmt.Fprint(w, `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"k8s.cni.cncf.io",
+			"versions":[{"groupVersion":"k8s.cni.cncf.io/v1","version":"v1"}]}]}`)
+	case "/apis/k8s.cni.cncf.io/v1":
+		if f.nads == 0 {
+			break
+		}
+		fmt.Fprint(w, `{"kind":"APIResourceList","groupVersion":"k8s.cni.cncf.io/v1","resources":[
+			{"name":"network-attachment-definitions","namespaced":true,"kind":"NetworkAttachmentDefinition","verbs":["get","list"]}]}`)
+		return
+	case "/apis/k8s.cni.cncf.io/v1/network-attachment-definitions":
+		if f.nads == 0 {
+			break
+		}
+		f.list(w, r, "NetworkAttachmentDefinition", f.nads)
+		return
 	case "/api/v1":
 		fmt.Fprint(w, `{"kind":"APIResourceList","groupVersion":"v1","resources":[
 			{"name":"nodes","namespaced":false,"kind":"Node","verbs":["get","list"]},
@@ -74,6 +111,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.list(w, r, "Pod", f.pods)
+		return
+	}
+	switch r.URL.Path {
+	case "/version", "/api", "/apis", "/api/v1", "/api/v1/nodes":
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprint(w, status(404, "NotFound", "the server could not find the requested resource"))
@@ -90,10 +131,14 @@ func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request, kind string, n in
 	var items []map[string]any
 	for i := start; i < end; i++ {
 		meta := map[string]any{"name": fmt.Sprintf("%s-%04d", strings.ToLower(kind), i)}
-		if kind == "Pod" {
+		if kind != "Node" {
 			meta["namespace"] = "default"
 		}
-		items = append(items, map[string]any{"metadata": meta})
+		item := map[string]any{"metadata": meta}
+		if kind == "NetworkAttachmentDefinition" {
+			item["apiVersion"], item["kind"] = "k8s.cni.cncf.io/v1", kind
+		}
+		items = append(items, item)
 	}
 	meta := map[string]any{}
 	if end < n {

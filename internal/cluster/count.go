@@ -17,9 +17,14 @@ import (
 func (r *reader) count(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
 	ri := r.dyn.Resource(res.GVR())
 	var lister dynamic.ResourceInterface = ri
-	if ns := r.namespace(res); ns != "" {
+	ns, err := r.namespace(res)
+	if err != nil {
+		return nil, err
+	}
+	if ns != "" {
 		lister = ri.Namespace(ns)
 	}
+	guard := newPageGuard(res, r.opts.PageSize)
 	part := snapshot.New(snapshot.Source{})
 	total := 0
 	opts := metav1.ListOptions{Limit: 1, FieldSelector: res.FieldSelector}
@@ -39,6 +44,9 @@ func (r *reader) count(ctx context.Context, res snapshot.Resource) (*snapshot.Sn
 			return nil, err
 		}
 		total += items
+		if err := guard.next(next, remaining); err != nil {
+			return nil, err
+		}
 		if next != "" && remaining != nil && *remaining >= 0 {
 			total += int(*remaining)
 			next = ""

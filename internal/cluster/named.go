@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -26,11 +28,17 @@ func (r *reader) getNamed(ctx context.Context, res snapshot.Resource) (*snapshot
 	if !ok {
 		return nil, fmt.Errorf("named reads serve typed resources only, not %s", res)
 	}
+	if err := ValidateNamespace(r.opts.Namespace); err != nil {
+		return nil, err
+	}
 	var objs []runtime.Object
 	for _, nn := range snapshot.NamesOf(res) {
 		ns, name, _ := strings.Cut(nn, "/")
 		if r.opts.Namespace != "" && ns != r.opts.Namespace {
 			continue
+		}
+		if err := ValidateNamespace(ns); err != nil || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return nil, fmt.Errorf("reading %s: %q is not a namespace/name", res, nn)
 		}
 		var obj runtime.Object
 		err := r.retry(ctx, func() error {
@@ -38,7 +46,7 @@ func (r *reader) getNamed(ctx context.Context, res snapshot.Resource) (*snapshot
 			obj, err = r.typed.Get().Namespace(ns).Resource(res.Resource).Name(name).Do(ctx).Get()
 			return err
 		})
-		if apierrors.IsNotFound(err) {
+		if notFound(err, res, name) {
 			continue
 		}
 		if err != nil {
@@ -55,4 +63,17 @@ func (r *reader) getNamed(ctx context.Context, res snapshot.Resource) (*snapshot
 		r.opts.Progress(res, len(objs), true)
 	}
 	return part, nil
+}
+
+// notFound is true when the API server says the object does not exist: a
+// 404 whose Status names that object, as the API server's always does. Any
+// other 404 (a proxy's, a Status about something else) is a failed read,
+// so it cannot make the object look absent.
+func notFound(err error, res snapshot.Resource, name string) bool {
+	var se apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d != nil && d.Name == name && d.Kind == res.Resource
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/cluster"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/present"
@@ -216,6 +217,11 @@ func pagingArgs(in AuditInput) (finding.Severity, int, error) {
 // runAudit reads the chosen source and runs the chosen checks, exactly as
 // 'kubegap audit' does.
 func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report, error) {
+	// namespace becomes a path segment of live requests: refuse one that
+	// is not a namespace name before anything is read or sent.
+	if err := cluster.ValidateNamespace(in.Namespace); err != nil {
+		return nil, err
+	}
 	var target *check.KubeVersion
 	if in.TargetVersion != "" {
 		v, ok := check.ParseKubeVersion(in.TargetVersion)

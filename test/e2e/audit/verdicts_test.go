@@ -51,9 +51,13 @@ func TestRecipeDumpAuditsLikeLive(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dump")
 	sh := exec.Command("sh", "-c", recipe.stdout)
 	sh.Env = append(os.Environ(), "KUBECTL="+c.Kubectl()+" --kubeconfig "+kc, "DIR="+dir)
+	mark := c.Mark(t)
 	if out, err := sh.CombinedOutput(); err != nil {
 		t.Fatalf("running the recipe: %v\n%s", err, out)
 	}
+	// The recipe's kubectl reads what kubegap would, and kubectl
+	// api-resources every discovery document.
+	testcluster.CheckRequests(t, c.RequestsSince(t, mark, testcluster.UserReader), testcluster.Allow{AnyDiscovery: true})
 	offline := run(t, "audit", "--from", dir, "-o", "json")
 	if offline.code != live.code {
 		t.Errorf("exit %d from the dump, %d live\n%s", offline.code, live.code, offline.stderr)

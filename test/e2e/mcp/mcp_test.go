@@ -406,17 +406,23 @@ func TestMCPLiveAudit(t *testing.T) {
 			t.Errorf("the crash-looping pod is not among the finding's objects: %+v", full.Objects)
 		}
 
-		// The read-only promise, from the API server's own audit log.
-		reqs := c.RequestsSince(t, m, testcluster.UserReader)
-		if len(reqs) == 0 {
+		// The read-only promise, from the API server's own audit log:
+		// reads of the catalogue only, in the namespace asked for.
+		if testcluster.CheckRequests(t, c.RequestsSince(t, m, testcluster.UserReader), testcluster.Allow{Namespace: ns}) == 0 {
 			t.Fatal("the audit log shows no request from the reader")
 		}
-		for _, r := range reqs {
-			switch r.Verb {
-			case "get", "list", "watch":
-			default:
-				t.Errorf("kubegap mcp sent %s %s", r.Verb, r.RequestURI)
+	})
+
+	t.Run("a hostile namespace sends nothing", func(t *testing.T) {
+		cs := serve(t, bin, nil, "--kubeconfig", kubeconfig)
+		m := c.Mark(t)
+		for _, hostile := range []string{"../nodes/node-a/proxy", "kube-system/services/http:kube-dns:53/proxy", "../../x"} {
+			if msg := callErr(t, cs, "audit", map[string]any{"namespace": hostile}); !strings.Contains(msg, "is not a namespace name") {
+				t.Errorf("namespace %q: error %q, want it refused", hostile, msg)
 			}
+		}
+		if reqs := c.RequestsSince(t, m, testcluster.UserReader); len(reqs) != 0 {
+			t.Errorf("hostile namespaces reached the API server: %d requests, first %s %s", len(reqs), reqs[0].Verb, reqs[0].RequestURI)
 		}
 	})
 
