@@ -45,6 +45,13 @@ type Source struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Scope is where the read looked.
 	Scope Scope `json:"scope"`
+	// ClusterInfo says what a kubectl cluster-info dump in the input
+	// holds whole: observed, from the dump's own layout.
+	ClusterInfo *ClusterInfoDump `json:"clusterInfoDump,omitempty"`
+	// DeclaredComplete lists the resources, as coverage names them, that
+	// the user declared complete across all namespaces (audit --complete,
+	// --complete-kinds): taken on the user's word, not observed.
+	DeclaredComplete []string `json:"declaredComplete,omitempty"`
 }
 
 // Scope is where a read looked: every namespace, or only some. Objects of
