@@ -244,6 +244,9 @@ func (l *loader) loadFile(name string) error {
 	if isRecipeMeta(name) && inRecipeDump(name) {
 		return l.loadRecipeMeta(name, f)
 	}
+	if filepath.Base(name) == RecipeAPIResources {
+		return &InputError{File: name, Err: errStrayAPIResources}
+	}
 	if r, ok := recipeCounted(name); ok && inRecipeDump(name) {
 		n, complete, err := readCountList(f)
 		if err != nil {
