@@ -144,6 +144,9 @@ func (t *textWriter) color(code, s string) string {
 // header states what was read, the scope and the counts before any finding.
 func (t *textWriter) header(r *report.Report) {
 	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+report.SourceText(r.Source)+", "+report.ScopeLine(r), "", "  ")
+	for _, note := range snapshot.CompletenessNotes(r.Source) { // cluster-info dump, --complete
+		t.wrapped(note, "", "  ")
+	}
 	t.wrapped(report.CheckCounts(r), "", "  ")
 	t.wrapped(report.FindingCounts(r), "", "  ")
 	var read, other []string
