@@ -427,13 +427,18 @@ func (l *loader) loadClusterInfoStream(name string, br *bufio.Reader) error {
 	stream := &clusterInfoStream{}
 	l.ciStream = stream
 	defer func() { l.ciStream = nil }()
-	if err := l.loadJSONDocuments(name, newLogFilter(br)); err != nil {
+	filter := newLogFilter(br)
+	if err := l.loadJSONDocuments(name, filter); err != nil {
 		return err
 	}
 	if l.clusterInfo == nil {
 		l.clusterInfo = &clusterInfoSeen{}
 	}
-	if !stream.result(name, l.clusterInfo) {
+	// A NodeList alone (a dump directory's nodes.json) or followed by
+	// other documents is just input; one with kubectl's log sections or
+	// its first namespace's EventList was meant as a dump.
+	meant := filter.sections > 0 || len(stream.docs) > 1 && stream.docs[1].kind == "EventList"
+	if !stream.result(name, l.clusterInfo) && meant {
 		l.opts.warn(Warning{File: name, Message: "starts as kubectl cluster-info dump output, but its lists do not follow kubectl's order " +
 			"(nodes, then per namespace events, replication controllers, services, daemonsets, deployments, replicasets, pods): " +
 			"its objects are read, and none of their kinds is taken as complete"})

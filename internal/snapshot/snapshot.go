@@ -362,6 +362,20 @@ func (s *Snapshot) Restrict(namespaces []string) error {
 			delete(s.Counts, r)
 			c = Coverage{Resource: r.String(), Status: StatusNotInInput,
 				Message: "counted across namespaces; the count cannot be limited to " + s.Source.Scope.String()}
+		} else if c.Complete && len(c.Namespaces) > 0 {
+			// Complete only in some namespaces (a cluster-info dump): it
+			// stays complete in those asked for that it covers.
+			var kept []string
+			for _, ns := range namespaces {
+				if slices.Contains(c.Namespaces, ns) {
+					kept = append(kept, ns)
+				}
+			}
+			if len(kept) == 0 {
+				c.Complete, c.Namespaces = false, nil
+			} else {
+				c.Namespaces = kept
+			}
 		} else if c.Complete {
 			c.Namespaces = slices.Clone(namespaces)
 		}
