@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // printed is a typed list as kubectl's JSON printer prints it (indented,
@@ -137,6 +138,48 @@ func TestClusterInfoDirectory(t *testing.T) {
 	}
 	if c := s2.Status(Nodes); !c.Complete {
 		t.Errorf("nodes after -n payments: %+v, want complete", c)
+	}
+}
+
+// TestClusterInfoDirectoryYAML: with -o yaml kubectl writes the same
+// lists as YAML (keys sorted, so a List's kind follows its items), in
+// .yaml files; large ones are read item by item, before their kind.
+func TestClusterInfoDirectoryYAML(t *testing.T) {
+	for _, streamAfter := range []int{streamYAMLAfter, 64} {
+		dir := clusterInfoDir(t, "default")
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || !strings.HasSuffix(p, ".json") {
+				return err
+			}
+			j, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			y, err := sigsyaml.JSONToYAML(j)
+			if err != nil {
+				return err
+			}
+			os.Remove(p)
+			return os.WriteFile(strings.TrimSuffix(p, ".json")+".yaml", y, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := expand([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := newLoader(Source{Type: SourceFiles, Paths: []string{dir}}, nil)
+		l.streamAfter = streamAfter
+		if err := l.loadFiles(files, nil); err != nil {
+			t.Fatalf("streaming after %d bytes: %v", streamAfter, err)
+		}
+		s := l.finish()
+		for _, r := range append([]Resource{Nodes}, dumpedNamespaced...) {
+			if c := s.Status(r); !c.Complete || c.Count == 0 {
+				t.Errorf("streaming after %d bytes: %s: %+v, want complete", streamAfter, r.Resource, c)
+			}
+		}
 	}
 }
 
