@@ -260,6 +260,11 @@ const (
 	logEnd   = "==== END logs for container "
 )
 
+// errClusterInfoYAMLStream: kubectl's YAML printer separates documents
+// with "---" lines, so the log sections land inside the YAML documents.
+var errClusterInfoYAMLStream = errors.New("holds kubectl cluster-info dump -o yaml output, whose pod logs break the YAML: " +
+	"dump with -o json (the default) or --output-directory instead")
+
 // isClusterInfoStream reports whether a JSON input starts as kubectl's
 // cluster-info dump prints to standard output: a NodeList whose first key
 // is its kind, as kubectl's JSON printer writes typed lists.

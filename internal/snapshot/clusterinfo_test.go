@@ -563,3 +563,27 @@ func TestParseKinds(t *testing.T) {
 		t.Errorf("unknown name: %v", err)
 	}
 }
+
+// TestClusterInfoYAMLStdoutRefusedClearly: `kubectl cluster-info dump -o
+// yaml > f` puts pod logs inside YAML documents; the error says so.
+func TestClusterInfoYAMLStdoutRefusedClearly(t *testing.T) {
+	var b bytes.Buffer
+	toYAML := func(j []byte) {
+		y, err := sigsyaml.JSONToYAML(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(y)
+	}
+	toYAML(nodeList(t))
+	for _, l := range clusterInfoLists(t, "default", true) {
+		b.WriteString("---\n")
+		toYAML(l.data)
+	}
+	b.WriteString("==== START logs for container app of pod default/x ====\nsome: log\n==== END logs for container app of pod default/x ====\n---\n")
+	toYAML(clusterInfoLists(t, "kube-system", true)[0].data)
+	_, _, err := LoadPathsWith([]string{write(t, t.TempDir(), "dump.yaml", b.Bytes())}, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "dump.yaml: document 8: holds kubectl cluster-info dump -o yaml output") {
+		t.Errorf("got %v", err)
+	}
+}

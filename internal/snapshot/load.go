@@ -451,6 +451,9 @@ func (l *loader) loadYAML(name string, r *bufio.Reader) error {
 			continue
 		}
 		j, dups, err := yamlToJSON(d.text)
+		if err != nil && bytes.Contains(d.text, []byte("\n"+logStart)) {
+			return &InputError{File: name, Document: doc, Err: errClusterInfoYAMLStream}
+		}
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed YAML: %w", err)}
 		}
