@@ -1,5 +1,7 @@
 package snapshot
 
+import "strings"
+
 // defaultServed are the group/versions kube-apiserver serves unless an
 // administrator turns them off with --runtime-config: the GA versions of
 // k8s.io/kubernetes v1.37.2 pkg/controlplane/instance.go
@@ -39,3 +41,22 @@ var defaultServed = map[string]bool{
 // elsewhere, or cut short) proves nothing about it: it is never taken as
 // not served, so never as "none exist".
 func AlwaysServed(r Resource) bool { return defaultServed[r.APIVersion()] }
+
+// warnUnlistedBuiltIns says which default-served resources a recipe
+// dump's api-resources.txt does not list: the file may be from another
+// cluster or cut short, and they are not taken as not served.
+func (l *loader) warnUnlistedBuiltIns() {
+	if l.served == nil {
+		return
+	}
+	var missing []string
+	for _, r := range Known() {
+		if AlwaysServed(r) && !l.served[RecipeName(r)] {
+			missing = append(missing, RecipeName(r))
+		}
+	}
+	if len(missing) > 0 {
+		l.opts.warn(Warning{File: l.servedFile, Message: "does not list " + strings.Join(missing, ", ") +
+			", which kube-apiserver v1.37 serves by default: they are taken as not in the input, not as not served"})
+	}
+}

@@ -469,12 +469,17 @@ func TestRecipeDumpNeverUnservesBuiltIns(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "nodes.json"), `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}]}`)
 	writeFile(t, filepath.Join(dir, RecipeVersion), `{"serverVersion":{"gitVersion":"v1.35.0"}}`)
 	writeFile(t, filepath.Join(dir, RecipeAPIResources), "nodes\npods\n")
-	s, _, err := LoadPathsWith([]string{dir}, LoadOptions{})
+	var warnings []Warning
+	s, _, err := LoadPathsWith([]string{dir}, LoadOptions{Warn: func(w Warning) { warnings = append(warnings, w) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := s.Status(Nodes); !c.Complete {
 		t.Errorf("nodes.json of a recipe dump: %+v", c)
+	}
+	if len(warnings) != 1 || warnings[0].File != filepath.Join(dir, RecipeAPIResources) ||
+		!strings.Contains(warnings[0].Message, "validatingwebhookconfigurations.admissionregistration.k8s.io") {
+		t.Errorf("warnings %v, want one naming the default-served resources the file lacks", warnings)
 	}
 	for _, r := range []Resource{ValidatingWebhookConfigurations, APIServices, CustomResourceDefinitions, Deployments, EventCounts} {
 		if c := s.Status(r); c.Status != StatusNotInInput || c.Complete {

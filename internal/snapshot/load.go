@@ -228,6 +228,8 @@ type loader struct {
 	// file's objects lie, for reporting an object two files define.
 	file  string
 	spans []objectSpan
+	// servedFile is the api-resources.txt served was read from.
+	servedFile string
 }
 
 func newLoader(src Source, opts []LoadOption) *loader {
@@ -306,7 +308,7 @@ func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
 	if err != nil {
 		return &InputError{File: name, Err: err}
 	}
-	l.served = served
+	l.served, l.servedFile = served, name
 	return nil
 }
 
@@ -903,6 +905,7 @@ func (l *loader) finish() *Snapshot {
 			s.SetCoverage(r, StatusNotInInput, "the input holds no "+r.Kind+" objects")
 		}
 	}
+	l.warnUnlistedBuiltIns()
 	return s
 }
 
