@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -590,5 +591,38 @@ func TestClusterInfoYAMLStdoutRefusedClearly(t *testing.T) {
 	_, _, err := LoadPathsWith([]string{write(t, t.TempDir(), "dump.yaml", b.Bytes())}, LoadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "dump.yaml: document 8: holds kubectl cluster-info dump -o yaml output") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// BenchmarkLoadClusterInfoDump loads a cluster-info dump directory of 100
+// namespaces of 50 pods each.
+func BenchmarkLoadClusterInfoDump(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "state")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "nodes.json"), nodeList(b), 0o644)
+	for n := range 100 {
+		ns := "ns-" + strconv.Itoa(n)
+		os.MkdirAll(filepath.Join(dir, ns), 0o755)
+		pods := &corev1.PodList{}
+		for i := range 50 {
+			pods.Items = append(pods.Items, corev1.Pod{ObjectMeta: om(ns, "p-"+strconv.Itoa(i)),
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}})
+		}
+		for _, l := range clusterInfoLists(b, ns, false) {
+			data := l.data
+			if l.file == "pods" {
+				data = printed(b, pods, "v1", "PodList")
+			}
+			os.WriteFile(filepath.Join(dir, ns, l.file+".json"), data, 0o644)
+		}
+	}
+	for b.Loop() {
+		s, err := LoadPaths([]string{dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c := s.Status(Pods); !c.Complete || c.Count != 5000 {
+			b.Fatalf("%+v", c)
+		}
 	}
 }
