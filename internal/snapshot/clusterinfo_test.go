@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -243,7 +244,7 @@ func TestClusterInfoDirectoryNeedsItsLayout(t *testing.T) {
 
 // clusterInfoStdout is what `kubectl cluster-info dump` prints to standard
 // output: the lists, each namespace's pod logs after its PodList.
-func clusterInfoStdout(t *testing.T, groups ...string) []byte {
+func clusterInfoStdout(t testing.TB, groups ...string) []byte {
 	var b bytes.Buffer
 	b.Write(nodeList(t))
 	for _, ns := range groups {
@@ -626,3 +627,36 @@ func BenchmarkLoadClusterInfoDump(b *testing.B) {
 		}
 	}
 }
+
+// FuzzClusterInfoStream: whatever follows a NodeList (log sections cut
+// anywhere, documents out of order), the load gives a snapshot or one
+// input error, and claims completeness only for namespaces its objects name.
+func FuzzClusterInfoStream(f *testing.F) {
+	whole := clusterInfoStdout(f, "kube-system", "default", "empty")
+	f.Add(whole)
+	f.Add(whole[:len(whole)/2])
+	f.Add(whole[:len(whole)*9/10])
+	f.Add(append(nodeList(f), "==== START logs for container a of pod b/c ====\n{\"x\":"...))
+	f.Add([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}{"kind":"EventList","apiVersion":"v1","items":[{"metadata":{"name":"e","namespace":"a"}},{"metadata":{"name":"f","namespace":"b"}}]}`))
+	f.Add([]byte(`{"clientVersion":{"gitVersion":"v1"},"serverVersion":{"gitVersion":""}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := LoadFS(fstestFS(data), Source{Type: SourceFiles}, []string{"dump.json"})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		for _, r := range dumpedNamespaced {
+			c := s.Status(r)
+			if !c.Complete {
+				continue
+			}
+			if len(c.Namespaces) == 0 {
+				t.Fatalf("%s complete cluster-wide from a stream", r.Resource)
+			}
+		}
+	})
+}
+
+func fstestFS(data []byte) fstest.MapFS { return fstest.MapFS{"dump.json": {Data: data}} }
