@@ -13,9 +13,9 @@ import (
 	"github.com/kubegap/kubegap/internal/cluster"
 
 	"github.com/kubegap/kubegap/internal/checks"
-	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // Shell completion with values: cobra's `kubegap completion bash|zsh|fish|
