@@ -194,6 +194,60 @@ func TestClusterInfoDumpAuditsLikeLive(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Run("kubectl get dump with strays", func(t *testing.T) {
+		// What a bug report's directory holds: a 3-kind dump, the same
+		// pods again, kubectl's api-resources and version, and a
+		// package.json. Only the objects and the version are read.
+		plain := filepath.Join(tmp, "plain")
+		stray := filepath.Join(tmp, "stray")
+		for _, d := range []string{plain, stray} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			kubectl(filepath.Join(d, "dump.yaml"), "get", "nodes,pods,daemonsets", "-A", "-o", "yaml")
+		}
+		kubectl(filepath.Join(stray, "pods.json"), "get", "pods", "-A", "-o", "json")
+		kubectl(filepath.Join(stray, snapshot.RecipeAPIResources), "api-resources", "-o", "name")
+		kubectl(filepath.Join(stray, "version.json"), "version", "-o", "json")
+		if err := os.WriteFile(filepath.Join(stray, "package.json"), []byte(`{"name": "app", "version": "1.0.0"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		without := decodeDump(t, run(t, "audit", "--from", plain, "-o", "json"))
+		r := run(t, "audit", "--from", stray, "-o", "json")
+		with := decodeDump(t, r)
+		if with.Source.ServerVersion != "v1.37.2" {
+			t.Errorf("server version %q, want v1.37.2 from version.json", with.Source.ServerVersion)
+		}
+		statuses := map[string]string{}
+		for _, ch := range without.Checks {
+			statuses[ch.ID] = ch.Status
+		}
+		for _, ch := range with.Checks {
+			if ch.Status == "pass" {
+				t.Errorf("%s passes on a kubectl get dump beside a stray %s", ch.ID, snapshot.RecipeAPIResources)
+			}
+			// The version only adds what needs it; nothing else changes.
+			if ch.Status != statuses[ch.ID] && statuses[ch.ID] != "not-evaluated" {
+				t.Errorf("%s: %s beside the strays, %s without", ch.ID, ch.Status, statuses[ch.ID])
+			}
+		}
+		for _, cov := range with.Coverage {
+			if cov.Status == "not-served" || cov.Complete {
+				t.Errorf("%s: %s, complete %v, from a stray file", cov.Resource, cov.Status, cov.Complete)
+			}
+		}
+		stderr := strings.Join(strings.Fields(r.stderr), " ")
+		if !strings.Contains(stderr, filepath.Join(stray, "pods.json")+": defines") || !strings.Contains(stderr, "that "+filepath.Join(stray, "dump.yaml")+" defines too") {
+			t.Errorf("no warning naming both files that define the pods:\n%s", r.stderr)
+		}
+		text := strings.Join(strings.Fields(run(t, "audit", "--from", stray).stdout), " ")
+		for _, want := range []string{"package.json: skipped", snapshot.RecipeAPIResources + ": skipped, not in a kubegap recipe dump"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the report does not say %q", want)
+			}
+		}
+	})
+
 	t.Run("directory", func(t *testing.T) {
 		rep := decodeDump(t, run(t, "audit", "--from", dir, "-o", "json"))
 		if rep.Source.ServerVersion != "v1.37.2" {
