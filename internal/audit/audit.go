@@ -75,6 +75,11 @@ type Options struct {
 	// Target is --target-version: checks also judge an upgrade to it, and
 	// preflight checks run. Nil for a plain audit.
 	Target *check.KubeVersion
+	// Declared is completeness the user declares for file input
+	// (--complete, --complete-kinds; see snapshot.Declaration). Run
+	// applies it to the snapshot before the checks, and the report's
+	// source lists it as declared.
+	Declared snapshot.Declaration
 }
 
 // ForTarget drops the preflight checks from cs unless an upgrade target is
@@ -101,6 +106,9 @@ func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
 // status then says how far its silence can be trusted: pass only when every
 // rule ran on complete input (see checks.Context.Complete).
 func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
+	if !opts.Declared.Empty() {
+		s.Declare(opts.Declared)
+	}
 	r := report.New(s.Source, s.Coverage())
 	if opts.Images == nil && s.Source.Type == snapshot.SourceDemo {
 		// The demo's made-up registries cannot be read; it ships what an

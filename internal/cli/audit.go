@@ -135,6 +135,10 @@ type auditFlags struct {
 	// explainCoverage prints each incomplete check's rules and reasons
 	// after the coverage block (text and Markdown).
 	explainCoverage bool
+	// complete and completeKinds declare file input complete (--complete,
+	// --complete-kinds).
+	complete      bool
+	completeKinds []string
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -190,6 +194,10 @@ could not run, 130 interrupted.`,
 	f.BoolVar(&fl.explainCoverage, "explain-coverage", false,
 		"text and Markdown: after the coverage summary, list every incomplete check's rules and why (-o json always carries them)")
 	f.BoolVar(&fl.strict, "strict", false, "with --from: a file in a directory that is not Kubernetes objects (Kustomize, Helm, other YAML) is an error, not skipped")
+	f.BoolVar(&fl.complete, "complete", false,
+		"with --from: declare that the input holds every object, in every namespace, of each kind it holds (declared, not observed: the report says so)")
+	f.StringSliceVar(&fl.completeKinds, "complete-kinds", nil,
+		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
 	registerAuditCompletions(cmd)
@@ -257,6 +265,10 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
+	declared, err := declaration(src, fl)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
 	src.strict = fl.strict
 	resources := audit.Resources(selected)
 	if src.namespace() != "" && !slices.Contains(resources, snapshot.Namespaces) {
@@ -270,7 +282,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err := audit.CheckScope(snap); err != nil {
 		return withCode(ExitError, err)
 	}
-	opts := audit.Options{Target: target}
+	opts := audit.Options{Target: target, Declared: declared}
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, selected, fl.quiet)
 	}
@@ -317,6 +329,23 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		}
 	}
 	return nil
+}
+
+// declaration reads --complete and --complete-kinds. They apply to files
+// only: a live read and the demo observe their completeness.
+func declaration(src *sourceFlags, fl auditFlags) (snapshot.Declaration, error) {
+	d := snapshot.Declaration{All: fl.complete}
+	if len(fl.completeKinds) > 0 {
+		rs, err := snapshot.ParseKinds(fl.completeKinds)
+		if err != nil {
+			return d, fmt.Errorf("--complete-kinds: %w", err)
+		}
+		d.Resources = rs
+	}
+	if !d.Empty() && len(src.from) == 0 {
+		return d, errors.New("--complete and --complete-kinds apply to --from files only (a live read and --demo observe what they hold)")
+	}
+	return d, nil
 }
 
 // parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".

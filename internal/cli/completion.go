@@ -15,6 +15,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // Shell completion with values: cobra's `kubegap completion bash|zsh|fish|
@@ -71,6 +72,21 @@ func registerAuditCompletions(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("fail-on-unknown", fixed(failOnUnknownInput, failOnUnknownAll))
 	_ = cmd.RegisterFlagCompletionFunc("checks", checkIDs)
 	_ = cmd.RegisterFlagCompletionFunc("skip-checks", checkIDs)
+	_ = cmd.RegisterFlagCompletionFunc("complete-kinds", resourceNames)
+}
+
+// resourceNames completes the resources kubegap reads, as kubectl names
+// them, comma-separated lists included.
+func resourceNames(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	prefix := ""
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix = toComplete[:i+1]
+	}
+	var out []string
+	for _, r := range snapshot.Known() {
+		out = append(out, prefix+snapshot.RecipeName(r))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // registerKubeCompletions completes --context from the kubeconfig and

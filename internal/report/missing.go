@@ -127,5 +127,11 @@ func ScopeLine(r *Report) string {
 			return s + ", files (objects not in them are unknown)"
 		}
 	}
+	switch {
+	case len(r.Source.DeclaredComplete) > 0:
+		return s + ", files declared complete (not observed)"
+	case r.Source.ClusterInfo != nil:
+		return s + ", a kubectl cluster-info dump"
+	}
 	return s + ", a complete dump (kubegap recipe)"
 }

@@ -76,6 +76,9 @@ func skipReason(path string) string {
 	if isRecipeMeta(path) && inRecipeDump(path) {
 		return "" // a recipe dump's api-resources.txt or version.json
 	}
+	if base == RecipeAPIResources {
+		return "not in a kubegap recipe dump (" + RecipeAPIResources + " is read only beside the files the recipe wrote)"
+	}
 	switch base {
 	case "kustomization.yaml", "kustomization.yml", "Kustomization":
 		return "a Kustomize file (audit the output of 'kubectl kustomize' instead)"
@@ -89,6 +92,9 @@ func skipReason(path string) string {
 		if parent := filepath.Dir(dir); parent == dir || dir == "." {
 			break
 		}
+	}
+	if why := jsonSkipReason(path); why != "" {
+		return why
 	}
 	if !yamlLooksLikeObjects(path) {
 		return "not a Kubernetes object (no top-level apiVersion and kind)"

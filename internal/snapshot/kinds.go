@@ -45,6 +45,9 @@ type kind struct {
 	// meta finds an object by namespace and name in the sorted list
 	// Finish leaves and returns its labels and kept annotations.
 	meta func(s *Snapshot, namespace, name string) (Meta, bool)
+	// keyAt is the namespace and name of the i-th object, in the order
+	// added until Finish sorts them.
+	keyAt func(s *Snapshot, i int) (ns, name string)
 }
 
 var kinds = []kind{
@@ -261,6 +264,7 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			n = min(n, maxReserve/int(unsafe.Sizeof(*new(S))))
 			*field(s) = slices.Grow(*field(s), n)
 		},
+		keyAt: func(s *Snapshot, i int) (string, string) { return key(&(*field(s))[i]) },
 		meta: func(s *Snapshot, namespace, name string) (Meta, bool) {
 			objs := *field(s)
 			i := sort.Search(len(objs), func(i int) bool {

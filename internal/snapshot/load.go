@@ -81,13 +81,16 @@ func (l *loader) loadFiles(files []inputFile, stdin io.Reader) error {
 	loaded := map[string]bool{} // directories with a file that held objects
 	for _, f := range files {
 		var err error
+		mark := l.markObjects()
 		if f.path == Stdin {
 			if stdin == nil {
 				return &InputError{File: "standard input", Err: errors.New("no standard input")}
 			}
 			err = l.load("standard input", stdin)
+			l.spanObjects("standard input", mark)
 		} else {
 			err = l.loadFile(f.path)
+			l.spanObjects(f.path, mark)
 		}
 		if f.dir != "" && (errors.Is(err, errNoObjects) || errors.Is(err, errEmpty)) {
 			continue
@@ -210,6 +213,23 @@ type loader struct {
 	// counted holds the CountOnly resources a recipe dump counted, and
 	// whether the count is exact (see readCountList).
 	counted map[Resource]bool
+	// lastList is the kind of the List document read last, and
+	// lastListPaged whether the server said more pages follow.
+	lastList      typeMeta
+	lastListPaged bool
+	// itemType is the kind given to the items of the List being read that
+	// name none (see withItemType).
+	itemType typeMeta
+	// clusterInfo is what kubectl cluster-info dumps in the input hold
+	// whole; ciStream follows a standard-output dump being read.
+	clusterInfo *clusterInfoSeen
+	ciStream    *clusterInfoStream
+	// file is the file being read, for warnings; spans are where each
+	// file's objects lie, for reporting an object two files define.
+	file  string
+	spans []objectSpan
+	// servedFile is the api-resources.txt served was read from.
+	servedFile string
 }
 
 func newLoader(src Source, opts []LoadOption) *loader {
@@ -225,6 +245,9 @@ func (l *loader) loadFile(name string) error {
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
 		return l.loadRecipeMeta(name, f)
+	}
+	if filepath.Base(name) == RecipeAPIResources {
+		return &InputError{File: name, Err: errStrayAPIResources}
 	}
 	if r, ok := recipeCounted(name); ok && inRecipeDump(name) {
 		n, complete, err := readCountList(f)
@@ -253,9 +276,14 @@ func (l *loader) loadFile(name string) error {
 	r, named := recipeResource(name)
 	named = named && inRecipeDump(name)
 	lists, files, snaps := l.lists, l.files, l.snapshots
+	if tm, ok := clusterInfoItemType(name); ok {
+		l.itemType = tm
+		defer func() { l.itemType = typeMeta{} }()
+	}
 	if err := l.load(name, f); err != nil {
 		return err
 	}
+	l.noteClusterInfoFile(name, lists, files, snaps)
 	// A file named after its resource that holds exactly one List is what
 	// `kubectl get RESOURCE -A -o json` wrote: every object there is.
 	if named && l.lists == lists+1 && l.files == files+1 && l.snapshots == snaps {
@@ -271,14 +299,16 @@ func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
 		if err != nil {
 			return &InputError{File: name, Err: err}
 		}
-		l.snap.Source.ServerVersion = v
+		l.file = name
+		l.setServerVersion(v)
 		return nil
 	}
+	l.file = name
 	served, err := readAPIResources(f)
 	if err != nil {
 		return &InputError{File: name, Err: err}
 	}
-	l.served = served
+	l.served, l.servedFile = served, name
 	return nil
 }
 
@@ -286,6 +316,7 @@ func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
 // UTF-8 by their byte-order marks, JSON by its first non-space byte;
 // anything else is read as (multi-document) YAML.
 func (l *loader) load(name string, r io.Reader) error {
+	l.file = name
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -347,6 +378,14 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 		}
 		return nil
 	}
+	if isClusterInfoStream(r) {
+		return l.loadClusterInfoStream(name, r)
+	}
+	return l.loadJSONDocuments(name, r)
+}
+
+// loadJSONDocuments reads one JSON document after another.
+func (l *loader) loadJSONDocuments(name string, r io.Reader) error {
 	dec := jsontext.NewDecoder(r)
 	for doc := 1; ; doc++ {
 		raw, err := dec.ReadValue()
@@ -414,6 +453,9 @@ func (l *loader) loadYAML(name string, r *bufio.Reader) error {
 			continue
 		}
 		j, dups, err := yamlToJSON(d.text)
+		if err != nil && bytes.Contains(d.text, []byte("\n"+logStart)) {
+			return &InputError{File: name, Document: doc, Err: errClusterInfoYAMLStream}
+		}
 		if err != nil {
 			return &InputError{File: name, Document: doc, Err: fmt.Errorf("malformed YAML: %w", err)}
 		}
@@ -479,13 +521,32 @@ func (l *loader) addDocument(raw []byte) error {
 		return fmt.Errorf("snapshot version %s is not supported (this kubegap reads %s)", tm.APIVersion, SnapshotAPIVersion)
 	case strings.HasSuffix(tm.Kind, "List"):
 		var list struct {
-			Items []jsontext.Value `json:"items"`
+			Items    []jsontext.Value `json:"items"`
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return fmt.Errorf("reading %s items: %w", tm.Kind, err)
 		}
 		l.addListHead(tm)
+		l.lastListPaged = list.Metadata.Continue != ""
+		if l.ciStream != nil {
+			l.ciStream.list(tm, l.lastListPaged, list.Items)
+		}
+		if it := listItemType(tm); it.Kind != "" {
+			prev := l.itemType
+			l.itemType = it
+			defer func() { l.itemType = prev }()
+		}
 		return l.addItems(list.Items)
+	case tm.Kind == "" && tm.APIVersion == "":
+		if ok, err := l.addVersion(raw); ok || err != nil {
+			return err
+		}
+	}
+	if l.ciStream != nil {
+		l.ciStream.other()
 	}
 	l.files++
 	return l.addObject(raw)
@@ -495,6 +556,7 @@ func (l *loader) addDocument(raw []byte) error {
 func (l *loader) addListHead(tm typeMeta) {
 	l.files++
 	l.lists++
+	l.lastList, l.lastListPaged = tm, false
 	// "kubectl get deployments -A -o json" of an empty cluster is a
 	// DeploymentList with no items: Deployments were read, none exist.
 	if r, _, ok, _ := resolveTyped(tm.APIVersion, strings.TrimSuffix(tm.Kind, "List")); ok {
@@ -739,6 +801,7 @@ func (l *loader) addItems(items []jsontext.Value) error { return l.addItemsAt(it
 // positions.
 func (l *loader) addItemsAt(items []jsontext.Value, offset int) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
+	def := l.itemType
 	decoded := make([]any, min(decodeChunk, len(items)))
 	kinds := make([]*kind, len(decoded))
 	for start := 0; start < len(items); start += decodeChunk {
@@ -754,6 +817,7 @@ func (l *loader) addItemsAt(items []jsontext.Value, offset int) error {
 					if i >= len(chunk) {
 						return
 					}
+					chunk[i] = withItemType(chunk[i], def)
 					kinds[i], decoded[i] = decodeTyped(chunk[i])
 				}
 			}()
@@ -803,7 +867,9 @@ func decodeTyped(raw []byte) (*kind, any) {
 // an object missing from them is unknown, not absent.
 func (l *loader) finish() *Snapshot {
 	s := l.snap
+	l.warnDuplicates()
 	s.Finish()
+	s.Source.ClusterInfo = l.clusterInfo.source()
 	if l.snapshots > 0 && l.files == 0 {
 		s.Source.Type = SourceSnapshot
 		s.Source.Scope = l.snapScope
@@ -824,7 +890,13 @@ func (l *loader) finish() *Snapshot {
 		case l.recipe[r] || r.Named && len(l.named[r]) == len(NamesOf(r)):
 			s.SetCoverage(r, StatusRead, "")
 			s.SetComplete(r, nil)
-		case l.served != nil && !l.served[RecipeName(r)] && s.Count(r) == 0:
+		case r == Nodes && l.clusterInfo != nil && l.clusterInfo.nodes:
+			s.SetCoverage(r, StatusRead, "")
+			s.SetComplete(r, nil)
+		case len(l.clusterInfo.namespaces(r)) > 0:
+			s.SetCoverage(r, StatusRead, "")
+			s.SetComplete(r, l.clusterInfo.namespaces(r))
+		case l.served != nil && !l.served[RecipeName(r)] && s.Count(r) == 0 && !AlwaysServed(r):
 			s.SetCoverage(r, StatusNotServed, "not listed by kubectl api-resources")
 			s.SetComplete(r, nil)
 		case s.Count(r) > 0 || l.listed[r]:
@@ -833,6 +905,7 @@ func (l *loader) finish() *Snapshot {
 			s.SetCoverage(r, StatusNotInInput, "the input holds no "+r.Kind+" objects")
 		}
 	}
+	l.warnUnlistedBuiltIns()
 	return s
 }
 

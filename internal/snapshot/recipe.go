@@ -58,12 +58,51 @@ func recipeResource(path string) (Resource, bool) {
 }
 
 // inRecipeDump reports whether a file lies in a recipe dump: a directory
-// that also holds api-resources.txt, which the recipe always writes. A
-// nodes.yaml elsewhere is just a file.
+// that holds api-resources.txt, which the recipe always writes, and whose
+// other input files are all files the recipe writes (RESOURCE.GROUP.json,
+// its per-object and count files, version.json), at least one of them a
+// resource's. A nodes.yaml elsewhere is just a file, and an
+// api-resources.txt beside a file the recipe does not write (a stray one
+// next to a kubectl get dump) proves nothing about what that file lacks.
 func inRecipeDump(path string) bool {
-	st, err := os.Stat(filepath.Join(filepath.Dir(path), RecipeAPIResources))
-	return err == nil && st.Mode().IsRegular()
+	dir := filepath.Dir(path)
+	if !regular(filepath.Join(dir, RecipeAPIResources)) {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	resources := 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == RecipeAPIResources || name == RecipeVersion || !isInputFile(name) {
+			continue
+		}
+		if !isRecipeFile(name) {
+			return false
+		}
+		resources++
+	}
+	return resources > 0
 }
+
+// isRecipeFile reports whether a file name is one the recipe writes for a
+// resource.
+func isRecipeFile(name string) bool {
+	if _, ok := recipeCounted(name); ok {
+		return true
+	}
+	if _, _, ok := recipeNamed(name); ok {
+		return true
+	}
+	_, ok := recipeResource(name)
+	return ok
+}
+
+// errStrayAPIResources: an api-resources.txt outside a recipe dump.
+var errStrayAPIResources = errors.New(RecipeAPIResources + " is read only in a kubegap recipe dump, beside the files the recipe wrote " +
+	"(see kubegap recipe): elsewhere what it lists proves nothing about the other files")
 
 // recipeNamed finds the Named resource and the namespace/name a file of a
 // recipe dump holds: "configmaps.kube-system.kube-proxy.json". Namespaces

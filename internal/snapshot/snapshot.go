@@ -45,6 +45,13 @@ type Source struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Scope is where the read looked.
 	Scope Scope `json:"scope"`
+	// ClusterInfo says what a kubectl cluster-info dump in the input
+	// holds whole: observed, from the dump's own layout.
+	ClusterInfo *ClusterInfoDump `json:"clusterInfoDump,omitempty"`
+	// DeclaredComplete lists the resources, as coverage names them, that
+	// the user declared complete across all namespaces (audit --complete,
+	// --complete-kinds): taken on the user's word, not observed.
+	DeclaredComplete []string `json:"declaredComplete,omitempty"`
 }
 
 // Scope is where a read looked: every namespace, or only some. Objects of
@@ -355,6 +362,20 @@ func (s *Snapshot) Restrict(namespaces []string) error {
 			delete(s.Counts, r)
 			c = Coverage{Resource: r.String(), Status: StatusNotInInput,
 				Message: "counted across namespaces; the count cannot be limited to " + s.Source.Scope.String()}
+		} else if c.Complete && len(c.Namespaces) > 0 {
+			// Complete only in some namespaces (a cluster-info dump): it
+			// stays complete in those asked for that it covers.
+			var kept []string
+			for _, ns := range namespaces {
+				if slices.Contains(c.Namespaces, ns) {
+					kept = append(kept, ns)
+				}
+			}
+			if len(kept) == 0 {
+				c.Complete, c.Namespaces = false, nil
+			} else {
+				c.Namespaces = kept
+			}
 		} else if c.Complete {
 			c.Namespaces = slices.Clone(namespaces)
 		}

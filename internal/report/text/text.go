@@ -158,6 +158,9 @@ func (t *textWriter) color(code, s string) string {
 // not be looked at is summed up after them (coverage).
 func (t *textWriter) header(r *report.Report) {
 	t.wrapped(t.color(ansiBold, "kubegap audit of")+" "+report.SourceText(r.Source)+", "+report.ScopeLine(r), "", "  ")
+	for _, note := range snapshot.CompletenessNotes(r.Source) { // cluster-info dump, --complete
+		t.wrapped(note, "", "  ")
+	}
 	t.wrapped(report.CheckCounts(r), "", "  ")
 	t.wrapped(report.FindingCounts(r), "", "  ")
 	if line := readLine(r); line != "" {
