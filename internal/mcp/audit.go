@@ -15,7 +15,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -178,15 +177,11 @@ func pagingArgs(in AuditInput) (finding.Severity, int, error) {
 // runAudit reads the chosen source and runs the chosen checks, exactly as
 // 'kubegap audit' does.
 func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report, error) {
-	var target *check.KubeVersion
-	if in.TargetVersion != "" {
-		v, ok := check.ParseKubeVersion(in.TargetVersion)
-		if !ok || v.Major != 1 {
-			return nil, fmt.Errorf("target_version %q: want a Kubernetes version such as 1.35", in.TargetVersion)
-		}
-		target = &v
+	target, err := audit.ParseTarget("target_version", in.TargetVersion)
+	if err != nil {
+		return nil, err
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target), in.Checks, in.SkipChecks)
+	selected, err := audit.Choose(checks.All(), in.Checks, in.SkipChecks, target)
 	if err != nil {
 		return nil, fmt.Errorf("%w; see list_checks", err)
 	}
