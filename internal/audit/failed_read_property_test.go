@@ -14,6 +14,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
 	"github.com/kubegap/kubegap/internal/demo"
+	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -79,6 +80,32 @@ func readers(all []checks.Check) map[snapshot.Resource]map[string]bool {
 	return out
 }
 
+// told is what a check's findings say, as far as an audit's verdict and
+// --fail-on go: for each object a finding is about, the highest severity.
+func told(fs []finding.Finding) map[string]map[string]finding.Severity {
+	out := map[string]map[string]finding.Severity{}
+	for _, f := range fs {
+		if out[f.Check] == nil {
+			out[f.Check] = map[string]finding.Severity{}
+		}
+		k := f.Objects[0].String()
+		out[f.Check][k] = max(out[f.Check][k], f.Severity)
+	}
+	return out
+}
+
+// weaker reports whether got lacks a finding of with, or tells one at a
+// lower severity. A finding got adds is no loss: the objects that are
+// there prove it.
+func weaker(got, with map[string]finding.Severity) bool {
+	for k, sev := range with {
+		if g, ok := got[k]; !ok || g < sev {
+			return true
+		}
+	}
+	return false
+}
+
 // names reports whether a rule result points at r: as a missing input, or
 // in what the check said about the rule.
 func names(rr report.RuleResult, r snapshot.Resource) bool {
@@ -112,7 +139,10 @@ var failedReads = []struct {
 //   - a check that reads it as optional input passes only where it passes
 //     with it: a finding that an optional input's loss hides, or a fail
 //     it turns into a pass, needs that input in a rule's Needs (or the
-//     check saying so with Context.Incomplete).
+//     check saying so with Context.Incomplete);
+//   - a check whose rules all say they looked at everything never loses a
+//     finding, or tells one at a lower severity, than with the input: a
+//     high that a failed read lowers to medium would pass --fail-on high.
 func TestFailedReadNeverPasses(t *testing.T) {
 	all := checks.All()
 	// The preflight checks run only with a target: they get a pass of
@@ -150,9 +180,11 @@ func failedReadPass(t *testing.T, name string, load func() (*snapshot.Snapshot, 
 	t.Helper()
 	reads := readers(cs)
 	base := map[string]report.Status{}
-	for _, c := range audit.Run(s, cs, opts).Checks {
+	baseRep := audit.Run(s, cs, opts)
+	for _, c := range baseRep.Checks {
 		base[c.ID] = c.Status
 	}
+	baseTold := told(baseRep.Findings)
 	for _, r := range snapshot.Known() {
 		ids := reads[r]
 		if len(ids) == 0 {
@@ -168,8 +200,14 @@ func failedReadPass(t *testing.T, name string, load func() (*snapshot.Snapshot, 
 				t.Fatal(err)
 			}
 			mode.cut(cut, r)
-			for _, c := range audit.Run(cut, readers, opts).Checks {
+			got := audit.Run(cut, readers, opts)
+			gotTold := told(got.Findings)
+			for _, c := range got.Checks {
+				complete := !slices.ContainsFunc(c.Rules, func(rr report.RuleResult) bool { return rr.Status != report.RuleEvaluated })
 				switch {
+				case complete && weaker(gotTold[c.ID], baseTold[c.ID]):
+					t.Errorf("%s, %s %s: %s loses or lowers a finding (%q; with it %q) and every rule says it looked at everything",
+						name, r, mode.name, c.ID, gotTold[c.ID], baseTold[c.ID])
 				case ids[c.ID] && c.Status == report.Pass:
 					t.Errorf("%s, %s %s: %s passes, but reads it as required input", name, r, mode.name, c.ID)
 				case ids[c.ID] && c.Status != report.NotEvaluated && !slices.ContainsFunc(c.Rules, func(rr report.RuleResult) bool {
