@@ -37,7 +37,7 @@ func hostBinaryGlibcCheck() Check {
 			"nodes whose glibc is older than the installed binaries need: there the binaries cannot start, " +
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
-			"reported at medium severity. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
+			"reported at medium severity, and on a fleet of one glibc the rule is partial, naming the image to inspect. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
 			"count; nodes whose glibc is unknown leave the check partial. With --inspect-images it also reports " +
 			"musl-linked host binaries on glibc nodes, which lack the musl loader (high), and host binaries whose " +
 			"libstdc++ version or unusual loader path node OS data cannot confirm (medium).",
@@ -323,6 +323,25 @@ func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) 
 	return glibcNeed{}
 }
 
+// unknownNeedWhy says why an image's glibc need is unknown: not
+// inspected and not in kubegap's data, or what the inspection lacked.
+func unknownNeedWhy(image string, images map[string]ImageFacts) string {
+	im, ok := images[image]
+	switch {
+	case images == nil:
+		return "not inspected, and not in kubegap's data"
+	case !ok:
+		return "--inspect-images did not inspect it, and it is not in kubegap's data"
+	case im.Err != "":
+		return "--inspect-images could not read it: " + im.Err
+	}
+	what := "its manifest"
+	if im.MediaType != "" {
+		what += " (" + im.MediaType + ")"
+	}
+	return "--inspect-images read only " + what + ", not its files"
+}
+
 // nodeOS caches the OS table lookup of every node.
 type nodeOS map[string]nodeos.Info
 
@@ -390,12 +409,29 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 		}
 		var parts []hostBinaryPart
 		unknown := 0
+		// unjudged: the images, with their containers, whose glibc need is
+		// unknown and that gave no finding (a fleet of one glibc). That
+		// proves nothing about whether their binaries start there: the
+		// founding incident was a uniform fleet.
+		var unjudged []string
+		fields := map[string][]string{}
 		for _, w := range writes {
 			p, ok := judgeHostWrite(w, facts.glibcNeed(w.container.Image, ctx.Images), linux, infos)
 			if ok {
 				parts = append(parts, p)
+			} else if !p.need.known {
+				img := w.container.Image
+				if fields[img] == nil {
+					unjudged = append(unjudged, img)
+				}
+				fields[img] = append(fields[img], w.field)
 			}
 			unknown = max(unknown, p.unknown)
+		}
+		for _, img := range unjudged {
+			ctx.Incomplete(ruleHostBinaryGlibc, "DaemonSet %s/%s writes into a host binary directory from %s (%s), whose glibc need kubegap does not know (%s): "+
+				"run the audit with --inspect-images, or `kubegap image inspect %s`",
+				ds.Namespace, ds.Name, img, strings.Join(fields[img], ", "), unknownNeedWhy(img, ctx.Images), img)
 		}
 		if unknown > 0 {
 			ctx.Unknowable(ruleHostBinaryGlibc, "DaemonSet %s/%s can write into a host binary directory on %d nodes whose glibc is unknown (their OS image is not tabled with one)",

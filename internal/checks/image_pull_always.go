@@ -411,6 +411,13 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		if w.scale >= pullAlwaysHighScale || looping > 0 {
 			sev = finding.High
 		}
+		// Crash loops raise it, and only pods (tied to a Deployment by
+		// its ReplicaSets) show them: without them complete, medium is
+		// a floor, not the answer.
+		if sev == finding.Medium && (!ctx.CompleteIn(snapshot.Pods, w.meta.Namespace) ||
+			w.res == snapshot.Deployments && !ctx.CompleteIn(snapshot.ReplicaSets, w.meta.Namespace)) {
+			ctx.Incomplete(w.rule, "%s %s: its pods were not all read, and it is high if any of them crash-loops", w.res.Kind, name)
+		}
 		title = fmt.Sprintf("%s %s pulls its image on every start across %s", w.res.Kind, name, scaleText)
 		msg = fmt.Sprintf("%s %s %s and pulls %s on every container start, so every restart and every rollout "+
 			"goes back to the registry from each node, even when the image is already there.", w.res.Kind, name, runs, imgs)

@@ -466,6 +466,14 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 			}
 		}
 	}
+	if sev < finding.High && len(drained) > 0 && !ctx.Complete(snapshot.Nodes) {
+		// A cordoned node raises it, and only the nodes show one.
+		rule := pdbRuleExhausted
+		if structural != "" {
+			rule = pdbRuleNoEviction
+		}
+		ctx.Incomplete(rule, "PodDisruptionBudget %s: nodes were not read completely, and it is high if a node of its pods is cordoned now", name)
+	}
 
 	var msg string
 	switch {

@@ -261,7 +261,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target), fl.checks, fl.skipChecks)
+	selected, err := audit.Choose(checks.All(), fl.checks, fl.skipChecks, target)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -348,16 +348,10 @@ func declaration(src *sourceFlags, fl auditFlags) (snapshot.Declaration, error) 
 	return d, nil
 }
 
-// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".
+// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2", at
+// most the newest minor kubegap's tables know (audit.ParseTarget).
 func parseTarget(s string) (*check.KubeVersion, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v, ok := check.ParseKubeVersion(s)
-	if !ok || v.Major != 1 {
-		return nil, fmt.Errorf("--target-version %q: want a Kubernetes version such as 1.35", s)
-	}
-	return &v, nil
+	return audit.ParseTarget("--target-version", s)
 }
 
 // locate adds the file and line of each finding's objects, where the input

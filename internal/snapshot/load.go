@@ -27,6 +27,21 @@ const (
 	SnapshotKind       = "Snapshot"
 )
 
+// SnapshotFormatVersion is the snapshot format this kubegap writes, in the
+// file's formatVersion. A file without one was written by an older kubegap
+// (the same format) and is read as such; one with a higher version was
+// written by a newer kubegap and is refused rather than half understood.
+const SnapshotFormatVersion = 1
+
+// checkFormatVersion refuses a snapshot format this kubegap cannot read.
+func checkFormatVersion(v int) error {
+	if v < 0 || v > SnapshotFormatVersion {
+		return fmt.Errorf("snapshot format version %d is not one this kubegap reads (%d or older): read it with the kubegap that wrote it, or a newer one",
+			v, SnapshotFormatVersion)
+	}
+	return nil
+}
+
 // maxDocument bounds one YAML document or JSON value, so a hostile or broken
 // file cannot make the loader buffer without limit.
 const maxDocument = 1 << 30
@@ -230,6 +245,12 @@ type loader struct {
 	spans []objectSpan
 	// servedFile is the api-resources.txt served was read from.
 	servedFile string
+	// miscount says, per resource, how a snapshot's coverage count and
+	// its items disagreed (see miscounted).
+	miscount map[Resource]string
+	// streamed counts the objects of each resource the items of a
+	// streamed YAML document held so far: a snapshot's head comes after.
+	streamed map[Resource]int
 }
 
 func newLoader(src Source, opts []LoadOption) *loader {
@@ -629,11 +650,12 @@ func groupOf(apiVersion string) string {
 
 // snapshotFile is the on-disk form of a kubegap snapshot (see Save).
 type snapshotFile struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Source     Source           `json:"source"`
-	Coverage   []Coverage       `json:"coverage"`
-	Items      []jsontext.Value `json:"items"`
+	APIVersion    string           `json:"apiVersion"`
+	Kind          string           `json:"kind"`
+	FormatVersion int              `json:"formatVersion,omitempty"`
+	Source        Source           `json:"source"`
+	Coverage      []Coverage       `json:"coverage"`
+	Items         []jsontext.Value `json:"items"`
 }
 
 func (l *loader) addSnapshot(raw []byte) error {
@@ -641,13 +663,23 @@ func (l *loader) addSnapshot(raw []byte) error {
 	if err := json.Unmarshal(raw, &sf); err != nil {
 		return fmt.Errorf("reading snapshot: %w", err)
 	}
+	if err := checkFormatVersion(sf.FormatVersion); err != nil {
+		return err
+	}
 	l.snapshots++
-	l.snapshotHead(sf)
-	return l.addItems(sf.Items)
+	held, err := l.heldBy(func() error { return l.addItems(sf.Items) })
+	if err != nil {
+		return err
+	}
+	return l.snapshotHead(sf, held)
 }
 
-// snapshotHead takes a snapshot's source and coverage.
-func (l *loader) snapshotHead(sf snapshotFile) {
+// snapshotHead takes a snapshot's source and coverage; held counts the
+// objects of each resource its items held.
+func (l *loader) snapshotHead(sf snapshotFile, held map[Resource]int) error {
+	if err := checkFormatVersion(sf.FormatVersion); err != nil {
+		return err
+	}
 	if l.snapshots == 1 {
 		l.snap.Source.ServerVersion = sf.Source.ServerVersion
 		l.snap.Source.Context = sf.Source.Context
@@ -662,9 +694,51 @@ func (l *loader) snapshotHead(sf snapshotFile) {
 			// A counted resource has no items: its count is all there is.
 			l.snap.AddCount(r, c.Count)
 		}
+		if !r.CountOnly && c.Status == StatusRead && held[r] != c.Count {
+			l.miscounted(r, c.Count, held[r])
+		}
 		c.Count = 0
 		l.coverage[r] = c
 	}
+	return nil
+}
+
+// miscounted records a snapshot whose coverage counts another number of
+// objects of r than its items hold: cut, or added to, after it was
+// written. Its read of r is then not known to be whole, so r is read as
+// objects in the input, not as complete (an audit of it can be partial,
+// never a pass its missing objects would have failed), and the user is
+// told.
+func (l *loader) miscounted(r Resource, recorded, held int) {
+	msg := fmt.Sprintf("the snapshot's coverage counts %d %s objects but its items hold %d: read as incomplete", recorded, r, held)
+	if l.miscount == nil {
+		l.miscount = map[Resource]string{}
+	}
+	l.miscount[r] = msg
+	l.opts.warn(Warning{File: l.file, Message: msg})
+}
+
+// heldBy returns how many objects of each resource add added.
+func (l *loader) heldBy(add func() error) (map[Resource]int, error) {
+	before := l.itemCounts()
+	err := add()
+	held := l.itemCounts()
+	for r, n := range before {
+		held[r] -= n
+	}
+	return held, err
+}
+
+// itemCounts counts the objects of each resource added so far, before
+// Finish drops duplicates: what the items of the files read held.
+func (l *loader) itemCounts() map[Resource]int {
+	out := map[Resource]int{}
+	for _, r := range Known() {
+		if !r.CountOnly {
+			out[r] = l.snap.Count(r)
+		}
+	}
+	return out
 }
 
 // snapshotHead starts every snapshot file Write writes.
@@ -686,6 +760,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 	}
 	l.snapshots++
 	var head snapshotFile
+	held := map[Resource]int{}
 	for dec.PeekKind() == '"' {
 		t, err := dec.ReadToken()
 		if err != nil {
@@ -697,6 +772,12 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 				return malformed(err)
 			}
 			switch key {
+			case "formatVersion":
+				// Write puts it before the items: a newer format is refused
+				// before its items are read as this one.
+				if err = json.Unmarshal(v, &head.FormatVersion); err == nil {
+					err = checkFormatVersion(head.FormatVersion)
+				}
 			case "source":
 				err = json.Unmarshal(v, &head.Source)
 			case "coverage":
@@ -715,8 +796,12 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
-		if err := l.streamItems(dec); err != nil {
+		got, err := l.heldBy(func() error { return l.streamItems(dec) })
+		if err != nil {
 			return err
+		}
+		for r, n := range got {
+			held[r] += n
 		}
 	}
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '}' {
@@ -725,8 +810,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return errSecondDocument
 	}
-	l.snapshotHead(head)
-	return nil
+	return l.snapshotHead(head, held)
 }
 
 var errSecondDocument = errors.New("a snapshot file holds one document")
@@ -877,6 +961,8 @@ func (l *loader) finish() *Snapshot {
 	for _, r := range Known() {
 		c, fromSnapshot := l.coverage[r]
 		switch {
+		case fromSnapshot && l.miscount[r] != "":
+			s.SetCoverage(r, StatusRead, l.miscount[r])
 		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):
 			s.SetCoverage(r, c.Status, c.Message)
 			if c.Status == StatusRead || c.Status == StatusNotServed {

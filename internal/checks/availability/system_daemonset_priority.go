@@ -121,7 +121,13 @@ func runSystemDaemonSetPriority(ctx *check.Context) ([]finding.Finding, error) {
 			continue
 		}
 		pods := ix.PodsControlledBy(snapshot.IDOf("DaemonSet", &ds.ObjectMeta))
-		out = append(out, daemonPriorityFinding(ds, comp, pods))
+		f := daemonPriorityFinding(ds, comp, pods)
+		if f.Severity == finding.Medium && !ctx.CompleteIn(snapshot.Pods, ds.Namespace) {
+			// Pending pods raise it, and only the pods show them.
+			ctx.Incomplete(ruleDaemonPriority, "DaemonSet %s/%s: its pods were not all read, and it is high if any of them waits to be scheduled",
+				ds.Namespace, ds.Name)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

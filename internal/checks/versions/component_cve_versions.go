@@ -74,8 +74,11 @@ func componentCVEVersionsCheck() check.Check {
 			"(CVE-2024-21626: containerd 1.6.28 and 1.7.13, Docker 24.0.9). Distribution packages ship their own runc, and " +
 			"vendor builds (a -gke., -eks- or package suffix) may carry backports: the check cannot see either, says so, and " +
 			"rates such matches lower. Docker 25.0.0 and 25.0.1 are not judged.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.DaemonSets,
-			snapshot.ValidatingWebhookConfigurations),
+		// ValidatingWebhookConfigurations only tell whether an ingress-nginx
+		// finding's webhook is on or off; without them the finding says it
+		// cannot tell, and no silence depends on them.
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.DaemonSets),
+			check.Optional(snapshot.ValidatingWebhookConfigurations)),
 		Rules: []check.Rule{
 			{ID: ruleCVEServer, Summary: "the API server is at or above the fixed releases of the tabled CVEs"},
 			{ID: ruleCVEIngress, Summary: "no ingress-nginx controller below the IngressNightmare fixes",

@@ -66,7 +66,10 @@ func etcdKnownBadVersionCheck() check.Check {
 			"visible: without an etcd pod whose version can be read, the rule is partial, never pass. On AKS, EKS and GKE " +
 			"etcd belongs to the provider, who keeps it patched: the check reports nothing there and passes, as no etcd is " +
 			"the cluster owner's. Vendor builds with backported fixes are not seen.",
-		Reads: check.Needs(snapshot.Pods, snapshot.Nodes),
+		// Nodes only tell a managed control plane (no etcd pod to judge)
+		// from one whose etcd is not in the input; without them the rule
+		// says it could not judge.
+		Reads: []check.Input{{Resource: snapshot.Pods}, check.Optional(snapshot.Nodes)},
 		Rules: []check.Rule{
 			{ID: ruleEtcdMin, Summary: "every etcd member visible in kube-system is at or above the documented minimum and outside the bad ranges",
 				Needs: []snapshot.Resource{snapshot.Pods}},
@@ -120,6 +123,9 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	default:
 		ctx.Unknowable(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
 			"an embedded datastore), and its version cannot be judged")
+		if !ctx.Complete(snapshot.Nodes) {
+			ctx.Incomplete(ruleEtcdMin, "nodes were not read completely: a managed control plane, whose etcd is the provider's, could not be recognised")
+		}
 	}
 	return out, nil
 }
