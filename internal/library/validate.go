@@ -140,6 +140,9 @@ func validateCase(c *Case, tax *Taxonomy) []error {
 		add("reviewed %q is not YYYY-MM-DD", c.Reviewed)
 	}
 	errs = append(errs, checkTraceability(c)...)
+	errs = append(errs, checkDateKind(c)...)
+	errs = append(errs, checkPullRequests(c)...)
+	errs = append(errs, checkReviews(c)...)
 
 	if c.Detectable.ReadOnly && blank(c.Detectable.Signal) {
 		add("detectable.signal is required when detectable.readOnly is true: say what a read-only audit looks at")
