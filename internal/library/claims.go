@@ -216,3 +216,52 @@ func checkReviews(c *Case) []error {
 	}
 	return errs
 }
+
+var (
+	// denialWords mark a note that says a claim does not hold or could not
+	// be confirmed.
+	denialWords = regexp.MustCompile(`(?i)not supported|contradict|refute|not confirmed|could not be confirmed|is wrong|incorrect|not stated|no source`)
+	// quotedPhrase finds what such a note quotes: the claim it is about.
+	quotedPhrase = regexp.MustCompile(`'([^']{6,})'|"([^"]{6,})"|‘([^’]{6,})’|“([^”]{6,})”`)
+	// hedgeWords let a fact section repeat a doubted claim as a report.
+	hedgeWords = regexp.MustCompile(`(?i)\b(reported|reportedly|claimed|claims|unverified|not confirmed|likely|probably|our reading|our inference|may|might|retelling|says|said|according to)\b`)
+)
+
+// checkNotesAgainstFacts enforces the one part of "a note may not
+// contradict a section stated as fact" that text can show: when an
+// unverified or inferred note quotes a claim and says it is not supported,
+// refuted or unconfirmed, no fact section may state the quoted words
+// unhedged. Whether an unquoted note contradicts the text stays a reviewer's
+// job.
+func checkNotesAgainstFacts(c *Case) []error {
+	var errs []error
+	facts := factSections(c)
+	var notes []string
+	notes = append(notes, c.Unverified...)
+	for _, v := range c.Inferred {
+		notes = append(notes, v)
+	}
+	for _, note := range notes {
+		if !denialWords.MatchString(note) {
+			continue
+		}
+		for _, m := range quotedPhrase.FindAllStringSubmatch(note, -1) {
+			phrase := ""
+			for _, g := range m[1:] {
+				if g != "" {
+					phrase = strings.ToLower(g)
+				}
+			}
+			for _, name := range sectionNames {
+				for _, text := range facts[name] {
+					for _, sentence := range sentenceEnd.Split(text, -1) {
+						if strings.Contains(strings.ToLower(sentence), phrase) && !hedgeWords.MatchString(sentence) {
+							errs = append(errs, fmt.Errorf("%s states %q as fact, but a note says it is not supported or not confirmed: hedge it, mark it as a report, or remove it", name, phrase))
+						}
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
