@@ -429,7 +429,15 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 			unknown = max(unknown, p.unknown)
 		}
 		for _, img := range unjudged {
-			ctx.Incomplete(ruleHostBinaryGlibc, "DaemonSet %s/%s writes into a host binary directory from %s (%s), whose glibc need kubegap does not know (%s): "+
+			// Without --inspect-images the need waits on an opt-in source
+			// (not requested, so --fail-on-unknown leaves it out); with it,
+			// an image that could not be read is the user's to complete
+			// (registry access), like any input.
+			note := ctx.Incomplete
+			if ctx.Images == nil {
+				note = ctx.NotRequested
+			}
+			note(ruleHostBinaryGlibc, "DaemonSet %s/%s writes into a host binary directory from %s (%s), whose glibc need kubegap does not know (%s): "+
 				"run the audit with --inspect-images, or `kubegap image inspect %s`",
 				ds.Namespace, ds.Name, img, strings.Join(fields[img], ", "), unknownNeedWhy(img, ctx.Images), img)
 		}

@@ -21,7 +21,7 @@ func TestAuditTargetVersion(t *testing.T) {
 		t.Errorf("target_version 1.99: %q", msg)
 	}
 	var out AuditOutput
-	call(t, cs, ToolAudit, map[string]any{"demo": true, "checks": []string{"upgrade-preflight"}}, &out)
+	call(t, cs, ToolAudit, map[string]any{"demo": true, "checks": []string{"upgrade-preflight"}, "check_detail": true}, &out)
 	if len(out.Checks) != 1 || out.Checks[0].ID != "upgrade-preflight" || out.Checks[0].Status != "not-evaluated" ||
 		!strings.Contains(out.Checks[0].Reason, "target_version") {
 		t.Errorf("upgrade-preflight without target_version: %+v", out.Checks)
