@@ -27,10 +27,6 @@ const (
 	SnapshotKind       = "Snapshot"
 )
 
-// maxDocument bounds one YAML document or JSON value, so a hostile or broken
-// file cannot make the loader buffer without limit.
-const maxDocument = 1 << 30
-
 // InputError is bad offline input: it names the file, and the document and
 // item where known. The CLI prints it as one line and exits 2.
 type InputError struct {
@@ -50,8 +46,9 @@ func (e *InputError) Error() string {
 		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
 	b.WriteString(": ")
-	// Parsers report some errors over several lines; ours is one.
-	b.WriteString(strings.Join(strings.Fields(e.Err.Error()), " "))
+	// Parsers report some errors over several lines, and quote what the
+	// file holds; ours is one line of bounded length.
+	b.WriteString(boundMessage(e.Err.Error()))
 	return b.String()
 }
 
@@ -144,6 +141,9 @@ func expand(paths []string) ([]inputFile, error) {
 			return nil, &InputError{File: p, Err: unwrapPathError(err)}
 		}
 		if !st.IsDir() {
+			if err := notRegular(st); err != nil {
+				return nil, &InputError{File: p, Err: err}
+			}
 			files = append(files, inputFile{path: p})
 			continue
 		}
@@ -153,6 +153,11 @@ func expand(paths []string) ([]inputFile, error) {
 				return &InputError{File: path, Err: unwrapPathError(err)}
 			}
 			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources) {
+				// A pipe, device or socket among the files is refused, not
+				// skipped: the user meant it as input, and it cannot be.
+				if _, err := statInput(path); err != nil {
+					return err
+				}
 				found = append(found, path)
 			}
 			return nil
@@ -218,9 +223,9 @@ func newLoader(src Source, opts []LoadOption) *loader {
 }
 
 func (l *loader) loadFile(name string) error {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
-		return &InputError{File: name, Err: unwrapPathError(err)}
+		return err
 	}
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
@@ -293,7 +298,7 @@ func (l *loader) load(name string, r io.Reader) error {
 			return &InputError{File: name, Err: fmt.Errorf("reading gzip: %w", err)}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+		br = bufio.NewReaderSize(&limitedReader{r: zr, n: gzipLimit, err: errLargeGzip}, 64<<10)
 	}
 	br = decodeBOM(br)
 	first, err := firstByte(br)
@@ -309,14 +314,29 @@ func (l *loader) load(name string, r io.Reader) error {
 	return l.loadYAML(name, br)
 }
 
-// malformed is a JSON syntax or read error, as the user sees it.
-func malformed(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
+// malformed is a JSON syntax or read error, as the user sees it; a limit
+// is said as such, not as bad JSON.
+func malformed(err error) error {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	return fmt.Errorf("malformed JSON: %w", readErr(err))
+}
 
 func readErr(err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	if isTruncated(err) {
 		return fmt.Errorf("file is truncated or corrupt: %w", err)
 	}
 	return err
+}
+
+// isTruncated: the input ended inside a value, or a gzip stream is cut
+// short or damaged.
+func isTruncated(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)
 }
 
 func firstByte(br *bufio.Reader) (byte, error) {
@@ -347,8 +367,10 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 		}
 		return nil
 	}
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	for doc := 1; ; doc++ {
+		budget.mark = dec.InputOffset()
 		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
@@ -618,7 +640,8 @@ const snapshotHead = `{"apiVersion":"` + SnapshotAPIVersion + `","kind":"` + Sna
 // Cutting uses jsontext, which finds the end of a value at several times
 // the speed of encoding/json's Decoder.
 func (l *loader) streamSnapshot(r io.Reader) error {
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
 		return malformed(orMissing(err, "object"))
 	}
@@ -630,6 +653,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			return malformed(err)
 		}
 		if key := t.String(); key != "items" {
+			budget.mark = dec.InputOffset()
 			v, err := dec.ReadValue()
 			if err != nil {
 				return malformed(err)
@@ -653,14 +677,18 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
-		if err := l.streamItems(dec); err != nil {
+		if err := l.streamItems(dec, budget); err != nil {
 			return err
 		}
 	}
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '}' {
 		return malformed(orMissing(err, "end of object"))
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	// A gzip file cut short can hold the whole JSON and lack only its
+	// trailer: that is a truncated file, not a second document.
+	if _, err := dec.ReadToken(); isTruncated(err) {
+		return readErr(err)
+	} else if err != io.EOF {
 		return errSecondDocument
 	}
 	l.snapshotHead(head)
@@ -670,8 +698,8 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 var errSecondDocument = errors.New("a snapshot file holds one document")
 
 // streamItems reads the items array of a snapshot, a chunk ahead of the
-// chunk being decoded and added.
-func (l *loader) streamItems(dec *jsontext.Decoder) error {
+// chunk being decoded and added; budget bounds each item.
+func (l *loader) streamItems(dec *jsontext.Decoder, budget *valueBudget) error {
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
 		return malformed(orMissing(err, "items array"))
 	}
@@ -683,6 +711,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder) error {
 		for {
 			chunk := make([]jsontext.Value, 0, decodeChunk)
 			for len(chunk) < decodeChunk && dec.PeekKind() != ']' {
+				budget.mark = dec.InputOffset()
 				v, err := dec.ReadValue()
 				if err != nil {
 					cutErr = malformed(err)
