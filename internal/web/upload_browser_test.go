@@ -29,7 +29,7 @@ type uploadLog struct {
 }
 
 type postSeen struct {
-	status                int
+	status               int
 	origin, secFetchSite string
 }
 
