@@ -24,8 +24,10 @@ const (
 	// maxDocument bounds what is held at once of one document: a YAML
 	// document read whole, one item of a streamed List or snapshot, or a
 	// JSON value other than a kubegap snapshot. A kubectl JSON List is
-	// one value; past this size kubegap snapshot or -o yaml, both read
-	// item by item, are the way in.
+	// one value: 4-space-indented JSON is about 2.5 times the YAML (126 MB
+	// for bench/cmd/synth's 10k pods, 51 MB as YAML), so this holds about
+	// 20k pods; past it kubegap snapshot or -o yaml, both read item by
+	// item, are the way in.
 	maxDocument = 256 << 20
 	// maxDecompressed bounds what one gzip file inflates to: four times
 	// the 100k-pod YAML dump. A gzip bomb ends here instead of running
