@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 import (
@@ -6,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,9 +41,6 @@ func runOrHang(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // /dev/zero, /dev/stdin and a 5 GB sparse file each end with exit 2, one
 // line on stderr, and nothing on stdout or in --output-file.
 func TestFromRefusesWhatIsNotAFile(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("named pipes and /dev are Unix")
-	}
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "pipe.yaml")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
