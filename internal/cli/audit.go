@@ -82,9 +82,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		}
 	}
 	if offline != nil {
+		s, err := untilCancelled(ctx, offline)
 		// -n means the same offline as live: the audit sees only that
 		// namespace's objects, and says so in its scope.
-		s, err := offline()
 		if err == nil && f.namespace() != "" {
 			err = s.Restrict([]string{f.namespace()})
 		}
@@ -105,6 +105,28 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		return nil, fmt.Errorf("context %q: %w", contextName, err)
 	}
 	return s, err
+}
+
+// untilCancelled runs an offline load and returns early when ctx ends: a
+// read of standard input (--from -) that never ends blocks in read(2),
+// which no signal interrupts, so Ctrl-C and SIGTERM must not wait for it.
+// The process exits right after, taking the blocked read with it.
+func untilCancelled(ctx context.Context, load func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	type result struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := load()
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *sourceFlags) namespace() string {

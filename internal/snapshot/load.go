@@ -42,10 +42,6 @@ func checkFormatVersion(v int) error {
 	return nil
 }
 
-// maxDocument bounds one YAML document or JSON value, so a hostile or broken
-// file cannot make the loader buffer without limit.
-const maxDocument = 1 << 30
-
 // InputError is bad offline input: it names the file, and the document and
 // item where known. The CLI prints it as one line and exits 2.
 type InputError struct {
@@ -65,8 +61,9 @@ func (e *InputError) Error() string {
 		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
 	b.WriteString(": ")
-	// Parsers report some errors over several lines; ours is one.
-	b.WriteString(strings.Join(strings.Fields(e.Err.Error()), " "))
+	// Parsers report some errors over several lines, and quote what the
+	// file holds; ours is one line of bounded length.
+	b.WriteString(boundMessage(e.Err.Error()))
 	return b.String()
 }
 
@@ -162,6 +159,9 @@ func expand(paths []string) ([]inputFile, error) {
 			return nil, &InputError{File: p, Err: unwrapPathError(err)}
 		}
 		if !st.IsDir() {
+			if err := notRegular(st); err != nil {
+				return nil, &InputError{File: p, Err: err}
+			}
 			files = append(files, inputFile{path: p})
 			continue
 		}
@@ -171,6 +171,11 @@ func expand(paths []string) ([]inputFile, error) {
 				return &InputError{File: path, Err: unwrapPathError(err)}
 			}
 			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources) {
+				// A pipe, device or socket among the files is refused, not
+				// skipped: the user meant it as input, and it cannot be.
+				if _, err := statInput(path); err != nil {
+					return err
+				}
 				found = append(found, path)
 			}
 			return nil
@@ -259,9 +264,9 @@ func newLoader(src Source, opts []LoadOption) *loader {
 }
 
 func (l *loader) loadFile(name string) error {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
-		return &InputError{File: name, Err: unwrapPathError(err)}
+		return err
 	}
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
@@ -345,7 +350,7 @@ func (l *loader) load(name string, r io.Reader) error {
 			return &InputError{File: name, Err: fmt.Errorf("reading gzip: %w", err)}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+		br = bufio.NewReaderSize(&limitedReader{r: zr, n: gzipLimit, err: errLargeGzip}, 64<<10)
 	}
 	br = decodeBOM(br)
 	first, err := firstByte(br)
@@ -361,14 +366,29 @@ func (l *loader) load(name string, r io.Reader) error {
 	return l.loadYAML(name, br)
 }
 
-// malformed is a JSON syntax or read error, as the user sees it.
-func malformed(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
+// malformed is a JSON syntax or read error, as the user sees it; a limit
+// is said as such, not as bad JSON.
+func malformed(err error) error {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	return fmt.Errorf("malformed JSON: %w", readErr(err))
+}
 
 func readErr(err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	if isTruncated(err) {
 		return fmt.Errorf("file is truncated or corrupt: %w", err)
 	}
 	return err
+}
+
+// isTruncated: the input ended inside a value, or a gzip stream is cut
+// short or damaged.
+func isTruncated(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)
 }
 
 func firstByte(br *bufio.Reader) (byte, error) {
@@ -405,10 +425,13 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 	return l.loadJSONDocuments(name, r)
 }
 
-// loadJSONDocuments reads one JSON document after another.
+// loadJSONDocuments reads one JSON document after another, none larger
+// than documentLimit.
 func (l *loader) loadJSONDocuments(name string, r io.Reader) error {
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	for doc := 1; ; doc++ {
+		budget.mark = dec.InputOffset()
 		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
@@ -754,7 +777,8 @@ const snapshotHead = `{"apiVersion":"` + SnapshotAPIVersion + `","kind":"` + Sna
 // Cutting uses jsontext, which finds the end of a value at several times
 // the speed of encoding/json's Decoder.
 func (l *loader) streamSnapshot(r io.Reader) error {
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
 		return malformed(orMissing(err, "object"))
 	}
@@ -767,6 +791,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			return malformed(err)
 		}
 		if key := t.String(); key != "items" {
+			budget.mark = dec.InputOffset()
 			v, err := dec.ReadValue()
 			if err != nil {
 				return malformed(err)
@@ -796,7 +821,7 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
-		got, err := l.heldBy(func() error { return l.streamItems(dec) })
+		got, err := l.heldBy(func() error { return l.streamItems(dec, budget) })
 		if err != nil {
 			return err
 		}
@@ -807,7 +832,11 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '}' {
 		return malformed(orMissing(err, "end of object"))
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	// A gzip file cut short can hold the whole JSON and lack only its
+	// trailer: that is a truncated file, not a second document.
+	if _, err := dec.ReadToken(); isTruncated(err) {
+		return readErr(err)
+	} else if err != io.EOF {
 		return errSecondDocument
 	}
 	return l.snapshotHead(head, held)
@@ -816,8 +845,8 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 var errSecondDocument = errors.New("a snapshot file holds one document")
 
 // streamItems reads the items array of a snapshot, a chunk ahead of the
-// chunk being decoded and added.
-func (l *loader) streamItems(dec *jsontext.Decoder) error {
+// chunk being decoded and added; budget bounds each item.
+func (l *loader) streamItems(dec *jsontext.Decoder, budget *valueBudget) error {
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
 		return malformed(orMissing(err, "items array"))
 	}
@@ -829,6 +858,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder) error {
 		for {
 			chunk := make([]jsontext.Value, 0, decodeChunk)
 			for len(chunk) < decodeChunk && dec.PeekKind() != ']' {
+				budget.mark = dec.InputOffset()
 				v, err := dec.ReadValue()
 				if err != nil {
 					cutErr = malformed(err)
