@@ -75,7 +75,6 @@ var freeTextOnly = []string{
 	"replica-spread",
 	"selector-matches-no-node",
 	"stale-token-clients",
-	"system-daemonset-priority",
 	"unrequested-memory",
 	"upgrade-preflight",
 	"version-skew",
