@@ -60,7 +60,6 @@ var freeTextOnly = []string{
 	"jvm-cgroup-compat",
 	"kernel-cni-known-bad",
 	"node-disk-drift",
-	"node-os-lifecycle",
 	"node-reservation-insufficient",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",

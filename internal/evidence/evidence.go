@@ -188,6 +188,11 @@ func (in *Input) Resolve(item finding.EvidenceItem) []Mismatch {
 					gots = append(gots, err.Error())
 					continue
 				}
+				// A field set to null or "" is as good as absent: the API
+				// omits both.
+				if found && (v == nil || v == "") {
+					found = false
+				}
 				got := describe(text(v), found)
 				if found == !f.Absent && (f.Absent || text(v) == f.Value) {
 					agreed = true

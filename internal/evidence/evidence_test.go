@@ -27,6 +27,7 @@ func TestResolve(t *testing.T) {
 		{item: finding.Quote(node, finding.Value("status.nodeInfo.kubeletVersion", "v1.35.4")),
 			bad: []string{`evidence says "v1.35.4", input has "v1.34.3"`}},
 		{item: finding.Quote(node, finding.Absent("spec.taints"))},
+		{item: finding.Quote(node, finding.Value("spec.providerID", ""))}, // "" is absent, as the API omits it
 		{item: finding.Quote(node, finding.Absent("status.nodeInfo")), bad: []string{"evidence says no such field"}},
 		{item: finding.Quote(ds, finding.Value("spec.template.spec.containers[name=b].image", "example.com/b:2"),
 			finding.Value("spec.template.spec.containers[0].image", "example.com/a:1"),

@@ -56,8 +56,15 @@ func Quote(obj ObjectRef, fields ...Field) EvidenceItem {
 	return EvidenceItem{Objects: []ObjectRef{obj}, Fields: fields}
 }
 
-// Value is a field read at a value.
-func Value(path string, value any) Field { return Field{Path: path, Value: valueText(value)} }
+// Value is a field read at a value. An empty string is Absent: the API
+// omits empty string fields, so "" in a typed object means not there.
+func Value(path string, value any) Field {
+	text := valueText(value)
+	if _, isString := value.(string); isString && text == "" {
+		return Absent(path)
+	}
+	return Field{Path: path, Value: text}
+}
 
 // Absent is a field that is not there.
 func Absent(path string) Field { return Field{Path: path, Absent: true} }
