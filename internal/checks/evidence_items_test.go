@@ -76,7 +76,6 @@ var freeTextOnly = []string{
 	"stale-token-clients",
 	"unrequested-memory",
 	"upgrade-preflight",
-	"version-skew",
 	"webhook-blast-radius",
 }
 
