@@ -33,7 +33,6 @@ var freeTextOnly = []string{
 	"attach-limit",
 	"certificate-expiry",
 	"component-cve-versions",
-	"containerd-chained-cni",
 	"control-plane-restarts",
 	"coredns-capacity",
 	"cpu-limit-cfs-kernel",
