@@ -62,7 +62,6 @@ var freeTextOnly = []string{
 	"node-reservation-insufficient",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
-	"pdb-blocks-drain",
 	"pod-sandbox-failures",
 	"pv-zone-schedulability",
 	"pods-stuck-terminating",
