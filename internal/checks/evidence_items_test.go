@@ -50,7 +50,6 @@ var freeTextOnly = []string{
 	"host-binary-glibc",
 	"hpa-metric-source",
 	"image-manifest-compat",
-	"image-pull-always",
 	"in-tree-volume-migration",
 	"ingress-backend-termination",
 	"ingress-class-binding",
