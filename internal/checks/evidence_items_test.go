@@ -73,7 +73,6 @@ var freeTextOnly = []string{
 	"stale-token-clients",
 	"unrequested-memory",
 	"upgrade-preflight",
-	"webhook-blast-radius",
 }
 
 // corpusInput is one input the checks run on: the snapshot the loader
