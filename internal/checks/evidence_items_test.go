@@ -47,7 +47,6 @@ var freeTextOnly = []string{
 	"etcd-known-bad-version",
 	"external-dns-routing",
 	"gitops-global-prune",
-	"host-binary-glibc",
 	"hpa-metric-source",
 	"image-manifest-compat",
 	"in-tree-volume-migration",
