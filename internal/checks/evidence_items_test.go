@@ -60,7 +60,6 @@ var freeTextOnly = []string{
 	"node-reservation-insufficient",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
-	"pod-sandbox-failures",
 	"pv-zone-schedulability",
 	"pods-stuck-terminating",
 	"pool-scales-to-zero",
