@@ -282,6 +282,7 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		ev = append(ev, "the template has a hard spreading rule, yet the pods share a failure domain: check its topology key")
 	}
 	f.Evidence = ev
+	f.AddEvidence(podNodes(ready)...)
 	f.Remediation = fmt.Sprintf("Spread the replicas: add a topologySpreadConstraint on kubernetes.io/hostname (and on topology.kubernetes.io/zone) "+
 		"or required pod anti-affinity to %s, then restart it (kubectl -n %s rollout restart %s/%s) so the scheduler places the pods again; "+
 		"a PodDisruptionBudget keeps drains from evicting them all at once.",

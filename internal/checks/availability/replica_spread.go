@@ -174,6 +174,7 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 		ev = append(ev, "the template has a hard spreading rule, yet the pods share a failure domain: check its topology key")
 	}
 	f.Evidence = ev
+	f.AddEvidence(podNodes(ready)...)
 	f.Remediation = fmt.Sprintf("Add a topologySpreadConstraint on kubernetes.io/hostname (and topology.kubernetes.io/zone) or pod "+
 		"anti-affinity to %s, give its containers CPU requests that match their use, then restart it "+
 		"(kubectl -n %s rollout restart %s/%s) so the scheduler places the pods again.",
@@ -206,4 +207,13 @@ func sortedUnique(names []string) []string {
 		m[n] = true
 	}
 	return slices.Sorted(maps.Keys(m))
+}
+
+// podNodes quotes where each pod runs, pods on the same node in one item.
+func podNodes(pods []*snapshot.Pod) []finding.EvidenceItem {
+	var g finding.Grouper
+	for _, p := range pods {
+		g.Add(podRef(p), finding.Value("spec.nodeName", p.Spec.NodeName))
+	}
+	return g.Items()
 }
