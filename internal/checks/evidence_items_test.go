@@ -40,7 +40,6 @@ var freeTextOnly = []string{
 	"dataplane-node-compat",
 	"descheduler-evicts-cordoned",
 	"disruption-exposure",
-	"docker-socket-coupling",
 	"eks-coredns-version",
 	"etcd-known-bad-version",
 	"external-dns-routing",
