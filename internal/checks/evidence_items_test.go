@@ -37,7 +37,6 @@ var freeTextOnly = []string{
 	"coredns-capacity",
 	"cpu-limit-cfs-kernel",
 	"credential-broker-duration",
-	"dataplane-node-compat",
 	"descheduler-evicts-cordoned",
 	"disruption-exposure",
 	"eks-coredns-version",
