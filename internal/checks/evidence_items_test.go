@@ -37,7 +37,6 @@ var freeTextOnly = []string{
 	"coredns-capacity",
 	"cpu-limit-cfs-kernel",
 	"credential-broker-duration",
-	"descheduler-evicts-cordoned",
 	"disruption-exposure",
 	"external-dns-routing",
 	"gitops-global-prune",
