@@ -35,7 +35,6 @@ var freeTextOnly = []string{
 	"component-cve-versions",
 	"control-plane-restarts",
 	"coredns-capacity",
-	"cpu-limit-cfs-kernel",
 	"credential-broker-duration",
 	"disruption-exposure",
 	"external-dns-routing",
