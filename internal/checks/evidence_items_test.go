@@ -46,7 +46,6 @@ var freeTextOnly = []string{
 	"ingress-class-binding",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
-	"jvm-cgroup-compat",
 	"node-disk-drift",
 	"node-reservation-insufficient",
 	"nodelocal-dns-hazards",
@@ -68,6 +67,7 @@ var freeTextOnly = []string{
 // checktest.EvidenceTrue instead.
 var resolvedInOwnTests = []string{
 	"eks-coredns-version",
+	"jvm-cgroup-compat",
 }
 
 // corpusInput is one input the checks run on: the snapshot the loader
