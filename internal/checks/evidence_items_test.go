@@ -46,7 +46,6 @@ var freeTextOnly = []string{
 	"ingress-class-binding",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
-	"node-reservation-insufficient",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
 	"pv-zone-schedulability",
