@@ -51,7 +51,6 @@ var freeTextOnly = []string{
 	"pv-zone-schedulability",
 	"pool-scales-to-zero",
 	"probe-cascade",
-	"registry-risk",
 	"removed-apis",
 	"selector-matches-no-node",
 	"stale-token-clients",
