@@ -41,7 +41,6 @@ var freeTextOnly = []string{
 	"gitops-global-prune",
 	"hpa-metric-source",
 	"image-manifest-compat",
-	"in-tree-volume-migration",
 	"ingress-backend-termination",
 	"ingress-class-binding",
 	"ingress-controller-resilience",
