@@ -42,7 +42,6 @@ var freeTextOnly = []string{
 	"hpa-metric-source",
 	"image-manifest-compat",
 	"ingress-backend-termination",
-	"ingress-class-binding",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
 	"nodelocal-dns-hazards",
