@@ -41,7 +41,6 @@ var freeTextOnly = []string{
 	"gitops-global-prune",
 	"hpa-metric-source",
 	"image-manifest-compat",
-	"ingress-backend-termination",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
 	"nodelocal-dns-hazards",
