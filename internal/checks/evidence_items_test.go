@@ -30,7 +30,6 @@ var freeTextOnly = []string{
 	"addon-version-compat",
 	"aggregated-api-unavailable",
 	"api-heavy-node-agents",
-	"attach-limit",
 	"certificate-expiry",
 	"component-cve-versions",
 	"control-plane-restarts",
