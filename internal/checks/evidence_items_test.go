@@ -27,7 +27,6 @@ import (
 // corpus must be listed, since nothing shows its evidence true.
 var freeTextOnly = []string{
 	"addon-rbac-gap",
-	"addon-version-compat",
 	"aggregated-api-unavailable",
 	"api-heavy-node-agents",
 	"certificate-expiry",
