@@ -37,7 +37,6 @@ var freeTextOnly = []string{
 	"disruption-exposure",
 	"external-dns-routing",
 	"gitops-global-prune",
-	"hpa-metric-source",
 	"image-manifest-compat",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
