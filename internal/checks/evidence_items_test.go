@@ -34,7 +34,6 @@ var freeTextOnly = []string{
 	"control-plane-restarts",
 	"coredns-capacity",
 	"credential-broker-duration",
-	"disruption-exposure",
 	"external-dns-routing",
 	"gitops-global-prune",
 	"image-manifest-compat",

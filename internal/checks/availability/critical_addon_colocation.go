@@ -238,7 +238,7 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 	f := finding.Finding{Check: colocationID, Objects: []finding.ObjectRef{w.ref()}}
 	ev := []string{
 		fmt.Sprintf("%s: %s", w, role),
-		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
+		fmt.Sprintf("%d replicas (spec.replicas; 1 when unset), %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
 	}
 	zone, oneZone := pl.oneZone(sh)

@@ -144,7 +144,7 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: replicaSpreadID, Objects: []finding.ObjectRef{w.ref()}, Cases: []string{caseMoonlight}}
 	ev := []string{
-		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
+		fmt.Sprintf("%d replicas (spec.replicas; 1 when unset), %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
 	}
 	if c := noCPURequest(w.spec); len(c) > 0 {
