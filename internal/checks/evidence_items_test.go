@@ -27,7 +27,6 @@ import (
 // corpus must be listed, since nothing shows its evidence true.
 var freeTextOnly = []string{
 	"addon-rbac-gap",
-	"aggregated-api-unavailable",
 	"api-heavy-node-agents",
 	"certificate-expiry",
 	"component-cve-versions",
