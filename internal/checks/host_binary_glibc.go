@@ -354,17 +354,15 @@ func identifyNodes(nodes []corev1.Node) nodeOS {
 	return m
 }
 
-func nodeOSEvidence(n *corev1.Node, info nodeos.Info) string {
-	var what string
+// libcText is what kubegap knows of a node OS's C library.
+func libcText(info nodeos.Info) string {
 	switch {
 	case info.Libc == nodeos.LibcMusl:
-		what = "musl, no glibc"
+		return "musl, no glibc"
 	case info.Glibc.IsZero():
-		what = "glibc unknown"
-	default:
-		what = "glibc " + info.Glibc.String()
+		return "glibc unknown"
 	}
-	return fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s", n.Name, n.Status.NodeInfo.OSImage, what)
+	return "glibc " + info.Glibc.String()
 }
 
 // hostBinaryPart is the verdict on one writing container.
@@ -551,7 +549,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 	var alternatives []string
 	for _, p := range top {
 		images = append(images, fmt.Sprintf("%s (%s)", p.w.container.Image, p.w.field))
-		f.Evidence = append(f.Evidence, fmt.Sprintf("DaemonSet %s spec.template.spec.%s.image=%s", dsName, p.w.field, p.w.container.Image))
+		f.AddEvidence(finding.Quote(f.Objects[0], finding.Value("spec.template.spec."+p.w.field+".image", p.w.container.Image)))
 		f.Evidence = append(f.Evidence, p.w.evidence...)
 		if p.need.known {
 			f.Evidence = append(f.Evidence, p.need.how)
@@ -561,7 +559,10 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 			alternatives = append(alternatives, p.need.alternative)
 		}
 	}
-	f.Evidence = append(f.Evidence, nodeEvidence(affected, infos)...)
+	f.AddEvidence(check.NodeValues(affected, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage)}
+	})...)
+	f.Evidence = append(f.Evidence, osLibcEvidence(affected, infos)...)
 	unknown := 0
 	for _, p := range top {
 		unknown = max(unknown, p.unknown)
@@ -690,14 +691,18 @@ func fleetText(fleet map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func nodeEvidence(nodes []*corev1.Node, infos nodeOS) []string {
+// osLibcEvidence says, once per OS image of the nodes, what kubegap's
+// table gives as its C library.
+func osLibcEvidence(nodes []*corev1.Node, infos nodeOS) []string {
 	var out []string
-	for i, n := range nodes {
-		if i == check.MaxEvidence {
-			out = append(out, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
-			break
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		img := n.Status.NodeInfo.OSImage
+		if seen[img] {
+			continue
 		}
-		out = append(out, nodeOSEvidence(n, infos[n.Name]))
+		seen[img] = true
+		out = append(out, fmt.Sprintf("osImage %q → %s", img, libcText(infos[n.Name])))
 	}
 	return out
 }

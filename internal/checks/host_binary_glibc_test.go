@@ -53,7 +53,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 			evidence: []string{
 				"spec.template.spec.initContainers[0].image=mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11",
 				"hostPath.path=/opt/cni/bin",
-				`Node aks-np2004-0 status.nodeInfo.osImage="Ubuntu 20.04.6 LTS" → glibc 2.31`,
+				"aks-np2004-0", `osImage "Ubuntu 20.04.6 LTS" → glibc 2.31`,
 				"azure-container-networking/issues/4793",
 			},
 		},

@@ -256,7 +256,7 @@ func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsC
 		}
 	}
 	evidence = append(evidence, facts.Evidence()...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: deschedulerID, Rule: ruleEvictsCordoned, Severity: sev,
 		Title: "The descheduler evicts the pods of every cordoned node",
 		Message: "The descheduler's policy enables " + taintsPlugin + " and leaves the taint that cordoning adds in " +
@@ -267,4 +267,8 @@ func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsC
 			"turn on nodeFit in the DefaultEvictor, or scale the descheduler to zero while nodes are upgraded.",
 		Cases: []string{caseMoJDescheduler},
 	}
+	f.AddEvidence(check.NodeValues(cordoned, func(*corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("spec.unschedulable", true)}
+	})...)
+	return f
 }

@@ -310,11 +310,14 @@ func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []findi
 				"(a container breakout through a leaked host file descriptor; an untrusted image is enough). Whether these nodes "+
 				"use that bundled runc or a distribution package is not visible through the API%s.",
 				g.raw, g.row.Runtime, strings.Join(g.row.Fixed, " / "), g.row.FixedRunc, g.row.CVE, check.MoreText(more)),
-			Evidence: []string{fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", g.nodes[0].Name, g.raw),
-				g.row.CVE + " sources: " + strings.Join(g.row.Sources, ", ")},
+			Evidence: []string{g.row.CVE + " sources: " + strings.Join(g.row.Sources, ", ")},
 			Remediation: "Check `runc --version` on these nodes (1.1.12 or later is fixed); upgrade the runtime package or move the " +
 				"nodes to a node image built after February 2024.",
 		}
+		// Every node's own version, not the first node's for all.
+		f.AddEvidence(check.NodeValues(g.nodes, func(n *corev1.Node) []finding.Field {
+			return []finding.Field{finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion)}
+		})...)
 		if g.vendor {
 			f.Severity = finding.Low
 			f.Message += " The version carries a vendor or provider build: the vendor ships its own runc, which may already be fixed."

@@ -104,7 +104,7 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 				continue
 			}
 			found++
-			if f, bad := etcdFinding(facts, p, c.Image, tag, v); bad {
+			if f, bad := etcdFinding(facts, p, c.Name, c.Image, tag, v); bad {
 				out = append(out, f)
 			}
 		}
@@ -130,10 +130,10 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func etcdFinding(facts *etcdFacts, p *snapshot.Pod, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
+func etcdFinding(facts *etcdFacts, p *snapshot.Pod, container, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
 	ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
-	f := finding.Finding{Check: etcdID, Objects: []finding.ObjectRef{ref}, Cases: []string{caseEtcd35},
-		Evidence: []string{fmt.Sprintf("Pod %s/%s image %s", p.Namespace, p.Name, image)}}
+	f := finding.Finding{Check: etcdID, Objects: []finding.ObjectRef{ref}, Cases: []string{caseEtcd35}}
+	f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField("Pod", "", container, "image"), image)))
 	if p.Spec.NodeName != "" {
 		f.Objects = append(f.Objects, check.NodeRef(p.Spec.NodeName))
 	}
