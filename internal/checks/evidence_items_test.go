@@ -44,6 +44,7 @@ var freeTextOnly = []string{
 	"pool-scales-to-zero",
 	"probe-cascade",
 	"removed-apis",
+	"removed-node-labels",
 	"selector-matches-no-node",
 	"stale-token-clients",
 	"unrequested-memory",
