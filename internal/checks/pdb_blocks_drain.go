@@ -63,7 +63,7 @@ func pdbBlocksDrainCheck() Check {
 			{ID: pdbRuleSelectsNothing, Summary: "A budget whose selector matches no pod",
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
 		},
-		Cases: pdbCases(true),
+		Cases: check.Prevents(pdbCases(true)...),
 		Run:   runPDBBlocksDrain,
 	}
 }

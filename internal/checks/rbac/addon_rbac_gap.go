@@ -113,7 +113,7 @@ func addonRBACGapCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets,
 					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
 		},
-		Cases: cases,
+		Cases: check.Prevents(cases...),
 		Run:   runAddonRBACGap,
 	}
 }

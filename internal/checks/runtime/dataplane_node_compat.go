@@ -156,7 +156,7 @@ func dataplaneNodeCompatCheck() check.Check {
 			{ID: ruleMasqRandom, Summary: "the CNI agent's masquerade rules choose source ports fully at random",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
 		},
-		Cases: cases,
+		Cases: check.Prevents(cases...),
 		Run:   runDataplaneNodeCompat,
 	}
 }

@@ -136,7 +136,7 @@ func kernelCNIKnownBadCheck() check.Check {
 			{ID: ruleNodeCNI, Summary: "no node runs a CNI agent release listed as broken with its kernel or OS",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: cases,
+		Cases: check.Prevents(cases...),
 		Run:   runKernelCNIKnownBad,
 	}
 }

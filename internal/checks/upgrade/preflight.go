@@ -89,7 +89,7 @@ func upgradePreflightCheck() check.Check {
 			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
-		Cases: preflightCases,
+		Cases: check.Prevents(preflightCases...),
 		Run:   runUpgradePreflight,
 	}
 }

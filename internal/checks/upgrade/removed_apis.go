@@ -61,7 +61,7 @@ func removedAPIsCheck() check.Check {
 			{ID: ruleWrittenThrough, Summary: "no live object was last written through a removed or soon-removed version",
 				Needs: removedAPIReads},
 		},
-		Cases: removedAPICases,
+		Cases: check.Prevents(removedAPICases...),
 		Run:   runRemovedAPIs,
 	}
 }
