@@ -40,9 +40,9 @@ func catalogue(lib *library.Library) []byte {
 			}
 			fmt.Fprintf(&b, "- `%s`: %s (needs %s)\n", r.ID, r.Summary, needs)
 		}
-		b.WriteString("\nCases:\n\n")
+		b.WriteString("\nCases (each with what the check does for it: **prevents**, it flags the gap before the incident; **detects**, it flags the incident while under way; **related**, same mechanism, another trigger):\n\n")
 		for _, cr := range info.Cases {
-			fmt.Fprintf(&b, "- `%s`: %s\n", cr.ID, cr.Title)
+			fmt.Fprintf(&b, "- `%s` (**%s**): %s\n", cr.ID, cr.Relation, cr.Title)
 		}
 	}
 	return b.Bytes()

@@ -113,7 +113,7 @@ func addonRBACGapCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets,
 					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
 		},
-		Cases: check.Prevents(cases...),
+		Cases: check.Detects(cases...),
 		Run:   runAddonRBACGap,
 	}
 }

@@ -86,7 +86,7 @@ func dockerSocketCouplingCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments,
 					snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs}},
 		},
-		Cases: check.Prevents(caseDockerSock),
+		Cases: check.Detects(caseDockerSock),
 		Run:   runDockerSocketCoupling,
 	}
 }
