@@ -1,12 +1,21 @@
 package checks
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -49,11 +58,11 @@ var caseFixtures = map[string]caseFixture{
 	"api-heavy-node-agents\trancher-fleet-agent-secret-list-etcd-read-2023":                           {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedPre},
 	"api-heavy-node-agents\topenai-telemetry-apiserver-overload-2024":                                 {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedIn},
 	"attach-limit\tberkeley-datahub-max-volume-count-pending-2017":                                    {Files: []string{"storage/testdata/attach-limit/gap.yaml"}, State: reusedIn},
-	"certificate-expiry\tadmission-webhook-cabundle-expired-2020":                                     {Files: []string{"certs/testdata/certificate-expiry/gap.yaml"}, State: reusedPre},
-	"certificate-expiry\tgitlab-gke-cluster-ca-five-year-expiry-2024":                                 {Files: []string{"certs/testdata/certificate-expiry/gap.yaml"}, State: reusedPre},
-	"certificate-expiry\tistio-citadel-root-ca-expiry-2019":                                           {Files: []string{"certs/testdata/certificate-expiry/gap.yaml"}, State: reusedPre},
-	"certificate-expiry\tlinkerd-trust-anchor-one-year-expiry-2020":                                   {Files: []string{"certs/testdata/certificate-expiry/gap.yaml"}, State: reusedPre},
-	"certificate-expiry\trancher-rke-one-year-cluster-certs-2019":                                     {Files: []string{"certs/testdata/certificate-expiry/gap.yaml"}, State: reusedPre},
+	"certificate-expiry\tadmission-webhook-cabundle-expired-2020":                                     {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tgitlab-gke-cluster-ca-five-year-expiry-2024":                                 {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tistio-citadel-root-ca-expiry-2019":                                           {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tlinkerd-trust-anchor-one-year-expiry-2020":                                   {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\trancher-rke-one-year-cluster-certs-2019":                                     {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
 	"component-cve-versions\tingress-nginx-ingressnightmare-cve-2025-1974":                            {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
 	"component-cve-versions\trunc-leaky-vessels-cve-2024-21626":                                       {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
 	"control-plane-restarts\tnre-labs-etcd-liveness-probe-restarts-2018":                              {Files: []string{"probes/testdata/control-plane-restarts/gap.yaml"}, State: reusedIn},
@@ -98,7 +107,6 @@ var caseFixtures = map[string]caseFixture{
 	"node-disk-drift\tmoj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":                   {Files: []string{"resources/testdata/node-disk-drift/gap.yaml"}, State: reusedIn},
 	"node-os-lifecycle\tdatadog-systemd-networkd-cilium-2023":                                         {Files: []string{"testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
 	"node-os-lifecycle\tubuntu-hwe-5-13-kernel-container-panic":                                       {Files: []string{"testdata/node-os-lifecycle/stale-image.yaml"}, State: reusedPre},
-	"node-os-lifecycle\tazure-cni-v2-glibc":                                                           {Files: []string{"testdata/node-os-lifecycle/aks-1804.yaml"}, State: reusedPre},
 	"node-os-lifecycle\taks-node-os-retirements-ubuntu1804-azurelinux2-2025":                          {Files: []string{"testdata/node-os-lifecycle/aks-1804.yaml"}, State: reusedPre},
 	"node-os-lifecycle\teks-amazon-linux-2-ami-end-of-support-2025":                                   {Files: []string{"testdata/node-os-lifecycle/provider-windows.yaml"}, State: reusedPre},
 	"node-os-lifecycle\tpgmac-simultaneous-three-node-reboot-2026":                                    {Files: []string{"testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
@@ -204,6 +212,53 @@ func evictedPods(n int) func(dir string) ([]string, error) {
 		p := filepath.Join(dir, "pods.json")
 		return []string{p}, os.WriteFile(p, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",\n")+"]}\n"), 0o644)
 	}
+}
+
+// expiringCAs writes the cluster state weeks before the certificate
+// incidents: a one-year CA, made now and ending in 60 days, published where
+// each case's CA lived — the kube-root-ca.crt ConfigMap (the cluster CA of
+// the RKE and GKE cases), Istio's istio-ca-root-cert, Linkerd's trust
+// roots, and the caBundle of a failurePolicy Fail webhook on pods. The
+// check's clock is the wall clock, so the state is made at test time.
+func expiringCAs(dir string) ([]string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "expiring-ca"},
+		NotBefore: now.AddDate(0, 0, -305), NotAfter: now.AddDate(0, 0, 60),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(pemText), "\n", "\n    ")
+	cm := func(ns, name, key string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  %s: |\n%s\n", name, ns, key, indented)
+	}
+	doc := strings.Join([]string{
+		cm("kube-system", "kube-root-ca.crt", "ca.crt"),
+		cm("istio-system", "istio-ca-root-cert", "root-cert.pem"),
+		cm("linkerd", "linkerd-identity-trust-roots", "ca-bundle.crt"),
+		fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: auto-tracing-validator}
+webhooks:
+- name: validate.auto-tracing.example.com
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  clientConfig:
+    service: {namespace: tracing, name: webhook}
+    caBundle: %s
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+`, base64.StdEncoding.EncodeToString([]byte(pemText))),
+	}, "---\n")
+	p := filepath.Join(dir, "expiring-cas.yaml")
+	return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
 }
 
 // What a reused fixture is: the check's own gap fixture, whose objects

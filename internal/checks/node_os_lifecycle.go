@@ -65,7 +65,7 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 			{ID: rulePatchMonoculture, Summary: "no fleet on one in-place-updated OS image and kernel without a patch coordinator",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments}},
 		},
-		Cases: check.Cite(check.Related(caseUbuntuSystemdDNS), check.Prevents(caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc,
+		Cases: check.Cite(check.Related(caseUbuntuSystemdDNS, caseAzureCNIGlibc), check.Prevents(caseDatadogNetworkd, caseHWEKernelPanic,
 			caseAKSNodeOSRetired, caseEKSAL2Retired, caseAllNodesRebooted)),
 		Run: func(ctx *Context) ([]finding.Finding, error) {
 			return runNodeOSLifecycle(ctx, now().UTC())
