@@ -365,6 +365,7 @@ func runOne(c checks.Check, ctx *checks.Context) (fs []finding.Finding, err erro
 		if fs[i].Check == "" {
 			fs[i].Check = c.ID
 		}
+		c.LinkCases(&fs[i])
 	}
 	return fs, err
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func fakeCheck(id string, reads []checks.Input, run func(*checks.Context) ([]finding.Finding, error)) checks.Check {
-	return checks.Check{ID: id, Title: id, Severity: finding.High, Reads: reads, Cases: []string{"c"}, Run: run}
+	return checks.Check{ID: id, Title: id, Severity: finding.High, Reads: reads, Cases: checks.Prevents("c"), Run: run}
 }
 
 func oneFinding(sev finding.Severity) func(*checks.Context) ([]finding.Finding, error) {

@@ -31,8 +31,11 @@ type Check struct {
 	// on complete input; see Context.Complete. A check without Rules has
 	// one rule, named after the check, that needs every input in Reads.
 	Rules []Rule
-	// Cases are the incident library case IDs the check cites.
-	Cases []string
+	// Cases are the incident library cases the check cites, each with
+	// what the check does for it: Prevents, Detects or Related (see
+	// caselink.go). A Prevents or Detects link needs a fixture in
+	// internal/checks' caseFixtures that the check flags.
+	Cases []CaseLink
 	// Preflight checks answer only "what will an upgrade to the target
 	// version break" and run only with --target-version; other checks may
 	// also judge the target when Context.Target is set.

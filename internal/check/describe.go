@@ -25,10 +25,26 @@ type InputInfo struct {
 	Optional bool   `json:"optional,omitempty"`
 }
 
-// CaseRef names a library case, with its title when known.
+// CaseRef names a library case, with its title when known and, where a
+// check cites it, how the check relates to it.
 type CaseRef struct {
-	ID    string `json:"id"`
-	Title string `json:"title,omitempty"`
+	ID       string   `json:"id"`
+	Title    string   `json:"title,omitempty"`
+	Relation Relation `json:"relation,omitempty" jsonschema:"what the check does for the incident: prevents (flags the gap before it), detects (flags it while under way), related (same mechanism, other trigger)"`
+}
+
+// Phrase says in words how the citing check relates to the case: "this is
+// the gap behind <title>", "symptoms match <title>", "same mechanism as
+// <title>"; the bare title (or ID) without a relation.
+func (r CaseRef) Phrase() string {
+	name := r.Title
+	if name == "" {
+		name = r.ID
+	}
+	if r.Relation == "" {
+		return name
+	}
+	return r.Relation.Phrase() + " " + name
 }
 
 // Describe returns c's Info. caseTitle looks up case titles (nil: IDs only).
@@ -45,10 +61,10 @@ func Describe(c Check, caseTitle func(id string) string) Info {
 		}
 		info.Rules = append(info.Rules, ri)
 	}
-	for _, id := range c.Cases {
-		ref := CaseRef{ID: id}
+	for _, l := range c.Cases {
+		ref := CaseRef{ID: l.ID, Relation: l.Relation}
 		if caseTitle != nil {
-			ref.Title = caseTitle(id)
+			ref.Title = caseTitle(l.ID)
 		}
 		info.Cases = append(info.Cases, ref)
 	}

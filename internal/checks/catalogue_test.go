@@ -22,6 +22,11 @@ func catalogue(lib *library.Library) []byte {
 	b.WriteString("# Checks\n\n")
 	b.WriteString("Generated from the check registry by `UPDATE_DOCS=1 go test ./internal/checks -run TestCatalogue`;\n")
 	b.WriteString("a test fails when this file and the code disagree. `kubegap checks show ID` prints the same.\n\n")
+	b.WriteString("Each cited case says what the check does for that incident: **prevents** (run on the cluster as it was\n")
+	b.WriteString("before the incident, the check flags the gap that caused it), **detects** (it flags the incident while under\n")
+	b.WriteString("way, from its symptoms or the objects its trigger created) or **related** (same mechanism, a trigger the check\n")
+	b.WriteString("does not see). `TestEveryCaseLinkHasItsFixture` runs each check on a pre-incident (prevents) or in-incident\n")
+	b.WriteString("(detects) fixture and fails unless a finding cites the case; see [cases](cases.md#how-a-case-links-to-checks).\n\n")
 	b.WriteString("| ID | up to | title |\n|---|---|---|\n")
 	for _, c := range All() {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
@@ -49,7 +54,7 @@ func catalogue(lib *library.Library) []byte {
 		}
 		b.WriteString("\nCases:\n\n")
 		for _, cr := range info.Cases {
-			fmt.Fprintf(&b, "- `%s`: %s\n", cr.ID, cr.Title)
+			fmt.Fprintf(&b, "- `%s` (**%s**): %s\n", cr.ID, cr.Relation, cr.Title)
 		}
 	}
 	return b.Bytes()

@@ -36,6 +36,16 @@ type (
 	CaseRef = check.CaseRef
 )
 
+// Case-link constructors, for the founding checks of this package: see
+// check.Prevents.
+var (
+	Prevents = check.Prevents
+	Detects  = check.Detects
+	Related  = check.Related
+	Cite     = check.Cite
+	Graded   = check.Graded
+)
+
 // ErrNotEvaluated marks a check that could not answer.
 var ErrNotEvaluated = check.ErrNotEvaluated
 

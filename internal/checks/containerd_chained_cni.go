@@ -44,7 +44,7 @@ func containerdChainedCNICheck() Check {
 		},
 		Rules: []Rule{{ID: ruleChainedCNI, Summary: "no chained CNI attachment through Multus in chroot mode on an affected containerd",
 			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.NetworkAttachmentDefinitions}}},
-		Cases: []string{caseContainerdChainedCNI},
+		Cases: check.Detects(caseContainerdChainedCNI),
 		Run:   runContainerdChainedCNI,
 	}
 }

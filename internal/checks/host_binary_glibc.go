@@ -44,7 +44,7 @@ func hostBinaryGlibcCheck() Check {
 		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
 		Rules: []Rule{{ID: ruleHostBinaryGlibc, Summary: "no DaemonSet installs host binaries needing a newer glibc than its nodes have",
 			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}}},
-		Cases: []string{caseAzureCNIGlibc},
+		Cases: check.Detects(caseAzureCNIGlibc),
 		Run:   runHostBinaryGlibc,
 	}
 }

@@ -167,7 +167,7 @@ func imagePullAlwaysCheck() Check {
 			{ID: pullRuleRateLimit, Summary: "Pull events refused by a registry rate limit",
 				Needs: []snapshot.Resource{snapshot.Events}},
 		},
-		Cases: []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
+		Cases: check.Prevents("daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"),
 		Run:   runImagePullAlways,
 	}
 }

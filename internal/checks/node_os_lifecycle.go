@@ -65,8 +65,8 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 			{ID: rulePatchMonoculture, Summary: "no fleet on one in-place-updated OS image and kernel without a patch coordinator",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments}},
 		},
-		Cases: []string{caseUbuntuSystemdDNS, caseDatadogNetworkd, caseHWEKernelPanic, caseAzureCNIGlibc,
-			caseAKSNodeOSRetired, caseEKSAL2Retired, caseAllNodesRebooted},
+		Cases: check.Cite(check.Related(caseUbuntuSystemdDNS, caseAzureCNIGlibc), check.Prevents(caseDatadogNetworkd, caseHWEKernelPanic,
+			caseAKSNodeOSRetired, caseEKSAL2Retired, caseAllNodesRebooted)),
 		Run: func(ctx *Context) ([]finding.Finding, error) {
 			return runNodeOSLifecycle(ctx, now().UTC())
 		},

@@ -63,7 +63,7 @@ func pdbBlocksDrainCheck() Check {
 			{ID: pdbRuleSelectsNothing, Summary: "A budget whose selector matches no pod",
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
 		},
-		Cases: pdbCases(true),
+		Cases: Graded(pdbCases(true), Prevents("azure-workload-identity-pdb-blocks-aks-upgrade", "kubeflow-pdbs-block-aks-upgrade"), Detects(caseAzureCNIGlibc)),
 		Run:   runPDBBlocksDrain,
 	}
 }

@@ -177,7 +177,7 @@ func podSandboxFailuresCheck() Check {
 			Optional(snapshot.DaemonSets)),
 		Rules: []Rule{{ID: ruleStuckSandboxes, Summary: "no pod bound to a node waits on a sandbox the node cannot create",
 			Needs: []snapshot.Resource{snapshot.Pods, snapshot.Events}}},
-		Cases: cases,
+		Cases: check.Detects(cases...),
 		Run:   runPodSandboxFailures,
 	}
 }

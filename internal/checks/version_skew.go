@@ -41,7 +41,7 @@ func versionSkewCheck() Check {
 			{ID: ruleKubeProxySkew, Summary: "kube-proxy (DaemonSet or static pods) within the supported skew of the API server",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: []string{caseAzureCNIGlibc},
+		Cases: check.Detects(caseAzureCNIGlibc),
 		Run:   runVersionSkew,
 	}
 }

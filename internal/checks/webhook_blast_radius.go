@@ -148,7 +148,7 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true}),
+		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
 		Run:   runWebhookBlastRadius,
 	}
 }

@@ -238,7 +238,7 @@ func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
 // the library: a finding citing a missing case is a bug.
 func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
 	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
-		for _, id := range c.Cases {
+		for _, id := range c.CaseIDs() {
 			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
 				t.Errorf("%s cites %s, which the library lacks: %v", c.ID, id, err)
 			}

@@ -119,7 +119,7 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 			}
 			fmt.Fprintln(app.Out, "\ncases:")
 			for _, cc := range info.Cases {
-				for i, line := range textwrap.Wrap(cc.ID+" — "+cc.Title, app.width()-4) {
+				for i, line := range textwrap.Wrap(cc.ID+" — "+cc.Phrase(), app.width()-4) {
 					if i == 0 {
 						fmt.Fprintf(app.Out, "  %s\n", line)
 					} else {

@@ -94,6 +94,10 @@ type Finding struct {
 	Evidence    []string    `json:"evidence"`
 	Remediation string      `json:"remediation"`
 	Cases       []string    `json:"cases"`
+	// CaseLinks says, for each of Cases in the same order, how the check
+	// relates to the incident (prevents, detects, related). The audit
+	// fills it from the check's declared links.
+	CaseLinks []CaseLink `json:"caseLinks,omitempty"`
 	// Preflight marks a finding about an upgrade to --target-version:
 	// PreflightBefore (fix before upgrading) or PreflightDuring (watch
 	// during the upgrade). Empty for a finding about the cluster as it is.

@@ -656,7 +656,7 @@ func TestGetCase(t *testing.T) {
 	// Cross-check against the registry rather than a fixed list.
 	var want []string
 	for _, c := range checks.All() {
-		for _, id := range c.Cases {
+		for _, id := range c.CaseIDs() {
 			if id == out.ID {
 				want = append(want, c.ID)
 			}

@@ -73,7 +73,7 @@ func (h *handlers) getFinding(_ context.Context, req *sdk.CallToolRequest, in Ge
 		Objects:     nonNil(f.Objects),
 		Evidence:    nonNil(f.Evidence),
 		Remediation: f.Remediation,
-		Cases:       caseRefs(lib, f.Cases),
+		Cases:       findingCaseRefs(lib, &f),
 	}
 	return textResult(req, findingText(&out)), out, nil
 }
@@ -90,6 +90,10 @@ func findingText(f *FindingDetail) string {
 	b.WriteString("Remediation (for a human to apply): " + f.Remediation + "\n")
 	var cases []string
 	for _, c := range f.Cases {
+		if c.Relation != "" {
+			cases = append(cases, c.ID+" ("+c.Relation.Phrase()+" it)")
+			continue
+		}
 		cases = append(cases, c.ID)
 	}
 	b.WriteString("Cases (get_case): " + strings.Join(cases, ", "))
@@ -100,6 +104,16 @@ func findingText(f *FindingDetail) string {
 // yields the IDs: the citation matters more than its title.
 func caseRefs(lib *library.Library, ids []string) []CaseRef {
 	return present.CaseRefs(lib, ids)
+}
+
+// findingCaseRefs is caseRefs for f's cases, with how f's check relates
+// to each.
+func findingCaseRefs(lib *library.Library, f *finding.Finding) []CaseRef {
+	refs := caseRefs(lib, f.Cases)
+	for i := range refs {
+		refs[i].Relation = f.RelationTo(refs[i].ID)
+	}
+	return refs
 }
 
 // ListChecksInput takes nothing.
@@ -132,7 +146,7 @@ func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
 func (h *handlers) listChecks(_ context.Context, req *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
 	out := ListChecksOutput{Checks: []CheckBrief{}}
 	for _, c := range checks.All() {
-		out.Checks = append(out.Checks, CheckBrief{ID: c.ID, Title: c.Title, Severity: c.Severity.String(), Cases: nonNil(c.Cases)})
+		out.Checks = append(out.Checks, CheckBrief{ID: c.ID, Title: c.Title, Severity: c.Severity.String(), Cases: nonNil(c.CaseIDs())})
 	}
 	// The titles are in the structured content; the text names the IDs.
 	text := fmt.Sprintf("%d checks: %s.\nThe structured content gives each one's title, highest severity and cited cases; explain_check {id} tells what one looks for and what it reads.",

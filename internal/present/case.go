@@ -215,8 +215,8 @@ func FacetLabel(facet string) string {
 func ChecksCiting(all []checks.Check, id string) []checks.Check {
 	var out []checks.Check
 	for _, c := range all {
-		for _, cid := range c.Cases {
-			if cid == id {
+		for _, l := range c.Cases {
+			if l.ID == id {
 				out = append(out, c)
 				break
 			}

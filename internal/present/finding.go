@@ -33,7 +33,7 @@ func NewFinding(f *finding.Finding, caseTitle func(string) string) Finding {
 	}
 	sort.Strings(p.Namespaces)
 	for _, id := range f.Cases {
-		ref := checks.CaseRef{ID: id}
+		ref := checks.CaseRef{ID: id, Relation: f.RelationTo(id)}
 		if caseTitle != nil {
 			ref.Title = caseTitle(id)
 		}

@@ -18,9 +18,9 @@ func TestNewCase(t *testing.T) {
 	}
 	tax := lib.Taxonomy()
 	all := []checks.Check{
-		{ID: "b-check", Title: "B", Cases: []string{"azure-cni-v2-glibc"}},
-		{ID: "a-check", Title: "A", Cases: []string{"other", "azure-cni-v2-glibc"}},
-		{ID: "c-check", Title: "C", Cases: []string{"other"}},
+		{ID: "b-check", Title: "B", Cases: checks.Prevents("azure-cni-v2-glibc")},
+		{ID: "a-check", Title: "A", Cases: checks.Prevents("other", "azure-cni-v2-glibc")},
+		{ID: "c-check", Title: "C", Cases: checks.Related("other")},
 	}
 	c, _ := lib.Case("azure-cni-v2-glibc")
 	p := NewCase(&c, &tax, all)

@@ -92,8 +92,8 @@ func RunImages(t testing.TB, c check.Check, s *snapshot.Snapshot, images map[str
 		t.Fatalf("check %s: %v", c.ID, err)
 	}
 	cites := map[string]bool{}
-	for _, id := range c.Cases {
-		cites[id] = true
+	for _, l := range c.Cases {
+		cites[l.ID] = true
 	}
 	for _, f := range fs {
 		if f.Check != c.ID {

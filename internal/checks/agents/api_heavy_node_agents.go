@@ -103,12 +103,11 @@ func apiHeavyNodeAgentsCheck() check.Check {
 			{ID: "calico-without-typha", Summary: "calico-node on more than 50 nodes without Typha",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 		},
-		Cases: []string{
+		Cases: check.Cite(check.Prevents(
 			"calico-node-full-resync-list-storm-eks-2021",
 			"logging-daemonset-metadata-apiserver-flood-2020",
-			"openai-telemetry-apiserver-overload-2024",
 			"rancher-fleet-agent-secret-list-etcd-read-2023",
-		},
+		), check.Detects("openai-telemetry-apiserver-overload-2024")),
 		Run: runAPIHeavyNodeAgents,
 	}
 }

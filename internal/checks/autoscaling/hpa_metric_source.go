@@ -96,7 +96,7 @@ func hpaMetricSourceCheck() check.Check {
 			{ID: ruleOld, Summary: "Custom or multi-metric HPAs on 1.16 to 1.20, which scale down on a missing metric",
 				Needs: []snapshot.Resource{snapshot.HorizontalPodAutoscalers}},
 		},
-		Cases: []string{caseID},
+		Cases: check.Prevents(caseID),
 		Run:   runHPAMetricSource,
 	}
 }

@@ -47,7 +47,7 @@ func aggregatedAPIUnavailableCheck() check.Check {
 			{ID: ruleAPIDown, Summary: "APIServices whose Available condition is False", Needs: []snapshot.Resource{snapshot.APIServices}},
 			{ID: ruleNSDiscovery, Summary: "Terminating namespaces whose deletion waits on failed discovery", Needs: []snapshot.Resource{snapshot.Namespaces}},
 		},
-		Cases: []string{caseDatadogOOM},
+		Cases: check.Detects(caseDatadogOOM),
 		Run:   runAggregatedAPIUnavailable,
 	}
 }

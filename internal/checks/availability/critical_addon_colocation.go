@@ -84,7 +84,7 @@ func criticalAddonColocationCheck() check.Check {
 			{ID: ruleOneNode, Summary: "critical add-ons with 2+ replicas whose ready pods all share one node", Needs: colocationNeeds},
 			{ID: ruleOneZone, Summary: "critical add-ons with 2+ replicas whose ready pods all share one zone while nodes span several", Needs: colocationNeeds},
 		},
-		Cases: []string{caseOrbos, caseEKSDNS},
+		Cases: check.Prevents(caseOrbos, caseEKSDNS),
 		Run:   runCriticalAddonColocation,
 	}
 }

@@ -56,7 +56,7 @@ func deschedulerEvictsCordonedCheck() check.Check {
 			{ID: ruleEvictsCordoned, Summary: "Descheduler policies that evict pods from cordoned nodes",
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.Deployments, snapshot.CronJobs}},
 		},
-		Cases: []string{caseMoJDescheduler},
+		Cases: check.Prevents(caseMoJDescheduler),
 		Run:   runDeschedulerEvictsCordoned,
 	}
 }

@@ -66,7 +66,7 @@ func disruptionExposureCheck() check.Check {
 			{ID: ruleNoPDB, Summary: "Service backends with 2 or fewer replicas and no PodDisruptionBudget",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.Deployments, snapshot.StatefulSets, snapshot.PodDisruptionBudgets}},
 		},
-		Cases: []string{caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover},
+		Cases: check.Cite(check.Detects(caseMybinder), check.Prevents(caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover)),
 		Run:   runDisruptionExposure,
 	}
 }

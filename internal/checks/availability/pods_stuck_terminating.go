@@ -53,7 +53,7 @@ func podsStuckTerminatingCheck() check.Check {
 			{ID: ruleStuckReady, Summary: "Ready nodes holding pods stuck Terminating past their grace period", Needs: []snapshot.Resource{snapshot.Pods, snapshot.Nodes}},
 			{ID: ruleStuckDown, Summary: "NotReady nodes holding pods stuck Terminating", Needs: []snapshot.Resource{snapshot.Pods, snapshot.Nodes}},
 		},
-		Cases: []string{caseBerkeley},
+		Cases: check.Detects(caseBerkeley),
 		Run:   runPodsStuckTerminating,
 	}
 }

@@ -48,7 +48,7 @@ func poolScalesToZeroCheck() check.Check {
 			{ID: ruleOnlyPool, Summary: "Workloads with every running pod in a node group whose minimum size is 0",
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets}},
 		},
-		Cases: []string{caseBerkeleyCore},
+		Cases: check.Prevents(caseBerkeleyCore),
 		Run:   runPoolScalesToZero,
 	}
 }

@@ -52,7 +52,7 @@ func replicaSpreadCheck() check.Check {
 			{ID: ruleSpreadNode, Summary: "Deployments and StatefulSets with 2+ replicas whose ready pods all share one node", Needs: spreadNeeds},
 			{ID: ruleSpreadZone, Summary: "Deployments and StatefulSets with 2+ replicas whose ready pods all share one zone while nodes span several", Needs: spreadNeeds},
 		},
-		Cases: []string{caseMoonlight},
+		Cases: check.Prevents(caseMoonlight),
 		Run:   runReplicaSpread,
 	}
 }

@@ -69,7 +69,7 @@ func systemDaemonSetPriorityCheck() check.Check {
 			{ID: ruleDaemonPriority, Summary: "node-critical DaemonSets whose template sets no priorityClassName",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
 		},
-		Cases: []string{caseDFDSNodes},
+		Cases: check.Prevents(caseDFDSNodes),
 		Run:   runSystemDaemonSetPriority,
 	}
 }

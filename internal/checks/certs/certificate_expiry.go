@@ -137,13 +137,13 @@ func certificateExpiryCheck() check.Check {
 			{ID: "one-year-roots", Summary: "trust roots with a lifetime of about a year and no cert-manager owner",
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.CertManagerCertificates}},
 		},
-		Cases: []string{
+		Cases: check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
 			"gitlab-gke-cluster-ca-five-year-expiry-2024",
 			"istio-citadel-root-ca-expiry-2019",
 			"linkerd-trust-anchor-one-year-expiry-2020",
 			"rancher-rke-one-year-cluster-certs-2019",
-		},
+		),
 		Run: runCertificateExpiry,
 	}
 }

@@ -94,7 +94,7 @@ func corednsCapacityCheck() check.Check {
 			{ID: ruleOOM, Summary: "CoreDNS containers last terminated by the OOM killer",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.Pods}},
 		},
-		Cases: []string{caseZalandoDNS, caseEKSResolver, caseRebelMouse},
+		Cases: check.Prevents(caseZalandoDNS, caseEKSResolver, caseRebelMouse),
 		Run:   runCorednsCapacity,
 	}
 }

@@ -72,7 +72,7 @@ func eksCorednsVersionCheck() check.Check {
 			{ID: ruleEKSCoredns, Summary: "on EKS, CoreDNS is at or above the version the EKS user guide lists for the control plane's minor",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: []string{caseDFDSCoreDNS},
+		Cases: check.Detects(caseDFDSCoreDNS),
 		Run:   runEKSCorednsVersion,
 	}
 }

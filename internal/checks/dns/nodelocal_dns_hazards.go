@@ -49,7 +49,7 @@ func nodelocalDNSHazardsCheck() check.Check {
 			{ID: ruleCacheCrashes, Summary: "node-local-dns pods OOM-killed or restarting",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: []string{caseNotrack, caseRuleGrowth},
+		Cases: check.Cite(check.Detects(caseNotrack), check.Prevents(caseRuleGrowth)),
 		Run:   runNodelocalDNSHazards,
 	}
 }

@@ -77,7 +77,7 @@ func gitopsGlobalPruneCheck() check.Check {
 			{ID: rule, Summary: "ApplicationSets with automated prune, no RollingSync, generating into two or more clusters",
 				Needs: []snapshot.Resource{snapshot.ArgoApplicationSets, snapshot.ArgoApplications}},
 		},
-		Cases: []string{caseID},
+		Cases: check.Prevents(caseID),
 		Run:   runGitopsGlobalPrune,
 	}
 }

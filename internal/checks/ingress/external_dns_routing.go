@@ -61,7 +61,7 @@ func externalDNSRoutingCheck() check.Check {
 			{ID: ruleRoutingMissing, Summary: "set-identifier without a routing policy, with external-dns on AWS",
 				Needs: []snapshot.Resource{snapshot.Ingresses, snapshot.Services, snapshot.Deployments}},
 		},
-		Cases: []string{caseMoJExternalDNS},
+		Cases: check.Prevents(caseMoJExternalDNS),
 		Run:   runExternalDNSRouting,
 	}
 }

@@ -70,7 +70,7 @@ func ingressBackendTerminationCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses, snapshot.Services,
 					snapshot.Deployments, snapshot.StatefulSets}},
 		},
-		Cases: []string{caseRavelin},
+		Cases: check.Prevents(caseRavelin),
 		Run:   runIngressBackendTermination,
 	}
 }

@@ -86,7 +86,7 @@ func ingressClassBindingCheck() check.Check {
 			{ID: ruleClassless, Summary: "Ingresses without a class that no visible controller takes",
 				Needs: []snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses, snapshot.Deployments, snapshot.DaemonSets}},
 		},
-		Cases: []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
+		Cases: check.Prevents("ingress-nginx-v1-ignores-classless-ingresses-2021"),
 		Run:   runIngressClassBinding,
 	}
 }

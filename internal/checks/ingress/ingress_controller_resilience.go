@@ -83,7 +83,7 @@ func ingressControllerResilienceCheck() check.Check {
 			{ID: ruleSingleReplica, Summary: "Ingress controller Deployments with one replica in a cluster of 2 or more Ingresses",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.Ingresses, snapshot.HorizontalPodAutoscalers}},
 		},
-		Cases: []string{caseZalando},
+		Cases: check.Prevents(caseZalando),
 		Run:   runIngressControllerResilience,
 	}
 }

@@ -66,7 +66,7 @@ func ingressNginxLegacyTLSCheck() check.Check {
 			{ID: ruleLegacyDropped, Summary: "ingress-nginx 1.6.4+ asked for TLSv1/TLSv1.1 without @SECLEVEL=0", Needs: needs},
 			{ID: ruleLegacyUpgrade, Summary: "ingress-nginx 1.5.1 or earlier whose legacy TLS settings an upgrade will drop", Needs: needs},
 		},
-		Cases: []string{caseMoJTLS},
+		Cases: check.Related(caseMoJTLS),
 		Run:   runIngressNginxLegacyTLS,
 	}
 }

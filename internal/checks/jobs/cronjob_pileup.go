@@ -62,7 +62,7 @@ func cronJobPileupCheck() check.Check {
 			{ID: ruleRetry, Summary: "Jobs retrying failed pods with no deadline and no memory limit",
 				Needs: []snapshot.Resource{snapshot.Jobs}},
 		},
-		Cases: []string{"cronjob-snowball-webhook-gke-2020", "universe-job-retries-kill-every-node-2017"},
+		Cases: check.Cite(check.Prevents("cronjob-snowball-webhook-gke-2020"), check.Detects("universe-job-retries-kill-every-node-2017")),
 		Run:   runCronJobPileup,
 	}
 }

@@ -103,15 +103,14 @@ func objectCountExplosionCheck() check.Check {
 			{ID: "dex-authrequests", Summary: "Dex AuthRequests pile up in the cluster",
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
 		},
-		Cases: []string{
+		Cases: check.Cite(check.Prevents(
 			"fullstaq-dex-cr-storage-control-plane-outage-2019",
 			"jenkins-x-dex-authrequests-not-gced-2020",
 			"replicaset-history-accumulation-2017",
 			"sap-helm-release-configmaps-etcd-bloat-2017",
-			"sso-dex-authrequests-flux-apiserver-2020",
 			"unbounded-terminated-pods-apiserver-oom-2015",
 			"zwindler-kyverno-events-fill-etcd-2023",
-		},
+		), check.Detects("sso-dex-authrequests-flux-apiserver-2020")),
 		Run: runObjectCountExplosion,
 	}
 }

@@ -74,7 +74,7 @@ func controlPlaneRestartsCheck() check.Check {
 			{ID: ruleEtcdLiveness, Summary: "no etcd static pod has an etcdctl exec liveness probe",
 				Needs: []snapshot.Resource{snapshot.Pods}},
 		},
-		Cases: []string{caseNRELabs},
+		Cases: check.Detects(caseNRELabs),
 		Run:   runControlPlaneRestarts,
 	}
 }

@@ -52,7 +52,7 @@ func probeCascadeCheck() check.Check {
 			{ID: ruleSame, Summary: "Liveness probes identical to readiness probes",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets}},
 		},
-		Cases: []string{"mozilla-mdn-liveness-probe-mysql-cascade-2017", "k8s-120-exec-probe-timeout-enforced-2021"},
+		Cases: check.Prevents("mozilla-mdn-liveness-probe-mysql-cascade-2017", "k8s-120-exec-probe-timeout-enforced-2021"),
 		Run:   runProbeCascade,
 	}
 }

@@ -116,7 +116,7 @@ func addonRBACGapCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
 					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
 		},
-		Cases: cases,
+		Cases: check.Detects(cases...),
 		Run:   runAddonRBACGap,
 	}
 }

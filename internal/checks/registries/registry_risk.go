@@ -95,8 +95,8 @@ func registryRiskCheck() check.Check {
 			{ID: ruleSinglePoint, Summary: "Most pods on one external registry, with DaemonSets or autoscaled workloads pulling on every start",
 				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.HorizontalPodAutoscalers}},
 		},
-		Cases: []string{"k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
-			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits"},
+		Cases: check.Prevents("k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
+			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits"),
 		Run: runRegistryRisk,
 	}
 }

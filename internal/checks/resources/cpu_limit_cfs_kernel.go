@@ -110,7 +110,7 @@ func cpuLimitCFSKernelCheck() check.Check {
 			{ID: ruleCFS, Summary: "CPU-limited containers on kernels without the CFS quota-expiry fix",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods}},
 		},
-		Cases: []string{cfsCase, omioCase},
+		Cases: check.Prevents(cfsCase, omioCase),
 		Run:   runCPULimitCFS,
 	}
 }

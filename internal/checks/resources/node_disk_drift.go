@@ -56,7 +56,7 @@ func nodeDiskDriftCheck() check.Check {
 			{ID: ruleNoSpace, Summary: "Warning events saying a node's disk has no space left",
 				Needs: []snapshot.Resource{snapshot.Events}},
 		},
-		Cases: []string{mojDiskCase},
+		Cases: check.Detects(mojDiskCase),
 		Run:   runNodeDiskDrift,
 	}
 }

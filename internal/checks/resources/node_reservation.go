@@ -71,7 +71,7 @@ func nodeReservationCheck() check.Check {
 			{ID: ruleSystemOOM, Summary: "Thin-reservation nodes with SystemOOM events",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.Events}},
 		},
-		Cases: []string{gardenerCase, nuNLCase, dfdsCase, dfdsReservedCase},
+		Cases: check.Cite(check.Prevents(gardenerCase, nuNLCase, dfdsCase), check.Related(dfdsReservedCase)),
 		Run:   runNodeReservation,
 	}
 }

@@ -65,7 +65,7 @@ func unrequestedMemoryCheck() check.Check {
 			{ID: unrequestedRule, Summary: "Pools where 20% or more of the workload pods have a container asking for no memory",
 				Needs: []snapshot.Resource{snapshot.Pods, snapshot.Nodes}},
 		},
-		Cases: []string{appfarmCase},
+		Cases: check.Prevents(appfarmCase),
 		Run:   runUnrequestedMemory,
 	}
 }

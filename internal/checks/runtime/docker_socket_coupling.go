@@ -86,7 +86,7 @@ func dockerSocketCouplingCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments,
 					snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs}},
 		},
-		Cases: []string{caseDockerSock},
+		Cases: check.Detects(caseDockerSock),
 		Run:   runDockerSocketCoupling,
 	}
 }

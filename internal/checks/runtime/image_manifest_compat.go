@@ -85,7 +85,7 @@ func imageManifestCompatCheck() check.Check {
 			{ID: ruleSchema1, Summary: "no image the cluster runs is stored as Docker schema 1",
 				Needs: append([]snapshot.Resource{snapshot.Nodes}, imageResources...)},
 		},
-		Cases: []string{caseSchema1},
+		Cases: check.Prevents(caseSchema1),
 		Run:   runImageManifestCompat,
 	}
 }

@@ -54,7 +54,7 @@ func jvmCgroupCompatCheck() check.Check {
 			{ID: ruleJVMCgroupV2, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a cgroup v2 node", Needs: needs},
 			{ID: ruleJVMKernel612, Summary: "no Java runtime without the kernel 6.12 detection fix runs on a 6.12+ kernel", Needs: needs},
 		},
-		Cases: []string{caseCgroupV2JRE, caseKernel612JVM},
+		Cases: check.Detects(caseCgroupV2JRE, caseKernel612JVM),
 		Run:   runJVMCgroupCompat,
 	}
 }

@@ -137,7 +137,7 @@ func kernelCNIKnownBadCheck() check.Check {
 			{ID: ruleNodeCNI, Summary: "no node runs a CNI agent release listed as broken with its kernel or OS",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: cases,
+		Cases: check.Graded(cases, check.Prevents("aks-containerd-1-4-4-containercreating-2021"), check.Detects("centos7-kmem-accounting-cgroup-leak-2018", "flatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022", "flatcar-systemd-245-rp-filter-breaks-cilium-2020", "new-kernel-vs-cilium-bpf-incompatibility-2026", "cni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024", "dfds-recalled-eks-ami-daily-rollover-2022")),
 		Run:   runKernelCNIKnownBad,
 	}
 }

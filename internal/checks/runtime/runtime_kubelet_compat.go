@@ -97,7 +97,7 @@ func runtimeKubeletCompatCheckAt(now func() time.Time) check.Check {
 			{ID: ruleEndOfLife, Summary: "no containerd line past its end of life", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleDockershim, Summary: "no node depends on dockershim or an unversioned cri-dockerd", Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
-		Cases: []string{caseCRIv1, caseDockerSock, caseRuncCVE},
+		Cases: check.Cite(check.Prevents(caseCRIv1), check.Related(caseDockerSock), check.Related(caseRuncCVE)),
 		Run:   func(ctx *check.Context) ([]finding.Finding, error) { return runRuntimeKubeletCompat(ctx, now()) },
 	}
 }

@@ -104,7 +104,7 @@ func removedNodeLabelsCheck() check.Check {
 			{ID: ruleRemovedTaint, Summary: "DaemonSets tolerating the old master taint but not the control-plane taint nodes carry",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 		},
-		Cases: []string{caseDell, caseReddit},
+		Cases: check.Detects(caseDell, caseReddit),
 		Run:   runRemovedNodeLabels,
 	}
 }

@@ -107,7 +107,7 @@ func selectorMatchesNoNodeCheck() check.Check {
 			{ID: ruleTaint, Summary: "templates whose matching nodes all carry a NoSchedule/NoExecute taint they do not tolerate", Needs: templateNeeds},
 			{ID: ruleNoopExcl, Summary: "NotIn/DoesNotExist exclusions on a renamed label no node carries any more", Needs: templateNeeds},
 		},
-		Cases: []string{caseReddit, caseDell, caseHetzner},
+		Cases: check.Detects(caseReddit, caseDell, caseHetzner),
 		Run:   runSelectorMatchesNoNode,
 	}
 }

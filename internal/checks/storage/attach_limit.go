@@ -56,7 +56,7 @@ func attachLimitCheck() check.Check {
 			{ID: ruleMaxVolCount, Summary: "FailedScheduling events for exceeding the max volume count",
 				Needs: []snapshot.Resource{snapshot.Events}},
 		},
-		Cases: []string{berkeleyVolCase},
+		Cases: check.Detects(berkeleyVolCase),
 		Run:   runAttachLimit,
 	}
 }

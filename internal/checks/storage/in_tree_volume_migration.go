@@ -90,7 +90,7 @@ func inTreeVolumeMigrationCheck() check.Check {
 			{ID: ruleMigration, Summary: "In-tree StorageClasses, volumes and claims whose migrated CSI driver is missing",
 				Needs: []snapshot.Resource{snapshot.StorageClasses, snapshot.PersistentVolumes, snapshot.PersistentVolumeClaims, snapshot.CSIDrivers}},
 		},
-		Cases: []string{migrationCase},
+		Cases: check.Prevents(migrationCase),
 		Run:   runInTreeMigration,
 	}
 }

@@ -102,7 +102,7 @@ func pvZoneSchedulabilityCheck() check.Check {
 			{ID: ruleNodeLocal, Summary: "Node-local CSIStorageCapacity with cluster-autoscaler",
 				Needs: []snapshot.Resource{snapshot.CSIStorageCapacities, snapshot.Deployments}},
 		},
-		Cases: []string{zoneCase, capacityCase},
+		Cases: check.Prevents(zoneCase, capacityCase),
 		Run:   runPVZone,
 	}
 }

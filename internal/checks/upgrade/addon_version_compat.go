@@ -32,8 +32,8 @@ func addonVersionCompatCheck() check.Check {
 			{ID: ruleAddonVersion, Summary: "every tabled add-on release lists the minor the cluster runs",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 		},
-		Cases: []string{caseIngressNginxV0, "reddit-pi-day-calico-master-label-2023",
-			"coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver},
+		Cases: check.Cite(check.Prevents(caseIngressNginxV0),
+			check.Related("reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver)),
 		Run: runAddonVersionCompat,
 	}
 }

@@ -89,7 +89,7 @@ func upgradePreflightCheck() check.Check {
 			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
-		Cases: preflightCases,
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022")),
 		Run:   runUpgradePreflight,
 	}
 }

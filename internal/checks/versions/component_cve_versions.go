@@ -86,7 +86,7 @@ func componentCVEVersionsCheck() check.Check {
 			{ID: ruleCVERunc, Summary: "no node runtime release older than the first that ships runc 1.1.12",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
-		Cases: []string{caseAPIServer, caseIngressCVE, caseRuncCVE},
+		Cases: check.Prevents(caseAPIServer, caseIngressCVE, caseRuncCVE),
 		Run:   runComponentCVEVersions,
 	}
 }

@@ -74,7 +74,7 @@ func etcdKnownBadVersionCheck() check.Check {
 			{ID: ruleEtcdMin, Summary: "every etcd member visible in kube-system is at or above the documented minimum and outside the bad ranges",
 				Needs: []snapshot.Resource{snapshot.Pods}},
 		},
-		Cases: []string{caseEtcd35},
+		Cases: check.Prevents(caseEtcd35),
 		Run:   runEtcdKnownBadVersion,
 	}
 }

@@ -81,7 +81,7 @@ func staleTokenClientsCheckAt(now func() time.Time) check.Check {
 			{ID: staleTokenRule, Summary: "Pods running add-on releases that keep their first ServiceAccount token",
 				Needs: []snapshot.Resource{snapshot.Pods}},
 		},
-		Cases: []string{eks121Case},
+		Cases: check.Prevents(eks121Case),
 		Run:   func(ctx *check.Context) ([]finding.Finding, error) { return runStaleTokenClients(ctx, now()) },
 	}
 }

@@ -174,7 +174,11 @@ func details(b *strings.Builder, f finding.Finding) {
 	if len(f.Cases) > 0 {
 		var links []string
 		for _, c := range f.Cases {
-			links = append(links, fmt.Sprintf("[%s](%s)", esc(c), report.CaseURL(c)))
+			link := fmt.Sprintf("[%s](%s)", esc(c), report.CaseURL(c))
+			if r := f.RelationTo(c); r != "" {
+				link = r.Phrase() + " " + link
+			}
+			links = append(links, link)
 		}
 		fmt.Fprintf(b, "- **Cases:** %s\n", strings.Join(links, ", "))
 	}

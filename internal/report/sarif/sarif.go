@@ -31,7 +31,7 @@ type Rule struct {
 	Title       string
 	Description string
 	Severity    finding.Severity
-	Cases       []string
+	Cases       []finding.CaseLink
 }
 
 // Options tune the SARIF output.
@@ -260,18 +260,19 @@ func toRule(r Rule, caseTitle func(string) string) reportingRule {
 		md.WriteString(r.Title)
 	}
 	if len(r.Cases) > 0 {
-		rr.HelpURI = report.CaseURL(r.Cases[0])
+		rr.HelpURI = report.CaseURL(r.Cases[0].ID)
 		plain.WriteString("\n\nIncidents behind this check:")
 		md.WriteString("\n\nIncidents behind this check:\n")
-		for _, id := range r.Cases {
+		for _, l := range r.Cases {
+			id := l.ID
 			title := id
 			if caseTitle != nil {
 				if t := caseTitle(id); t != "" {
 					title = t
 				}
 			}
-			fmt.Fprintf(&plain, "\n- %s: %s", title, report.CaseURL(id))
-			fmt.Fprintf(&md, "\n- [%s](%s)", title, report.CaseURL(id))
+			fmt.Fprintf(&plain, "\n- %s %s: %s", l.Relation.Phrase(), title, report.CaseURL(id))
+			fmt.Fprintf(&md, "\n- %s [%s](%s)", l.Relation.Phrase(), title, report.CaseURL(id))
 		}
 	}
 	rr.Help = text{Text: plain.String(), Markdown: md.String()}
@@ -298,6 +299,9 @@ func toResult(f finding.Finding, ruleIndex int) result {
 	if f.Remediation != "" {
 		msg += "\n\nFix: " + f.Remediation
 	}
+	for _, l := range f.CaseLinks {
+		msg += "\n\n" + capitalized(l.Relation.Phrase()) + " " + l.ID + ": " + report.CaseURL(l.ID)
+	}
 	objects := make([]string, len(f.Objects))
 	for i, o := range f.Objects {
 		objects[i] = o.String()
@@ -307,7 +311,7 @@ func toResult(f finding.Finding, ruleIndex int) result {
 		Message:             text{Text: msg},
 		PartialFingerprints: map[string]string{FingerprintKey: f.ID},
 		Properties: map[string]any{"severity": f.Severity.String(), "findingId": f.ID, "objects": objects,
-			"evidence": f.Evidence, "cases": f.Cases},
+			"evidence": f.Evidence, "cases": f.Cases, "caseLinks": f.CaseLinks},
 	}
 	if f.Baseline != "" {
 		// SARIF's own baselineState is "new", "unchanged", "updated" or
@@ -343,4 +347,12 @@ func fileURI(p string) string {
 	p = strings.ReplaceAll(p, "\\", "/")
 	p = strings.TrimPrefix(p, "./")
 	return (&url.URL{Path: p}).EscapedPath()
+}
+
+// capitalized starts a relation's phrase a sentence.
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -317,11 +317,7 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		if i > 0 {
 			label = "         "
 		}
-		title := ""
-		if c.Title != "" {
-			title = " — " + c.Title
-		}
-		t.wrapped(c.ID+title, "    "+label+" ", "              ")
+		t.wrapped(c.ID+" — "+c.Phrase(), "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
 		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+report.CaseURL(f.Cases[0]), t.opts.Width-6) {

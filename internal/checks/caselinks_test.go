@@ -1,0 +1,393 @@
+package checks
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// caseFixture is the cluster state a check–case link is shown on: for a
+// prevents link the objects as they were before the incident's trigger,
+// for a detects link the cluster while the incident was under way.
+type caseFixture struct {
+	// Files are paths under internal/checks (an area's fixtures live in
+	// <area>/testdata), loaded together through the offline loader.
+	Files []string
+	// Complete reads the files as a whole-cluster read (checktest.Complete).
+	Complete bool
+	// Server is the API server's version (/version) the state had; Target
+	// the --target-version the preflight judges, when the link needs one.
+	Server, Target string
+	// Make, when set, writes further files into dir and returns their
+	// paths: for a state too large to keep as a file.
+	Make func(dir string) ([]string, error)
+	// Images is what --inspect-images would have read, for the checks that
+	// need it.
+	Images map[string]check.ImageFacts
+	// State says why the fixture is that state, from the case's sources;
+	// "reused" when it is the check's own gap fixture.
+	State string
+}
+
+// caseFixtures names, per link (check ID, a tab, case ID), the fixture
+// the check must flag with a finding citing the case. Every prevents and
+// detects link needs one; related links need none (the check does not
+// see that incident's trigger).
+var caseFixtures = map[string]caseFixture{
+	"addon-rbac-gap\teks-distro-coredns-endpointslice-rbac-2021":                                      {Files: []string{"rbac/testdata/addon-rbac-gap/gap.yaml"}, Complete: true, State: reusedIn},
+	"addon-rbac-gap\tcluster-autoscaler-version-skew-api-2019":                                        {Files: []string{"rbac/testdata/addon-rbac-gap/gap.yaml"}, Complete: true, State: reusedIn},
+	"aggregated-api-unavailable\tdatadog-oom-killer-namespace-deletion-2020":                          {Files: []string{"availability/testdata/aggregated-api-unavailable/gap.json"}, State: reusedIn},
+	"api-heavy-node-agents\tcalico-node-full-resync-list-storm-eks-2021":                              {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedPre},
+	"api-heavy-node-agents\tlogging-daemonset-metadata-apiserver-flood-2020":                          {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedPre},
+	"api-heavy-node-agents\trancher-fleet-agent-secret-list-etcd-read-2023":                           {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedPre},
+	"api-heavy-node-agents\topenai-telemetry-apiserver-overload-2024":                                 {Files: []string{"agents/testdata/api-heavy-node-agents/gap.yaml"}, State: reusedIn},
+	"attach-limit\tberkeley-datahub-max-volume-count-pending-2017":                                    {Files: []string{"storage/testdata/attach-limit/gap.yaml"}, State: reusedIn},
+	"certificate-expiry\tadmission-webhook-cabundle-expired-2020":                                     {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tgitlab-gke-cluster-ca-five-year-expiry-2024":                                 {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tistio-citadel-root-ca-expiry-2019":                                           {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\tlinkerd-trust-anchor-one-year-expiry-2020":                                   {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"certificate-expiry\trancher-rke-one-year-cluster-certs-2019":                                     {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
+	"component-cve-versions\tingress-nginx-ingressnightmare-cve-2025-1974":                            {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
+	"component-cve-versions\trunc-leaky-vessels-cve-2024-21626":                                       {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
+	"control-plane-restarts\tnre-labs-etcd-liveness-probe-restarts-2018":                              {Files: []string{"probes/testdata/control-plane-restarts/gap.yaml"}, State: reusedIn},
+	"coredns-capacity\tzalando-coredns-oom-2019":                                                      {Files: []string{"dns/testdata/gap.json"}, State: reusedPre},
+	"coredns-capacity\teks-vpc-resolver-throttling-coredns-colocated-2024":                            {Files: []string{"dns/testdata/gap.json"}, Complete: true, State: reusedPre},
+	"coredns-capacity\trebelmouse-coredns-pod-loss-during-eks-node-reroll-2025":                       {Files: []string{"dns/testdata/gap.json"}, Complete: true, State: reusedPre},
+	"cpu-limit-cfs-kernel\tkernel-cfs-quota-unnecessary-throttling-2018":                              {Files: []string{"resources/testdata/cfs-nodes.yaml"}, State: reusedPre},
+	"cpu-limit-cfs-kernel\tomio-cpu-limits-cfs-throttling-2020":                                       {Files: []string{"resources/testdata/cfs-nodes.yaml"}, State: reusedPre},
+	"credential-broker-duration\tadevinta-kiam-sdk-credential-latency-2019":                           {Files: []string{"agents/testdata/credential-broker-duration/gap.yaml"}, State: reusedPre},
+	"critical-addon-colocation\torbos-coredns-replicas-same-node-reboot-2020":                         {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
+	"critical-addon-colocation\teks-vpc-resolver-throttling-coredns-colocated-2024":                   {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
+	"cronjob-pileup\tcronjob-snowball-webhook-gke-2020":                                               {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedPre},
+	"cronjob-pileup\tuniverse-job-retries-kill-every-node-2017":                                       {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedIn},
+	"dataplane-node-compat\tkube-proxy-ipvs-conntrack-reuse-2019":                                     {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedPre},
+	"dataplane-node-compat\tkube-proxy-iptables-legacy-vs-nft-mismatch-2018":                          {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedIn},
+	"dataplane-node-compat\tvxlan-checksum-offload-63s-service-delay-2020":                            {Files: []string{"runtime/testdata/dataplane-node-compat/calico-gap.yaml"}, State: reusedIn},
+	"dataplane-node-compat\txing-conntrack-snat-race-connection-timeouts-2018":                        {Files: []string{"runtime/testdata/dataplane-node-compat/overlay-gap.yaml"}, State: reusedPre},
+	"descheduler-evicts-cordoned\tmoj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": {Files: []string{"availability/testdata/descheduler-evicts-cordoned/gap.yaml"}, State: reusedPre},
+	"disruption-exposure\tmybinder-ingress-pods-on-cordoned-nodes-2019":                               {Files: []string{"availability/testdata/gap.json"}, State: reusedIn},
+	"disruption-exposure\tdevops-hof-drain-externaltrafficpolicy-local-ingress-outage-2019":           {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
+	"disruption-exposure\texternaltrafficpolicy-local-rolling-update-502-2021":                        {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
+	"disruption-exposure\tgke-surge-upgrade-two-replicas-no-pdb-2026":                                 {Files: []string{"availability/testdata/gap.json"}, Complete: true, State: reusedPre},
+	"disruption-exposure\tdfds-ami-rollover-cordons-all-nodes-single-replica-2024":                    {Files: []string{"availability/testdata/gap.json"}, Complete: true, State: reusedPre},
+	"docker-socket-coupling\taks-119-containerd-switch-breaks-docker-sock-mounts-2021":                {Files: []string{"runtime/testdata/docker-socket-coupling/gap.yaml"}, State: reusedIn},
+	"etcd-known-bad-version\tetcd-35-data-inconsistency-not-for-production-2022":                      {Files: []string{"versions/testdata/etcd-known-bad-version/gap.yaml"}, State: reusedPre},
+	"external-dns-routing\tmoj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":         {Files: []string{"ingress/testdata/external-dns-routing/gap.yaml"}, State: reusedPre},
+	"gitops-global-prune\tskyscanner-template-global-delete-2021":                                     {Files: []string{"gitops/testdata/gitops-global-prune/gap.yaml"}, State: reusedPre},
+	"hpa-metric-source\thpa-scales-down-when-custom-metric-broken-2021":                               {Files: []string{"autoscaling/testdata/gap.yaml"}, State: reusedPre},
+	"image-pull-always\tdaemonset-pull-always-nat-ratelimit":                                          {Files: []string{"testdata/image-pull-always/gap.yaml"}, State: reusedPre},
+	"image-pull-always\tgithub-sidecar-oom-pull-always-registry":                                      {Files: []string{"testdata/image-pull-always/gap.yaml"}, State: reusedPre},
+	"image-pull-always\tdocker-hub-pull-rate-limits":                                                  {Files: []string{"testdata/image-pull-always/gap.yaml"}, State: reusedPre},
+	"ingress-backend-termination\travelin-gke-ingress-502-pod-termination-2019":                       {Files: []string{"ingress/testdata/ingress-backend-termination/gap.yaml"}, State: reusedPre},
+	"ingress-class-binding\tingress-nginx-v1-ignores-classless-ingresses-2021":                        {Files: []string{"ingress/testdata/gap.yaml"}, State: reusedPre},
+	"ingress-controller-resilience\tzalando-skipper-ingress-oom-2019":                                 {Files: []string{"ingress/testdata/ingress-controller-resilience/gap.yaml"}, State: reusedPre},
+	"kernel-cni-known-bad\tcentos7-kmem-accounting-cgroup-leak-2018":                                  {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\tflatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\tflatcar-systemd-245-rp-filter-breaks-cilium-2020":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\tnew-kernel-vs-cilium-bpf-incompatibility-2026":                             {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\tcni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\taks-containerd-1-4-4-containercreating-2021":                               {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedPre},
+	"kernel-cni-known-bad\tdfds-recalled-eks-ami-daily-rollover-2022":                                 {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"node-disk-drift\tmoj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":                   {Files: []string{"resources/testdata/node-disk-drift/gap.yaml"}, State: reusedIn},
+	"node-os-lifecycle\tdatadog-systemd-networkd-cilium-2023":                                         {Files: []string{"testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
+	"node-os-lifecycle\tubuntu-hwe-5-13-kernel-container-panic":                                       {Files: []string{"testdata/node-os-lifecycle/stale-image.yaml"}, State: reusedPre},
+	"node-os-lifecycle\taks-node-os-retirements-ubuntu1804-azurelinux2-2025":                          {Files: []string{"testdata/node-os-lifecycle/aks-1804.yaml"}, State: reusedPre},
+	"node-os-lifecycle\teks-amazon-linux-2-ami-end-of-support-2025":                                   {Files: []string{"testdata/node-os-lifecycle/provider-windows.yaml"}, State: reusedPre},
+	"node-os-lifecycle\tpgmac-simultaneous-three-node-reboot-2026":                                    {Files: []string{"testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
+	"node-reservation-insufficient\tgardener-kubelet-reserved-100mi-node-notready-2019":               {Files: []string{"resources/testdata/reservation-gap.yaml"}, State: reusedPre},
+	"node-reservation-insufficient\tnu-nl-elastalert-no-limits-2019":                                  {Files: []string{"resources/testdata/reservation-gap.yaml"}, State: reusedPre},
+	"node-reservation-insufficient\tdfds-rogue-dev-pod-and-agent-memory-node-notready-2024":           {Files: []string{"resources/testdata/reservation-gap.yaml"}, State: reusedPre},
+	"nodelocal-dns-hazards\tnodelocaldns-notrack-breaks-calico-policy-2021":                           {Files: []string{"dns/testdata/gap.json"}, State: reusedIn},
+	"nodelocal-dns-hazards\tnodelocaldns-iptables-rule-growth-and-teardown-2023":                      {Files: []string{"dns/testdata/gap.json"}, State: reusedPre},
+	"object-count-explosion\tfullstaq-dex-cr-storage-control-plane-outage-2019":                       {Files: []string{"objects/testdata/object-count-explosion/gap/authrequests.dex.coreos.com.count.json"}, State: reusedPre},
+	"object-count-explosion\tjenkins-x-dex-authrequests-not-gced-2020":                                {Files: []string{"objects/testdata/object-count-explosion/gap/authrequests.dex.coreos.com.count.json"}, State: reusedPre},
+	"object-count-explosion\treplicaset-history-accumulation-2017":                                    {Files: []string{"objects/testdata/object-count-explosion/gap/deployments.apps.json"}, State: reusedPre},
+	"object-count-explosion\tsap-helm-release-configmaps-etcd-bloat-2017":                             {Files: []string{"objects/testdata/object-count-explosion/gap/deployments.apps.json"}, State: reusedPre},
+	"object-count-explosion\tzwindler-kyverno-events-fill-etcd-2023":                                  {Files: []string{"objects/testdata/object-count-explosion/gap/events.events.k8s.io.count.json"}, State: reusedPre},
+	"object-count-explosion\tsso-dex-authrequests-flux-apiserver-2020":                                {Files: []string{"objects/testdata/object-count-explosion/gap/authrequests.dex.coreos.com.count.json"}, State: reusedIn},
+	"pdb-blocks-drain\tazure-workload-identity-pdb-blocks-aks-upgrade":                                {Files: []string{"testdata/pdb-blocks-drain/gap.yaml"}, State: reusedPre},
+	"pdb-blocks-drain\tkubeflow-pdbs-block-aks-upgrade":                                               {Files: []string{"testdata/pdb-blocks-drain/gap.yaml"}, State: reusedPre},
+	"pdb-blocks-drain\tazure-cni-v2-glibc":                                                            {Files: []string{"testdata/pdb-blocks-drain/pending.yaml"}, State: reusedIn},
+	"pod-sandbox-failures\tazure-cni-v2-glibc":                                                        {Files: []string{"testdata/pod-sandbox-failures/gap.yaml"}, State: reusedIn},
+	"pod-sandbox-failures\tcontainerd-chained-cni-regression":                                         {Files: []string{"testdata/pod-sandbox-failures/link-not-found.yaml"}, State: reusedIn},
+	"pod-sandbox-failures\tubuntu-systemd-dns-2022":                                                   {Files: []string{"testdata/pod-sandbox-failures/other-signatures.yaml"}, State: reusedIn},
+	"pod-sandbox-failures\tmoj-cloud-platform-vpc-cni-prefix-delegation-missing-2023":                 {Files: []string{"testdata/pod-sandbox-failures/link-not-found.yaml"}, State: reusedIn},
+	"pods-stuck-terminating\tberkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":          {Files: []string{"availability/testdata/pods-stuck-terminating/gap.json"}, State: reusedIn},
+	"pool-scales-to-zero\tberkeley-datahub-core-pool-autoscaled-to-zero-2024":                         {Files: []string{"availability/testdata/pool-scales-to-zero/gap.yaml"}, State: reusedPre},
+	"probe-cascade\tmozilla-mdn-liveness-probe-mysql-cascade-2017":                                    {Files: []string{"probes/testdata/gap.yaml"}, State: reusedPre},
+	"probe-cascade\tk8s-120-exec-probe-timeout-enforced-2021":                                         {Files: []string{"probes/testdata/gap.yaml"}, State: reusedPre},
+	"pv-zone-schedulability\tebs-volume-zone-no-schedulable-node-2019-2021":                           {Files: []string{"storage/testdata/zone-gap.yaml"}, State: reusedPre},
+	"pv-zone-schedulability\tcluster-autoscaler-node-local-csistoragecapacity-blocks-scaleup-2026":    {Files: []string{"storage/testdata/zone-gap.yaml"}, State: reusedPre},
+	"registry-risk\tk8s-gcr-io-redirect-and-freeze-2023":                                              {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
+	"registry-risk\tbitnami-public-catalog-moved-to-legacy-2025":                                      {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
+	"registry-risk\tgoogle-container-registry-shutdown-2025":                                          {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
+	"registry-risk\tquay-io-outages-2020-2023":                                                        {Files: []string{"registries/testdata/fleet.yaml"}, State: reusedPre},
+	"removed-apis\thelm-release-history-psp-blocks-upgrade-125-2023":                                  {Files: []string{"upgrade/testdata/old-manifests.yaml"}, State: reusedPre},
+	"removed-apis\tpsp-mutation-reliance-before-removal-2023":                                         {Files: []string{"upgrade/testdata/old-manifests.yaml"}, State: reusedPre},
+	"replica-spread\tmoonlight-cpu-colocation-kernel-panic-2019":                                      {Files: []string{"availability/testdata/replica-spread/gap.json"}, State: reusedPre},
+	"runtime-kubelet-compat\tkubelet-126-cri-v1alpha2-removed-old-containerd-2023":                    {Files: []string{"runtime/testdata/runtime-kubelet-compat/gap.yaml"}, State: reusedPre},
+	"selector-matches-no-node\treddit-pi-day-calico-master-label-2023":                                {Files: []string{"scheduling/testdata/unschedulable.yaml"}, State: reusedIn},
+	"selector-matches-no-node\tdell-csm-master-nodeselector-k8s124-2022":                              {Files: []string{"scheduling/testdata/unschedulable.yaml"}, State: reusedIn},
+	"stale-token-clients\teks-121-bound-sa-token-90-day-stale-2022":                                   {Files: []string{"versions/testdata/stale-token-clients/gap.yaml"}, State: reusedPre},
+	"system-daemonset-priority\tdfds-all-nodes-deleted-no-priority-classes-2019":                      {Files: []string{"availability/testdata/system-daemonset-priority/gap.json"}, State: reusedPre},
+	"unrequested-memory\tappfarm-gke-auto-upgrade-restart-storm-2023":                                 {Files: []string{"resources/testdata/unrequested-memory/gap.yaml"}, State: reusedPre},
+	"upgrade-preflight\tazure-cni-v2-glibc": {Files: []string{"testdata/caselinks/azure-cni-v2-glibc-pre-upgrade.yaml", "testdata/azure-founding/azure-cns-static.yaml"}, Complete: true, Server: "v1.34.9", Target: "1.35",
+		State: "the founding AKS cluster before the upgrade (the case's source, Azure/azure-container-networking#4793): all nodes on 1.34, the np2004 pool on Ubuntu 20.04, azure-cns with the statically linked v1.7.16-0 installer; judged at --target-version 1.35, whose installer is the dynamically linked v2 build"},
+	"upgrade-preflight\tk3s-135-kubelet-refuses-cgroup-v1-2026":                       {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Target: "1.35", State: reusedPre},
+	"upgrade-preflight\tazure-workload-identity-pdb-blocks-aks-upgrade":               {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Complete: true, Target: "1.35", State: reusedPre},
+	"upgrade-preflight\tkubeflow-pdbs-block-aks-upgrade":                              {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Complete: true, Target: "1.35", State: reusedPre},
+	"upgrade-preflight\tingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021":             {Files: []string{"upgrade/testdata/ingress-nginx.yaml"}, Target: "1.22", State: reusedPre + "; judged at the incident's target, 1.22"},
+	"upgrade-preflight\tkubelet-126-cri-v1alpha2-removed-old-containerd-2023":         {Files: []string{"upgrade/testdata/node-requirements.yaml"}, Target: "1.26", State: reusedPre + "; judged at the incident's target, 1.26"},
+	"upgrade-preflight\teks-amazon-linux-2-ami-end-of-support-2025":                   {Files: []string{"upgrade/testdata/eks-al2.yaml"}, Target: "1.33", State: reusedPre},
+	"upgrade-preflight\taks-node-os-retirements-ubuntu1804-azurelinux2-2025":          {Files: []string{"upgrade/testdata/aks-windows.yaml"}, Target: "1.33", State: reusedPre},
+	"version-skew\tazure-cni-v2-glibc":                                                {Files: []string{"testdata/version-skew/kube-proxy.yaml"}, State: reusedIn},
+	"webhook-blast-radius\tjetstack-gke-opa-webhook-upgrade":                          {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tdaemonset-pull-always-nat-ratelimit":                       {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tdfds-alcide-admission-webhook-timeouts-2020":               {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tkyverno-oom-webhook-blocks-all-resources-aks-2022":         {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tgatekeeper-webhook-blocks-user-cluster-control-plane-2020": {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tkyverno-blocks-apiserver-133-servicecidr-upgrade-2026":     {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tkyverno-metrics-server-capi-upgrade-deadlock-2021":         {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tkyverno-aks-stop-start-bootstrap-deadlock-2026":            {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tdfds-kyverno-webhook-blocks-service-crud-2022":             {Files: []string{"testdata/webhook-blast-radius/services-gap.yaml"}, State: reusedPre},
+	"host-binary-glibc\tazure-cni-v2-glibc": {Files: []string{"testdata/azure-founding/cluster.yaml", "testdata/azure-founding/azure-cns-v2.yaml"}, Complete: true,
+		State: "the founding AKS cluster mid-upgrade (the case's sources): Ubuntu 20.04 nodes while azure-cns already runs the dynamically linked v2 installer"},
+	"containerd-chained-cni\tcontainerd-chained-cni-regression":                   {Files: []string{"testdata/containerd-chained-cni/nodes.yaml", "testdata/containerd-chained-cni/multus-thick.yaml", "testdata/containerd-chained-cni/nads.yaml"}, Complete: true, State: reusedIn + ": nodes already on the affected containerd"},
+	"component-cve-versions\tcve-2018-1002105-apiserver-upgrade-proxy-escalation": {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, Complete: true, Server: "v1.11.3", State: reusedPre + "; an API server at 1.11.3, an affected release"},
+	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
+		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
+	"registry-risk\tdocker-hub-pull-rate-limits": {Files: []string{"testdata/caselinks/docker-hub-fleet.yaml"}, Complete: true,
+		State: "registries/testdata/fleet.yaml with docker.io for quay.io: a fleet pulling anonymously from Docker Hub, a DaemonSet with Always and an HPA-scaled :latest Deployment, as before Docker Hub enforced per-IP pull limits"},
+	"selector-matches-no-node\thetzner-k3s-upgrade-plan-legacy-master-selector-2026": {Files: []string{"scheduling/testdata/nodes.yaml", "scheduling/testdata/gap.yaml"}, Complete: true, State: reusedIn},
+	"jvm-cgroup-compat\taks-125-cgroupv2-old-jre-memory-2023":                        {Files: []string{"runtime/testdata/jvm-cgroup-compat/gap.yaml"}, Complete: true, Images: jvmFixtureImages, State: reusedIn + ": cgroup v2 nodes already run the old JRE"},
+	"jvm-cgroup-compat\tkernel-612-breaks-jvm-container-detection-2026":              {Files: []string{"runtime/testdata/jvm-cgroup-compat/gap.yaml"}, Complete: true, Images: jvmFixtureImages, State: reusedIn + ": nodes on kernel 6.12 or later already run the old JDK"},
+	"image-manifest-compat\tcontainerd-2-schema1-images-fail-to-pull-2024":           {Files: []string{"runtime/testdata/image-manifest-compat/gap.yaml"}, Complete: true, Images: manifestFixtureImages, State: reusedPre},
+	"removed-node-labels\tdell-csm-master-nodeselector-k8s124-2022":                  {Files: []string{"scheduling/testdata/removed-node-labels/nodes.yaml", "scheduling/testdata/removed-node-labels/gap.yaml"}, State: reusedIn + ": nodes already on the release that dropped the label"},
+	"removed-node-labels\treddit-pi-day-calico-master-label-2023":                    {Files: []string{"scheduling/testdata/removed-node-labels/nodes.yaml", "scheduling/testdata/removed-node-labels/gap.yaml"}, State: reusedIn + ": nodes already on the release that dropped the label"},
+	"eks-coredns-version\tdfds-eks-114-coredns-vendor-upgrade-crashloop-2020":        {Files: []string{"dns/testdata/eks-coredns-version/gap.yaml"}, Complete: true, Server: "v1.20.15-eks-ba74326", State: reusedIn},
+	"addon-version-compat\tingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021":         {Files: []string{"upgrade/testdata/ingress-nginx.yaml"}, Complete: true, Server: "v1.21.14", Target: "1.22", State: reusedPre + "; judged at the incident's target, 1.22"},
+	"in-tree-volume-migration\teks-123-ebs-csi-migration-pvc-pending-2023":           {Files: []string{"storage/testdata/migration-gap.yaml"}, Complete: true, Server: "v1.22.17-eks-0a21954", State: reusedPre + "; an EKS 1.22 cluster, one minor before the migration"},
+}
+
+// jvmFixtureImages and manifestFixtureImages are what --inspect-images
+// reads from the runtime area's fixtures' images, as its tests give them.
+var (
+	jvmFixtureImages = map[string]check.ImageFacts{
+		"registry.example.com/shop/orders:3.2":  {LayersRead: true, MediaType: "application/vnd.oci.image.manifest.v1+json", Java: []check.JavaRuntime{{Home: "/opt/java/openjdk", Version: "11.0.14", Date: "2022-01-18", VM: "Hotspot"}}},
+		"registry.example.com/shop/billing:1.0": {LayersRead: true, MediaType: "application/vnd.oci.image.manifest.v1+json", Java: []check.JavaRuntime{{Home: "/opt/java/openjdk", Version: "21.0.9", Date: "2025-10-21", VM: "Hotspot"}}},
+	}
+	manifestFixtureImages = map[string]check.ImageFacts{
+		"registry.example.com/library/busybox:latest": {MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"},
+		"registry.example.com/library/busybox:1.36":   {MediaType: "application/vnd.oci.image.manifest.v1+json", LayersRead: true},
+	}
+)
+
+// evictedPods writes n Failed, Evicted pods of one ReplicaSet (and a few
+// running ones) as a kubectl List.
+func evictedPods(n int) func(dir string) ([]string, error) {
+	return func(dir string) ([]string, error) {
+		var items []string
+		for i := range n {
+			items = append(items, fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"evicted-%d","namespace":"batch","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"spot-worker","uid":"rs1","controller":true}]},"spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Failed","reason":"Evicted"}}`, i))
+		}
+		for i := range 20 {
+			items = append(items, fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"running-%d","namespace":"batch"},"spec":{"containers":[{"name":"c","image":"x"}]},"status":{"phase":"Running"}}`, i))
+		}
+		p := filepath.Join(dir, "pods.json")
+		return []string{p}, os.WriteFile(p, []byte(`{"apiVersion":"v1","kind":"List","items":[`+strings.Join(items, ",\n")+"]}\n"), 0o644)
+	}
+}
+
+// expiringCAs writes the cluster state weeks before the certificate
+// incidents: a one-year CA, made now and ending in 60 days, published where
+// each case's CA lived — the kube-root-ca.crt ConfigMap (the cluster CA of
+// the RKE and GKE cases), Istio's istio-ca-root-cert, Linkerd's trust
+// roots, and the caBundle of a failurePolicy Fail webhook on pods. The
+// check's clock is the wall clock, so the state is made at test time.
+func expiringCAs(dir string) ([]string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "expiring-ca"},
+		NotBefore: now.AddDate(0, 0, -305), NotAfter: now.AddDate(0, 0, 60),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(pemText), "\n", "\n    ")
+	cm := func(ns, name, key string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata:\n  %s: |\n%s\n", name, ns, key, indented)
+	}
+	doc := strings.Join([]string{
+		cm("kube-system", "kube-root-ca.crt", "ca.crt"),
+		cm("istio-system", "istio-ca-root-cert", "root-cert.pem"),
+		cm("linkerd", "linkerd-identity-trust-roots", "ca-bundle.crt"),
+		fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: auto-tracing-validator}
+webhooks:
+- name: validate.auto-tracing.example.com
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  clientConfig:
+    service: {namespace: tracing, name: webhook}
+    caBundle: %s
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+`, base64.StdEncoding.EncodeToString([]byte(pemText))),
+	}, "---\n")
+	p := filepath.Join(dir, "expiring-cas.yaml")
+	return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
+}
+
+// What a reused fixture is: the check's own gap fixture, whose objects
+// hold the configuration gap the check's rule reads as it stood before
+// the incident's trigger (reusedPre), or the cluster with the incident
+// under way (reusedIn). Neither is rebuilt object by object from the
+// case's sources; the link's grade comes from reading the case's trigger
+// and root cause against the check's rules.
+const (
+	reusedPre = "reused: the check's gap fixture, holding the gap its rule reads before the trigger"
+	reusedIn  = "reused: the check's gap fixture, holding the incident's state or symptoms"
+)
+
+// linksAwaitingFixture are prevents or detects links whose fixture is not
+// built yet, each with why: a short list that may only shrink.
+var linksAwaitingFixture = map[string]string{}
+
+// maxAwaitingFixture caps linksAwaitingFixture; raising it is accepting
+// a citation the tests do not back, which a reviewer must see.
+const maxAwaitingFixture = 0
+
+func linkKey(checkID, caseID string) string { return checkID + "\t" + caseID }
+
+// TestEveryCaseLinkHasItsFixture: every check–case link has a relation;
+// every prevents or detects link has a fixture the check flags with a
+// finding citing the case (and carrying the relation), or is on the short
+// awaiting list with a reason.
+func TestEveryCaseLinkHasItsFixture(t *testing.T) {
+	if len(linksAwaitingFixture) > maxAwaitingFixture {
+		t.Errorf("%d links await a fixture, more than %d", len(linksAwaitingFixture), maxAwaitingFixture)
+	}
+	linked := map[string]check.Relation{}
+	count := map[check.Relation]int{}
+	withFixture := map[check.Relation]int{}
+	for _, c := range All() {
+		seen := map[string]bool{}
+		for _, l := range c.Cases {
+			key := linkKey(c.ID, l.ID)
+			if seen[l.ID] {
+				continue // a data table may name a case twice
+			}
+			seen[l.ID] = true
+			linked[key] = l.Relation
+			count[l.Relation]++
+			if !l.Relation.Valid() {
+				t.Errorf("%s cites %s with no relation: grade it prevents, detects or related", c.ID, l.ID)
+				continue
+			}
+			fx, has := caseFixtures[key]
+			reason, waiting := linksAwaitingFixture[key]
+			switch {
+			case l.Relation == check.RelRelated:
+				if has || waiting {
+					t.Errorf("%s cites %s as related: drop its fixture entry, or regrade the link", c.ID, l.ID)
+				}
+				continue
+			case has && waiting:
+				t.Errorf("%s → %s has a fixture: remove it from linksAwaitingFixture", c.ID, l.ID)
+			case waiting:
+				if strings.TrimSpace(reason) == "" {
+					t.Errorf("%s → %s awaits a fixture without a reason", c.ID, l.ID)
+				}
+				continue
+			case !has:
+				t.Errorf("%s cites %s as %s but no fixture shows it: add one to caseFixtures (%s state), or regrade the link",
+					c.ID, l.ID, l.Relation, map[check.Relation]string{check.RelPrevents: "pre-incident", check.RelDetects: "in-incident"}[l.Relation])
+				continue
+			}
+			withFixture[l.Relation]++
+			t.Run(c.ID+"/"+l.ID, func(t *testing.T) { assertFlags(t, c, l, fx) })
+		}
+	}
+	for key := range caseFixtures {
+		if _, ok := linked[key]; !ok {
+			t.Errorf("caseFixtures names %q, which is not a link of the registry", key)
+		}
+	}
+	for key := range linksAwaitingFixture {
+		if _, ok := linked[key]; !ok {
+			t.Errorf("linksAwaitingFixture names %q, which is not a link of the registry", key)
+		}
+	}
+	t.Logf("%d links: %d prevents (%d with a fixture), %d detects (%d with a fixture), %d related; %d awaiting a fixture",
+		len(linked), count[check.RelPrevents], withFixture[check.RelPrevents], count[check.RelDetects], withFixture[check.RelDetects],
+		count[check.RelRelated], len(linksAwaitingFixture))
+}
+
+func assertFlags(t *testing.T, c Check, l check.CaseLink, fx caseFixture) {
+	if fx.State == "" {
+		t.Errorf("fixture of %s → %s does not say what state it is", c.ID, l.ID)
+	}
+	files := fx.Files
+	if fx.Make != nil {
+		more, err := fx.Make(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(append([]string(nil), files...), more...)
+	}
+	s, err := snapshot.LoadPaths(files)
+	if err != nil {
+		t.Fatalf("loading %v: %v", fx.Files, err)
+	}
+	if fx.Complete {
+		checktest.Complete(s)
+	}
+	if fx.Server != "" {
+		s.Source.ServerVersion = fx.Server
+	}
+	ctx := &check.Context{Snapshot: s, Images: fx.Images}
+	if fx.Target != "" {
+		v, ok := check.ParseKubeVersion(fx.Target)
+		if !ok {
+			t.Fatalf("bad target %q", fx.Target)
+		}
+		ctx.Target = &v
+	}
+	fs, err := c.Run(ctx)
+	if err != nil {
+		t.Fatalf("%s on %v: %v", c.ID, fx.Files, err)
+	}
+	var citing []string
+	for i := range fs {
+		c.LinkCases(&fs[i])
+		if fs[i].RelationTo(l.ID) == l.Relation {
+			return
+		}
+		citing = append(citing, fmt.Sprintf("%s %v", fs[i].Title, fs[i].Cases))
+	}
+	sort.Strings(citing)
+	t.Errorf("%s on %s made no finding citing %s as %s; findings: %v", c.ID, strings.Join(fx.Files, ", "), l.ID, l.Relation, citing)
+}
