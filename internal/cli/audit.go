@@ -116,19 +116,21 @@ func (f *sourceFlags) namespace() string {
 }
 
 type auditFlags struct {
-	output        string
-	outputFile    string
-	failOn        string
-	failOnNew     bool
-	minSeverity   string
-	baseline      string
-	config        string
-	color         string
-	checks        []string
-	skipChecks    []string
-	quiet         bool
-	strict        bool
-	inspectImages bool
+	output      string
+	outputFile  string
+	failOn      string
+	failOnNew   bool
+	minSeverity string
+	// ignoreProviderOwned leaves out the findings a managed provider owns.
+	ignoreProviderOwned bool
+	baseline            string
+	config              string
+	color               string
+	checks              []string
+	skipChecks          []string
+	quiet               bool
+	strict              bool
+	inspectImages       bool
 	// cfg is the config file read, if any.
 	cfg           *config.File
 	failOnUnknown string
@@ -176,6 +178,8 @@ could not run, 130 interrupted.`,
 	f.StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info, or none")
 	f.BoolVar(&fl.failOnNew, "fail-on-new", false, "with --baseline: exit 1 only for new findings at or above --fail-on")
 	f.StringVar(&fl.minSeverity, "min-severity", "info", "report only findings at or above this severity")
+	f.BoolVar(&fl.ignoreProviderOwned, "ignore-provider-owned", false,
+		"leave out (and do not fail on) findings whose objects a managed provider owns and reconciles (AKS, EKS, GKE, k3s); without it they are shown, marked with their owner, and count toward --fail-on")
 	f.StringVar(&fl.baseline, "baseline", "", "a previous JSON report: mark each finding new or unchanged and list the resolved ones")
 	f.StringVar(&fl.config, "config", "", "config file (default: .kubegap.yaml here or in a parent, else $XDG_CONFIG_HOME/kubegap/config.yaml)")
 	f.StringVar(&fl.color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never")
@@ -284,10 +288,14 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
 	rep.KeepAtOrAbove(minSev)
+	if fl.ignoreProviderOwned {
+		rep.DropProviderOwned()
+	}
 	if fl.baseline != "" {
 		kept := prev[:0]
 		for _, f := range prev {
-			if f.Severity >= minSev {
+			// What this run leaves out is not resolved either.
+			if f.Severity >= minSev && (!fl.ignoreProviderOwned || f.Owner == nil) {
 				kept = append(kept, f)
 			}
 		}

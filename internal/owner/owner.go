@@ -55,7 +55,11 @@ type Marker struct {
 	Kind       string   `json:"kind,omitempty"`
 	Namespace  string   `json:"namespace,omitempty"`
 	Name       string   `json:"name,omitempty"`
-	Sources    []string `json:"sources"`
+	// Advice, when set, replaces the provider's for the objects this row
+	// matches (the add-on to update, or that nothing in the cluster runs
+	// it).
+	Advice  string   `json:"advice,omitempty"`
+	Sources []string `json:"sources"`
 }
 
 // OwnerNameAnnotation is the annotation wrangler's objectset sets beside
@@ -208,8 +212,12 @@ func (t *Table) ownerOf(s *snapshot.Snapshot, refs []finding.ObjectRef, cluster 
 		return nil
 	}
 	p := t.provider(provider.Provider)
+	advice := p.Advice
+	if provider.Advice != "" {
+		advice = provider.Advice
+	}
 	return &finding.Owner{Provider: p.Name, Marker: strings.Join(markers, "; "),
-		Advice: strings.Join(strings.Fields(p.Advice), " "), Sources: sources}
+		Advice: strings.Join(strings.Fields(advice), " "), Sources: sources}
 }
 
 func (t *Table) provider(name string) Provider {

@@ -295,6 +295,9 @@ func toResult(f finding.Finding, ruleIndex int) result {
 	if f.Message != "" {
 		msg += "\n\n" + f.Message
 	}
+	if f.Owner != nil {
+		msg += "\n\nOwner: " + f.Owner.Sentence()
+	}
 	if f.Remediation != "" {
 		msg += "\n\nFix: " + f.Remediation
 	}
@@ -308,6 +311,9 @@ func toResult(f finding.Finding, ruleIndex int) result {
 		PartialFingerprints: map[string]string{FingerprintKey: f.ID},
 		Properties: map[string]any{"severity": f.Severity.String(), "findingId": f.ID, "objects": objects,
 			"evidence": f.Evidence, "cases": f.Cases},
+	}
+	if f.Owner != nil {
+		res.Properties["owner"] = f.Owner
 	}
 	if f.Baseline != "" {
 		// SARIF's own baselineState is "new", "unchanged", "updated" or
