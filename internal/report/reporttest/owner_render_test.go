@@ -21,7 +21,7 @@ func ownedReport() *report.Report {
 	r.Findings = []finding.Finding{
 		{Check: "disruption-exposure", Severity: finding.Medium, Title: "kube-dns has no budget", Message: "m", Remediation: "add one",
 			Objects: []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "kube-system", Name: "kube-dns"}},
-			Cases: []string{"c"}, Owner: owner},
+			Cases:   []string{"c"}, Owner: owner},
 		{Check: "disruption-exposure", Severity: finding.Medium, Title: "api has no budget", Message: "m", Remediation: "add one",
 			Objects: []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "api"}}, Cases: []string{"c"}},
 	}
