@@ -288,14 +288,22 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
 	rep.KeepAtOrAbove(minSev)
+	// The IDs left out, so that a baseline written before findings carried
+	// an owner does not call them resolved.
+	ownedIDs := map[string]bool{}
 	if fl.ignoreProviderOwned {
+		for _, f := range rep.Findings {
+			if f.Owner != nil {
+				ownedIDs[f.ID] = true
+			}
+		}
 		rep.DropProviderOwned()
 	}
 	if fl.baseline != "" {
 		kept := prev[:0]
 		for _, f := range prev {
 			// What this run leaves out is not resolved either.
-			if f.Severity >= minSev && (!fl.ignoreProviderOwned || f.Owner == nil) {
+			if f.Severity >= minSev && !ownedIDs[f.ID] && (!fl.ignoreProviderOwned || f.Owner == nil) {
 				kept = append(kept, f)
 			}
 		}

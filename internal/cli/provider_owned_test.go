@@ -84,3 +84,41 @@ func TestAuditProviderOwned(t *testing.T) {
 		t.Errorf("AWS's pull policy alone with --ignore-provider-owned: exit %d, want 0 and the count:\n%s", code, out)
 	}
 }
+
+// TestBaselineIgnoreProviderOwned: with --ignore-provider-owned, a previous
+// report's provider-owned finding is not called resolved, whether the
+// previous report marked it or predates the owner field.
+func TestBaselineIgnoreProviderOwned(t *testing.T) {
+	_, prev, _ := runKubegap(t, "audit", "--from", eksFixture, "-q", "-o", "json", "--checks", "image-pull-always")
+	dir := t.TempDir()
+	marked := filepath.Join(dir, "marked.json")
+	if err := os.WriteFile(marked, []byte(prev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(prev), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep["findings"].([]any) {
+		delete(f.(map[string]any), "owner")
+	}
+	old, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmarked := filepath.Join(dir, "unmarked.json")
+	if err := os.WriteFile(unmarked, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{marked, unmarked} {
+		_, out, _ := runKubegap(t, "audit", "--from", eksFixture, "-q", "-o", "json", "--checks", "image-pull-always",
+			"--ignore-provider-owned", "--baseline", base)
+		var got report.Report
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Baseline == nil || len(got.Baseline.Resolved) != 0 {
+			t.Errorf("%s: baseline %+v, want nothing resolved", filepath.Base(base), got.Baseline)
+		}
+	}
+}
