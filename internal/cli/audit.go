@@ -116,21 +116,19 @@ func (f *sourceFlags) namespace() string {
 }
 
 type auditFlags struct {
-	output      string
-	outputFile  string
-	failOn      string
-	failOnNew   bool
-	minSeverity string
-	// ignoreProviderOwned leaves out the findings a managed provider owns.
-	ignoreProviderOwned bool
-	baseline            string
-	config              string
-	color               string
-	checks              []string
-	skipChecks          []string
-	quiet               bool
-	strict              bool
-	inspectImages       bool
+	output        string
+	outputFile    string
+	failOn        string
+	failOnNew     bool
+	minSeverity   string
+	baseline      string
+	config        string
+	color         string
+	checks        []string
+	skipChecks    []string
+	quiet         bool
+	strict        bool
+	inspectImages bool
 	// cfg is the config file read, if any.
 	cfg           *config.File
 	failOnUnknown string
@@ -138,6 +136,10 @@ type auditFlags struct {
 	// explainCoverage prints each incomplete check's rules and reasons
 	// after the coverage block (text and Markdown).
 	explainCoverage bool
+
+	// ignoreProviderOwned leaves out the findings a managed provider owns
+	// (--ignore-provider-owned).
+	ignoreProviderOwned bool
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can

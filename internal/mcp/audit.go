@@ -57,21 +57,23 @@ const (
 // AuditInput is what the audit tool takes. Exactly one source applies:
 // files, demo, or (by default) a live cluster.
 type AuditInput struct {
-	Context             string   `json:"context,omitempty" jsonschema:"kube context to audit live; default: the server's --context, else the kubeconfig's current context"`
-	Kubeconfig          string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file for a live audit; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
-	Namespace           string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to live, files and demo; default: all namespaces"`
-	Files               []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster; paths on the machine running kubegap, relative ones resolved against the server's working directory; default: none (a live audit)"`
-	Demo                bool     `json:"demo,omitempty" jsonschema:"true audits kubegap's embedded demo cluster, which shows the founding gaps; default: false"`
-	Checks              []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
-	SkipChecks          []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs; default: none"`
-	MinSeverity         string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low or info; default: low"`
-	PageSize            int      `json:"page_size,omitempty" jsonschema:"most findings per page, 1 to 50 (0 is an error); a page also stops before about 10 KB; default: 10"`
-	Page                int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one; default: 1"`
-	Cursor              string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
-	TargetVersion       string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35 (adds the preflight checks; findings about it carry preflight before or during); default: none"`
-	AuditID             string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one; default: run a new audit"`
-	IgnoreProviderOwned bool     `json:"ignore_provider_owned,omitempty" jsonschema:"true leaves out of a new audit the findings whose objects a managed provider (AKS, EKS, GKE, k3s) owns and reconciles, as the CLI's --ignore-provider-owned does; provider_owned_hidden counts them; default: false (they are listed, with owner set)"`
-	CheckDetail         bool     `json:"check_detail,omitempty" jsonschema:"true: page 1 also gives, for each check that did not pass, the resources it lacked and its reason (a larger page, past the 10 KB a page keeps to otherwise); explain_check with audit_id gives one check rule by rule; default: false"`
+	Context       string   `json:"context,omitempty" jsonschema:"kube context to audit live; default: the server's --context, else the kubeconfig's current context"`
+	Kubeconfig    string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file for a live audit; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
+	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to live, files and demo; default: all namespaces"`
+	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster; paths on the machine running kubegap, relative ones resolved against the server's working directory; default: none (a live audit)"`
+	Demo          bool     `json:"demo,omitempty" jsonschema:"true audits kubegap's embedded demo cluster, which shows the founding gaps; default: false"`
+	Checks        []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
+	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs; default: none"`
+	MinSeverity   string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low or info; default: low"`
+	PageSize      int      `json:"page_size,omitempty" jsonschema:"most findings per page, 1 to 50 (0 is an error); a page also stops before about 10 KB; default: 10"`
+	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one; default: 1"`
+	Cursor        string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
+	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35 (adds the preflight checks; findings about it carry preflight before or during); default: none"`
+	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one; default: run a new audit"`
+	CheckDetail   bool     `json:"check_detail,omitempty" jsonschema:"true: page 1 also gives, for each check that did not pass, the resources it lacked and its reason (a larger page, past the 10 KB a page keeps to otherwise); explain_check with audit_id gives one check rule by rule; default: false"`
+
+	// IgnoreProviderOwned is the CLI's --ignore-provider-owned.
+	IgnoreProviderOwned bool `json:"ignore_provider_owned,omitempty" jsonschema:"true leaves out of a new audit the findings whose objects a managed provider (AKS, EKS, GKE, k3s) owns and reconciles, as the CLI's --ignore-provider-owned does; provider_owned_hidden counts them; default: false (they are listed, with owner set)"`
 }
 
 // AuditOutput is one page of an audit. Page 1 carries the overview
@@ -94,15 +96,17 @@ type AuditOutput struct {
 	Checks []CheckStatus `json:"checks,omitempty" jsonschema:"page 1 only: every selected check that did not pass: fail, partial or not-evaluated (with check_detail: the resources it lacked and why; explain_check with audit_id gives it rule by rule)"`
 	Passed []string      `json:"passed,omitempty" jsonschema:"page 1 only: IDs of the selected checks that passed: every rule ran on complete input and found nothing"`
 	// Findings is this page, most severe first.
-	Findings            []FindingBrief `json:"findings"`
-	TotalFindings       int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
-	MinSeverity         string         `json:"min_severity"`
-	ProviderOwnedHidden int            `json:"provider_owned_hidden,omitempty" jsonschema:"with ignore_provider_owned: how many provider-owned findings the audit left out"`
-	Page                int            `json:"page"`
-	PageSize            int            `json:"page_size"`
-	NextPage            int            `json:"next_page,omitempty" jsonschema:"the next page number; absent on the last page"`
-	NextCursor          string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
-	Hint                string         `json:"hint,omitempty"`
+	Findings      []FindingBrief `json:"findings"`
+	TotalFindings int            `json:"total_findings" jsonschema:"findings at or above min_severity, across all pages"`
+	MinSeverity   string         `json:"min_severity"`
+	Page          int            `json:"page"`
+	PageSize      int            `json:"page_size"`
+	NextPage      int            `json:"next_page,omitempty" jsonschema:"the next page number; absent on the last page"`
+	NextCursor    string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
+	Hint          string         `json:"hint,omitempty"`
+
+	// ProviderOwnedHidden is the report's providerOwnedHidden.
+	ProviderOwnedHidden int `json:"provider_owned_hidden,omitempty" jsonschema:"with ignore_provider_owned: how many provider-owned findings the audit left out"`
 }
 
 // CoverageBrief is how reading one resource went.
@@ -406,16 +410,16 @@ func (p *pager) build(start, end, n int) (AuditOutput, string) {
 	total := len(p.shown)
 	start, end = min(start, total), min(end, total)
 	out := AuditOutput{
-		AuditID:             st.id,
-		Source:              rep.Source,
-		Summary:             rep.Summary,
-		Findings:            []FindingBrief{},
-		TotalFindings:       total,
-		MinSeverity:         p.minSev.String(),
-		Page:                n,
-		PageSize:            p.pageSize,
-		ProviderOwnedHidden: rep.ProviderOwnedHidden,
+		AuditID:       st.id,
+		Source:        rep.Source,
+		Summary:       rep.Summary,
+		Findings:      []FindingBrief{},
+		TotalFindings: total,
+		MinSeverity:   p.minSev.String(),
+		Page:          n,
+		PageSize:      p.pageSize,
 	}
+	out.ProviderOwnedHidden = rep.ProviderOwnedHidden
 	if len(out.Source.Paths) > maxSourcePaths {
 		out.PathsTotal = len(out.Source.Paths)
 		out.Source.Paths = out.Source.Paths[:maxSourcePaths]
