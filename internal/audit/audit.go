@@ -14,6 +14,7 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/owner"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -217,6 +218,11 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	}
 	if note := ScopeNote(s); note != "" {
 		r.Warnings = append(r.Warnings, note)
+	}
+	// Say which findings are about a managed provider's own objects, for
+	// every check at once (internal/owner).
+	if err := owner.Mark(s, r.Findings); err != nil {
+		r.Warnings = append(r.Warnings, "provider-owned objects not marked: "+err.Error())
 	}
 	r.Finish()
 	return r

@@ -339,3 +339,141 @@ func hasFindingOn(fs []finding.Finding, kind, namespace, name string) bool {
 	}
 	return false
 }
+
+// managedActionable lists, by "fixture/check/object", the medium and
+// higher findings on the fresh managed fixtures that the user can act on
+// in the cluster, with what they do. Every other medium+ finding must be
+// marked provider-owned (internal/owner): issue 23 asks that a fresh
+// managed cluster raise nothing the user can neither fix nor hand to the
+// provider. A row no finding uses any more fails: keep the table true.
+var managedActionable = map[string]string{
+	"eks/in-tree-volume-migration/StorageClass/gp2":      "install the EBS CSI driver add-on (aws-ebs-csi-driver) or give claims a CSI StorageClass",
+	"k3s/node-reservation-insufficient/Node/k3s-agent-1": "set --kubelet-arg kube-reserved/system-reserved in the k3s config of each node",
+	"kind/critical-addon-colocation/Deployment/kube-system/coredns": "kubectl -n kube-system rollout restart deployment/coredns: " +
+		"the two workers admit CoreDNS, so the scheduler can spread the replicas",
+	"kind/disruption-exposure/Deployment/kube-system/coredns":    "add a PodDisruptionBudget for CoreDNS",
+	"kind/node-reservation-insufficient/Node/kind-control-plane": "reserve memory through kubeadm's kubelet configuration (kind's kubeadmConfigPatches)",
+}
+
+// managedOwned are the findings the issue names as not the user's: each
+// must be marked with its provider, so that losing a marker fails here.
+var managedOwned = map[string]string{
+	"eks/image-pull-always/DaemonSet/kube-system/eks-pod-identity-agent":                                                 "EKS",
+	"eks/webhook-blast-radius/MutatingWebhookConfiguration/pod-identity-webhook":                                         "EKS",
+	"eks/webhook-blast-radius/MutatingWebhookConfiguration/vpc-resource-mutating-webhook":                                "EKS",
+	"eks/webhook-blast-radius/ValidatingWebhookConfiguration/vpc-resource-validating-webhook":                            "EKS",
+	"gke/webhook-blast-radius/MutatingWebhookConfiguration/warden-mutating.config.common-webhooks.networking.gke.io":     "GKE",
+	"gke/webhook-blast-radius/ValidatingWebhookConfiguration/warden-validating.config.common-webhooks.networking.gke.io": "GKE",
+	"gke/disruption-exposure/Deployment/kube-system/kube-dns":                                                            "GKE",
+	"k3s/coredns-capacity/Deployment/kube-system/coredns":                                                                "k3s",
+}
+
+// TestManagedMediumActionableOrOwned audits each fresh managed fixture with
+// every check, as `kubegap audit` does, and fails on a medium or higher
+// finding that is neither marked provider-owned nor listed in
+// managedActionable as something the user does; and on a finding of
+// managedOwned that is not marked with its provider.
+func TestManagedMediumActionableOrOwned(t *testing.T) {
+	usedActionable := map[string]bool{}
+	seenOwned := map[string]bool{}
+	for _, fixture := range managedFixtures(t) {
+		dir := filepath.Join(managedDir, fixture)
+		s, err := snapshot.LoadPaths([]string{dir})
+		if err != nil {
+			t.Fatalf("loading %s: %v", dir, err)
+		}
+		r := audit.Run(s, checks.All(), audit.Options{})
+		for _, f := range r.Findings {
+			key := fixture + "/" + f.Check + "/" + f.Objects[0].String()
+			if want, ok := managedOwned[key]; ok {
+				seenOwned[key] = true
+				if f.Owner == nil || f.Owner.Provider != want {
+					t.Errorf("%s: want marked managed by %s, owner %+v", key, want, f.Owner)
+				}
+			}
+			if f.Severity < finding.Medium {
+				continue
+			}
+			if f.Owner != nil {
+				if !strings.HasPrefix(f.Owner.Sentence(), "managed by "+f.Owner.Provider+": not fixable in the cluster; ") ||
+					len(f.Owner.Sources) == 0 || f.Owner.Marker == "" {
+					t.Errorf("%s: owner %+v lacks its sentence, marker or sources", key, f.Owner)
+				}
+				continue
+			}
+			if _, ok := managedActionable[key]; ok {
+				usedActionable[key] = true
+				continue
+			}
+			t.Errorf("%v finding on a fresh %s cluster neither provider-owned nor listed as the user's to fix: %s\n  %s\n  objects: %v",
+				f.Severity, fixture, f.Title, key, f.Objects)
+		}
+	}
+	for key := range managedActionable {
+		if !usedActionable[key] {
+			t.Errorf("managedActionable lists %s, which no unmarked medium+ finding is any more", key)
+		}
+	}
+	for key := range managedOwned {
+		if !seenOwned[key] {
+			t.Errorf("managedOwned lists %s, which no finding is any more", key)
+		}
+	}
+}
+
+// TestManagedOwnerMarkerAbsent shows the test above can fail: the GKE
+// fixture with the addon manager's label taken off its webhook
+// configurations leaves the warden findings unmarked, medium, and the
+// user's — which a fresh GKE cluster must not raise.
+func TestManagedOwnerMarkerAbsent(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(managedDir, "gke")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(e.Name(), "webhookconfigurations.admissionregistration.k8s.io.json") {
+			var list map[string]any
+			if err := json.Unmarshal(b, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range list["items"].([]any) {
+				delete(it.(map[string]any)["metadata"].(map[string]any), "labels")
+			}
+			if b, err = json.Marshal(list); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := snapshot.LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := audit.Run(s, checks.All(), audit.Options{})
+	unmarked := 0
+	for _, f := range r.Findings {
+		if f.Check == "webhook-blast-radius" && strings.HasPrefix(f.Objects[0].Name, "warden-") {
+			if f.Owner != nil {
+				t.Errorf("%s marked %+v without its marker", f.Objects[0], f.Owner)
+			}
+			if f.Severity >= finding.Medium {
+				unmarked++
+			}
+		}
+		// kube-dns keeps its label: still GKE's.
+		if f.Check == "disruption-exposure" && f.Objects[0].Name == "kube-dns" && (f.Owner == nil || f.Owner.Provider != "GKE") {
+			t.Errorf("kube-dns lost its owner: %+v", f.Owner)
+		}
+	}
+	if unmarked != 2 {
+		t.Errorf("%d unmarked medium warden findings, want 2", unmarked)
+	}
+}

@@ -161,6 +161,10 @@ type auditFlags struct {
 	// --complete-kinds).
 	complete      bool
 	completeKinds []string
+
+	// ignoreProviderOwned leaves out the findings a managed provider owns
+	// (--ignore-provider-owned).
+	ignoreProviderOwned bool
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -201,6 +205,8 @@ could not run, 130 interrupted.`,
 	f.StringVar(&fl.failOn, "fail-on", "high", "exit 1 when a finding is at or above this severity: critical, high, medium, low, info, or none")
 	f.BoolVar(&fl.failOnNew, "fail-on-new", false, "with --baseline: exit 1 only for new findings at or above --fail-on")
 	f.StringVar(&fl.minSeverity, "min-severity", "info", "report only findings at or above this severity")
+	f.BoolVar(&fl.ignoreProviderOwned, "ignore-provider-owned", false,
+		"leave out (and do not fail on) findings whose objects a managed provider owns and reconciles (AKS, EKS, GKE, k3s); without it they are shown, marked with their owner, and count toward --fail-on")
 	f.StringVar(&fl.baseline, "baseline", "", "a previous JSON report: mark each finding new or unchanged and list the resolved ones")
 	f.StringVar(&fl.config, "config", "", "config file (default: .kubegap.yaml here or in a parent, else $XDG_CONFIG_HOME/kubegap/config.yaml)")
 	f.StringVar(&fl.color, "color", "auto", "colour: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces it), always or never")
@@ -317,10 +323,22 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
 	rep.KeepAtOrAbove(minSev)
+	// The IDs left out, so that a baseline written before findings carried
+	// an owner does not call them resolved.
+	ownedIDs := map[string]bool{}
+	if fl.ignoreProviderOwned {
+		for _, f := range rep.Findings {
+			if f.Owner != nil {
+				ownedIDs[f.ID] = true
+			}
+		}
+		rep.DropProviderOwned()
+	}
 	if fl.baseline != "" {
 		kept := prev[:0]
 		for _, f := range prev {
-			if f.Severity >= minSev {
+			// What this run leaves out is not resolved either.
+			if f.Severity >= minSev && !ownedIDs[f.ID] && (!fl.ignoreProviderOwned || f.Owner == nil) {
 				kept = append(kept, f)
 			}
 		}

@@ -36,6 +36,9 @@ func applyConfig(cmd *cobra.Command, app *App, fl *auditFlags) error {
 	set("output", &fl.output, cfg.Output)
 	set("fail-on", &fl.failOn, cfg.FailOn)
 	set("min-severity", &fl.minSeverity, cfg.MinSeverity)
+	if cfg.IgnoreProviderOwned != nil && !cmd.Flags().Changed("ignore-provider-owned") {
+		fl.ignoreProviderOwned = *cfg.IgnoreProviderOwned
+	}
 	if len(cfg.Checks) > 0 && !cmd.Flags().Changed("checks") {
 		fl.checks = cfg.Checks
 	}

@@ -33,6 +33,8 @@ type File struct {
 	MinSeverity  string          `yaml:"min-severity"`
 	Output       string          `yaml:"output"`
 	Suppressions []suppress.Rule `yaml:"suppressions"`
+	// IgnoreProviderOwned is --ignore-provider-owned; nil when not set.
+	IgnoreProviderOwned *bool `yaml:"ignore-provider-owned"`
 
 	// Path is where the file was read from; empty when none was found.
 	Path string `yaml:"-"`

@@ -113,6 +113,30 @@ type Finding struct {
 	// data: each item's String is also a line of Evidence. See
 	// EvidenceItem; AddEvidence keeps the two in step.
 	EvidenceItems []EvidenceItem `json:"evidenceItems,omitempty"`
+
+	// Owner is set when every object the finding asks to change is one a
+	// managed provider owns and reconciles (internal/owner): the user
+	// cannot fix it in the cluster. Nil otherwise.
+	Owner *Owner `json:"owner,omitempty"`
+}
+
+// Owner says who owns the objects of a finding and what the user can do
+// instead of editing them.
+type Owner struct {
+	// Provider names who reconciles the objects: "AKS", "EKS", "GKE", "k3s".
+	Provider string `json:"provider"`
+	// Marker is what on the objects shows it, as read ("label
+	// kubernetes.azure.com/managedby=aks on Deployment kube-system/coredns").
+	Marker string `json:"marker"`
+	// Advice is what to ask or upgrade instead.
+	Advice string `json:"advice"`
+	// Sources are the public pages the marker rests on.
+	Sources []string `json:"sources"`
+}
+
+// Sentence is the owner in words, as renderers print it.
+func (o *Owner) Sentence() string {
+	return "managed by " + o.Provider + ": not fixable in the cluster; " + o.Advice
 }
 
 // Location is where an object of a finding was read from.

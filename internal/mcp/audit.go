@@ -71,6 +71,9 @@ type AuditInput struct {
 	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35 (adds the preflight checks; findings about it carry preflight before or during); default: none"`
 	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one; default: run a new audit"`
 	CheckDetail   bool     `json:"check_detail,omitempty" jsonschema:"true: page 1 also gives, for each check that did not pass, the resources it lacked and its reason (a larger page, past the 10 KB a page keeps to otherwise); explain_check with audit_id gives one check rule by rule; default: false"`
+
+	// IgnoreProviderOwned is the CLI's --ignore-provider-owned.
+	IgnoreProviderOwned bool `json:"ignore_provider_owned,omitempty" jsonschema:"true leaves out of a new audit the findings whose objects a managed provider (AKS, EKS, GKE, k3s) owns and reconciles, as the CLI's --ignore-provider-owned does; provider_owned_hidden counts them; default: false (they are listed, with owner set)"`
 }
 
 // AuditOutput is one page of an audit. Page 1 carries the overview
@@ -101,6 +104,9 @@ type AuditOutput struct {
 	NextPage      int            `json:"next_page,omitempty" jsonschema:"the next page number; absent on the last page"`
 	NextCursor    string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page; absent on the last page"`
 	Hint          string         `json:"hint,omitempty"`
+
+	// ProviderOwnedHidden is the report's providerOwnedHidden.
+	ProviderOwnedHidden int `json:"provider_owned_hidden,omitempty" jsonschema:"with ignore_provider_owned: how many provider-owned findings the audit left out"`
 }
 
 // CoverageBrief is how reading one resource went.
@@ -135,6 +141,7 @@ type FindingBrief struct {
 	Evidence     string   `json:"evidence,omitempty" jsonschema:"the first line of evidence; get_finding has it all"`
 	Cases        []string `json:"cases" jsonschema:"incident case IDs; open with get_case"`
 	Preflight    string   `json:"preflight,omitempty" jsonschema:"with target_version: before (fix before upgrading) or during (watch during the upgrade)"`
+	Owner        string   `json:"owner,omitempty" jsonschema:"set when a managed provider owns the objects: who, and what to ask or upgrade instead (not fixable in the cluster)"`
 }
 
 func (h *handlers) audit(ctx context.Context, req *sdk.CallToolRequest, in AuditInput) (*sdk.CallToolResult, AuditOutput, error) {
@@ -265,7 +272,11 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	if err := audit.CheckScope(snap); err != nil {
 		return nil, err
 	}
-	return audit.Run(snap, selected, audit.Options{Target: target}), nil
+	rep := audit.Run(snap, selected, audit.Options{Target: target})
+	if in.IgnoreProviderOwned {
+		rep.DropProviderOwned()
+	}
+	return rep, nil
 }
 
 // resolveFiles makes each relative path absolute against the server's
@@ -409,6 +420,7 @@ func (p *pager) build(start, end, n int) (AuditOutput, string) {
 		Page:          n,
 		PageSize:      p.pageSize,
 	}
+	out.ProviderOwnedHidden = rep.ProviderOwnedHidden
 	if len(out.Source.Paths) > maxSourcePaths {
 		out.PathsTotal = len(out.Source.Paths)
 		out.Source.Paths = out.Source.Paths[:maxSourcePaths]
@@ -538,6 +550,9 @@ func brief(id int, f *finding.Finding) FindingBrief {
 		ObjectsTotal: len(f.Objects),
 		Cases:        nonNil(f.Cases),
 		Preflight:    f.Preflight,
+	}
+	if f.Owner != nil {
+		b.Owner = f.Owner.Sentence()
 	}
 	// One string per object keeps a page small; get_finding has the
 	// structured references.

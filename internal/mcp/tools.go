@@ -42,6 +42,7 @@ type FindingDetail struct {
 	Evidence    []string            `json:"evidence"`
 	Remediation string              `json:"remediation" jsonschema:"what to change; propose it to a human, do not apply it"`
 	Cases       []CaseRef           `json:"cases"`
+	Owner       *finding.Owner      `json:"owner,omitempty" jsonschema:"set when every object the finding asks to change is one a managed provider (AKS, EKS, GKE, k3s) owns and reconciles: not fixable in the cluster; advice says what to ask or upgrade instead"`
 }
 
 // CaseRef names a library case, with its title.
@@ -74,6 +75,7 @@ func (h *handlers) getFinding(_ context.Context, req *sdk.CallToolRequest, in Ge
 		Evidence:    nonNil(f.Evidence),
 		Remediation: f.Remediation,
 		Cases:       findingCaseRefs(lib, &f),
+		Owner:       f.Owner,
 	}
 	return textResult(req, findingText(&out)), out, nil
 }
@@ -86,6 +88,9 @@ func findingText(f *FindingDetail) string {
 	b.WriteString("Objects: " + strings.Join(present.ObjectNames(f.Objects, 0), ", ") + "\n")
 	for _, e := range f.Evidence {
 		b.WriteString("Evidence: " + e + "\n")
+	}
+	if f.Owner != nil {
+		b.WriteString("Owner: " + f.Owner.Sentence() + "\n")
 	}
 	b.WriteString("Remediation (for a human to apply): " + f.Remediation + "\n")
 	var cases []string

@@ -49,6 +49,9 @@ func FindingCounts(r *Report) string {
 	if r.BelowMinSeverity > 0 {
 		s += fmt.Sprintf("; %d below --min-severity not shown", r.BelowMinSeverity)
 	}
+	if r.ProviderOwnedHidden > 0 {
+		s += fmt.Sprintf("; %d provider-owned not shown (--ignore-provider-owned)", r.ProviderOwnedHidden)
+	}
 	if r.Baseline != nil {
 		s += fmt.Sprintf("; %d new, %d unchanged, %d resolved since %s",
 			r.Baseline.New, r.Baseline.Unchanged, len(r.Baseline.Resolved), r.Baseline.File)

@@ -124,6 +124,9 @@ type Report struct {
 	// BelowMinSeverity counts the findings --min-severity left out, so
 	// that a filtered report says what it hid.
 	BelowMinSeverity int `json:"belowMinSeverity,omitempty"`
+	// ProviderOwnedHidden counts the provider-owned findings
+	// --ignore-provider-owned left out, so the report says what it hid.
+	ProviderOwnedHidden int `json:"providerOwnedHidden,omitempty"`
 }
 
 // Tool names the program that wrote a report.
@@ -284,6 +287,21 @@ func (r *Report) KeepAtOrAbove(min finding.Severity) {
 		}
 	}
 	r.BelowMinSeverity += len(r.Findings) - len(kept)
+	r.Findings = kept
+	r.Finish()
+}
+
+// DropProviderOwned leaves out the findings a managed provider owns
+// (--ignore-provider-owned: Owner set, internal/owner) and counts again, so
+// that --fail-on judges only what the user can fix in the cluster.
+func (r *Report) DropProviderOwned() {
+	kept := r.Findings[:0]
+	for _, f := range r.Findings {
+		if f.Owner == nil {
+			kept = append(kept, f)
+		}
+	}
+	r.ProviderOwnedHidden += len(r.Findings) - len(kept)
 	r.Findings = kept
 	r.Finish()
 }

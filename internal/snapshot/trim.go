@@ -38,6 +38,11 @@ var keptAnnotations = map[string]bool{
 	"kubernetes.io/ingress.class":                 true,
 	"ingressclass.kubernetes.io/is-default-class": true,
 	"storageclass.kubernetes.io/is-default-class": true,
+	// k3s's deploy controller applies its packaged manifests with an Addon
+	// as owner; internal/owner reads these to tell k3s's own objects
+	// (owner.KeptAnnotations).
+	"objectset.rio.cattle.io/owner-gvk":  true,
+	"objectset.rio.cattle.io/owner-name": true,
 }
 
 // externalDNSRouting are external-dns's AWS routing annotations, under the

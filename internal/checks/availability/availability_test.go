@@ -190,3 +190,50 @@ func runOn(t *testing.T, c check.Check, s *snapshot.Snapshot) ([]finding.Finding
 	}
 	return fs, ctx
 }
+
+// When the other nodes do not admit an add-on's pods (a taint they do not
+// tolerate), no spreading is possible: the finding says so at low, and
+// names the one node that admits them, instead of a high the user could
+// only act on by adding nodes. Without the taint the same placement is the
+// high of TestColocationGap.
+func TestColocationOneEligibleNode(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "gap.json"))
+	for i := range s.Nodes {
+		if s.Nodes[i].Name != "node-a" {
+			s.Nodes[i].Spec.Taints = append(s.Nodes[i].Spec.Taints,
+				corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule})
+		}
+	}
+	fs, _ := runOn(t, criticalAddonColocationCheck(), s)
+	var dns *finding.Finding
+	for i := range fs {
+		if fs[i].Objects[0].Name == "coredns" {
+			dns = &fs[i]
+		}
+		if fs[i].Severity >= finding.High {
+			t.Errorf("high finding although only node-a admits the pods: %s", fs[i].Title)
+		}
+	}
+	if dns == nil {
+		t.Fatal("no finding on CoreDNS: a single point of failure is still worth saying")
+	}
+	if dns.Severity != finding.Low || !strings.Contains(dns.Title, "the only node its pods may run on") ||
+		!strings.Contains(strings.Join(dns.Evidence, "\n"), "only node-a admits them") {
+		t.Errorf("CoreDNS on its only admitting node: %v %q %v", dns.Severity, dns.Title, dns.Evidence)
+	}
+	// A tolerated taint admits the pods again: the high comes back.
+	for i := range s.Deployments {
+		if s.Deployments[i].Name == "coredns" {
+			s.Deployments[i].Spec.Template.Spec.Tolerations = append(s.Deployments[i].Spec.Template.Spec.Tolerations,
+				corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists})
+		}
+	}
+	fs, _ = runOn(t, criticalAddonColocationCheck(), s)
+	high := false
+	for _, f := range fs {
+		high = high || (f.Objects[0].Name == "coredns" && f.Severity == finding.High)
+	}
+	if !high {
+		t.Error("CoreDNS tolerating the taint on the other nodes: want the high finding back")
+	}
+}

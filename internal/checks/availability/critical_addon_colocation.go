@@ -71,7 +71,9 @@ func criticalAddonColocationCheck() check.Check {
 			"them down. Preferred (soft) anti-affinity does not guarantee that: a cluster that grows one node at a " +
 			"time puts every replica on the first node and the scheduler never moves them, and one reboot then " +
 			"stops cluster DNS. High when a Deployment or StatefulSet with 2 or more replicas has every ready pod " +
-			"on one node while the cluster has other schedulable nodes; medium when they share one zone while " +
+			"on one node while the cluster has other schedulable nodes the pods may run on; low, saying so, when taints " +
+			"the template does not tolerate, its nodeSelector or its required node affinity keep the pods off every " +
+			"other node (no spreading is possible then); medium when they share one zone while " +
 			"schedulable nodes span several. Evidence says whether the template has required anti-affinity or " +
 			"topology spread; on AWS, CoreDNS replicas on one node also share the VPC resolver's per-interface " +
 			"packet limit. Single-node and single-zone clusters are not reported. A pod not in the input may run " +
@@ -275,7 +277,29 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		ev = append(ev, e)
 	}
 	zone, oneZone := pl.oneZone(sh)
+	eligible := eligibleNodes(ctx.Snapshot, w.spec)
 	switch {
+	case pl.oneNode(sh) && len(eligible) < 2 && ctx.Complete(snapshot.Nodes):
+		// Other nodes exist, but taints the template does not tolerate,
+		// its nodeSelector or its required node affinity keep the pods
+		// off them: no spreading is possible until a second node admits
+		// them, so this is a single point of failure to know about, not a
+		// placement the user can fix by restarting the pods.
+		node := ready[0].Spec.NodeName
+		f.Severity = finding.Low
+		f.Title = fmt.Sprintf("Every ready replica of %s (%s) runs on node %s, the only node its pods may run on", w, role, node)
+		f.Message = fmt.Sprintf("All %d ready pods of %s run on node %s. Of the %d schedulable nodes, %s: "+
+			"no spreading is possible until another node admits these pods, and losing node %s takes the %s down completely.",
+			len(ready), w, node, sh.schedulable, eligibleText(eligible), node, role)
+		f.Objects = append(f.Objects, check.NodeRef(node))
+		f.Cases = []string{caseOrbos}
+		ev = append(ev, fmt.Sprintf("ready pods on node %s: %s", node, podNames(ready)),
+			"nodes the template's tolerations, nodeSelector and required node affinity admit: "+eligibleText(eligible))
+		f.Evidence = ev
+		f.Remediation = fmt.Sprintf("Let the pods of %s run on a second node: add a node they may run on, or tolerate the taints (and widen the "+
+			"nodeSelector or node affinity) that keep them off the others; then spread them as below. "+
+			"Until then a PodDisruptionBudget at least keeps a drain of node %s from evicting them all at once.", w, node)
+		return f, true
 	case pl.oneNode(sh):
 		node := ready[0].Spec.NodeName
 		f.Severity = finding.High
@@ -321,6 +345,110 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		"a PodDisruptionBudget keeps drains from evicting them all at once.",
 		w, w.meta.Namespace, strings.ToLower(w.kind), w.meta.Name)
 	return f, true
+}
+
+// eligibleNodes names the schedulable nodes a pod of spec may be scheduled
+// on by what the input shows: every NoSchedule and NoExecute taint
+// tolerated, the nodeSelector matched and, where the template has required
+// node affinity, a term matched. An expression it cannot judge (Gt, Lt,
+// matchFields) counts as a match, so that doubt keeps the node eligible
+// and the finding as it was.
+func eligibleNodes(s *snapshot.Snapshot, spec *corev1.PodSpec) []string {
+	var out []string
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Spec.Unschedulable || !tolerated(n.Spec.Taints, spec.Tolerations) ||
+			!labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.Labels)) || !requiredAffinityMatches(spec, n) {
+			continue
+		}
+		out = append(out, n.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func tolerated(taints []corev1.Taint, tols []corev1.Toleration) bool {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		ok := false
+		for j := range tols {
+			if tolerates(&tols[j], t) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerates is the API's toleration matching (an empty key with Exists
+// matches every taint, an empty effect every effect; Equal compares the
+// value). corev1.Toleration.ToleratesTaint does the same but wants a
+// logger and a feature gate.
+func tolerates(tol *corev1.Toleration, t *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case "", corev1.TolerationOpEqual:
+		return tol.Key != "" && tol.Value == t.Value
+	}
+	return false
+}
+
+func requiredAffinityMatches(spec *corev1.PodSpec, n *corev1.Node) bool {
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchFields) > 0 {
+			return true // not judged: keep the node
+		}
+		if len(term.MatchExpressions) == 0 {
+			continue // an empty term matches nothing
+		}
+		matched := true
+		for _, e := range term.MatchExpressions {
+			v, has := n.Labels[e.Key]
+			switch e.Operator {
+			case corev1.NodeSelectorOpIn:
+				matched = matched && has && slices.Contains(e.Values, v)
+			case corev1.NodeSelectorOpNotIn:
+				matched = matched && !(has && slices.Contains(e.Values, v))
+			case corev1.NodeSelectorOpExists:
+				matched = matched && has
+			case corev1.NodeSelectorOpDoesNotExist:
+				matched = matched && !has
+			}
+		}
+		if matched {
+			return true
+		}
+	}
+	return false
+}
+
+// eligibleText says which nodes admit the pods.
+func eligibleText(nodes []string) string {
+	switch len(nodes) {
+	case 0:
+		return "none admits them now (the pods run where they were placed before)"
+	case 1:
+		return "only " + nodes[0] + " admits them"
+	}
+	return strings.Join(nodes, ", ") + " admit them"
 }
 
 func podNames(ps []*snapshot.Pod) string {

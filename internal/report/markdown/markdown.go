@@ -168,6 +168,9 @@ func details(b *strings.Builder, f finding.Finding) {
 	if len(f.Objects) > 0 {
 		fmt.Fprintf(b, "- **Objects:** %s\n", esc(objects(f, 20)))
 	}
+	if f.Owner != nil {
+		fmt.Fprintf(b, "- **Owner:** %s\n", esc(f.Owner.Sentence()))
+	}
 	if f.Remediation != "" {
 		fmt.Fprintf(b, "- **Fix:** %s\n", esc(f.Remediation))
 	}

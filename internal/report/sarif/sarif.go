@@ -296,6 +296,9 @@ func toResult(f finding.Finding, ruleIndex int) result {
 	if f.Message != "" {
 		msg += "\n\n" + f.Message
 	}
+	if f.Owner != nil {
+		msg += "\n\nOwner: " + f.Owner.Sentence()
+	}
 	if f.Remediation != "" {
 		msg += "\n\nFix: " + f.Remediation
 	}
@@ -312,6 +315,9 @@ func toResult(f finding.Finding, ruleIndex int) result {
 		PartialFingerprints: map[string]string{FingerprintKey: f.ID},
 		Properties: map[string]any{"severity": f.Severity.String(), "findingId": f.ID, "objects": objects,
 			"evidence": f.Evidence, "cases": f.Cases, "caseLinks": f.CaseLinks},
+	}
+	if f.Owner != nil {
+		res.Properties["owner"] = f.Owner
 	}
 	if f.Baseline != "" {
 		// SARIF's own baselineState is "new", "unchanged", "updated" or

@@ -311,6 +311,9 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		}
 		t.wrapped(e, "    "+label, "                ")
 	}
+	if raw.Owner != nil {
+		t.wrapped(raw.Owner.Sentence(), "    owner:    ", "              ")
+	}
 	t.wrapped(f.Remediation, "    fix:      ", "              ")
 	for i, c := range f.CaseRefs {
 		label := "cases:   "

@@ -30,7 +30,18 @@ for name, ip, server in (("k3s-server-1", "192.168.1.21", True), ("k3s-agent-1",
 K3S_TOL = [{"key": "CriticalAddonsOnly", "operator": "Exists"},
            {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
            {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"}]
-MANIFEST = {"objectset.rio.cattle.io/hash": hexid(40, "k3s", "objectset")}
+
+
+def addon(name):
+    """What k3s's deploy controller leaves on an object of a packaged
+    manifest: wrangler's objectset owner annotations naming the Addon (the
+    file's base name) that applied it, as a k3s StorageClass dump shows
+    (objectset.rio.cattle.io/owner-gvk "k3s.cattle.io/v1, Kind=Addon")."""
+    return {"objectset.rio.cattle.io/owner-gvk": "k3s.cattle.io/v1, Kind=Addon",
+            "objectset.rio.cattle.io/owner-name": name,
+            "objectset.rio.cattle.io/owner-namespace": "kube-system"}
+
+
 
 dns = {"metadata": {"labels": {"k8s-app": "kube-dns"}},
        "spec": {"priorityClassName": "system-cluster-critical", "serviceAccountName": "coredns", "dnsPolicy": "Default",
@@ -55,7 +66,7 @@ dns = {"metadata": {"labels": {"k8s-app": "kube-dns"}},
                             {"name": "custom-config-volume", "configMap": {"name": "coredns-custom", "optional": True, "defaultMode": 420}}]}}
 _, dns_pods = c.deployment("coredns", "kube-system", {"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}, dns, 1, nodes,
                            strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}},
-                           annotations=MANIFEST)
+                           annotations=addon("coredns"))
 lpp = {"metadata": {"labels": {"app": "local-path-provisioner"}},
        "spec": {"priorityClassName": "system-node-critical", "serviceAccountName": "local-path-provisioner-service-account",
                 "tolerations": K3S_TOL,
@@ -65,7 +76,7 @@ lpp = {"metadata": {"labels": {"app": "local-path-provisioner"}},
                                    volumeMounts=[{"name": "config-volume", "mountPath": "/etc/config/"}])],
                 "volumes": [{"name": "config-volume", "configMap": {"name": "local-path-config", "defaultMode": 420}}]}}
 c.deployment("local-path-provisioner", "kube-system", {"app": "local-path-provisioner"}, lpp, 1, nodes,
-             strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}}, annotations=MANIFEST)
+             strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}}, annotations=addon("local-storage"))
 ms = {"metadata": {"labels": {"k8s-app": "metrics-server"}, "name": "metrics-server"},
       "spec": {"priorityClassName": "system-node-critical", "serviceAccountName": "metrics-server", "tolerations": K3S_TOL,
                "containers": [ctr("metrics-server", "rancher/mirrored-metrics-server:v0.9.0",
@@ -78,7 +89,7 @@ ms = {"metadata": {"labels": {"k8s-app": "metrics-server"}, "name": "metrics-ser
                                                    "runAsNonRoot": True, "runAsUser": 1000},
                                   volumeMounts=[{"name": "tmp-dir", "mountPath": "/tmp"}])],
                "volumes": [{"name": "tmp-dir", "emptyDir": {}}]}}
-_, ms_pods = c.deployment("metrics-server", "kube-system", {"k8s-app": "metrics-server"}, ms, 1, nodes[1:], annotations=MANIFEST)
+_, ms_pods = c.deployment("metrics-server", "kube-system", {"k8s-app": "metrics-server"}, ms, 1, nodes[1:], annotations=addon("metrics-server-deployment"))
 
 # Traefik, installed by the helm-controller from the packaged chart.
 tr_labels = {"app.kubernetes.io/instance": "traefik-kube-system", "app.kubernetes.io/managed-by": "Helm",
@@ -141,10 +152,11 @@ c.service("kube-dns", "kube-system", {"k8s-app": "kube-dns"},
            {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
            {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}],
           "10.43.0.10", labels={"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS"},
-          annotations={"prometheus.io/port": "9153", "prometheus.io/scrape": "true"}, pods=dns_pods)
+          annotations=dict(addon("coredns"), **{"prometheus.io/port": "9153", "prometheus.io/scrape": "true"}), pods=dns_pods)
 c.service("metrics-server", "kube-system", {"k8s-app": "metrics-server"},
           [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": "https"}],
-          "10.43.171.9", labels={"kubernetes.io/cluster-service": "true", "kubernetes.io/name": "Metrics-server"}, pods=ms_pods)
+          "10.43.171.9", labels={"kubernetes.io/cluster-service": "true", "kubernetes.io/name": "Metrics-server"},
+          annotations=addon("metrics-server-service"), pods=ms_pods)
 c.service("traefik", "kube-system", {"app.kubernetes.io/instance": "traefik-kube-system", "app.kubernetes.io/name": "traefik"},
           [{"name": "web", "port": 80, "protocol": "TCP", "targetPort": "web", "nodePort": 31080},
            {"name": "websecure", "port": 443, "protocol": "TCP", "targetPort": "websecure", "nodePort": 31443}],
