@@ -122,10 +122,14 @@ func Plan(r *Report) []PlanStep {
 	return steps
 }
 
-// sameGap reports whether two findings are one gap seen by two checks:
-// about the same first object (the one the fix changes: the DaemonSet,
-// the budget) and citing a common case.
+// sameGap reports whether two findings are one gap seen twice: the
+// preflight's finding about the target and another check's about the
+// cluster as it is, about the same first object (the one the fix changes:
+// the DaemonSet, the budget) and citing a common case.
 func sameGap(a, b finding.Finding) bool {
+	if (a.Preflight == "") == (b.Preflight == "") {
+		return false
+	}
 	if len(a.Objects) == 0 || len(b.Objects) == 0 || a.Objects[0] != b.Objects[0] {
 		return false
 	}
