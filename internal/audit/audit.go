@@ -6,6 +6,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -80,17 +81,22 @@ type Options struct {
 	// applies it to the snapshot before the checks, and the report's
 	// source lists it as declared.
 	Declared snapshot.Declaration
+	// Named are the check IDs asked for by name (--checks): a preflight
+	// check among them runs even without a target, and says it needs one.
+	Named []string
 }
 
 // ForTarget drops the preflight checks from cs unless an upgrade target is
-// given: without --target-version nothing about upgrades is reported.
-func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
+// given: without --target-version nothing about upgrades is reported. A
+// preflight check asked for by name (named, the --checks list) is kept:
+// it then reports that it needs a target rather than vanishing.
+func ForTarget(cs []checks.Check, target *check.KubeVersion, named ...string) []checks.Check {
 	if target != nil {
 		return cs
 	}
 	var out []checks.Check
 	for _, c := range cs {
-		if !c.Preflight {
+		if !c.Preflight || slices.Contains(named, c.ID) {
 			out = append(out, c)
 		}
 	}
@@ -122,7 +128,7 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 		cur := check.InferCurrentVersion(s, opts.Target)
 		r.CurrentVersion = &report.CurrentVersion{Version: cur.Text(), Inferred: !cur.Exact, Basis: cur.Basis}
 	}
-	for _, c := range ForTarget(cs, opts.Target) {
+	for _, c := range ForTarget(cs, opts.Target, opts.Named...) {
 		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
 		fs, err := runOne(c, ctx)
@@ -149,6 +155,9 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 			res.Status, res.Reason = statusOf(res.Rules)
 		}
 		r.Checks = append(r.Checks, res)
+		if c.Preflight && opts.Target == nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("check %s needs --target-version 1.N (the upgrade it judges); without one it is not evaluated", c.ID))
+		}
 	}
 	if note := ScopeNote(s); note != "" {
 		r.Warnings = append(r.Warnings, note)

@@ -261,7 +261,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target), fl.checks, fl.skipChecks)
+	selected, err := audit.Select(audit.ForTarget(checks.All(), target, fl.checks...), fl.checks, fl.skipChecks)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -282,7 +282,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err := audit.CheckScope(snap); err != nil {
 		return withCode(ExitError, err)
 	}
-	opts := audit.Options{Target: target, Declared: declared}
+	opts := audit.Options{Target: target, Declared: declared, Named: fl.checks}
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, selected, fl.quiet)
 	}

@@ -245,7 +245,7 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 		}
 		target = &v
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target), in.Checks, in.SkipChecks)
+	selected, err := audit.Select(audit.ForTarget(checks.All(), target, in.Checks...), in.Checks, in.SkipChecks)
 	if err != nil {
 		return nil, fmt.Errorf("%w; see list_checks", err)
 	}
@@ -285,7 +285,7 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	if err := audit.CheckScope(snap); err != nil {
 		return nil, err
 	}
-	return audit.Run(snap, selected, audit.Options{Target: target}), nil
+	return audit.Run(snap, selected, audit.Options{Target: target, Named: in.Checks}), nil
 }
 
 // resolveFiles makes each relative path absolute against the server's

@@ -50,7 +50,9 @@ func upgradePreflightCheck() check.Check {
 		Severity:  finding.High,
 		Preflight: true,
 		Description: "Runs only with --target-version 1.N and judges the cluster as it will be during and after the " +
-			"upgrade. Fix before upgrading: control-plane jumps of more than one minor (the API server must not skip " +
+			"upgrade: every node whose kubelet is below 1.N, also when the control plane is already there (mid-upgrade: " +
+			"only the control-plane path is skipped). Without a version document the control plane's version is inferred " +
+			"from the newest kubelet and kube-proxy (lower bounds) and the target (upper bound). Fix before upgrading: control-plane jumps of more than one minor (the API server must not skip " +
 			"minors); kubelets and kube-proxies that fall outside the version skew policy (at most three minors older " +
 			"than the API server) once the control plane reaches 1.N, pool by pool and oldest first; nodes whose OS " +
 			"boots cgroup v1 by default when 1.N's kubelet refuses cgroup v1 (from 1.35, KEP-5573); add-on images a " +
@@ -61,7 +63,7 @@ func upgradePreflightCheck() check.Check {
 			"dockershim from 1.24; Docker through cri-dockerd, medium, when the upgrade crosses 1.26), per pool; node OS " +
 			"releases the provider states it does not offer at the target (EKS Amazon Linux 2 from 1.33, AKS Windows Server " +
 			"2019 from 1.33 and 2022 from 1.37), per pool. Watch " +
-			"during the upgrade: PodDisruptionBudgets that allow no eviction, pods without a controller and pods with " +
+			"during the upgrade: PodDisruptionBudgets that allow no eviction (maxUnavailable 0, or minAvailable at or above the pods they expect, whatever their health), pods without a controller and pods with " +
 			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up; and, as " +
 			"info, the nodes per pool that run only DaemonSet and mirror pods, which drain at once. " +
 			"Fix before upgrading, too: add-ons whose release, read from the image tag of a DaemonSet or Deployment, is " +
@@ -96,7 +98,7 @@ func upgradePreflightCheck() check.Check {
 
 func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	if ctx.Target == nil {
-		return nil, check.NotEvaluated("no --target-version")
+		return nil, check.NotEvaluated("needs --target-version 1.N (MCP: target_version): the preflight judges an upgrade to a target, and none was given")
 	}
 	f, err := loadFacts()
 	if err != nil {
