@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/checks/upgrade"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
@@ -81,22 +82,82 @@ type Options struct {
 	// applies it to the snapshot before the checks, and the report's
 	// source lists it as declared.
 	Declared snapshot.Declaration
-	// Named are the check IDs asked for by name (--checks): a preflight
-	// check among them runs even without a target, and says it needs one.
-	Named []string
+}
+
+// ParseTarget reads an upgrade target, "1.35", "v1.35" or "1.35.2", given
+// by the option option (--target-version, target_version). A target past
+// the newest minor kubegap's upgrade tables know is refused, naming that
+// minor: no table could judge an upgrade there, and a preflight that
+// "passes" at 1.99 would claim what nothing knows. Empty is no target.
+func ParseTarget(option, s string) (*check.KubeVersion, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, ok := check.ParseKubeVersion(s)
+	if !ok || v.Major != 1 {
+		return nil, fmt.Errorf("%s %q: want a Kubernetes version such as 1.35", option, s)
+	}
+	newest, err := upgrade.NewestKnownMinor()
+	if err != nil {
+		return nil, err
+	}
+	if newest.Less(check.KubeVersion{Major: v.Major, Minor: v.Minor}) {
+		return nil, fmt.Errorf("%s %s: kubegap's upgrade tables know Kubernetes minors up to %s, so an upgrade to %s cannot be judged (use %s or older, or a newer kubegap)",
+			option, v.MinorString(), newest.MinorString(), v.MinorString(), newest.MinorString())
+	}
+	return &v, nil
+}
+
+// Choose returns the checks an audit runs: Select over every check, then
+// without an upgrade target the preflight checks are dropped (nothing
+// about upgrades is reported), except one named in enable. That one is
+// known without a target, so --checks upgrade-preflight is no "unknown
+// check", and reported not evaluated with what it needs.
+func Choose(all []checks.Check, enable, skip []string, target *check.KubeVersion) ([]checks.Check, error) {
+	selected, err := Select(all, enable, skip)
+	if err != nil || target != nil {
+		return selected, err
+	}
+	var out []checks.Check
+	for _, c := range selected {
+		switch {
+		case !c.Preflight:
+			out = append(out, c)
+		case slices.Contains(enable, c.ID):
+			out = append(out, needsTarget(c))
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no check left to run: the preflight checks run only with --target-version")
+	}
+	return out, nil
+}
+
+// needsTarget is a preflight check asked for without a target: it runs
+// in any audit and says it is not evaluated, and which target to give.
+func needsTarget(c checks.Check) checks.Check {
+	c.Preflight = false
+	c.Run = func(ctx *checks.Context) ([]finding.Finding, error) {
+		why := "needs --target-version 1.N (target_version over MCP), the Kubernetes minor an upgrade would reach"
+		cp, _, known := check.ServerVersion(ctx.Snapshot)
+		if newest, err := upgrade.NewestKnownMinor(); err == nil && known && cp.Less(newest) {
+			next := check.KubeVersion{Major: cp.Major, Minor: cp.Minor + 1}
+			why += fmt.Sprintf(": --target-version %s is the minor after the control plane's %s", next.MinorString(), cp.MinorString())
+		}
+		return nil, checks.NotEvaluated("%s", why)
+	}
+	return c
 }
 
 // ForTarget drops the preflight checks from cs unless an upgrade target is
-// given: without --target-version nothing about upgrades is reported. A
-// preflight check asked for by name (named, the --checks list) is kept:
-// it then reports that it needs a target rather than vanishing.
-func ForTarget(cs []checks.Check, target *check.KubeVersion, named ...string) []checks.Check {
+// given: without --target-version nothing about upgrades is reported.
+func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
 	if target != nil {
 		return cs
 	}
 	var out []checks.Check
 	for _, c := range cs {
-		if !c.Preflight || slices.Contains(named, c.ID) {
+		if !c.Preflight {
 			out = append(out, c)
 		}
 	}
@@ -128,7 +189,7 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 		cur := check.InferCurrentVersion(s, opts.Target)
 		r.CurrentVersion = &report.CurrentVersion{Version: cur.Text(), Inferred: !cur.Exact, Basis: cur.Basis}
 	}
-	for _, c := range ForTarget(cs, opts.Target, opts.Named...) {
+	for _, c := range ForTarget(cs, opts.Target) {
 		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
 		fs, err := runOne(c, ctx)
@@ -155,9 +216,6 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 			res.Status, res.Reason = statusOf(res.Rules)
 		}
 		r.Checks = append(r.Checks, res)
-		if c.Preflight && opts.Target == nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("check %s needs --target-version 1.N (the upgrade it judges); without one it is not evaluated", c.ID))
-		}
 	}
 	if note := ScopeNote(s); note != "" {
 		r.Warnings = append(r.Warnings, note)

@@ -2,6 +2,9 @@ package audit
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,5 +314,125 @@ func TestRuleCategories(t *testing.T) {
 	cov := report.Coverage(r)
 	if strings.Join(cov.NotRequested, ",") != "optin" || strings.Join(cov.UnknownToKubegap, ",") != "knowledge" {
 		t.Errorf("coverage summary: not requested %v, unknown %v", cov.NotRequested, cov.UnknownToKubegap)
+	}
+}
+
+// TestRequiredReadNoRuleNeedsNeverPasses is issue 28's defect 2 at its
+// mechanism: a required input that no rule lists in Needs, when it fails
+// (error, forbidden, not read, in the input but incomplete), still keeps
+// the check from passing, and each rule names it as missing.
+func TestRequiredReadNoRuleNeedsNeverPasses(t *testing.T) {
+	none := func(*checks.Context) ([]finding.Finding, error) { return nil, nil }
+	c := fakeCheck("forgets-pods", checks.Needs(snapshot.Nodes, snapshot.Pods), none)
+	c.Rules = []checks.Rule{{ID: "nodes-rule", Needs: []snapshot.Resource{snapshot.Nodes}}}
+	for _, tc := range []struct {
+		name string
+		set  func(*snapshot.Snapshot)
+	}{
+		{"error", func(s *snapshot.Snapshot) {
+			s.SetCoverage(snapshot.Pods, snapshot.StatusError, "the server is currently unable to handle the request")
+		}},
+		{"forbidden", func(s *snapshot.Snapshot) {
+			s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, "pods is forbidden")
+		}},
+		{"not read", func(*snapshot.Snapshot) {}},
+		{"incomplete", func(s *snapshot.Snapshot) { s.SetCoverage(snapshot.Pods, snapshot.StatusRead, "") }},
+	} {
+		s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
+		s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+		s.SetComplete(snapshot.Nodes, nil)
+		tc.set(s)
+		s.Finish()
+		res := Run(s, []checks.Check{c}, Options{}).Checks[0]
+		if res.Status == report.Pass {
+			t.Errorf("%s pods: the check passes", tc.name)
+		}
+		if len(res.Rules) != 1 || !slices.Contains(res.Rules[0].Missing, snapshot.Pods.String()) || !strings.Contains(res.Rules[0].Reason, "pods") {
+			t.Errorf("%s pods: rules %+v do not name pods as missing", tc.name, res.Rules)
+		}
+	}
+	// With every required input complete it passes: the rule is not
+	// made partial by an input that is there.
+	s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
+	for _, r := range []snapshot.Resource{snapshot.Nodes, snapshot.Pods} {
+		s.SetCoverage(r, snapshot.StatusRead, "")
+		s.SetComplete(r, nil)
+	}
+	s.Finish()
+	if res := Run(s, []checks.Check{c}, Options{}).Checks[0]; res.Status != report.Pass {
+		t.Errorf("complete input: %s %q, want pass", res.Status, res.Reason)
+	}
+	// An optional input that no rule needs stays out of the verdict.
+	opt := fakeCheck("optional-pods", []checks.Input{{Resource: snapshot.Nodes}, checks.Optional(snapshot.Pods)}, none)
+	opt.Rules = c.Rules
+	s = snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
+	s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
+	s.SetComplete(snapshot.Nodes, nil)
+	s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, "pods is forbidden")
+	s.Finish()
+	if res := Run(s, []checks.Check{opt}, Options{}).Checks[0]; res.Status != report.Pass {
+		t.Errorf("optional pods forbidden: %s %q, want pass", res.Status, res.Reason)
+	}
+}
+
+// bareCoreDNS is a CoreDNS 1.8.3 pod whose workload is not in the input,
+// under a ClusterRole without endpointslices: a high addon-rbac-gap finding.
+const bareCoreDNS = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: coredns-5d78c9869d-x2x4q, namespace: kube-system}
+  spec:
+    serviceAccountName: coredns
+    containers:
+    - {name: coredns, image: registry.k8s.io/coredns/coredns:v1.8.3}
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata: {name: system:coredns}
+  rules:
+  - {apiGroups: [""], resources: [endpoints, services, pods, namespaces], verbs: [list, watch]}
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRoleBinding
+  metadata: {name: system:coredns}
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: system:coredns}
+  subjects:
+  - {kind: ServiceAccount, name: coredns, namespace: kube-system}
+`
+
+// TestAddonRBACGapPodsFailed is issue 28's reproducer of defect 2: the
+// pods LIST fails with a 500 on a cluster whose only CoreDNS is a bare
+// pod. The high finding cannot be made, and the check must not pass.
+func TestAddonRBACGapPodsFailed(t *testing.T) {
+	c, ok := checks.Lookup("addon-rbac-gap")
+	if !ok {
+		t.Fatal("addon-rbac-gap is not registered")
+	}
+	load := func(pods snapshot.Status) *snapshot.Snapshot {
+		path := filepath.Join(t.TempDir(), "cluster.yaml")
+		if err := os.WriteFile(path, []byte(bareCoreDNS), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.LoadPaths([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.Reads {
+			s.SetCoverage(r.Resource, snapshot.StatusRead, "")
+			s.SetComplete(r.Resource, nil)
+		}
+		if pods != snapshot.StatusRead {
+			s.Drop(snapshot.Pods)
+			s.SetCoverage(snapshot.Pods, pods, "the server is currently unable to handle the request (get pods)")
+		}
+		return s
+	}
+	if res := Run(load(snapshot.StatusRead), []checks.Check{c}, Options{}); res.Checks[0].Status != report.Fail || !res.AtOrAbove(finding.High) {
+		t.Fatalf("with its pods: %s, %d findings; want a high finding", res.Checks[0].Status, len(res.Findings))
+	}
+	res := Run(load(snapshot.StatusError), []checks.Check{c}, Options{}).Checks[0]
+	if res.Status == report.Pass || len(res.Rules) != 1 || res.Rules[0].Status == report.RuleEvaluated ||
+		!slices.Contains(res.Rules[0].Missing, snapshot.Pods.String()) {
+		t.Errorf("pods failed: %s %q, rules %+v; want partial naming v1/pods", res.Status, res.Reason, res.Rules)
 	}
 }

@@ -7,6 +7,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -202,15 +203,56 @@ func (c *Context) note(rule string, n RuleNote) {
 func (c *Context) Notes() map[string]RuleNote { return c.notes }
 
 // RulesOf returns c's rules, or its one implicit rule.
+//
+// A required input (in Reads, not Optional) that no rule Needs is added to
+// the Needs of every rule: Reads promise that such an input, unread, never
+// lets the check pass, and a rule list that forgot it must not break that
+// promise. Every verdict and every description goes through here, so the
+// audit and `kubegap checks show` agree on what each rule needs. The
+// registry's tests keep the checks kubegap ships from relying on this
+// (each required input is in the Needs of the rule it matters to, which
+// names it better than every rule); it is the floor for any other.
 func RulesOf(c Check) []Rule {
-	if len(c.Rules) > 0 {
+	if len(c.Rules) == 0 {
+		r := Rule{ID: c.ID, Summary: c.Title}
+		for _, in := range c.Reads {
+			r.Needs = append(r.Needs, in.Resource)
+		}
+		return []Rule{r}
+	}
+	uncovered := UnneededReads(c)
+	if len(uncovered) == 0 {
 		return c.Rules
 	}
-	r := Rule{ID: c.ID, Summary: c.Title}
-	for _, in := range c.Reads {
-		r.Needs = append(r.Needs, in.Resource)
+	out := make([]Rule, len(c.Rules))
+	for i, r := range c.Rules {
+		r.Needs = append(slices.Clip(r.Needs), uncovered...)
+		out[i] = r
 	}
-	return []Rule{r}
+	return out
+}
+
+// UnneededReads lists c's required inputs that none of its own Rules
+// names in Needs, in the order of Reads. None for a check without Rules:
+// its one implicit rule needs every input.
+func UnneededReads(c Check) []snapshot.Resource {
+	if len(c.Rules) == 0 {
+		return nil
+	}
+	needed := map[snapshot.Resource]bool{}
+	for _, r := range c.Rules {
+		for _, n := range r.Needs {
+			needed[n] = true
+		}
+	}
+	var out []snapshot.Resource
+	for _, in := range c.Reads {
+		if !in.Optional && !needed[in.Resource] {
+			needed[in.Resource] = true
+			out = append(out, in.Resource)
+		}
+	}
+	return out
 }
 
 // ImageFacts is what inspecting one image showed about its executables.

@@ -28,7 +28,14 @@ func catalogue(lib *library.Library) []byte {
 	}
 	for _, c := range All() {
 		info := Describe(c, title)
-		fmt.Fprintf(&b, "\n## %s\n\n%s\n\nSeverity: up to **%s**. Run it alone: `kubegap audit --checks %s`\n\nReads:\n\n", c.ID, c.Description, c.Severity, c.ID)
+		run := "kubegap audit --checks " + c.ID
+		if c.Preflight {
+			// As present.AuditCommand prints it (present imports this
+			// package, so it cannot be called here); the suggested-command
+			// test in internal/cli runs this line.
+			run += " --target-version 1.36"
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\nSeverity: up to **%s**. Run it alone: `%s`\n\nReads:\n\n", c.ID, c.Description, c.Severity, run)
 		for _, in := range info.Reads {
 			fmt.Fprintf(&b, "- `%s`\n", in.Resource)
 		}

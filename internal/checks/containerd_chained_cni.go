@@ -355,7 +355,7 @@ func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, ds
 	refs, more := check.NodeRefs(nodes)
 	f.Objects = append(f.Objects, refs...)
 	f.Evidence = append(f.Evidence, dsEvidence...)
-	f.Evidence = append(f.Evidence, runtimeEvidence(nodes)...)
+	f.AddEvidence(runtimeItems(nodes)...)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("affected range: %s (%s)", reg.rangeText(), strings.Join(reg.Sources, ", ")))
 	f.Evidence = append(f.Evidence, "chained attachment not checked: "+what)
 	f.Title = fmt.Sprintf("Multus %s runs in chroot mode on %d nodes with containerd %s; chained attachments could not be checked",
@@ -371,17 +371,11 @@ func containerdUncheckedFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, ds
 	return f
 }
 
-// runtimeEvidence quotes the nodes' runtime versions, capped.
-func runtimeEvidence(nodes []*corev1.Node) []string {
-	var ev []string
-	for i, n := range nodes {
-		if i == check.MaxEvidence {
-			ev = append(ev, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
-			break
-		}
-		ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", n.Name, n.Status.NodeInfo.ContainerRuntimeVersion))
-	}
-	return ev
+// runtimeItems quotes the nodes' runtime versions, grouped by version.
+func runtimeItems(nodes []*corev1.Node) []finding.EvidenceItem {
+	return check.NodeValues(nodes, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion)}
+	})
 }
 
 // runtimeVersions lists the nodes' distinct containerd versions.
@@ -421,15 +415,10 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 	f.Evidence = append(f.Evidence, dsEvidence...)
 	f.Evidence = append(f.Evidence, firstN(nadEvidence, check.MaxEvidence)...)
 	versions := map[string]int{}
-	for i, n := range nodes {
-		v := n.Status.NodeInfo.ContainerRuntimeVersion
-		versions[strings.TrimPrefix(v, "containerd://")]++
-		if i < check.MaxEvidence {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", n.Name, v))
-		} else if i == check.MaxEvidence {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
-		}
+	for _, n := range nodes {
+		versions[strings.TrimPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")]++
 	}
+	f.AddEvidence(runtimeItems(nodes)...)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("affected range: %s (%s)", reg.rangeText(), strings.Join(reg.Sources, ", ")))
 	nodeWord := "nodes"
 	if len(nodes) == 1 {

@@ -89,9 +89,9 @@ func TestFoundingAzureCluster(t *testing.T) {
 			t.Errorf("nodes %v, want exactly the Ubuntu 20.04 nodes %v", n, old)
 		}
 		for _, e := range []string{
-			"DaemonSet kube-system/azure-cns spec.template.spec.initContainers[0].image=mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11",
+			"DaemonSet/kube-system/azure-cns: spec.template.spec.initContainers[0].image=mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11",
 			"hostPath.path=/opt/cni/bin",
-			`Node aks-np2004-1 status.nodeInfo.osImage="Ubuntu 20.04.6 LTS" → glibc 2.31`,
+			"aks-np2004-1", `status.nodeInfo.osImage=Ubuntu 20.04.6 LTS`, `osImage "Ubuntu 20.04.6 LTS" → glibc 2.31`,
 		} {
 			if !anyEvidence(f, e) {
 				t.Errorf("no evidence %q", e)

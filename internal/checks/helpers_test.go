@@ -29,3 +29,21 @@ func runCheck(t *testing.T, c Check, s *snapshot.Snapshot) (fs []finding.Finding
 func hasObject(fs []finding.Finding, kind, namespace, name string) bool {
 	return checktest.HasObject(fs, kind, namespace, name)
 }
+
+// quotes reports whether an evidence item of f quotes the field path of
+// the object kind/name.
+func quotes(f finding.Finding, kind, name, path string) bool {
+	for _, it := range f.EvidenceItems {
+		for _, o := range it.Objects {
+			if o.Kind != kind || o.Name != name {
+				continue
+			}
+			for _, fl := range it.Fields {
+				if fl.Path == path {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

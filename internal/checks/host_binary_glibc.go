@@ -37,7 +37,7 @@ func hostBinaryGlibcCheck() Check {
 			"nodes whose glibc is older than the installed binaries need: there the binaries cannot start, " +
 			"and for a CNI plugin every new pod sandbox fails. What an image needs comes from --inspect-images " +
 			"or from facts shipped with kubegap; when neither knows, a fleet that mixes glibc versions is " +
-			"reported at medium severity. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
+			"reported at medium severity, and on a fleet of one glibc the rule is partial, naming the image to inspect. Kernel module directories (/lib/modules) hold no userland binaries and do not " +
 			"count; nodes whose glibc is unknown leave the check partial. With --inspect-images it also reports " +
 			"musl-linked host binaries on glibc nodes, which lack the musl loader (high), and host binaries whose " +
 			"libstdc++ version or unusual loader path node OS data cannot confirm (medium).",
@@ -323,6 +323,25 @@ func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) 
 	return glibcNeed{}
 }
 
+// unknownNeedWhy says why an image's glibc need is unknown: not
+// inspected and not in kubegap's data, or what the inspection lacked.
+func unknownNeedWhy(image string, images map[string]ImageFacts) string {
+	im, ok := images[image]
+	switch {
+	case images == nil:
+		return "not inspected, and not in kubegap's data"
+	case !ok:
+		return "--inspect-images did not inspect it, and it is not in kubegap's data"
+	case im.Err != "":
+		return "--inspect-images could not read it: " + im.Err
+	}
+	what := "its manifest"
+	if im.MediaType != "" {
+		what += " (" + im.MediaType + ")"
+	}
+	return "--inspect-images read only " + what + ", not its files"
+}
+
 // nodeOS caches the OS table lookup of every node.
 type nodeOS map[string]nodeos.Info
 
@@ -335,17 +354,15 @@ func identifyNodes(nodes []corev1.Node) nodeOS {
 	return m
 }
 
-func nodeOSEvidence(n *corev1.Node, info nodeos.Info) string {
-	var what string
+// libcText is what kubegap knows of a node OS's C library.
+func libcText(info nodeos.Info) string {
 	switch {
 	case info.Libc == nodeos.LibcMusl:
-		what = "musl, no glibc"
+		return "musl, no glibc"
 	case info.Glibc.IsZero():
-		what = "glibc unknown"
-	default:
-		what = "glibc " + info.Glibc.String()
+		return "glibc unknown"
 	}
-	return fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s", n.Name, n.Status.NodeInfo.OSImage, what)
+	return "glibc " + info.Glibc.String()
 }
 
 // hostBinaryPart is the verdict on one writing container.
@@ -390,12 +407,37 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 		}
 		var parts []hostBinaryPart
 		unknown := 0
+		// unjudged: the images, with their containers, whose glibc need is
+		// unknown and that gave no finding (a fleet of one glibc). That
+		// proves nothing about whether their binaries start there: the
+		// founding incident was a uniform fleet.
+		var unjudged []string
+		fields := map[string][]string{}
 		for _, w := range writes {
 			p, ok := judgeHostWrite(w, facts.glibcNeed(w.container.Image, ctx.Images), linux, infos)
 			if ok {
 				parts = append(parts, p)
+			} else if !p.need.known {
+				img := w.container.Image
+				if fields[img] == nil {
+					unjudged = append(unjudged, img)
+				}
+				fields[img] = append(fields[img], w.field)
 			}
 			unknown = max(unknown, p.unknown)
+		}
+		for _, img := range unjudged {
+			// Without --inspect-images the need waits on an opt-in source
+			// (not requested, so --fail-on-unknown leaves it out); with it,
+			// an image that could not be read is the user's to complete
+			// (registry access), like any input.
+			note := ctx.Incomplete
+			if ctx.Images == nil {
+				note = ctx.NotRequested
+			}
+			note(ruleHostBinaryGlibc, "DaemonSet %s/%s writes into a host binary directory from %s (%s), whose glibc need kubegap does not know (%s): "+
+				"run the audit with --inspect-images, or `kubegap image inspect %s`",
+				ds.Namespace, ds.Name, img, strings.Join(fields[img], ", "), unknownNeedWhy(img, ctx.Images), img)
 		}
 		if unknown > 0 {
 			ctx.Unknowable(ruleHostBinaryGlibc, "DaemonSet %s/%s can write into a host binary directory on %d nodes whose glibc is unknown (their OS image is not tabled with one)",
@@ -507,7 +549,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 	var alternatives []string
 	for _, p := range top {
 		images = append(images, fmt.Sprintf("%s (%s)", p.w.container.Image, p.w.field))
-		f.Evidence = append(f.Evidence, fmt.Sprintf("DaemonSet %s spec.template.spec.%s.image=%s", dsName, p.w.field, p.w.container.Image))
+		f.AddEvidence(finding.Quote(f.Objects[0], finding.Value("spec.template.spec."+p.w.field+".image", p.w.container.Image)))
 		f.Evidence = append(f.Evidence, p.w.evidence...)
 		if p.need.known {
 			f.Evidence = append(f.Evidence, p.need.how)
@@ -517,7 +559,10 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeO
 			alternatives = append(alternatives, p.need.alternative)
 		}
 	}
-	f.Evidence = append(f.Evidence, nodeEvidence(affected, infos)...)
+	f.AddEvidence(check.NodeValues(affected, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage)}
+	})...)
+	f.Evidence = append(f.Evidence, osLibcEvidence(affected, infos)...)
 	unknown := 0
 	for _, p := range top {
 		unknown = max(unknown, p.unknown)
@@ -646,14 +691,18 @@ func fleetText(fleet map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func nodeEvidence(nodes []*corev1.Node, infos nodeOS) []string {
+// osLibcEvidence says, once per OS image of the nodes, what kubegap's
+// table gives as its C library.
+func osLibcEvidence(nodes []*corev1.Node, infos nodeOS) []string {
 	var out []string
-	for i, n := range nodes {
-		if i == check.MaxEvidence {
-			out = append(out, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
-			break
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		img := n.Status.NodeInfo.OSImage
+		if seen[img] {
+			continue
 		}
-		out = append(out, nodeOSEvidence(n, infos[n.Name]))
+		seen[img] = true
+		out = append(out, fmt.Sprintf("osImage %q → %s", img, libcText(infos[n.Name])))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -52,7 +53,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 			evidence: []string{
 				"spec.template.spec.initContainers[0].image=mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11",
 				"hostPath.path=/opt/cni/bin",
-				`Node aks-np2004-0 status.nodeInfo.osImage="Ubuntu 20.04.6 LTS" → glibc 2.31`,
+				"aks-np2004-0", `osImage "Ubuntu 20.04.6 LTS" → glibc 2.31`,
 				"azure-container-networking/issues/4793",
 			},
 		},
@@ -347,4 +348,42 @@ func TestUsualLoader(t *testing.T) {
 			t.Errorf("usualLoader(%q) = %v, want %v", p, got, want)
 		}
 	}
+}
+
+// TestHostBinaryGlibcUnknownImageUniformFleet is issue 28's defect 3: on
+// a uniform Ubuntu 20.04 fleet, a DaemonSet writing into /opt/cni/bin from
+// an image whose glibc need kubegap does not know (not inspected, the
+// inspection failed, only its manifest read) gives no finding, but the
+// rule is partial and names the image and the commands that would tell.
+// Once an inspection knows the need, and the nodes meet it, it passes.
+func TestHostBinaryGlibcUnknownImageUniformFleet(t *testing.T) {
+	const image = "quay.io/cilium/cilium:v1.18.2"
+	load := func() *snapshot.Snapshot {
+		return checktest.Complete(loadFixture(t, "host-binary-glibc/ubuntu2004-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"))
+	}
+	for _, tc := range []struct {
+		name   string
+		images map[string]ImageFacts
+		why    string
+	}{
+		{"not inspected", nil, "not inspected, and not in kubegap's data"},
+		{"inspection failed", map[string]ImageFacts{image: {Image: image, Err: "GET https://quay.io/v2/: unauthorized"}}, "could not read it: GET https://quay.io/v2/: unauthorized"},
+		{"manifest only", map[string]ImageFacts{image: {Image: image, MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"}}, "read only its manifest"},
+		{"another image inspected", map[string]ImageFacts{"registry.k8s.io/pause:3.10": {Image: "registry.k8s.io/pause:3.10", LayersRead: true}}, "did not inspect it"},
+	} {
+		fs, ctx, ok := checktest.RunImages(t, hostBinaryGlibcCheck(), load(), tc.images)
+		n, noted := ctx.Notes()[ruleHostBinaryGlibc]
+		if !ok || len(fs) != 0 || !noted || n.Skipped {
+			t.Errorf("%s: evaluated %v, findings %+v, notes %v; want no finding and the rule partial", tc.name, ok, fs, ctx.Notes())
+			continue
+		}
+		for _, want := range []string{"DaemonSet kube-system/cilium", image + " (initContainers[0])", tc.why,
+			"--inspect-images", "`kubegap image inspect " + image + "`"} {
+			if !strings.Contains(n.Reason, want) {
+				t.Errorf("%s: the note %q does not say %q", tc.name, n.Reason, want)
+			}
+		}
+	}
+	met := map[string]ImageFacts{image: {Image: image, LayersRead: true, MaxGlibc: "2.17", Executables: []string{"/cni/cilium-cni: GLIBC_2.17"}}}
+	checktest.QuietImages(t, hostBinaryGlibcCheck(), load(), met)
 }

@@ -315,6 +315,13 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 
 	always := map[string]bool{} // container name → pulls on every start
 	var alwaysEv, floatingEv, images []string
+	var alwaysItems, floatingItems []finding.EvidenceItem
+	wref := finding.ObjectRef{APIVersion: w.res.APIVersion(), Kind: w.res.Kind, Namespace: w.meta.Namespace, Name: w.meta.Name}
+	// quote is the container's image and pull policy as the object has them.
+	quote := func(path string, c *corev1.Container) finding.EvidenceItem {
+		return finding.Quote(wref, finding.Value("spec.template.spec."+path+".image", c.Image),
+			finding.Value("spec.template.spec."+path+".imagePullPolicy", string(c.ImagePullPolicy)))
+	}
 	public := false
 	for i, c := range cs {
 		if check.IsTemplated(c.Image) {
@@ -331,12 +338,14 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		switch {
 		case pol == corev1.PullAlways && implied:
 			always[c.Name] = true
-			alwaysEv = append(alwaysEv, fmt.Sprintf("%s%s.image=%s with imagePullPolicy unset → Always (API default for :latest or untagged)", prefix, paths[i], c.Image))
+			alwaysEv = append(alwaysEv, fmt.Sprintf("%s%s: imagePullPolicy unset → Always (API default for :latest or untagged)", prefix, paths[i]))
+			alwaysItems = append(alwaysItems, quote(paths[i], c))
 		case pol == corev1.PullAlways:
 			always[c.Name] = true
-			alwaysEv = append(alwaysEv, fmt.Sprintf("%s%s.imagePullPolicy=Always image=%s", prefix, paths[i], c.Image))
+			alwaysItems = append(alwaysItems, quote(paths[i], c))
 		case w.res == snapshot.DaemonSets && floatingTag(c.Image):
-			floatingEv = append(floatingEv, fmt.Sprintf("%s%s.image=%s imagePullPolicy=%s: no version tag", prefix, paths[i], c.Image, pol))
+			floatingEv = append(floatingEv, fmt.Sprintf("%s%s: image %s has no version tag (pull policy %s)", prefix, paths[i], c.Image, pol))
+			floatingItems = append(floatingItems, quote(paths[i], c))
 		default:
 			continue
 		}
@@ -347,7 +356,7 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 			public = true
 		}
 	}
-	if len(alwaysEv) == 0 && len(floatingEv) == 0 {
+	if len(alwaysItems) == 0 && len(floatingItems) == 0 {
 		return finding.Finding{}, false
 	}
 
@@ -375,11 +384,18 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 	}
 
 	scaleEv := ""
+	var scaleItem *finding.EvidenceItem
 	switch {
 	case w.estimate:
 		scaleEv = fmt.Sprintf("%s %s %s", w.res.Kind, name, w.scaleFrom)
+	case w.scale > 0 && w.scaleFrom == "status.desiredNumberScheduled":
+		it := finding.Quote(wref, finding.Value(w.scaleFrom, w.scale))
+		scaleItem = &it
+	case w.scale > 0 && w.scaleFrom == "spec.replicas":
+		// replicasOf reads an unset spec.replicas as the API default, 1.
+		scaleEv = fmt.Sprintf("%s %s runs %d replicas (spec.replicas; 1 when unset)", w.res.Kind, name, w.scale)
 	case w.scale > 0:
-		scaleEv = fmt.Sprintf("%s %s %s=%d", w.res.Kind, name, w.scaleFrom, w.scale)
+		scaleEv = fmt.Sprintf("%s %s %s: %d", w.res.Kind, name, w.scaleFrom, w.scale)
 	}
 	// "runs on 1000 nodes" for a DaemonSet, "runs 40 pods" otherwise.
 	scaleText, runs := fmt.Sprintf("%d pods", w.scale), fmt.Sprintf("runs %d pods", w.scale)
@@ -406,10 +422,18 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		ev    []string
 	)
 	imgs := strings.Join(firstImages(images, 3), ", ")
-	if len(alwaysEv) > 0 {
+	var items []finding.EvidenceItem
+	if len(alwaysItems) > 0 {
 		sev = finding.Medium
 		if w.scale >= pullAlwaysHighScale || looping > 0 {
 			sev = finding.High
+		}
+		// Crash loops raise it, and only pods (tied to a Deployment by
+		// its ReplicaSets) show them: without them complete, medium is
+		// a floor, not the answer.
+		if sev == finding.Medium && (!ctx.CompleteIn(snapshot.Pods, w.meta.Namespace) ||
+			w.res == snapshot.Deployments && !ctx.CompleteIn(snapshot.ReplicaSets, w.meta.Namespace)) {
+			ctx.Incomplete(w.rule, "%s %s: its pods were not all read, and it is high if any of them crash-loops", w.res.Kind, name)
 		}
 		title = fmt.Sprintf("%s %s pulls its image on every start across %s", w.res.Kind, name, scaleText)
 		msg = fmt.Sprintf("%s %s %s and pulls %s on every container start, so every restart and every rollout "+
@@ -427,6 +451,7 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 			"pre-pull or mirror the image in a registry close to the nodes. Keep Always only where credentials must be re-checked on every start."
 		ev = append(ev, alwaysEv...)
 		ev = append(ev, floatingEv...)
+		items = append(append(items, alwaysItems...), floatingItems...)
 	} else {
 		sev = finding.Low
 		if w.scale >= pullAlwaysHighScale {
@@ -442,12 +467,16 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 			"node, a pruned image) gets whatever was pushed last.", name, imgs, scaleText)
 		fix = "Use a version tag, ideally with its digest, and roll changes out by changing it."
 		ev = append(ev, floatingEv...)
+		items = append(items, floatingItems...)
 	}
 	if scaleEv != "" {
 		ev = append(ev, scaleEv)
 	}
+	if scaleItem != nil {
+		items = append(items, *scaleItem)
+	}
 	ev = append(ev, loopEv...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check:       "image-pull-always",
 		Severity:    sev,
 		Title:       title,
@@ -456,7 +485,9 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		Evidence:    ev,
 		Remediation: fix,
 		Cases:       cases,
-	}, true
+	}
+	f.AddEvidence(items...)
+	return f, true
 }
 
 // pullRateLimitFindings reports pull events refused by a registry rate
@@ -511,6 +542,7 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 		})
 		refs := newCappedRefs()
 		var ev []string
+		var items []finding.EvidenceItem
 		for _, h := range hits {
 			refs.add(objRef(snapshot.Pods, h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name))
 			if h.node != "" {
@@ -520,12 +552,14 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 				ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s node=%s message=%q",
 					h.e.Namespace, h.e.Name, h.e.Reason, max(h.e.Count, 1), h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name,
 					h.node, quoteMessage(h.e.Message, h.at, sandboxQuoteLen)))
+				items = append(items, finding.Quote(objRef(snapshot.Events, h.e.Namespace, h.e.Name), finding.Value("reason", h.e.Reason),
+					finding.Value("involvedObject.kind", h.e.InvolvedObject.Kind), finding.Value("involvedObject.name", h.e.InvolvedObject.Name)))
 			}
 		}
 		if len(hits) > len(ev) {
 			ev = append(ev, fmt.Sprintf("… and %d more rate-limited pull events", len(hits)-len(ev)))
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    "image-pull-always",
 			Severity: finding.High,
 			Title:    fmt.Sprintf("%s refuses image pulls with a rate limit", reg),
@@ -539,7 +573,9 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 				"(imagePullSecrets) so the per-account limit applies, and stop pulls that are not needed: " +
 				"imagePullPolicy IfNotPresent with pinned tags.",
 			Cases: []string{"docker-hub-pull-rate-limits", "daemonset-pull-always-nat-ratelimit"},
-		})
+		}
+		f.AddEvidence(items...)
+		out = append(out, f)
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func TestImagePullAlwaysFires(t *testing.T) {
 	}{
 		{
 			kind: "DaemonSet", ns: "kube-system", name: "log-agent", sev: finding.High,
-			evidence: []string{"containers[0].image=acme/log-agent:latest with imagePullPolicy unset → Always", "status.desiredNumberScheduled=1000"},
+			evidence: []string{"containers[0].image=acme/log-agent:latest, spec.template.spec.containers[0].imagePullPolicy absent", "status.desiredNumberScheduled=1000"},
 			cases:    []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
 		},
 		{
@@ -101,21 +101,21 @@ func TestImagePullAlwaysFires(t *testing.T) {
 		},
 		{
 			kind: "DaemonSet", ns: "security", name: "scanner", sev: finding.Medium,
-			evidence: []string{"imagePullPolicy=Always image=registry.example.com:5000/sec/scanner:2.1"},
+			evidence: []string{"containers[0].image=registry.example.com:5000/sec/scanner:2.1, spec.template.spec.containers[0].imagePullPolicy=Always"},
 		},
 		{
 			kind: "DaemonSet", ns: "kube-system", name: "cni-helper", sev: finding.Low,
-			evidence: []string{"image=example.azurecr.io/cni-helper imagePullPolicy=IfNotPresent: no version tag"},
+			evidence: []string{"image example.azurecr.io/cni-helper has no version tag"},
 			cases:    []string{"daemonset-pull-always-nat-ratelimit"},
 		},
 		{
 			kind: "Deployment", ns: "shop", name: "frontend", sev: finding.High,
 			objects:  []string{"Pod/shop/frontend-6f7d-q1", "Node//node-c"},
-			evidence: []string{"containers[1].imagePullPolicy=Always image=ghcr.io/acme/proxy:1.0", "spec.replicas=40", "containerStatuses[sidecar]"},
+			evidence: []string{"containers[1].image=ghcr.io/acme/proxy:1.0, spec.template.spec.containers[1].imagePullPolicy=Always", "runs 40 replicas (spec.replicas", "containerStatuses[sidecar]"},
 		},
 		{
 			kind: "StatefulSet", ns: "data", name: "cassandra", sev: finding.Medium,
-			evidence: []string{"spec.replicas=30"},
+			evidence: []string{"runs 30 replicas (spec.replicas"},
 			cases:    []string{"daemonset-pull-always-nat-ratelimit", "github-sidecar-oom-pull-always-registry", "docker-hub-pull-rate-limits"},
 		},
 	}

@@ -271,10 +271,13 @@ func imageCounts(counts map[string]int, quote bool) string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
+		// The count is read before the name is quoted: counts is keyed by
+		// the bare name ("(0 nodes)" was the quoted key's miss).
+		n, name := counts[k], k
 		if quote && !strings.HasPrefix(k, "(") {
-			k = strconv.Quote(k)
+			name = strconv.Quote(k)
 		}
-		parts[i] = fmt.Sprintf("%s (%d node%s)", k, counts[k], pluralS(counts[k]))
+		parts[i] = fmt.Sprintf("%s (%d node%s)", name, n, pluralS(n))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -399,18 +402,25 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 	f.Evidence = append(f.Evidence, fmt.Sprintf("support ended %d days before this audit (%s)", days(now.Sub(end.end)), now.Format(time.DateOnly)))
 	f.Remediation = fmt.Sprintf("Move these nodes to a supported OS release: create a node pool on a current image (or "+
 		"change the pool's OS SKU), move workloads with a surge, then remove the old pool. Sources for the date: %s.", sources)
-	for i, n := range group {
-		if i == check.MaxEvidence {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(group)-i))
-			break
+	var images finding.Grouper
+	for _, n := range group {
+		images.Add(check.NodeRef(n.Name), finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage))
+	}
+	f.AddEvidence(images.Items()...)
+	if end.provider != nodeos.ProviderUnknown {
+		// The provider is read from spec.providerID and the node's labels
+		// (check.ManagedProvider); the IDs are per node, so only the
+		// first few are quoted.
+		for i, n := range group {
+			if i == 3 {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more %s nodes", len(group)-i, providerNames[end.provider]))
+				break
+			}
+			f.AddEvidence(finding.Quote(check.NodeRef(n.Name), finding.Value("spec.providerID", n.Spec.ProviderID)))
 		}
-		line := fmt.Sprintf("Node %s status.nodeInfo.osImage=%q → %s", n.Name, n.Status.NodeInfo.OSImage, info.Name())
-		if end.provider != nodeos.ProviderUnknown {
-			line += fmt.Sprintf(" on %s (spec.providerID=%s), node image support ended %s", providerNames[end.provider], n.Spec.ProviderID, eos)
-		} else {
-			line += ", standard support ended " + eos
-		}
-		f.Evidence = append(f.Evidence, line)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s on %s: node image support ended %s", info.Name(), providerNames[end.provider], eos))
+	} else {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: standard support ended %s", info.Name(), eos))
 	}
 	return f
 }
@@ -525,9 +535,10 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 				f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(g.nodes)-i))
 				break
 			}
-			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s metadata.labels[%s]=%s (image date %s), metadata.creationTimestamp=%s",
-				a.node.Name, facts.AKSNodeImageLabel, a.image, a.date.Format(time.DateOnly), a.node.CreationTimestamp.UTC().Format(time.RFC3339)))
+			f.AddEvidence(finding.Quote(check.NodeRef(a.node.Name), finding.Value("metadata.labels["+facts.AKSNodeImageLabel+"]", a.image),
+				createdField(a.node)))
 		}
+		f.Evidence = append(f.Evidence, "image dates are read from the "+facts.AKSNodeImageLabel+" label's version (AKSUbuntu-…-YYYYMM.DD.n)")
 		if g.sev == finding.Medium {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("newest %s in the cluster: %s", facts.AKSNodeImageLabel, newest.Format(time.DateOnly)))
 		}
@@ -582,10 +593,13 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 	if patchCoordinator(s, facts) {
 		return finding.Finding{}, false
 	}
-	young := 0
+	young, undated := 0, 0
 	var newestImage time.Time
 	for _, n := range same {
-		if !n.CreationTimestamp.IsZero() && now.Sub(n.CreationTimestamp.Time) < daysOf(th.YoungNodeDays) {
+		switch {
+		case n.CreationTimestamp.IsZero():
+			undated++
+		case now.Sub(n.CreationTimestamp.Time) < daysOf(th.YoungNodeDays):
 			young++
 		}
 		if d, ok := parseAKSImageDate(n.Labels[facts.AKSNodeImageLabel]); ok && d.After(newestImage) {
@@ -643,23 +657,33 @@ func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now t
 		nothing = fmt.Sprintf("No patch coordinator is among %s, and no node image was refreshed recently; %s were not seen, so a "+
 			"coordinator there cannot be ruled out.", strings.Join(looked, " and "), strings.Join(unseen, " and "))
 	}
-	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %d of them "+
-		"are older than %d days. %s %s reaches every node in the same window, so one bad systemd, "+
+	// Nodes without a creationTimestamp (files that omit it) are of
+	// unknown age: not counted as old, though they do not make the fleet
+	// young either.
+	age := fmt.Sprintf("%d of them are older than %d days", len(same)-young-undated, th.YoungNodeDays)
+	if undated > 0 {
+		age += fmt.Sprintf(" (%d give no creationTimestamp)", undated)
+	}
+	f.Message = fmt.Sprintf("%d of %d nodes (%.0f%%) run %q with kernel %s, an OS that changes packages in place, and %s. "+
+		"%s %s reaches every node in the same window, so one bad systemd, "+
 		"networkd or kernel package can take down the whole fleet at once rather than one pool%s.",
-		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, len(same)-young, th.YoungNodeDays, nothing, then, check.MoreText(more))
+		len(same), len(s.Nodes), share*100, top.osImage, top.kernel, age, nothing, then, check.MoreText(more))
 	f.Remediation = "Deliver OS changes as node images, pool by pool: on AKS set the node OS upgrade channel to NodeImage with a " +
 		"maintenance window; elsewhere replace nodes from new images (managed node group updates, Karpenter drift) or run a " +
 		"coordinator such as kured with unattended upgrades staged per pool. Keep at least two pools on different image " +
 		"versions so a bad update can be stopped before it reaches all of them."
-	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d nodes report status.nodeInfo.osImage=%q, kernelVersion=%q",
-		len(same), len(s.Nodes), top.osImage, top.kernel),
-		fmt.Sprintf("%d of them older than %d days at this audit", len(same)-young, th.YoungNodeDays))
+	var fleet finding.Grouper
+	for _, n := range same {
+		fleet.Add(check.NodeRef(n.Name), finding.Value("status.nodeInfo.osImage", top.osImage), finding.Value("status.nodeInfo.kernelVersion", top.kernel))
+	}
+	f.AddEvidence(fleet.Items()...)
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of the %d nodes in the input; %s at this audit", len(same), len(s.Nodes), age))
 	for i, n := range same {
 		if i == 5 {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(same)-i))
 			break
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s metadata.creationTimestamp=%s", n.Name, n.CreationTimestamp.UTC().Format(time.RFC3339)))
+		f.AddEvidence(finding.Quote(check.NodeRef(n.Name), createdField(n)))
 	}
 	if complete {
 		f.Evidence = append(f.Evidence, "no DaemonSet or Deployment matches a patch coordinator ("+strings.Join(names, ", ")+")")
@@ -705,3 +729,12 @@ func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
 }
 
 // nodesRun is "1 node runs" or "3 nodes run".
+
+// createdField quotes a node's creationTimestamp as the API writes it
+// (RFC 3339, UTC), or its absence.
+func createdField(n *corev1.Node) finding.Field {
+	if n.CreationTimestamp.IsZero() {
+		return finding.Absent("metadata.creationTimestamp")
+	}
+	return finding.Value("metadata.creationTimestamp", n.CreationTimestamp.UTC().Format(time.RFC3339))
+}

@@ -42,7 +42,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 				{finding.Medium, []string{"bookworm-0", "bookworm-1"}, "2 nodes run Debian 12, past end of standard support (2026-06-10)", eolNewGlibc},
 				{finding.Medium, []string{"bionic-0", "bionic-1"}, "2 nodes run Ubuntu 18.04, past end of standard support (2023-05-31)", eolCases},
 			},
-			evidence: []string{`Node bionic-0 status.nodeInfo.osImage="Ubuntu 18.04.6 LTS" → Ubuntu 18.04, standard support ended 2023-05-31`},
+			evidence: []string{"bionic-0", "status.nodeInfo.osImage=Ubuntu 18.04.6 LTS", "Ubuntu 18.04: standard support ended 2023-05-31"},
 		},
 		{
 			name:  "an earlier clock: Debian 12 still supported",
@@ -59,7 +59,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 				{finding.Low, []string{"aks-npb-0"}, "agentpool=npb runs a node image from 2026-08", staleCases},
 				{finding.Medium, []string{"aks-npc-0"}, "agentpool=npc runs a node image from 2026-03", staleCases},
 			},
-			evidence: []string{"Node aks-npa-0 metadata.labels[kubernetes.azure.com/node-image-version]=AKSUbuntu-2204gen2containerd-202606.15.0 (image date 2026-06-15), metadata.creationTimestamp=2026-06-20T08:00:00Z"},
+			evidence: []string{"Node/aks-npa-0: metadata.labels[kubernetes.azure.com/node-image-version]=AKSUbuntu-2204gen2containerd-202606.15.0, metadata.creationTimestamp=2026-06-20T08:00:00Z"},
 		},
 		{name: "fresh AKS node images", files: []string{"fresh-image.yaml", "daemonsets.yaml"}, now: auditDay()},
 		{
@@ -68,7 +68,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 			now:   auditDay(),
 			want: []want{{finding.Low, []string{"worker-0", "worker-1", "worker-2", "worker-3"},
 				`4 of 4 nodes run one OS image and kernel (Ubuntu 22.04.5 LTS, 5.15.0-1089-azure)`, monoCases}},
-			evidence: []string{`4 of 4 nodes report status.nodeInfo.osImage="Ubuntu 22.04.5 LTS", kernelVersion="5.15.0-1089-azure"`, "none of the DaemonSets in the input matches a patch coordinator"},
+			evidence: []string{"status.nodeInfo.osImage=Ubuntu 22.04.5 LTS, status.nodeInfo.kernelVersion=5.15.0-1089-azure", "4 of the 4 nodes in the input", "none of the DaemonSets in the input matches a patch coordinator"},
 		},
 		{name: "monoculture with kured", files: []string{"monoculture-nodes.yaml", "daemonsets.yaml", "kured.yaml"}, now: auditDay()},
 		{name: "monoculture of nodes replaced last week", files: []string{"young-nodes.yaml", "daemonsets.yaml"}, now: auditDay()},
@@ -348,8 +348,10 @@ func TestNodeOSLifecycleUnknownImages(t *testing.T) {
 	if !ok || n.Skipped {
 		t.Fatalf("end-of-support not noted partial: %+v", notes)
 	}
+	// Each image is on one node, and the note says so (it said "(0 nodes)"
+	// when the count was looked up by the quoted name).
 	for _, img := range []string{`"Ubuntu 20.10"`, `"Ubuntu Questing Quokka (development branch)"`, `"Debian GNU/Linux 7 (wheezy)"`} {
-		if !strings.Contains(n.Reason, img) {
+		if !strings.Contains(n.Reason, img+" (1 node)") {
 			t.Errorf("note does not name %s: %s", img, n.Reason)
 		}
 	}

@@ -253,7 +253,7 @@ func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
 			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=0", name))
 		}
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "pdb-blocks-drain",
 		Severity: finding.Low,
 		Title:    fmt.Sprintf("PodDisruptionBudget %s selects no pods", name),
@@ -265,7 +265,9 @@ func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
 		Evidence:    ev,
 		Remediation: "Point the selector at the labels of the workload's pod template, or delete the budget if the workload is gone.",
 		Cases:       pdbCases(false),
-	}, true
+	}
+	f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+	return f, true
 }
 
 // pdbBudgetFinding judges one budget on its own.
@@ -308,7 +310,9 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		desired    int
 		structural string
 		ev         []string
+		items      []finding.EvidenceItem // quoted fields, after ev
 	)
+	pdbRef := objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)
 	switch {
 	case p.Spec.MaxUnavailable != nil:
 		// The disruption controller rounds percentages up, so only 0 or 0%
@@ -320,7 +324,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		desired = max(expected-mu, 0)
 		if intOrPercentZero(p.Spec.MaxUnavailable) {
 			structural = fmt.Sprintf("maxUnavailable is %s, which allows no voluntary eviction at all", p.Spec.MaxUnavailable.String())
-			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.maxUnavailable=%s", name, p.Spec.MaxUnavailable.String()))
+			items = append(items, finding.Quote(pdbRef, finding.Value("spec.maxUnavailable", p.Spec.MaxUnavailable.String())))
 		}
 	case p.Spec.MinAvailable != nil:
 		ma, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MinAvailable, expected, true)
@@ -336,7 +340,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 				p.Spec.MinAvailable.String(), expected, pluralS(expected))
 		}
 		if structural != "" {
-			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.minAvailable=%s", name, p.Spec.MinAvailable.String()))
+			items = append(items, finding.Quote(pdbRef, finding.Value("spec.minAvailable", p.Spec.MinAvailable.String())))
 		}
 	}
 
@@ -355,10 +359,12 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	if unseen > 0 {
 		switch expectedFrom {
 		case "status.expectedPods":
-			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.expectedPods=%d", name, p.Status.ExpectedPods))
+			items = append(items, finding.Quote(pdbRef, finding.Value("status.expectedPods", p.Status.ExpectedPods)))
 		case "workloads":
 			for _, w := range v.workloads {
-				ev = append(ev, fmt.Sprintf("%s %s/%s spec.replicas=%d, template labels match the budget's selector", w.kind, p.Namespace, w.name, w.replicas))
+				ev = append(ev, fmt.Sprintf("%s %s/%s: template labels match the budget's selector", w.kind, p.Namespace, w.name))
+				items = append(items, finding.Quote(finding.ObjectRef{APIVersion: "apps/v1", Kind: w.kind, Namespace: p.Namespace, Name: w.name},
+					finding.Value("spec.replicas", w.replicas)))
 			}
 		}
 	}
@@ -368,8 +374,9 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	statusZero := statusKnown && p.Status.DisruptionsAllowed == 0
 	statusAllows := statusKnown && p.Status.DisruptionsAllowed > 0
 	if statusZero {
-		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s status.disruptionsAllowed=0 (currentHealthy=%d, desiredHealthy=%d, expectedPods=%d)",
-			name, p.Status.CurrentHealthy, p.Status.DesiredHealthy, p.Status.ExpectedPods))
+		items = append(items, finding.Quote(pdbRef, finding.Value("status.disruptionsAllowed", p.Status.DisruptionsAllowed),
+			finding.Value("status.currentHealthy", p.Status.CurrentHealthy), finding.Value("status.desiredHealthy", p.Status.DesiredHealthy),
+			finding.Value("status.expectedPods", p.Status.ExpectedPods)))
 	}
 
 	alwaysAllow := p.Spec.UnhealthyPodEvictionPolicy != nil && *p.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow
@@ -425,7 +432,8 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		if node == "" {
 			node = "none"
 		}
-		ev = append(ev, fmt.Sprintf("Pod %s/%s status.phase=%s, Ready condition not True (node %s)", pod.Namespace, pod.Name, phase, node))
+		ev = append(ev, fmt.Sprintf("Pod %s/%s: %s, Ready condition not True (node %s)", pod.Namespace, pod.Name, phase, node))
+		items = append(items, finding.Quote(objRef(snapshot.Pods, pod.Namespace, pod.Name), finding.Value("status.phase", pod.Status.Phase)))
 	}
 	if runningNotReady > 0 && !alwaysAllow {
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.unhealthyPodEvictionPolicy unset or IfHealthyBudget", name))
@@ -462,9 +470,17 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 					ev = append(ev, fmt.Sprintf("… and %d more cordoned nodes", len(cordoned)-i))
 					break
 				}
-				ev = append(ev, fmt.Sprintf("Node %s spec.unschedulable=true", n))
+				items = append(items, finding.Quote(check.NodeRef(n), finding.Value("spec.unschedulable", true)))
 			}
 		}
+	}
+	if sev < finding.High && len(drained) > 0 && !ctx.Complete(snapshot.Nodes) {
+		// A cordoned node raises it, and only the nodes show one.
+		rule := pdbRuleExhausted
+		if structural != "" {
+			rule = pdbRuleNoEviction
+		}
+		ctx.Incomplete(rule, "PodDisruptionBudget %s: nodes were not read completely, and it is high if a node of its pods is cordoned now", name)
 	}
 
 	var msg string
@@ -508,7 +524,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	if len(fix) == 0 {
 		fix = append(fix, "Bring the not-Ready pods back to Ready before draining, and set spec.unhealthyPodEvictionPolicy: AlwaysAllow")
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:       "pdb-blocks-drain",
 		Severity:    sev,
 		Title:       title,
@@ -517,7 +533,9 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		Evidence:    ev,
 		Remediation: strings.Join(fix, ". ") + ". If the budget ships inside a chart, override it through the chart's values or ask its maintainers to make it configurable.",
 		Cases:       pdbCases(len(notReady) > 0),
-	}, true
+	}
+	f.AddEvidence(items...)
+	return f, true
 }
 
 // pdbOverlapFindings reports pods selected by more than one budget, one
@@ -575,7 +593,7 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []fi
 			ev = append(ev, fmt.Sprintf("Pod %s/%s labels %s match all %d budgets", pod.Namespace, pod.Name,
 				labels.Set(pod.Labels).String(), len(g.budgets)))
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    "pdb-blocks-drain",
 			Severity: finding.High,
 			Title:    fmt.Sprintf("%d PodDisruptionBudgets select the same pods: %s", len(names), strings.Join(names, ", ")),
@@ -587,7 +605,12 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []fi
 			Evidence:    ev,
 			Remediation: "Keep one budget per workload: narrow the selectors so that no pod matches two budgets, or delete the redundant one.",
 			Cases:       pdbCases(false),
-		})
+		}
+		for _, b := range g.budgets {
+			p := views[b].pdb
+			f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -602,7 +625,7 @@ func intOrPercentZero(v *intstr.IntOrString) bool {
 
 func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) finding.Finding {
 	name := p.Namespace + "/" + p.Name
-	return finding.Finding{
+	f := finding.Finding{
 		Check:       "pdb-blocks-drain",
 		Severity:    finding.Low,
 		Title:       fmt.Sprintf("PodDisruptionBudget %s has an invalid selector", name),
@@ -612,6 +635,30 @@ func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) findi
 		Remediation: "Fix the selector so that it matches the labels of the workload's pods.",
 		Cases:       pdbCases(false),
 	}
+	f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+	return f
+}
+
+// selectorFields quotes a budget's selector as the object writes it: each
+// matchLabels entry, each matchExpressions key and operator, or the
+// selector's absence or emptiness.
+func selectorFields(p *policyv1.PodDisruptionBudget) []finding.Field {
+	sel := p.Spec.Selector
+	if sel == nil {
+		return []finding.Field{finding.Absent("spec.selector")}
+	}
+	var out []finding.Field
+	for _, k := range slices.Sorted(maps.Keys(sel.MatchLabels)) {
+		out = append(out, finding.Value("spec.selector.matchLabels["+k+"]", sel.MatchLabels[k]))
+	}
+	for i, e := range sel.MatchExpressions {
+		out = append(out, finding.Value(fmt.Sprintf("spec.selector.matchExpressions[%d].key", i), e.Key),
+			finding.Value(fmt.Sprintf("spec.selector.matchExpressions[%d].operator", i), string(e.Operator)))
+	}
+	if len(out) == 0 {
+		out = append(out, finding.Value("spec.selector", "{}"))
+	}
+	return out
 }
 
 // podOwners names the controllers of the pods, e.g. "ReplicaSet

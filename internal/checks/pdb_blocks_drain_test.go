@@ -272,7 +272,7 @@ func TestPDBBlocksDrainZeroBudgetCountsWorkloads(t *testing.T) {
 	if f.Severity != finding.High || !strings.Contains(f.Message, "covers 2 pods") {
 		t.Errorf("%v %s", f.Severity, f.Message)
 	}
-	if !evidenceHas(f, "Deployment istio-system/istiod spec.replicas=2") {
+	if !evidenceHas(f, "Deployment/istio-system/istiod: spec.replicas=2") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 }
@@ -306,7 +306,7 @@ func TestPDBBlocksDrainPendingReplica(t *testing.T) {
 	if f.Severity != finding.High {
 		t.Errorf("severity %v, want high", f.Severity)
 	}
-	if !evidenceHas(f, "Pod shop/checkout-2 status.phase=Pending") || !evidenceHas(f, "Node aks-np-old spec.unschedulable=true") {
+	if !evidenceHas(f, "Pod/shop/checkout-2: status.phase=Pending") || !evidenceHas(f, "Node/aks-np-old: spec.unschedulable=true") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 	if !slices.Contains(f.Cases, "azure-cni-v2-glibc") {

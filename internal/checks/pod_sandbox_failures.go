@@ -632,24 +632,32 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 	}
 
 	var ev []string
+	var items []finding.EvidenceItem
+	var stuckNodes []*corev1.Node // the nodes listed, for their OS and runtime
 	for i, n := range nodeOrder {
 		if i >= listCap/2 {
 			ev = append(ev, fmt.Sprintf("… and %d more nodes", len(nodeOrder)-i))
 			break
 		}
 		hs := byNode[n]
-		line := fmt.Sprintf("Node %s: %d pod%s stuck with no container started", n, len(hs), pluralS(len(hs)))
+		ev = append(ev, fmt.Sprintf("Node %s: %d pod%s stuck with no container started", n, len(hs), pluralS(len(hs))))
 		if node := nodes[n]; node != nil {
-			line += fmt.Sprintf(", status.nodeInfo.osImage=%q containerRuntimeVersion=%q",
-				node.Status.NodeInfo.OSImage, node.Status.NodeInfo.ContainerRuntimeVersion)
+			stuckNodes = append(stuckNodes, node)
 		}
-		ev = append(ev, line)
 		// One quoted event per node: they repeat the same error.
 		h := hs[0]
 		ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s message=%q",
 			h.event.Namespace, h.event.Name, h.event.Reason, max(h.event.Count, 1), h.pod.Namespace, h.pod.Name,
 			quoteMessage(h.event.Message, h.at, sandboxQuoteLen)))
+		if i < 5 {
+			items = append(items, finding.Quote(objRef(snapshot.Events, h.event.Namespace, h.event.Name), finding.Value("reason", h.event.Reason),
+				finding.Value("involvedObject.kind", "Pod"), finding.Value("involvedObject.name", h.pod.Name)))
+		}
 	}
+	items = append(check.NodeValues(stuckNodes, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage),
+			finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion)}
+	}), items...)
 	// Why the signature applies, or why more specific ones did not.
 	var context []string
 	for _, h := range hits {
@@ -693,7 +701,7 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 	if maybe != nil {
 		title += fmt.Sprintf(" (perhaps %s; %s)", maybe.ID, unknown)
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:       "pod-sandbox-failures",
 		Severity:    sev,
 		Title:       title,
@@ -703,4 +711,6 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 		Remediation: sig.Remediation,
 		Cases:       append([]string(nil), sig.Cases...),
 	}
+	f.AddEvidence(items...)
+	return f
 }

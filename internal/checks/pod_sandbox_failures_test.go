@@ -114,7 +114,7 @@ func TestPodSandboxFailuresGlibc(t *testing.T) {
 	if hasObject(fs, "Pod", "shop", "web-7d9f-c1") || hasObject(fs, "Node", "", "aks-np-3") {
 		t.Error("the running pod on the upgraded node is reported")
 	}
-	if !evidenceHas(f, "Node aks-np-1: 2 pods", `osImage="Ubuntu 20.04.6 LTS"`) {
+	if !evidenceHas(f, "Node aks-np-1: 2 pods") || !evidenceHas(f, "aks-np-1", "status.nodeInfo.osImage=Ubuntu 20.04.6 LTS") {
 		t.Errorf("evidence lacks the per-node line with the OS: %q", f.Evidence)
 	}
 	if !evidenceHas(f, "FailedCreatePodSandBox", "GLIBC_2.32") {

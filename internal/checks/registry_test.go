@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/library"
 )
@@ -134,4 +135,19 @@ func TestEveryCaseCitedOrExplained(t *testing.T) {
 	}
 	t.Logf("%d cases: %d cited by a check, %d not detectable read-only, %d detectable without a check yet",
 		len(lib.Cases()), nCited, nNotReadOnly, nAllowed)
+}
+
+// TestEveryRequiredReadIsARuleNeed: each required input of a check with
+// rules is in the Needs of some rule. RulesOf would otherwise add it to
+// every rule (so an unread input still never passes), but the check's
+// author knows which rule it matters to; one that matters to none is
+// Optional, and then the check must itself say (Context.Incomplete) when
+// its absence leaves a finding or a silence unjudged.
+func TestEveryRequiredReadIsARuleNeed(t *testing.T) {
+	for _, c := range All() {
+		for _, r := range check.UnneededReads(c) {
+			t.Errorf("check %s reads %s as required, but no rule needs it: add it to the Needs of the rule whose silence depends on it, or mark it Optional",
+				c.ID, r)
+		}
+	}
 }

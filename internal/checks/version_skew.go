@@ -170,13 +170,9 @@ func skewFinding(class skewClass, pool string, nodes []skewNode, cp check.KubeVe
 		Cases:   []string{caseAzureCNIGlibc},
 	}
 	f.Evidence = append(f.Evidence, cpEvidence)
-	for i, sn := range nodes {
-		if i == check.MaxEvidence {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("… and %d more nodes", len(nodes)-i))
-			break
-		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s status.nodeInfo.kubeletVersion=%s", sn.node.Name, sn.node.Status.NodeInfo.KubeletVersion))
-	}
+	f.AddEvidence(check.NodeValues(ptrs, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion)}
+	})...)
 	kubelets := versionCountsText(versions)
 	n := len(nodes)
 	kubeletWord := "kubelets"
@@ -243,9 +239,10 @@ func versionCountsText(versions map[string]int) string {
 // further behind it than the skew policy allows.
 func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string) []finding.Finding {
 	type proxy struct {
-		ref   finding.ObjectRef
-		image string
-		v     check.KubeVersion
+		ref       finding.ObjectRef
+		container string
+		image     string
+		v         check.KubeVersion
 	}
 	var proxies []proxy
 	isProxy := func(image string) (check.KubeVersion, bool) {
@@ -259,7 +256,7 @@ func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string
 		ds := &s.DaemonSets[i]
 		for _, c := range ds.Spec.Template.Spec.Containers {
 			if v, ok := isProxy(c.Image); ok {
-				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}, c.Image, v})
+				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name}, c.Name, c.Image, v})
 			}
 		}
 	}
@@ -270,7 +267,7 @@ func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string
 		}
 		for _, c := range p.Spec.Containers {
 			if v, ok := isProxy(c.Image); ok {
-				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v})
+				proxies = append(proxies, proxy{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Name, c.Image, v})
 			}
 		}
 	}
@@ -285,9 +282,10 @@ func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string
 			Check:    "version-skew",
 			Severity: finding.High,
 			Objects:  []finding.ObjectRef{px.ref},
-			Evidence: []string{cpEvidence, fmt.Sprintf("%s image %s", px.ref, px.image)},
+			Evidence: []string{cpEvidence},
 			Cases:    []string{caseAzureCNIGlibc},
 		}
+		f.AddEvidence(finding.Quote(px.ref, finding.Value(check.ContainerField(px.ref.Kind, "", px.container, "image"), px.image)))
 		if behind < 0 {
 			f.Title = fmt.Sprintf("kube-proxy %s is newer than the API server %s", px.v.MinorString(), cp.MinorString())
 			f.Message = fmt.Sprintf("%s runs kube-proxy %s while the API server is %s. The version skew policy never allows "+

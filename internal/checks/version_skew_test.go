@@ -97,7 +97,7 @@ func TestVersionSkew(t *testing.T) {
 					t.Errorf("evidence %v", f.Evidence)
 				}
 				for _, n := range w.nodes {
-					if !anyEvidence(f, "Node "+n+" status.nodeInfo.kubeletVersion=v") {
+					if !quotes(f, "Node", n, "status.nodeInfo.kubeletVersion") {
 						t.Errorf("no kubelet evidence for %s", n)
 					}
 				}

@@ -347,6 +347,21 @@ type webhookVerdict struct {
 	services bool
 	reasons  []string
 	evidence []string
+	items    []finding.EvidenceItem // quoted fields, after evidence
+}
+
+// webhookFields quotes a webhook's failurePolicy and timeoutSeconds as the
+// configuration writes them: absent where the API default applies.
+func webhookFields(w webhookEntry) []finding.Field {
+	prefix := "webhooks[name=" + w.name + "]."
+	out := []finding.Field{finding.Absent(prefix + "failurePolicy"), finding.Absent(prefix + "timeoutSeconds")}
+	if w.failurePolicy != nil {
+		out[0] = finding.Value(prefix+"failurePolicy", string(*w.failurePolicy))
+	}
+	if w.timeout != nil {
+		out[1] = finding.Value(prefix+"timeoutSeconds", *w.timeout)
+	}
+	return out
 }
 
 func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hooks []webhookEntry) (finding.Finding, bool) {
@@ -354,6 +369,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 	refs.add(objRef(res, "", cfgName))
 	sev := finding.Info
 	var reasons, ev []string
+	var items []finding.EvidenceItem
 	var flagged []string
 	var flags webhookCaseFlags
 	critical := false
@@ -375,6 +391,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		flagged = append(flagged, hooks[i].name)
 		reasons = append(reasons, fmt.Sprintf("Webhook %s: %s", hooks[i].name, strings.Join(v.reasons, "; ")))
 		ev = append(ev, v.evidence...)
+		items = append(items, v.items...)
 	}
 	if len(flagged) == 0 {
 		return finding.Finding{}, false
@@ -401,7 +418,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		msg += " While the backend is down, controllers cannot create the pods it covers and nobody sees the rejection: " +
 			"ReplicaSets, Jobs and the replacements for pods on drained nodes stop in those namespaces."
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "webhook-blast-radius",
 		Severity: sev,
 		Title:    title,
@@ -414,7 +431,9 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			"webhooks, or move the policy into a ValidatingAdmissionPolicy, which needs no backend. " +
 			"Prefer rules on workload objects over pods where the policy allows it.",
 		Cases: cases,
-	}, true
+	}
+	f.AddEvidence(items...)
+	return f, true
 }
 
 // judge decides whether one webhook is a risk, and how much.
@@ -429,6 +448,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	}
 	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
 	var v webhookVerdict
+	v.items = append(v.items, finding.Quote(finding.ObjectRef{APIVersion: res.APIVersion(), Kind: res.Kind, Name: cfgName}, webhookFields(*w)...))
 
 	defaults, defaultNote := env.facts.defaultsFor(w.apiVersion)
 	policy, policyImplied := defaults.FailurePolicy, true
@@ -806,6 +826,7 @@ func (env *webhookEnv) judgeServiceWrites(res snapshot.Resource, cfgName string,
 	}
 	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
 	v := webhookVerdict{services: true}
+	v.items = append(v.items, finding.Quote(finding.ObjectRef{APIVersion: res.APIVersion(), Kind: res.Kind, Name: cfgName}, webhookFields(*w)...))
 	v.evidence = append(v.evidence, fmt.Sprintf("%s rules cover %s", path, ruleText),
 		fmt.Sprintf("%s failurePolicy=%s%s", path, policy, note),
 		fmt.Sprintf("%s namespaceSelector=%s", path, selectorText(w.nsSel)))

@@ -82,9 +82,9 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		}
 	}
 	if offline != nil {
+		s, err := untilCancelled(ctx, offline)
 		// -n means the same offline as live: the audit sees only that
 		// namespace's objects, and says so in its scope.
-		s, err := offline()
 		if err == nil && f.namespace() != "" {
 			err = s.Restrict([]string{f.namespace()})
 		}
@@ -105,6 +105,28 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 		return nil, fmt.Errorf("context %q: %w", contextName, err)
 	}
 	return s, err
+}
+
+// untilCancelled runs an offline load and returns early when ctx ends: a
+// read of standard input (--from -) that never ends blocks in read(2),
+// which no signal interrupts, so Ctrl-C and SIGTERM must not wait for it.
+// The process exits right after, taking the blocked read with it.
+func untilCancelled(ctx context.Context, load func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	type result struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := load()
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *sourceFlags) namespace() string {
@@ -261,7 +283,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target, fl.checks...), fl.checks, fl.skipChecks)
+	selected, err := audit.Choose(checks.All(), fl.checks, fl.skipChecks, target)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -282,7 +304,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if err := audit.CheckScope(snap); err != nil {
 		return withCode(ExitError, err)
 	}
-	opts := audit.Options{Target: target, Declared: declared, Named: fl.checks}
+	opts := audit.Options{Target: target, Declared: declared}
 	if fl.inspectImages {
 		opts.Images = inspectHostImages(ctx, app, snap, selected, fl.quiet)
 	}
@@ -348,16 +370,10 @@ func declaration(src *sourceFlags, fl auditFlags) (snapshot.Declaration, error) 
 	return d, nil
 }
 
-// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2".
+// parseTarget reads --target-version: "1.35", "v1.35" or "1.35.2", at
+// most the newest minor kubegap's tables know (audit.ParseTarget).
 func parseTarget(s string) (*check.KubeVersion, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v, ok := check.ParseKubeVersion(s)
-	if !ok || v.Major != 1 {
-		return nil, fmt.Errorf("--target-version %q: want a Kubernetes version such as 1.35", s)
-	}
-	return &v, nil
+	return audit.ParseTarget("--target-version", s)
 }
 
 // locate adds the file and line of each finding's objects, where the input

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/present"
 	"github.com/kubegap/kubegap/internal/textwrap"
 )
 
@@ -126,7 +127,7 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 					}
 				}
 			}
-			_, err := fmt.Fprintf(app.Out, "\nrun it: kubegap audit --checks %s\n", c.ID)
+			_, err := fmt.Fprintf(app.Out, "\nrun it: %s\n", present.AuditCommand([]string{c.ID}))
 			return err
 		},
 	}

@@ -16,7 +16,11 @@ func newSiteCommand(app *App) *cobra.Command {
 		Short: "Write the incident library, the checks and a report as a static web site",
 		Long: `Write the pages of 'kubegap serve' as static files under DIR, for any static
 host or to open from disk. Links are relative; the case list filters in the
-browser from a JSON index (cases/index.json, also inline in the page).`,
+browser from a JSON index (cases/index.json, also inline in the page).
+
+DIR is created if missing. A DIR that is a symbolic link, or a link at any
+file or directory the site writes under DIR, is refused before anything is
+written; each file is written fresh (a new file renamed into place).`,
 		Example: `  kubegap site -o public
   kubegap site -o public --report report.json`,
 		Args: cobra.NoArgs,

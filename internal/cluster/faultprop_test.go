@@ -157,14 +157,10 @@ func TestFaultInjectionProperty(t *testing.T) {
 // had failed (issue 28, defect 2: the input is in the check's Reads but in
 // no rule's Needs, so the audit judged the check complete without it).
 // That is the audit's and the checks' side of the property, fixed in
-// internal/audit and internal/checks, not here: until it is, these pairs
-// are logged rather than failed, and an entry that no longer fails must be
-// removed (the test says which), so the list only shrinks.
-var passesWithoutRead = map[string][]string{
-	"addon-rbac-gap":              {"v1/pods", "rbac.authorization.k8s.io/v1/roles", "rbac.authorization.k8s.io/v1/rolebindings"},
-	"component-cve-versions":      {"admissionregistration.k8s.io/v1/validatingwebhookconfigurations"},
-	"descheduler-evicts-cordoned": {"v1/nodes"},
-}
+// internal/audit (check.RulesOf) and internal/checks, not here; the list is
+// empty since, and stays so: a pair on it is logged rather than failed, and
+// an entry that no longer fails must be removed (the test says which).
+var passesWithoutRead = map[string][]string{}
 
 // knownPass reports whether check id passing with res failed is listed
 // in passesWithoutRead, and records that it was seen.

@@ -104,6 +104,11 @@ type Finding struct {
 	// Baseline is "new" or "unchanged" when the audit was compared with a
 	// previous report (--baseline); empty otherwise.
 	Baseline string `json:"baseline,omitempty"`
+
+	// EvidenceItems are the evidence lines that quote objects' fields, as
+	// data: each item's String is also a line of Evidence. See
+	// EvidenceItem; AddEvidence keeps the two in step.
+	EvidenceItems []EvidenceItem `json:"evidenceItems,omitempty"`
 }
 
 // Location is where an object of a finding was read from.

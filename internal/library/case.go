@@ -10,6 +10,12 @@ type Case struct {
 	// Date is when the incident happened or was first reported (YYYY-MM-DD,
 	// or YYYY-MM where the day is not public).
 	Date string `json:"date" yaml:"date"`
+	// DateKind says what Date is: "incident" (when it happened) or
+	// "reported" (when it was first reported, such as an issue's filing
+	// day). A date every source of which is a GitHub issue or other tracker
+	// entry is a filing date, so validation requires "reported" there (or
+	// "incident" with an unverified entry saying why).
+	DateKind string `json:"dateKind,omitempty" yaml:"dateKind,omitempty"`
 	// Organization is who it happened to, when public.
 	Organization string   `json:"organization,omitempty" yaml:"organization,omitempty"`
 	Summary      string   `json:"summary" yaml:"summary"`
@@ -36,6 +42,28 @@ type Case struct {
 	// Reviewed is the date (YYYY-MM-DD) of the last claim-by-claim check of
 	// the case against its sources.
 	Reviewed string `json:"reviewed,omitempty" yaml:"reviewed,omitempty"`
+	// Review is the record of each claim-by-claim review by someone who did
+	// not write the case, oldest first.
+	Review []Review `json:"review,omitempty" yaml:"review,omitempty"`
+}
+
+// Review records one claim-by-claim check of a case against its sources by
+// a reviewer other than its writer.
+type Review struct {
+	// By names the reviewer, e.g. "session 21 reviewer".
+	By string `json:"by" yaml:"by"`
+	// Date is the day of the review (YYYY-MM-DD).
+	Date string `json:"date" yaml:"date"`
+	// ClaimsChecked counts the claims read against a source; Confirmed
+	// those a source states as written; Corrected those changed (fixed,
+	// moved to unverified or removed). The rest were left as they were,
+	// marked inferred or unverified.
+	ClaimsChecked int `json:"claimsChecked" yaml:"claimsChecked"`
+	Confirmed     int `json:"confirmed" yaml:"confirmed"`
+	Corrected     int `json:"corrected" yaml:"corrected"`
+	// Corrections says what each correction was, one entry per corrected
+	// claim.
+	Corrections []string `json:"corrections,omitempty" yaml:"corrections,omitempty"`
 }
 
 // Cause is a taxonomy category with the case's own explanation.
@@ -57,6 +85,12 @@ type Source struct {
 	// organization, summary, symptoms, trigger, rootCause,
 	// contributingFactors, detection, remediation, actionItems, lessons.
 	Supports []string `json:"supports,omitempty" yaml:"supports,omitempty"`
+	// State is a GitHub pull request's state as verified at the source:
+	// merged, closed (without merging) or open. Required for /pull/ URLs:
+	// a pull request that was never merged is no fix.
+	State string `json:"state,omitempty" yaml:"state,omitempty"`
+	// MergeCommit is the commit that merged the pull request, when known.
+	MergeCommit string `json:"mergeCommit,omitempty" yaml:"mergeCommit,omitempty"`
 }
 
 // Detectability says whether the gap behind a case can be seen read-only

@@ -33,6 +33,7 @@ factors:
 // one thing in it.
 const validCase = `title: Installer ships a binary the host cannot run
 date: 2026-08-31
+dateKind: reported
 organization: Example Corp
 summary: A CNI installer copied a binary needing a newer glibc onto old nodes.
 symptoms:
@@ -68,6 +69,9 @@ inferred:
   lessons: our reading of the issue
 reviewed: 2026-12-01
 `
+
+// pullURL turns validCase's only source into a GitHub pull request.
+const pullURL = "url: https://github.com/example/repo/pull/7"
 
 // edit returns validCase with old replaced by new, failing the test if old
 // is not there (so a fixture cannot silently stop testing its rule).
@@ -186,6 +190,24 @@ func TestValidationRules(t *testing.T) {
 		{"inferred without reason", map[string]string{"cases/c.yaml": edit(t, "lessons: our reading of the issue", "lessons: ''")}, []string{"inferred: lessons needs the reason"}},
 		{"inferred absent section", map[string]string{"cases/c.yaml": edits(t, "organization: Example Corp\n", "", "organization, ", "", "  lessons: our", "  organization: guessed\n  lessons: our")}, []string{"inferred: organization, which the case does not have"}},
 		{"read-only without signal", map[string]string{"cases/c.yaml": edit(t, "  signal: DaemonSet image against node osImage.\n", "")}, []string{"detectable.signal is required"}},
+		{"issue number read as a comment", map[string]string{"cases/c.yaml": edit(t, "- The exact first bad tag.", "- The exact first bad tag, see #12.")}, []string{"cases/c.yaml", "YAML comment", "must be quoted"}},
+		{"note denies a claim the summary states", map[string]string{"cases/c.yaml": edit(t, "- The exact first bad tag.", "- '\"needing a newer glibc\" is not supported by the issue.'")}, []string{`summary states "needing a newer glibc" as fact, but a note says it is not supported`}},
+		{"issue-dated case without dateKind", map[string]string{"cases/c.yaml": edit(t, "dateKind: reported\n", "")}, []string{"cases/c.yaml", "dateKind is required", "filing day"}},
+		{"dateKind unknown", map[string]string{"cases/c.yaml": edit(t, "dateKind: reported", "dateKind: guessed")}, []string{`dateKind "guessed" is not incident or reported`}},
+		{"issue-dated incident without a note", map[string]string{"cases/c.yaml": edits(t, "dateKind: reported", "dateKind: incident")}, []string{"dateKind is incident but every source of the date is an issue"}},
+		{"pull request without state", map[string]string{"cases/c.yaml": edit(t, "url: https://example.com/issue/1", pullURL)}, []string{"sources[0]: state is required for a pull request"}},
+		{"pull request state unknown", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "detectable:\n", "  state: abandoned\ndetectable:\n")}, []string{`sources[0]: state "abandoned" is not merged, closed or open`}},
+		{"state on a page that is no pull request", map[string]string{"cases/c.yaml": edit(t, "detectable:\n", "  state: merged\ndetectable:\n")}, []string{"sources[0]: state and mergeCommit are for GitHub pull requests"}},
+		{"merge commit on a closed pull request", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "- Pin the older installer image.", "- 'Pin the older installer image (proposed in #7).'", "detectable:\n", "  state: closed\n  mergeCommit: 0123abcd\ndetectable:\n")}, []string{"sources[0]: mergeCommit is set but state is closed"}},
+		{"merge commit not a hash", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "detectable:\n", "  state: merged\n  mergeCommit: yes-merged\ndetectable:\n")}, []string{`sources[0]: mergeCommit "yes-merged" is not a commit hash`}},
+		{"closed pull request backs the remediation", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "detectable:\n", "  state: closed\ndetectable:\n")}, []string{"sources[0]: supports remediation, but the pull request is closed", "#7"}},
+		{"open pull request called the fix", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "- Pin the older installer image.", "- 'Pin the older installer image (proposed in #7).'", "summary: A CNI installer copied a binary needing a newer glibc onto old nodes.", "summary: 'A CNI installer copied a binary needing a newer glibc onto old nodes. It was fixed by #7.'", "detectable:\n", "  state: open\ndetectable:\n")}, []string{"sources[0]: summary calls #7 a fix, but the pull request is open"}},
+		{"note calls a merged pull request unmerged", map[string]string{"cases/c.yaml": edits(t, "url: https://example.com/issue/1", pullURL, "- The exact first bad tag.", "- 'Pull request #7 was never merged.'", "detectable:\n", "  state: merged\ndetectable:\n")}, []string{"sources[0]: a note says #7 was not merged, but the source records state merged"}},
+		{"review without reviewer", map[string]string{"cases/c.yaml": validCase + "review:\n- date: 2026-12-01\n  claimsChecked: 3\n  confirmed: 3\n  corrected: 0\n"}, []string{"review[0]: by is required"}},
+		{"review after reviewed", map[string]string{"cases/c.yaml": validCase + "review:\n- by: a reviewer\n  date: 2026-12-02\n  claimsChecked: 3\n  confirmed: 3\n  corrected: 0\n"}, []string{"review[0]: date 2026-12-02 is after reviewed 2026-12-01"}},
+		{"review counts exceed claims", map[string]string{"cases/c.yaml": validCase + "review:\n- by: a reviewer\n  date: 2026-12-01\n  claimsChecked: 3\n  confirmed: 3\n  corrected: 1\n  corrections: [date was the filing day]\n"}, []string{"review[0]: confirmed (3) plus corrected (1) exceed claimsChecked (3)"}},
+		{"review correction not described", map[string]string{"cases/c.yaml": validCase + "review:\n- by: a reviewer\n  date: 2026-12-01\n  claimsChecked: 3\n  confirmed: 1\n  corrected: 2\n  corrections: [date was the filing day]\n"}, []string{"review[0]: corrections lists 1 entries for 2 corrected claims"}},
+		{"review with no claims", map[string]string{"cases/c.yaml": validCase + "review:\n- by: a reviewer\n  date: 2026-12-01\n  claimsChecked: 0\n  confirmed: 0\n  corrected: 0\n"}, []string{"review[0]: claimsChecked must be at least 1"}},
 		{"not read-only without why", map[string]string{"cases/c.yaml": edit(t, "  readOnly: true\n  signal: DaemonSet image against node osImage.\n", "  readOnly: false\n")}, []string{"detectable.why is required"}},
 	}
 	for _, tt := range tests {
@@ -202,6 +224,26 @@ func TestValidationRules(t *testing.T) {
 				if !strings.Contains(ps[0].Error(), w) {
 					t.Errorf("problem %q does not mention %q", ps[0], w)
 				}
+			}
+		})
+	}
+}
+
+// TestClaimRulesAccept loads cases that satisfy the date, pull request and
+// review rules in each allowed way, so a rule that fires too widely fails.
+func TestClaimRulesAccept(t *testing.T) {
+	accepted := map[string]string{
+		"incident date with a note":             edits(t, "dateKind: reported", "dateKind: incident", "- The exact first bad tag.", "- The date is the day the reporter says the nodes first failed, before the issue was filed."),
+		"date from a postmortem":                edits(t, "dateKind: reported\n", "", "  kind: issue\n", "  kind: postmortem\n"),
+		"merged pull request":                   edits(t, "url: https://example.com/issue/1", pullURL, "detectable:\n", "  state: merged\n  mergeCommit: 0123abcd\ndetectable:\n"),
+		"closed pull request named as proposed": edits(t, "url: https://example.com/issue/1", pullURL, "- Pin the older installer image.", "- 'Pin the older installer image; a fix was proposed in #7 and closed without merging.'", "detectable:\n", "  state: closed\ndetectable:\n"),
+		"doubted claim kept as a report":        edits(t, "- The exact first bad tag.", "- '\"needing a newer glibc\" is not confirmed.'", "copied a binary needing a newer glibc onto old nodes.", "copied a binary reportedly needing a newer glibc onto old nodes."),
+		"review record":                         validCase + "review:\n- by: session 21 reviewer\n  date: 2026-12-01\n  claimsChecked: 5\n  confirmed: 3\n  corrected: 1\n  corrections: [date is the filing day]\n",
+	}
+	for name, text := range accepted {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Load(fsWith(map[string]string{"cases/c.yaml": text})); err != nil {
+				t.Fatalf("Load: %v", err)
 			}
 		})
 	}
@@ -653,5 +695,30 @@ func TestSearchHyphenOrSpace(t *testing.T) {
 	spaced, hyphened := ids("rate limit"), ids("rate-limit")
 	if spaced == "" || spaced != hyphened {
 		t.Errorf("rate limit: %q\nrate-limit: %q", spaced, hyphened)
+	}
+}
+
+// unreviewedCap bounds the cases that carry no review record. Every case
+// added from now on lands with a review by someone other than its writer,
+// so the count can only fall; lower the cap as cases are reviewed. Raising
+// it is a decision a reviewer sees.
+const unreviewedCap = 123
+
+func TestUnreviewedCasesOnlyShrink(t *testing.T) {
+	lib, err := Default()
+	if err != nil {
+		t.Fatalf("embedded library does not load:\n%v", err)
+	}
+	var unreviewed []string
+	for _, c := range lib.Cases() {
+		if len(c.Review) == 0 {
+			unreviewed = append(unreviewed, c.ID)
+		}
+	}
+	if len(unreviewed) > unreviewedCap {
+		t.Errorf("%d cases have no review record, more than the cap of %d: a new case needs a claim-by-claim review by someone who did not write it (see docs/cases.md, The review record)", len(unreviewed), unreviewedCap)
+	}
+	if len(unreviewed) < unreviewedCap {
+		t.Errorf("%d cases have no review record, fewer than the cap of %d: lower unreviewedCap to %d so it cannot grow back", len(unreviewed), unreviewedCap, len(unreviewed))
 	}
 }

@@ -99,6 +99,10 @@ func Load(fsys fs.FS) (*Library, error) {
 			problems = append(problems, fmt.Errorf("%s: %w", file, err))
 			continue
 		}
+		if err := noComments(raw); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", file, err))
+			continue
+		}
 		c.ID = id
 		if errs := validateCase(&c, &lib.taxonomy); len(errs) > 0 {
 			for _, e := range errs {
@@ -133,6 +137,35 @@ func decodeStrict(raw []byte, v any) error {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return errors.New("more than one YAML document (one file holds one case)")
+	}
+	return nil
+}
+
+// noComments refuses YAML comments in a case file. A case has no use for
+// them, and in a plain scalar " #" starts one: "- Fixed by #123" would load
+// as "- Fixed by" and silently drop the issue number.
+func noComments(raw []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("decoding YAML: %w", err)
+	}
+	var found *yaml.Node
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if found != nil {
+			return
+		}
+		if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+			found = n
+			return
+		}
+		for _, child := range n.Content {
+			walk(child)
+		}
+	}
+	walk(&doc)
+	if found != nil {
+		return fmt.Errorf("line %d has a YAML comment; case files take none, and text containing \" #\" must be quoted or folded (>-), or the rest of the line is lost", found.Line)
 	}
 	return nil
 }

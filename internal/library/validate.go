@@ -140,6 +140,10 @@ func validateCase(c *Case, tax *Taxonomy) []error {
 		add("reviewed %q is not YYYY-MM-DD", c.Reviewed)
 	}
 	errs = append(errs, checkTraceability(c)...)
+	errs = append(errs, checkDateKind(c)...)
+	errs = append(errs, checkPullRequests(c)...)
+	errs = append(errs, checkReviews(c)...)
+	errs = append(errs, checkNotesAgainstFacts(c)...)
 
 	if c.Detectable.ReadOnly && blank(c.Detectable.Signal) {
 		add("detectable.signal is required when detectable.readOnly is true: say what a read-only audit looks at")

@@ -19,7 +19,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/cluster"
 	"github.com/kubegap/kubegap/internal/demo"
@@ -237,15 +236,11 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	if err := cluster.ValidateNamespace(in.Namespace); err != nil {
 		return nil, err
 	}
-	var target *check.KubeVersion
-	if in.TargetVersion != "" {
-		v, ok := check.ParseKubeVersion(in.TargetVersion)
-		if !ok || v.Major != 1 {
-			return nil, fmt.Errorf("target_version %q: want a Kubernetes version such as 1.35", in.TargetVersion)
-		}
-		target = &v
+	target, err := audit.ParseTarget("target_version", in.TargetVersion)
+	if err != nil {
+		return nil, err
 	}
-	selected, err := audit.Select(audit.ForTarget(checks.All(), target, in.Checks...), in.Checks, in.SkipChecks)
+	selected, err := audit.Choose(checks.All(), in.Checks, in.SkipChecks, target)
 	if err != nil {
 		return nil, fmt.Errorf("%w; see list_checks", err)
 	}
@@ -285,7 +280,7 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	if err := audit.CheckScope(snap); err != nil {
 		return nil, err
 	}
-	return audit.Run(snap, selected, audit.Options{Target: target, Named: in.Checks}), nil
+	return audit.Run(snap, selected, audit.Options{Target: target}), nil
 }
 
 // resolveFiles makes each relative path absolute against the server's

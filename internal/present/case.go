@@ -124,10 +124,24 @@ func NewCase(c *library.Case, tax *library.Taxonomy, all []checks.Check) Case {
 	return p
 }
 
-// AuditCommand is the command that runs the given checks.
+// AuditCommand is the command that runs the given checks. When one of
+// them is a preflight check, which judges an upgrade and runs only with
+// --target-version, the command carries PreflightTarget so that it runs as
+// printed; the reader puts the minor they are upgrading to.
 func AuditCommand(checkIDs []string) string {
-	return "kubegap audit --checks " + strings.Join(checkIDs, ",")
+	cmd := "kubegap audit --checks " + strings.Join(checkIDs, ",")
+	for _, id := range checkIDs {
+		if c, ok := checks.Lookup(id); ok && c.Preflight {
+			return cmd + " --target-version " + PreflightTarget
+		}
+	}
+	return cmd
 }
+
+// PreflightTarget is the --target-version suggested commands carry for
+// preflight checks: the minor after the demo cluster's (v1.35.4), so that
+// every suggested command runs against the demo as printed.
+const PreflightTarget = "1.36"
 
 func term(tax *library.Taxonomy, facet, id string) Term {
 	t := Term{Facet: facet, ID: id, Name: id}

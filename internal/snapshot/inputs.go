@@ -106,13 +106,13 @@ func skipReason(path string) string {
 // first document for apiVersion and kind. It reads lines, not YAML, so a
 // large List costs one pass and no memory; JSON and gzip answer true.
 func yamlLooksLikeObjects(path string) bool {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return true // the loader reports it
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxDocument)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var apiVersion, kind, started bool
 	for sc.Scan() {
 		line := sc.Bytes()

@@ -27,9 +27,20 @@ const (
 	SnapshotKind       = "Snapshot"
 )
 
-// maxDocument bounds one YAML document or JSON value, so a hostile or broken
-// file cannot make the loader buffer without limit.
-const maxDocument = 1 << 30
+// SnapshotFormatVersion is the snapshot format this kubegap writes, in the
+// file's formatVersion. A file without one was written by an older kubegap
+// (the same format) and is read as such; one with a higher version was
+// written by a newer kubegap and is refused rather than half understood.
+const SnapshotFormatVersion = 1
+
+// checkFormatVersion refuses a snapshot format this kubegap cannot read.
+func checkFormatVersion(v int) error {
+	if v < 0 || v > SnapshotFormatVersion {
+		return fmt.Errorf("snapshot format version %d is not one this kubegap reads (%d or older): read it with the kubegap that wrote it, or a newer one",
+			v, SnapshotFormatVersion)
+	}
+	return nil
+}
 
 // InputError is bad offline input: it names the file, and the document and
 // item where known. The CLI prints it as one line and exits 2.
@@ -50,8 +61,9 @@ func (e *InputError) Error() string {
 		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
 	b.WriteString(": ")
-	// Parsers report some errors over several lines; ours is one.
-	b.WriteString(strings.Join(strings.Fields(e.Err.Error()), " "))
+	// Parsers report some errors over several lines, and quote what the
+	// file holds; ours is one line of bounded length.
+	b.WriteString(boundMessage(e.Err.Error()))
 	return b.String()
 }
 
@@ -147,6 +159,9 @@ func expand(paths []string) ([]inputFile, error) {
 			return nil, &InputError{File: p, Err: unwrapPathError(err)}
 		}
 		if !st.IsDir() {
+			if err := notRegular(st); err != nil {
+				return nil, &InputError{File: p, Err: err}
+			}
 			files = append(files, inputFile{path: p})
 			continue
 		}
@@ -156,6 +171,11 @@ func expand(paths []string) ([]inputFile, error) {
 				return &InputError{File: path, Err: unwrapPathError(err)}
 			}
 			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources) {
+				// A pipe, device or socket among the files is refused, not
+				// skipped: the user meant it as input, and it cannot be.
+				if _, err := statInput(path); err != nil {
+					return err
+				}
 				found = append(found, path)
 			}
 			return nil
@@ -230,6 +250,12 @@ type loader struct {
 	spans []objectSpan
 	// servedFile is the api-resources.txt served was read from.
 	servedFile string
+	// miscount says, per resource, how a snapshot's coverage count and
+	// its items disagreed (see miscounted).
+	miscount map[Resource]string
+	// streamed counts the objects of each resource the items of a
+	// streamed YAML document held so far: a snapshot's head comes after.
+	streamed map[Resource]int
 }
 
 func newLoader(src Source, opts []LoadOption) *loader {
@@ -238,9 +264,9 @@ func newLoader(src Source, opts []LoadOption) *loader {
 }
 
 func (l *loader) loadFile(name string) error {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
-		return &InputError{File: name, Err: unwrapPathError(err)}
+		return err
 	}
 	defer f.Close()
 	if isRecipeMeta(name) && inRecipeDump(name) {
@@ -324,7 +350,7 @@ func (l *loader) load(name string, r io.Reader) error {
 			return &InputError{File: name, Err: fmt.Errorf("reading gzip: %w", err)}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+		br = bufio.NewReaderSize(&limitedReader{r: zr, n: gzipLimit, err: errLargeGzip}, 64<<10)
 	}
 	br = decodeBOM(br)
 	first, err := firstByte(br)
@@ -340,14 +366,29 @@ func (l *loader) load(name string, r io.Reader) error {
 	return l.loadYAML(name, br)
 }
 
-// malformed is a JSON syntax or read error, as the user sees it.
-func malformed(err error) error { return fmt.Errorf("malformed JSON: %w", readErr(err)) }
+// malformed is a JSON syntax or read error, as the user sees it; a limit
+// is said as such, not as bad JSON.
+func malformed(err error) error {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	return fmt.Errorf("malformed JSON: %w", readErr(err))
+}
 
 func readErr(err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+	if le, ok := asLimit(err); ok {
+		return le
+	}
+	if isTruncated(err) {
 		return fmt.Errorf("file is truncated or corrupt: %w", err)
 	}
 	return err
+}
+
+// isTruncated: the input ended inside a value, or a gzip stream is cut
+// short or damaged.
+func isTruncated(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)
 }
 
 func firstByte(br *bufio.Reader) (byte, error) {
@@ -384,10 +425,13 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 	return l.loadJSONDocuments(name, r)
 }
 
-// loadJSONDocuments reads one JSON document after another.
+// loadJSONDocuments reads one JSON document after another, none larger
+// than documentLimit.
 func (l *loader) loadJSONDocuments(name string, r io.Reader) error {
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	for doc := 1; ; doc++ {
+		budget.mark = dec.InputOffset()
 		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
@@ -629,11 +673,12 @@ func groupOf(apiVersion string) string {
 
 // snapshotFile is the on-disk form of a kubegap snapshot (see Save).
 type snapshotFile struct {
-	APIVersion string           `json:"apiVersion"`
-	Kind       string           `json:"kind"`
-	Source     Source           `json:"source"`
-	Coverage   []Coverage       `json:"coverage"`
-	Items      []jsontext.Value `json:"items"`
+	APIVersion    string           `json:"apiVersion"`
+	Kind          string           `json:"kind"`
+	FormatVersion int              `json:"formatVersion,omitempty"`
+	Source        Source           `json:"source"`
+	Coverage      []Coverage       `json:"coverage"`
+	Items         []jsontext.Value `json:"items"`
 }
 
 func (l *loader) addSnapshot(raw []byte) error {
@@ -641,13 +686,23 @@ func (l *loader) addSnapshot(raw []byte) error {
 	if err := json.Unmarshal(raw, &sf); err != nil {
 		return fmt.Errorf("reading snapshot: %w", err)
 	}
+	if err := checkFormatVersion(sf.FormatVersion); err != nil {
+		return err
+	}
 	l.snapshots++
-	l.snapshotHead(sf)
-	return l.addItems(sf.Items)
+	held, err := l.heldBy(func() error { return l.addItems(sf.Items) })
+	if err != nil {
+		return err
+	}
+	return l.snapshotHead(sf, held)
 }
 
-// snapshotHead takes a snapshot's source and coverage.
-func (l *loader) snapshotHead(sf snapshotFile) {
+// snapshotHead takes a snapshot's source and coverage; held counts the
+// objects of each resource its items held.
+func (l *loader) snapshotHead(sf snapshotFile, held map[Resource]int) error {
+	if err := checkFormatVersion(sf.FormatVersion); err != nil {
+		return err
+	}
 	if l.snapshots == 1 {
 		l.snap.Source.ServerVersion = sf.Source.ServerVersion
 		l.snap.Source.Context = sf.Source.Context
@@ -662,9 +717,51 @@ func (l *loader) snapshotHead(sf snapshotFile) {
 			// A counted resource has no items: its count is all there is.
 			l.snap.AddCount(r, c.Count)
 		}
+		if !r.CountOnly && c.Status == StatusRead && held[r] != c.Count {
+			l.miscounted(r, c.Count, held[r])
+		}
 		c.Count = 0
 		l.coverage[r] = c
 	}
+	return nil
+}
+
+// miscounted records a snapshot whose coverage counts another number of
+// objects of r than its items hold: cut, or added to, after it was
+// written. Its read of r is then not known to be whole, so r is read as
+// objects in the input, not as complete (an audit of it can be partial,
+// never a pass its missing objects would have failed), and the user is
+// told.
+func (l *loader) miscounted(r Resource, recorded, held int) {
+	msg := fmt.Sprintf("the snapshot's coverage counts %d %s objects but its items hold %d: read as incomplete", recorded, r, held)
+	if l.miscount == nil {
+		l.miscount = map[Resource]string{}
+	}
+	l.miscount[r] = msg
+	l.opts.warn(Warning{File: l.file, Message: msg})
+}
+
+// heldBy returns how many objects of each resource add added.
+func (l *loader) heldBy(add func() error) (map[Resource]int, error) {
+	before := l.itemCounts()
+	err := add()
+	held := l.itemCounts()
+	for r, n := range before {
+		held[r] -= n
+	}
+	return held, err
+}
+
+// itemCounts counts the objects of each resource added so far, before
+// Finish drops duplicates: what the items of the files read held.
+func (l *loader) itemCounts() map[Resource]int {
+	out := map[Resource]int{}
+	for _, r := range Known() {
+		if !r.CountOnly {
+			out[r] = l.snap.Count(r)
+		}
+	}
+	return out
 }
 
 // snapshotHead starts every snapshot file Write writes.
@@ -680,23 +777,32 @@ const snapshotHead = `{"apiVersion":"` + SnapshotAPIVersion + `","kind":"` + Sna
 // Cutting uses jsontext, which finds the end of a value at several times
 // the speed of encoding/json's Decoder.
 func (l *loader) streamSnapshot(r io.Reader) error {
-	dec := jsontext.NewDecoder(r)
+	budget := &valueBudget{r: r, limit: documentLimit}
+	dec := jsontext.NewDecoder(budget)
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
 		return malformed(orMissing(err, "object"))
 	}
 	l.snapshots++
 	var head snapshotFile
+	held := map[Resource]int{}
 	for dec.PeekKind() == '"' {
 		t, err := dec.ReadToken()
 		if err != nil {
 			return malformed(err)
 		}
 		if key := t.String(); key != "items" {
+			budget.mark = dec.InputOffset()
 			v, err := dec.ReadValue()
 			if err != nil {
 				return malformed(err)
 			}
 			switch key {
+			case "formatVersion":
+				// Write puts it before the items: a newer format is refused
+				// before its items are read as this one.
+				if err = json.Unmarshal(v, &head.FormatVersion); err == nil {
+					err = checkFormatVersion(head.FormatVersion)
+				}
 			case "source":
 				err = json.Unmarshal(v, &head.Source)
 			case "coverage":
@@ -715,25 +821,32 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
-		if err := l.streamItems(dec); err != nil {
+		got, err := l.heldBy(func() error { return l.streamItems(dec, budget) })
+		if err != nil {
 			return err
+		}
+		for r, n := range got {
+			held[r] += n
 		}
 	}
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '}' {
 		return malformed(orMissing(err, "end of object"))
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	// A gzip file cut short can hold the whole JSON and lack only its
+	// trailer: that is a truncated file, not a second document.
+	if _, err := dec.ReadToken(); isTruncated(err) {
+		return readErr(err)
+	} else if err != io.EOF {
 		return errSecondDocument
 	}
-	l.snapshotHead(head)
-	return nil
+	return l.snapshotHead(head, held)
 }
 
 var errSecondDocument = errors.New("a snapshot file holds one document")
 
 // streamItems reads the items array of a snapshot, a chunk ahead of the
-// chunk being decoded and added.
-func (l *loader) streamItems(dec *jsontext.Decoder) error {
+// chunk being decoded and added; budget bounds each item.
+func (l *loader) streamItems(dec *jsontext.Decoder, budget *valueBudget) error {
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '[' {
 		return malformed(orMissing(err, "items array"))
 	}
@@ -745,6 +858,7 @@ func (l *loader) streamItems(dec *jsontext.Decoder) error {
 		for {
 			chunk := make([]jsontext.Value, 0, decodeChunk)
 			for len(chunk) < decodeChunk && dec.PeekKind() != ']' {
+				budget.mark = dec.InputOffset()
 				v, err := dec.ReadValue()
 				if err != nil {
 					cutErr = malformed(err)
@@ -877,6 +991,8 @@ func (l *loader) finish() *Snapshot {
 	for _, r := range Known() {
 		c, fromSnapshot := l.coverage[r]
 		switch {
+		case fromSnapshot && l.miscount[r] != "":
+			s.SetCoverage(r, StatusRead, l.miscount[r])
 		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):
 			s.SetCoverage(r, c.Status, c.Message)
 			if c.Status == StatusRead || c.Status == StatusNotServed {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"compress/gzip"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -44,7 +43,7 @@ func Positions(paths []string) PositionMap {
 }
 
 func positionsOf(name string, out PositionMap) {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
 		return
 	}

@@ -15,8 +15,12 @@ import (
 
 // Write writes the snapshot as a kubegap snapshot document:
 //
-//	{"apiVersion": "kubegap.dev/v1alpha1", "kind": "Snapshot",
+//	{"apiVersion": "kubegap.dev/v1alpha1", "kind": "Snapshot", "formatVersion": 1,
 //	 "source": {...}, "coverage": [...], "items": [objects...]}
+//
+// The coverage counts the items of each resource read; a reader checks
+// them (see loader.miscounted), and refuses a formatVersion newer than its
+// own (SnapshotFormatVersion).
 //
 // Objects are written trimmed, as checks see them: no managedFields, no
 // environment variable values, and never a Secret (kubegap reads none).
@@ -24,11 +28,12 @@ import (
 func (s *Snapshot) Write(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head := struct {
-		APIVersion string     `json:"apiVersion"`
-		Kind       string     `json:"kind"`
-		Source     Source     `json:"source"`
-		Coverage   []Coverage `json:"coverage"`
-	}{SnapshotAPIVersion, SnapshotKind, s.Source, s.Coverage()}
+		APIVersion    string     `json:"apiVersion"`
+		Kind          string     `json:"kind"`
+		FormatVersion int        `json:"formatVersion"`
+		Source        Source     `json:"source"`
+		Coverage      []Coverage `json:"coverage"`
+	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage()}
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err

@@ -65,8 +65,15 @@ func (l *loader) addYAMLItems(name string, doc int, pieces []yamlPiece) error {
 		}
 		items = append(items, c.json)
 	}
-	if err := l.addItemsAt(items, pieces[0].item-1); err != nil {
+	held, err := l.heldBy(func() error { return l.addItemsAt(items, pieces[0].item-1) })
+	if err != nil {
 		return withPlace(err, name, doc)
+	}
+	if l.streamed == nil {
+		l.streamed = map[Resource]int{}
+	}
+	for r, n := range held {
+		l.streamed[r] += n
 	}
 	return nil
 }
@@ -88,6 +95,7 @@ func soleEntry(j []byte) ([]byte, error) {
 // addStreamedHead reads what is left of a streamed document once its items
 // are added: its apiVersion, kind and, for a snapshot, source and coverage.
 func (l *loader) addStreamedHead(name string, doc int, d *yamlDoc) error {
+	defer func() { l.streamed = nil }() // the next streamed document counts afresh
 	j, dups, err := yamlToJSON(d.text)
 	if err != nil {
 		return fmt.Errorf("malformed YAML: %w", err)
@@ -109,7 +117,9 @@ func (l *loader) addStreamedHead(name string, doc int, d *yamlDoc) error {
 			return fmt.Errorf("reading snapshot: %w", err)
 		}
 		l.snapshots++
-		l.snapshotHead(sf)
+		if err := l.snapshotHead(sf, l.streamed); err != nil {
+			return err
+		}
 	case tm.Kind == SnapshotKind && strings.HasPrefix(tm.APIVersion, "kubegap.dev/"):
 		return fmt.Errorf("snapshot version %s is not supported (this kubegap reads %s)", tm.APIVersion, SnapshotAPIVersion)
 	case strings.HasSuffix(tm.Kind, "List"):

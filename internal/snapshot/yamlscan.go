@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 
@@ -151,7 +150,7 @@ func (s *docScanner) next(emit func(yamlPiece) error) (yamlDoc, error) {
 		if isSeparator(line) {
 			rest := bytes.TrimSpace(line[3:])
 			if len(rest) > 0 && rest[0] != '#' {
-				return yamlDoc{}, fmt.Errorf("line %d: invalid YAML document separator: %s", s.line, oneLine(string(rest)))
+				return yamlDoc{}, fmt.Errorf("line %d: invalid YAML document separator: %s", s.line, excerpt(string(rest)))
 			}
 			if len(buf) == 0 && !streaming {
 				doc.line = s.line // nothing yet: the document starts after it
@@ -232,8 +231,8 @@ func (s *docScanner) next(emit func(yamlPiece) error) (yamlDoc, error) {
 		} else {
 			buf = append(buf, line...)
 		}
-		if len(buf)+len(cur) > maxDocument {
-			return yamlDoc{}, errors.New("document larger than 1 GiB")
+		if int64(len(buf)+len(cur)) > documentLimit {
+			return yamlDoc{}, errLargeDoc
 		}
 		if !streaming && len(buf) > s.streamAfter && len(marks) > 0 && (state == inItems || state == afterItems) {
 			// "items:" at column 0 is a top-level key only if what comes
@@ -262,8 +261,8 @@ func (s *docScanner) readLine() ([]byte, error) {
 	for err == bufio.ErrBufferFull {
 		line, err = s.br.ReadSlice('\n')
 		s.long = append(s.long, line...)
-		if len(s.long) > maxDocument {
-			return nil, errors.New("a line longer than 1 GiB")
+		if len(s.long) > maxLine {
+			return nil, errLongLine
 		}
 	}
 	return s.long, err

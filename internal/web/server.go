@@ -142,6 +142,8 @@ func (s *Server) fail(w http.ResponseWriter, e *badRequest) {
 		heading = "Report too large"
 	case http.StatusMisdirectedRequest:
 		heading = "Wrong host"
+	case http.StatusForbidden:
+		heading = "Upload refused"
 	}
 	s.page(w, e.status, "error", &page{Title: heading, Data: errorView{Heading: heading, Message: e.msg, Links: e.links}})
 }
@@ -224,38 +226,75 @@ func reportIDQuery(id string) string {
 	return "r=" + id
 }
 
+// crossOrigin refuses a POST that a browser sends from a page of another
+// origin: Sec-Fetch-Site other than same-origin (or none, the user's own
+// navigation), or, from a browser too old to send it, an Origin whose
+// host is not this server's. A sandboxed iframe anywhere sends "Origin:
+// null" and "Sec-Fetch-Site: cross-site", and is refused; a page on
+// another port of localhost is same-site but not same-origin, and is
+// refused too. The server's own form sends "Origin: null" as well (its
+// pages carry Referrer-Policy: no-referrer) but "Sec-Fetch-Site:
+// same-origin", which no page can forge. A request with neither header
+// is not from a browser (curl) and is let through.
+var crossOrigin = http.NewCrossOriginProtection()
+
 // upload reads a JSON report from a form, checks it and keeps it in
-// memory; the browser is sent to its page.
+// memory; the browser is sent to its page. The form is read part by part
+// from the body: ParseMultipartForm (and FormFile) would write a file part
+// past 32 MB to a temporary file, and nothing here is written to disk.
 func (s *Server) upload(w http.ResponseWriter, req *http.Request) {
-	// A form on another site must not post reports here.
-	if o := req.Header.Get("Origin"); o != "" && o != "null" && !sameOrigin(o, req.Host) {
-		s.fail(w, &badRequest{status: 403, msg: "Reports can be uploaded only from this server's own pages."})
+	back := []textLink{{"Back to the report", "/report"}}
+	if err := crossOrigin.Check(req); err != nil {
+		s.fail(w, &badRequest{status: 403, msg: "Reports can be uploaded only from this server's own pages.", links: back})
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, MaxUploadBytes+1<<20)
-	file, hdr, err := req.FormFile("report")
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(w, &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("The upload is larger than %d MB.", MaxUploadBytes>>20), links: []textLink{{"Back to the report", "/report"}}})
-			return
-		}
-		s.fail(w, &badRequest{status: 400, msg: "No report file in the upload: choose a JSON file written by kubegap audit -o json.", links: []textLink{{"Back to the report", "/report"}}})
+	name, data, err := readUpload(req)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig) || errors.Is(err, errUploadTooLarge):
+		s.fail(w, &badRequest{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("The upload is larger than %d MB.", MaxUploadBytes>>20), links: back})
+		return
+	case err != nil:
+		s.fail(w, &badRequest{status: 400, msg: "No report file in the upload: choose a JSON file written by kubegap audit -o json.", links: back})
 		return
 	}
-	defer file.Close()
-	rep, err := ReadReport(io.LimitReader(file, MaxUploadBytes+1))
+	rep, err := ReadReport(bytes.NewReader(data))
 	if err != nil {
-		s.fail(w, &badRequest{status: 400, msg: hdr.Filename + ": " + err.Error(), links: []textLink{{"Back to the report", "/report"}}})
+		s.fail(w, &badRequest{status: 400, msg: name + ": " + err.Error(), links: back})
 		return
 	}
-	id := s.keep(hdr.Filename, rep)
+	id := s.keep(name, rep)
 	http.Redirect(w, req, "/report?r="+id, http.StatusSeeOther)
 }
 
-func sameOrigin(origin, host string) bool {
-	o := strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://")
-	return o == host
+var errUploadTooLarge = errors.New("upload too large")
+
+// readUpload returns the file name and the content of the form's "report"
+// file part, read into memory, at most MaxUploadBytes of it. Other parts
+// are passed over.
+func readUpload(req *http.Request) (name string, data []byte, err error) {
+	mr, err := req.MultipartReader()
+	if err != nil {
+		return "", nil, err
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			return "", nil, err // io.EOF: no report part
+		}
+		if part.FormName() != "report" || part.FileName() == "" {
+			continue // NextPart discards what is left of it
+		}
+		data, err := io.ReadAll(io.LimitReader(part, MaxUploadBytes+1))
+		if err != nil {
+			return "", nil, err
+		}
+		if len(data) > MaxUploadBytes {
+			return "", nil, errUploadTooLarge
+		}
+		return part.FileName(), data, nil
+	}
 }
 
 // ReadReport reads and checks a JSON audit report. Unknown fields are

@@ -3,10 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/library"
@@ -148,16 +145,7 @@ func WriteSite(dir string, o Options) error {
 	files["assets/app.js"] = []byte(appJS)
 	files["index.html"] = []byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=cases/index.html"><title>kubegap</title></head><body><a href="cases/index.html">Incident library</a></body></html>` + "\n")
 
-	for path, data := range files {
-		full := filepath.Join(dir, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("writing the site: %w", err)
-		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			return fmt.Errorf("writing the site: %w", err)
-		}
-	}
-	return nil
+	return writeTree(dir, files)
 }
 
 // WriteReportHTML writes rep as one self-contained HTML file: styles and

@@ -220,7 +220,7 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 		if len(high) == 0 {
 			sev = finding.Medium
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "hpa-metric-source", Severity: sev,
 			Title: fmt.Sprintf("HPA %s/%s cannot rely on its metrics", h.Namespace, h.Name),
 			Message: "The autoscaler cannot compute some of its metrics, so it does not scale on them (or, on old control " +
@@ -229,7 +229,16 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 			Evidence:    append(high, medium...),
 			Remediation: "Restore the metrics pipeline (metrics-server or the metrics adapter and its APIService), set the requests the Utilization targets divide by, and run the adapter with more than one replica.",
 			Cases:       []string{caseID},
-		})
+		}
+		fields := []finding.Field{finding.Value("spec.scaleTargetRef.kind", t.Kind), finding.Value("spec.scaleTargetRef.name", t.Name)}
+		for _, c := range h.Status.Conditions {
+			if c.Type == autoscalingv2.ScalingActive && c.Status == corev1.ConditionFalse && c.Reason != "ScalingDisabled" {
+				fields = append(fields, finding.Value("status.conditions[type=ScalingActive].status", string(c.Status)),
+					finding.Value("status.conditions[type=ScalingActive].reason", c.Reason))
+			}
+		}
+		f.AddEvidence(finding.Quote(ref, fields...))
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -104,7 +104,7 @@ func apiServiceFinding(o *unstructured.Unstructured) (finding.Finding, bool) {
 		objs = append(objs, finding.ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: svcNS, Name: svcName})
 		ev = append(ev, "served by "+backend)
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    aggregatedID,
 		Severity: finding.High,
 		Title:    fmt.Sprintf("APIService %s (%s/%s) is unavailable", o.GetName(), group, version),
@@ -116,7 +116,14 @@ func apiServiceFinding(o *unstructured.Unstructured) (finding.Finding, bool) {
 		Remediation: fmt.Sprintf("Restore %s (kubectl describe apiservice %s; look at its pods' restarts and OOM kills and give "+
 			"them memory and replicas), or delete the APIService if nothing uses the group any more.", backend, o.GetName()),
 		Cases: []string{caseDatadogOOM},
-	}, true
+	}
+	fields := []finding.Field{finding.Value("status.conditions[type=Available].status", status),
+		finding.Value("status.conditions[type=Available].reason", reason)}
+	if svcName != "" {
+		fields = append(fields, finding.Value("spec.service.namespace", svcNS), finding.Value("spec.service.name", svcName))
+	}
+	f.AddEvidence(finding.Quote(objs[0], fields...))
+	return f, true
 }
 
 func namespaceDiscoveryFinding(ns *corev1.Namespace) (finding.Finding, bool) {
@@ -131,7 +138,7 @@ func namespaceDiscoveryFinding(ns *corev1.Namespace) (finding.Finding, bool) {
 		if c.Message != "" {
 			ev = append(ev, "message: "+clip(c.Message, aggregatedMessage))
 		}
-		return finding.Finding{
+		f := finding.Finding{
 			Check:    aggregatedID,
 			Severity: finding.High,
 			Title:    fmt.Sprintf("Namespace %s is Terminating, its deletion held up by failed API discovery", ns.Name),
@@ -144,7 +151,10 @@ func namespaceDiscoveryFinding(ns *corev1.Namespace) (finding.Finding, bool) {
 				"Available), restore or remove that APIService, and decide before then whether the namespace's deletion is " +
 				"still wanted: it cannot be cancelled, so back up what must survive.",
 			Cases: []string{caseDatadogOOM},
-		}, true
+		}
+		cond := "status.conditions[type=" + string(c.Type) + "]."
+		f.AddEvidence(finding.Quote(f.Objects[0], finding.Value(cond+"status", string(c.Status)), finding.Value(cond+"reason", c.Reason)))
+		return f, true
 	}
 	return finding.Finding{}, false
 }

@@ -268,7 +268,7 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 	f := finding.Finding{Check: colocationID, Objects: []finding.ObjectRef{w.ref()}}
 	ev := []string{
 		fmt.Sprintf("%s: %s", w, role),
-		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
+		fmt.Sprintf("%d replicas (spec.replicas; 1 when unset), %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
 	}
 	if e := w.readyCountEvidence(len(ready)); e != "" {
@@ -315,6 +315,7 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		ev = append(ev, "the template has a hard spreading rule, yet the pods share a failure domain: check its topology key")
 	}
 	f.Evidence = ev
+	f.AddEvidence(podNodes(ready)...)
 	f.Remediation = fmt.Sprintf("Spread the replicas: add a topologySpreadConstraint on kubernetes.io/hostname (and on topology.kubernetes.io/zone) "+
 		"or required pod anti-affinity to %s, then restart it (kubectl -n %s rollout restart %s/%s) so the scheduler places the pods again; "+
 		"a PodDisruptionBudget keeps drains from evicting them all at once.",

@@ -48,7 +48,9 @@ func deschedulerEvictsCordonedCheck() check.Check {
 			"ignores v1alpha1 strategies, so values written for an old chart that turn the strategy off do not " +
 			"stop the chart's default profile, which turns it on. A descheduler Deployment or CronJob whose " +
 			"policy is under another name is reported as not judged.",
-		Reads: append(check.Needs(snapshot.ConfigMaps, snapshot.Nodes), check.Optional(snapshot.Deployments),
+		// Nodes only raise a finding's severity (cordoned now): no silence
+		// depends on them, and a finding that they might raise says so.
+		Reads: append(check.Needs(snapshot.ConfigMaps), check.Optional(snapshot.Nodes), check.Optional(snapshot.Deployments),
 			check.Optional(snapshot.CronJobs)),
 		Rules: []check.Rule{
 			{ID: ruleEvictsCordoned, Summary: "Descheduler policies that evict pods from cordoned nodes",
@@ -208,7 +210,12 @@ func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error)
 			continue
 		}
 		if ev := p.evicting(); len(ev) > 0 {
-			out = append(out, deschedulerFinding(cm, &p, ev, workloads, cordonedNodes(s), facts))
+			f := deschedulerFinding(cm, &p, ev, workloads, cordonedNodes(s), facts)
+			if f.Severity == finding.Medium && !ctx.Complete(snapshot.Nodes) {
+				ctx.Incomplete(ruleEvictsCordoned, "ConfigMap %s/%s: nodes were not read completely, and the finding is high if a node is cordoned now",
+					cm.Namespace, cm.Name)
+			}
+			out = append(out, f)
 		}
 	}
 	switch {
@@ -249,7 +256,7 @@ func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsC
 		}
 	}
 	evidence = append(evidence, facts.Evidence()...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: deschedulerID, Rule: ruleEvictsCordoned, Severity: sev,
 		Title: "The descheduler evicts the pods of every cordoned node",
 		Message: "The descheduler's policy enables " + taintsPlugin + " and leaves the taint that cordoning adds in " +
@@ -260,4 +267,8 @@ func deschedulerFinding(cm *corev1.ConfigMap, p *deschedulerPolicy, ev []evictsC
 			"turn on nodeFit in the DefaultEvictor, or scale the descheduler to zero while nodes are upgraded.",
 		Cases: []string{caseMoJDescheduler},
 	}
+	f.AddEvidence(check.NodeValues(cordoned, func(*corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("spec.unschedulable", true)}
+	})...)
+	return f
 }

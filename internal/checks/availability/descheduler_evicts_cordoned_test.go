@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestDeschedulerEvictsCordonedGap(t *testing.T) {
@@ -31,6 +32,20 @@ func TestDeschedulerEvictsCordonedGap(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(f.Evidence, "\n"), "ignores") {
 		t.Errorf("the ignored v1alpha1 strategies are not named: %v", f.Evidence)
+	}
+}
+
+// Without the nodes (their read failed), the finding is medium, and the
+// rule says the severity could not be judged: nodes are optional, but a
+// finding they would raise is not presented as complete (issue 28).
+func TestDeschedulerEvictsCordonedNodesFailed(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "descheduler-evicts-cordoned/gap.yaml"))
+	s.Drop(snapshot.Nodes)
+	s.SetCoverage(snapshot.Nodes, snapshot.StatusError, "the server is currently unable to handle the request")
+	fs, ctx, ok := checktest.Run(t, deschedulerEvictsCordonedCheck(), s)
+	note, noted := ctx.Notes()[ruleEvictsCordoned]
+	if !ok || len(fs) != 1 || fs[0].Severity != finding.Medium || !noted || !strings.Contains(note.Reason, "nodes were not read completely") {
+		t.Errorf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
 	}
 }
 

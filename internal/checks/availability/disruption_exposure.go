@@ -2,6 +2,8 @@ package availability
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,10 +204,16 @@ func cordonedFinding(ix *snapshot.Index, svc *corev1.Service, nodes map[string]i
 		}
 		f.Objects = append(f.Objects, check.NodeRef(n))
 	}
-	f.Evidence = []string{fmt.Sprintf("ready endpoints by node: %s", endpointText(nodes, names)), "each of these nodes has spec.unschedulable: true"}
+	f.Evidence = []string{fmt.Sprintf("ready endpoints by node: %s", endpointText(nodes, names))}
+	var cordoned finding.Grouper
+	for _, n := range names {
+		cordoned.Add(check.NodeRef(n), finding.Value("spec.unschedulable", true))
+	}
+	f.AddEvidence(cordoned.Items()...)
 	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		f.Cases = append(f.Cases, caseDevopsHof)
 		f.Evidence = append(f.Evidence, "externalTrafficPolicy Local: the load balancer sends traffic only to these nodes")
+		f.AddEvidence(finding.Quote(f.Objects[0], finding.Value("spec.externalTrafficPolicy", string(svc.Spec.ExternalTrafficPolicy))))
 	}
 	return f, true, false
 }
@@ -232,7 +240,7 @@ func localTrafficFinding(svc *corev1.Service, nodes map[string]int, withoutNode 
 	for n, c := range nodes {
 		node, count = n, c
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    disruptionID,
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("Service %s/%s (externalTrafficPolicy Local) has ready endpoints on one node only", svc.Namespace, svc.Name),
@@ -240,15 +248,15 @@ func localTrafficFinding(svc *corev1.Service, nodes map[string]int, withoutNode 
 			"that run one of its ready endpoints, and all %d of them run on node %s. Draining, rebooting or rolling "+
 			"that node drops incoming traffic until the load balancer's health checks notice and replacements start elsewhere.",
 			svc.Namespace, svc.Name, svc.Spec.Type, count, node),
-		Objects: []finding.ObjectRef{check.Ref("v1", "Service", &svc.ObjectMeta), check.NodeRef(node)},
-		Evidence: []string{
-			fmt.Sprintf("spec.type %s, spec.externalTrafficPolicy Local", svc.Spec.Type),
-			fmt.Sprintf("ready endpoints: %d, all on node %s", count, node),
-		},
+		Objects:  []finding.ObjectRef{check.Ref("v1", "Service", &svc.ObjectMeta), check.NodeRef(node)},
+		Evidence: []string{fmt.Sprintf("ready endpoints: %d, all on node %s", count, node)},
 		Remediation: "Run the backends on several nodes (more replicas with topology spread on kubernetes.io/hostname); " +
 			"give them a preStop delay longer than the load balancer's health-check interval, or use externalTrafficPolicy Cluster if the client source IP is not needed.",
 		Cases: []string{caseDevopsHof, caseLocal502},
-	}, true
+	}
+	f.AddEvidence(finding.Quote(f.Objects[0], finding.Value("spec.type", string(svc.Spec.Type)),
+		finding.Value("spec.externalTrafficPolicy", string(svc.Spec.ExternalTrafficPolicy))))
+	return f, true
 }
 
 // noPDBFindings reports Service backends with few replicas and no PDB.
@@ -325,7 +333,7 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			sev, cases = finding.Medium, []string{caseGKESurge}
 			why = "two replicas and no budget: a drain or surge upgrade may evict both before a replacement is ready"
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    disruptionID,
 			Severity: sev,
 			Title:    fmt.Sprintf("%s serves Service %s with %s and no PodDisruptionBudget", w, check.ListText(backs, 3), check.Plural(int(w.replicas), "replica", "replicas")),
@@ -333,13 +341,21 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 				w, strings.Join(backs, ", "), w.meta.Namespace, w.replicas, why),
 			Objects: objs,
 			Evidence: []string{
-				fmt.Sprintf("spec.replicas %d; template labels %s", w.replicas, labels.Set(w.labels).String()),
+				fmt.Sprintf("%d replicas (spec.replicas; 1 when unset); template labels %s", w.replicas, labels.Set(w.labels).String()),
 				fmt.Sprintf("no PodDisruptionBudget in namespace %s selects these labels", w.meta.Namespace),
 			},
 			Remediation: "Run at least 2 replicas (3 for anything user-facing) spread over nodes, and add a PodDisruptionBudget " +
 				"(maxUnavailable: 1) so drains evict one pod at a time and wait for readiness; make the readiness probe reflect real readiness.",
 			Cases: cases,
-		})
+		}
+		var labelFields []finding.Field
+		for _, k := range slices.Sorted(maps.Keys(w.labels)) {
+			labelFields = append(labelFields, finding.Value("spec.template.metadata.labels["+k+"]", w.labels[k]))
+		}
+		if len(labelFields) > 0 {
+			f.AddEvidence(finding.Quote(w.ref(), labelFields...))
+		}
+		out = append(out, f)
 	}
 	if len(unknown) > 0 {
 		ctx.Incomplete(ruleNoPDB, "PodDisruptionBudgets are not complete for %s: a budget not in the input may cover them", check.ListText(unknown, 5))

@@ -161,6 +161,13 @@ func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snaps
 			"so its pods are removed; force-delete a StatefulSet pod only when its containers are certainly stopped.", node)
 	}
 	f.Evidence = stuckEvidence(pods, ref)
+	for i, p := range pods {
+		if i == check.MaxEvidence {
+			break
+		}
+		f.AddEvidence(finding.Quote(podRef(p), finding.Value("status.phase", p.Status.Phase),
+			finding.Value("metadata.deletionTimestamp", p.DeletionTimestamp.UTC().Format(time.RFC3339))))
+	}
 	return f
 }
 
@@ -171,8 +178,7 @@ func stuckEvidence(pods []*snapshot.Pod, ref time.Time) []string {
 			ev = append(ev, fmt.Sprintf("and %d more", len(pods)-i))
 			break
 		}
-		line := fmt.Sprintf("pod %s/%s: phase %s, deletionTimestamp %s (%s ago)", p.Namespace, p.Name, p.Status.Phase,
-			p.DeletionTimestamp.UTC().Format(time.RFC3339), ref.Sub(p.DeletionTimestamp.Time).Round(time.Minute))
+		line := fmt.Sprintf("pod %s/%s: deleted %s ago", p.Namespace, p.Name, ref.Sub(p.DeletionTimestamp.Time).Round(time.Minute))
 		if len(p.Finalizers) > 0 {
 			line += ", held by finalizers " + strings.Join(p.Finalizers, ", ")
 		}

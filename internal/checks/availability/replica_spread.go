@@ -140,7 +140,7 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: replicaSpreadID, Objects: []finding.ObjectRef{w.ref()}, Cases: []string{caseMoonlight}}
 	ev := []string{
-		fmt.Sprintf("spec.replicas %d, %d ready pods", w.replicas, len(ready)),
+		fmt.Sprintf("%d replicas (spec.replicas; 1 when unset), %d ready pods", w.replicas, len(ready)),
 		"template: " + hints,
 	}
 	if e := w.readyCountEvidence(len(ready)); e != "" {
@@ -173,6 +173,7 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 		ev = append(ev, "the template has a hard spreading rule, yet the pods share a failure domain: check its topology key")
 	}
 	f.Evidence = ev
+	f.AddEvidence(podNodes(ready)...)
 	f.Remediation = fmt.Sprintf("Add a topologySpreadConstraint on kubernetes.io/hostname (and topology.kubernetes.io/zone) or pod "+
 		"anti-affinity to %s, give its containers CPU requests that match their use, then restart it "+
 		"(kubectl -n %s rollout restart %s/%s) so the scheduler places the pods again.",
@@ -205,4 +206,13 @@ func sortedUnique(names []string) []string {
 		m[n] = true
 	}
 	return slices.Sorted(maps.Keys(m))
+}
+
+// podNodes quotes where each pod runs, pods on the same node in one item.
+func podNodes(pods []*snapshot.Pod) []finding.EvidenceItem {
+	var g finding.Grouper
+	for _, p := range pods {
+		g.Add(podRef(p), finding.Value("spec.nodeName", p.Spec.NodeName))
+	}
+	return g.Items()
 }

@@ -121,32 +121,31 @@ func runSystemDaemonSetPriority(ctx *check.Context) ([]finding.Finding, error) {
 			continue
 		}
 		pods := ix.PodsControlledBy(snapshot.IDOf("DaemonSet", &ds.ObjectMeta))
-		out = append(out, daemonPriorityFinding(ds, comp, pods))
+		f := daemonPriorityFinding(ds, comp, pods)
+		if f.Severity == finding.Medium && !ctx.CompleteIn(snapshot.Pods, ds.Namespace) {
+			// Pending pods raise it, and only the pods show them.
+			ctx.Incomplete(ruleDaemonPriority, "DaemonSet %s/%s: its pods were not all read, and it is high if any of them waits to be scheduled",
+				ds.Namespace, ds.Name)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
 
 func daemonPriorityFinding(ds *appsv1.DaemonSet, comp *daemonComponent, pods []*snapshot.Pod) finding.Finding {
-	var pending []string
-	var prio *int32
+	var pending []*snapshot.Pod
+	var priorities finding.Grouper
 	for _, p := range pods {
 		if p.Spec.Priority != nil {
-			prio = p.Spec.Priority
+			priorities.Add(podRef(p), finding.Value("spec.priority", *p.Spec.Priority))
 		}
 		if p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
-			pending = append(pending, p.Name)
+			pending = append(pending, p)
 		}
 	}
-	sort.Strings(pending)
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Name < pending[j].Name })
 	ref := fmt.Sprintf("DaemonSet %s/%s", ds.Namespace, ds.Name)
-	ev := []string{
-		fmt.Sprintf("%s runs %s (matched as %s)", ref, comp.Role, comp.ID),
-		"template: no priorityClassName",
-		fmt.Sprintf("status: %d nodes should run it, %d run an available pod", ds.Status.DesiredNumberScheduled, ds.Status.NumberAvailable),
-	}
-	if prio != nil {
-		ev = append(ev, fmt.Sprintf("its pods' resolved priority: %d (a global default class, if any, applies to ordinary pods too)", *prio))
-	}
+	dsRef := check.Ref("apps/v1", "DaemonSet", ds)
 	f := finding.Finding{
 		Check:    daemonPriorityID,
 		Severity: finding.Medium,
@@ -154,18 +153,51 @@ func daemonPriorityFinding(ds *appsv1.DaemonSet, comp *daemonComponent, pods []*
 		Message: fmt.Sprintf("%s provides %s but its pods carry no priority class, so on a node that is full or being "+
 			"re-filled after a replacement they cannot preempt ordinary pods and may not run there at all, leaving "+
 			"that node's pods without it.", ref, comp.Role),
-		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
-		Cases:   []string{caseDFDSNodes},
+		Objects:  []finding.ObjectRef{dsRef},
+		Cases:    []string{caseDFDSNodes},
+		Evidence: []string{fmt.Sprintf("%s runs %s (matched as %s)", ref, comp.Role, comp.ID)},
 		Remediation: fmt.Sprintf("Set spec.template.spec.priorityClassName: system-node-critical on %s (kubectl -n %s patch daemonset %s "+
 			"--type merge -p '{\"spec\":{\"template\":{\"spec\":{\"priorityClassName\":\"system-node-critical\"}}}}'); outside "+
 			"kube-system a ResourceQuota may have to allow the class.", ref, ds.Namespace, ds.Name),
+	}
+	f.AddEvidence(finding.Quote(dsRef, finding.Absent("spec.template.spec.priorityClassName")))
+	// A DaemonSet from files (helm template, a GitOps repository) has no
+	// status: its counts read zero in the typed object, which would claim
+	// "0 nodes should run it". Say the status is absent instead.
+	if st := ds.Status; st.ObservedGeneration == 0 && st.DesiredNumberScheduled == 0 && st.CurrentNumberScheduled == 0 &&
+		st.NumberAvailable == 0 && st.NumberReady == 0 && len(st.Conditions) == 0 {
+		f.Evidence = append(f.Evidence, "status absent (or not yet written by the DaemonSet controller): how many nodes should run it, "+
+			"and how many do, is not in the input")
+	} else {
+		f.AddEvidence(finding.Quote(dsRef, finding.Value("status.desiredNumberScheduled", st.DesiredNumberScheduled),
+			omitZero("status.numberAvailable", st.NumberAvailable)))
+	}
+	if items := priorities.Items(); len(items) > 0 {
+		f.AddEvidence(items...)
+		f.Evidence = append(f.Evidence, "spec.priority is the priority the pods were admitted with (a global default class, if any, applies to ordinary pods too)")
 	}
 	if len(pending) > 0 {
 		f.Severity = finding.High
 		f.Title = fmt.Sprintf("%s (%s) has no system priority class and %s waiting to be scheduled",
 			ref, comp.Role, check.Plural(len(pending), "pod", "pods"))
-		ev = append(ev, "Pending and unscheduled: "+check.ListText(pending, 10))
+		var waiting finding.Grouper
+		for _, p := range pending {
+			waiting.Add(podRef(p), finding.Value("status.phase", p.Status.Phase), finding.Absent("spec.nodeName"))
+		}
+		f.AddEvidence(waiting.Items()...)
 	}
-	f.Evidence = ev
 	return f
+}
+
+// omitZero quotes an int field the API omits when it is zero (omitempty):
+// zero reads as absent, which is what the object shows.
+func omitZero(path string, v int32) finding.Field {
+	if v == 0 {
+		return finding.Absent(path)
+	}
+	return finding.Value(path, v)
+}
+
+func podRef(p *snapshot.Pod) finding.ObjectRef {
+	return finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 }

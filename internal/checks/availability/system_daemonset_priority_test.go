@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -26,7 +28,7 @@ func TestDaemonPriorityGap(t *testing.T) {
 	})
 	for _, f := range fs {
 		ev := strings.Join(f.Evidence, "\n")
-		if f.Objects[0].Name == "calico-node" && (!strings.Contains(ev, "calico-node-c") || !strings.Contains(ev, "resolved priority: 0")) {
+		if f.Objects[0].Name == "calico-node" && (!strings.Contains(ev, "calico-node-c") || !strings.Contains(ev, "spec.priority=0")) {
 			t.Errorf("calico evidence should name the pending pod and the priority: %s", ev)
 		}
 	}
@@ -47,5 +49,31 @@ func TestDaemonPriorityFiles(t *testing.T) {
 	}
 	if ctx.Complete(snapshot.DaemonSets) {
 		t.Error("files: DaemonSets complete")
+	}
+}
+
+// A DaemonSet without status (rendered from a chart) is not "0 nodes
+// should run it": the evidence says the status is absent; one with a
+// status quotes its counts.
+func TestDaemonPriorityStatusAbsent(t *testing.T) {
+	s := loadFiles(t, "system-daemonset-priority/gap.json")
+	for i := range s.DaemonSets {
+		if s.DaemonSets[i].Name == "kiam-agent" {
+			s.DaemonSets[i].Status = appsv1.DaemonSetStatus{}
+		}
+	}
+	fs, _ := runOn(t, systemDaemonSetPriorityCheck(), s)
+	for _, f := range fs {
+		ev := strings.Join(f.Evidence, "\n")
+		switch f.Objects[0].Name {
+		case "kiam-agent":
+			if !strings.Contains(ev, "status absent") || strings.Contains(ev, "desiredNumberScheduled") {
+				t.Errorf("kiam-agent without status: evidence %s", ev)
+			}
+		case "calico-node":
+			if !strings.Contains(ev, "status.desiredNumberScheduled=3, status.numberAvailable=2") {
+				t.Errorf("calico-node: evidence %s, want its status counts", ev)
+			}
+		}
 	}
 }

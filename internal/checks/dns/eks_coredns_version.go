@@ -125,7 +125,7 @@ func runEKSCorednsVersion(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		return nil, nil
 	}
-	return []finding.Finding{eksCorednsFinding(d.Namespace, d.Name, c.Image, v, server, serverEv, row, exact)}, nil
+	return []finding.Finding{eksCorednsFinding(d.Namespace, d.Name, c.Name, c.Image, v, server, serverEv, row, exact)}, nil
 }
 
 // isEKS reports whether the input shows an EKS cluster, and whether it
@@ -162,7 +162,7 @@ func eksCorednsRowFor(rows []*eksCorednsRow, server check.KubeVersion) (*eksCore
 	return nil, false
 }
 
-func eksCorednsFinding(ns, name, image string, v, server check.KubeVersion, serverEv string, row *eksCorednsRow, exact bool) finding.Finding {
+func eksCorednsFinding(ns, name, container, image string, v, server check.KubeVersion, serverEv string, row *eksCorednsRow, exact bool) finding.Finding {
 	sev, gap := finding.Low, "a patch release"
 	if v.Major < row.coredns.Major || v.Major == row.coredns.Major && v.Minor < row.coredns.Minor {
 		sev, gap = finding.Medium, "a minor line"
@@ -177,14 +177,14 @@ func eksCorednsFinding(ns, name, image string, v, server check.KubeVersion, serv
 	if repo, _, _ := check.ImageParts(image); !strings.Contains(repo, "/eks/coredns") {
 		msg += " The image is not from AWS's eks/coredns repository: AWS's builds and Corefile can differ from upstream's."
 	}
-	return finding.Finding{
+	ref := finding.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
+	f := finding.Finding{
 		Check:    eksCorednsID,
 		Severity: sev,
 		Title:    fmt.Sprintf("EKS CoreDNS %s is older than the %s AWS lists for Kubernetes %s", v, row.CoreDNS, row.Kubernetes),
 		Message:  msg,
-		Objects:  []finding.ObjectRef{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}},
+		Objects:  []finding.ObjectRef{ref},
 		Evidence: []string{
-			fmt.Sprintf("Deployment %s/%s image %s", ns, name, image),
 			serverEv,
 			fmt.Sprintf("EKS CoreDNS table: Kubernetes %s -> %s (%s)", row.Kubernetes, row.CoreDNS, strings.Join(row.Sources, ", ")),
 		},
@@ -193,4 +193,6 @@ func eksCorednsFinding(ns, name, image string, v, server check.KubeVersion, serv
 			"and read AWS's notes for the add-on, not only CoreDNS's upstream release notes.",
 		Cases: []string{caseDFDSCoreDNS},
 	}
+	f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField("Deployment", "", container, "image"), image)))
+	return f
 }

@@ -35,6 +35,11 @@ func TestEKSCorednsGap(t *testing.T) {
 		!slices.Contains(f.Cases, caseDFDSCoreDNS) || !strings.Contains(f.Title, "1.8.3") {
 		t.Errorf("finding %+v", f)
 	}
+	// The registry's corpus has no EKS server version, so the items are
+	// resolved here.
+	if n := checktest.EvidenceTrue(t, fs, "eks-coredns-version/gap.yaml"); n == 0 {
+		t.Error("no evidence item quotes the CoreDNS image")
+	}
 }
 
 func TestEKSCorednsClean(t *testing.T) {

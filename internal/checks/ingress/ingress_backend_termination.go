@@ -290,13 +290,14 @@ func hasPreStop(spec *corev1.PodSpec) bool {
 func terminationFinding(w workload, exposures []*exposure, cloud bool, selectedBy []string) finding.Finding {
 	refs := []finding.ObjectRef{w.ref}
 	var ev []string
+	var items []finding.EvidenceItem
 	front := "a Service of type LoadBalancer"
 	for _, e := range exposures {
 		refs = append(refs, check.Ref("v1", "Service", e.svc))
 		refs = append(refs, e.refs...)
 		ev = append(ev, e.ingresses...)
 		if e.lbService {
-			ev = append(ev, fmt.Sprintf("Service %s/%s spec.type=LoadBalancer", e.svc.Namespace, e.svc.Name))
+			items = append(items, finding.Quote(check.Ref("v1", "Service", e.svc), finding.Value("spec.type", string(e.svc.Spec.Type))))
 		}
 	}
 	ev = append(ev, selectedBy...)
@@ -306,16 +307,24 @@ func terminationFinding(w workload, exposures []*exposure, cloud bool, selectedB
 	}
 	ev = append(ev, fmt.Sprintf("%s %s/%s containers [%s]: no lifecycle.preStop", w.kind, w.ref.Namespace, w.ref.Name, strings.Join(names, ", ")))
 	grace := defaultGracePeriodText
+	spec := check.PodSpecPath(w.ref.Kind)
+	graceField := finding.Absent(spec + ".terminationGracePeriodSeconds")
 	if g := w.spec.TerminationGracePeriodSeconds; g != nil {
 		grace = fmt.Sprint(*g)
+		graceField = finding.Value(spec+".terminationGracePeriodSeconds", *g)
 	}
 	ev = append(ev, fmt.Sprintf("%s %s/%s terminationGracePeriodSeconds=%s", w.kind, w.ref.Namespace, w.ref.Name, grace))
+	fields := []finding.Field{graceField}
+	for _, c := range w.spec.Containers {
+		fields = append(fields, finding.Absent(check.ContainerField(w.ref.Kind, "", c.Name, "lifecycle.preStop")))
+	}
+	items = append(items, finding.Quote(w.ref, fields...))
 	sev := finding.Low
 	if cloud {
 		sev = finding.Medium
 		front = "a cloud load balancer programmed from an Ingress"
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "ingress-backend-termination",
 		Severity: sev,
 		Title:    fmt.Sprintf("%s %s/%s is behind %s but has no preStop hook", w.kind, w.ref.Namespace, w.ref.Name, front),
@@ -332,4 +341,6 @@ func terminationFinding(w workload, exposures []*exposure, cloud bool, selectedB
 			"ends, suppress this finding for the workload.",
 		Cases: []string{caseRavelin},
 	}
+	f.AddEvidence(items...)
+	return f
 }

@@ -204,7 +204,7 @@ func runIngressClassBinding(ctx *check.Context) ([]finding.Finding, error) {
 
 	var out []finding.Finding
 	for _, ing := range missing {
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "ingress-class-binding", Severity: finding.High,
 			Title:   fmt.Sprintf("Ingress %s/%s names IngressClass %s, which does not exist", ing.Namespace, ing.Name, *ing.Spec.IngressClassName),
 			Message: "No controller will serve an Ingress whose class does not resolve to an IngressClass; its hosts and paths are not routed.",
@@ -213,7 +213,9 @@ func runIngressClassBinding(ctx *check.Context) ([]finding.Finding, error) {
 				orNone(slices.Sorted(maps.Keys(classes))))},
 			Remediation: "Point spec.ingressClassName at an existing IngressClass, or create the IngressClass for the intended controller.",
 			Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
-		})
+		}
+		f.AddEvidence(finding.Quote(f.Objects[0], finding.Value("spec.ingressClassName", *ing.Spec.IngressClassName)))
+		out = append(out, f)
 	}
 	out = append(out, unservedClassFindings(ctx, s, controllers, usedBy, workloadsComplete)...)
 	if f, ok := classlessFinding(ctx, facts, classless, controllers, required, defaults, classesComplete, workloadsComplete); ok {
@@ -254,18 +256,19 @@ func unservedClassFindings(ctx *check.Context, s *snapshot.Snapshot, controllers
 		for _, n := range controllers {
 			seen = append(seen, fmt.Sprintf("%s (--controller-class %s)", n.ref, n.controllerClass))
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "ingress-class-binding", Severity: sev,
 			Title: fmt.Sprintf("IngressClass %s (controller %s) is claimed by no running ingress-nginx; %s use it",
 				c.Name, c.Spec.Controller, check.Plural(len(users), "Ingress", "Ingresses")),
 			Message: "ingress-nginx serves an Ingress only when its IngressClass's spec.controller equals the controller's " +
 				"--controller-class. No running ingress-nginx has this value, so Ingresses of this class are not routed.",
-			Objects: objs,
-			Evidence: []string{fmt.Sprintf("IngressClass %s: spec.controller %q", c.Name, c.Spec.Controller),
-				"ingress-nginx controllers running: " + orNone(seen)},
+			Objects:     objs,
+			Evidence:    []string{"ingress-nginx controllers running: " + orNone(seen)},
 			Remediation: "Set --controller-class of the intended ingress-nginx to the class's spec.controller (or fix the class), or remove the unused class.",
 			Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
-		})
+		}
+		f.AddEvidence(finding.Quote(objs[0], finding.Value("spec.controller", c.Spec.Controller)))
+		out = append(out, f)
 	}
 	return out
 }
@@ -288,6 +291,12 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 	}
 	ev := []string{fmt.Sprintf("%s without spec.ingressClassName or the %s annotation: %s",
 		check.Plural(len(classless), "Ingress", "Ingresses"), classAnnotation, check.ListText(names, 10))}
+	// The class-less Ingresses, quoted: neither field is there.
+	var noClass finding.Grouper
+	for _, ing := range classless {
+		noClass.Add(check.Ref("networking.k8s.io/v1", "Ingress", ing), finding.Absent("spec.ingressClassName"),
+			finding.Absent("metadata.annotations["+classAnnotation+"]"))
+	}
 	if len(controllers) > 0 {
 		modern, unknown := 0, 0
 		for _, n := range controllers {
@@ -315,7 +324,7 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 			return finding.Finding{}, false // an older controller may still take them
 		}
 		ev = append(ev, "sources: "+strings.Join(facts.Sources, " "))
-		return finding.Finding{
+		f := finding.Finding{
 			Check: "ingress-class-binding", Severity: finding.High,
 			Title: fmt.Sprintf("%s without a class are ignored by ingress-nginx %s or later", check.Plural(len(classless), "Ingress", "Ingresses"), facts.ClassRequiredFrom),
 			Message: "From ingress-nginx 1.0 an Ingress must name its class; Ingresses without one are skipped unless the " +
@@ -326,7 +335,9 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 			Evidence:    ev,
 			Remediation: "Set spec.ingressClassName on these Ingresses, or start the intended ingress-nginx with --watch-ingress-without-class=true.",
 			Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
-		}, true
+		}
+		f.AddEvidence(noClass.Items()...)
+		return f, true
 	}
 	if len(defaults) > 0 || !classesComplete || !workloadsComplete {
 		if len(defaults) == 0 {
@@ -335,7 +346,7 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 		return finding.Finding{}, false
 	}
 	ev = append(ev, "no IngressClass is annotated "+defaultAnnotation+"=true; no ingress-nginx controller is in view")
-	return finding.Finding{
+	f := finding.Finding{
 		Check: "ingress-class-binding", Severity: finding.Medium,
 		Title: fmt.Sprintf("%s without a class, and no default IngressClass", check.Plural(len(classless), "Ingress", "Ingresses")),
 		Message: "The Ingress API asks controllers to ignore Ingresses that specify no class, and no IngressClass is marked " +
@@ -344,7 +355,9 @@ func classlessFinding(ctx *check.Context, facts *controllerFacts, classless []*n
 		Evidence:    ev,
 		Remediation: "Set spec.ingressClassName on these Ingresses to the class of the controller meant to serve them.",
 		Cases:       []string{"ingress-nginx-v1-ignores-classless-ingresses-2021"},
-	}, true
+	}
+	f.AddEvidence(noClass.Items()...)
+	return f, true
 }
 
 func orNone(items []string) string {

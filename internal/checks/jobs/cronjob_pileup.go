@@ -149,7 +149,7 @@ func pileUpFinding(ctx *check.Context, c *batchv1.CronJob, ref finding.ObjectRef
 		policy = "Allow (default)"
 	}
 	ev = append(ev, fmt.Sprintf("schedule %q, concurrencyPolicy %s", c.Spec.Schedule, policy))
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "cronjob-pileup",
 		Severity: finding.High,
 		Title:    fmt.Sprintf("CronJob %s/%s is piling up Jobs", c.Namespace, c.Name),
@@ -161,7 +161,9 @@ func pileUpFinding(ctx *check.Context, c *batchv1.CronJob, ref finding.ObjectRef
 		Remediation: "Find why runs do not finish (the Jobs' pods and events); set concurrencyPolicy Forbid or Replace, " +
 			"startingDeadlineSeconds and the Job template's activeDeadlineSeconds, then delete the stale Jobs.",
 		Cases: []string{"cronjob-snowball-webhook-gke-2020", "universe-job-retries-kill-every-node-2017"},
-	}, true
+	}
+	f.AddEvidence(cronJobQuote(ref, c))
+	return f, true
 }
 
 func overlapFinding(ctx *check.Context, c *batchv1.CronJob, ref finding.ObjectRef) (finding.Finding, bool) {
@@ -182,7 +184,7 @@ func overlapFinding(ctx *check.Context, c *batchv1.CronJob, ref finding.ObjectRe
 	if every > shortSchedule {
 		return finding.Finding{}, false
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "cronjob-pileup",
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("CronJob %s/%s runs every %s and lets runs overlap without a deadline", c.Namespace, c.Name, every),
@@ -195,7 +197,17 @@ func overlapFinding(ctx *check.Context, c *batchv1.CronJob, ref finding.ObjectRe
 		Remediation: "Set concurrencyPolicy Forbid (or Replace) unless overlapping runs are intended, and bound runs with " +
 			"the Job template's activeDeadlineSeconds.",
 		Cases: []string{"cronjob-snowball-webhook-gke-2020"},
-	}, true
+	}
+	f.AddEvidence(finding.Quote(ref, finding.Value("spec.schedule", c.Spec.Schedule),
+		finding.Value("spec.concurrencyPolicy", string(c.Spec.ConcurrencyPolicy)), finding.Absent("spec.startingDeadlineSeconds"),
+		finding.Absent("spec.jobTemplate.spec.activeDeadlineSeconds")))
+	return f, true
+}
+
+// cronJobQuote is a CronJob's schedule and concurrency policy as written.
+func cronJobQuote(ref finding.ObjectRef, c *batchv1.CronJob) finding.EvidenceItem {
+	return finding.Quote(ref, finding.Value("spec.schedule", c.Spec.Schedule),
+		finding.Value("spec.concurrencyPolicy", string(c.Spec.ConcurrencyPolicy)))
 }
 
 func orDefault(s, def string) string {
@@ -224,7 +236,8 @@ func retryFinding(j *batchv1.Job) (finding.Finding, bool) {
 	if j.Spec.BackoffLimit != nil {
 		backoff = fmt.Sprint(*j.Spec.BackoffLimit)
 	}
-	return finding.Finding{
+	jref := check.Ref("batch/v1", "Job", j)
+	f := finding.Finding{
 		Check:    "cronjob-pileup",
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("Job %s/%s is retrying failed pods with no deadline and no memory limit", j.Namespace, j.Name),
@@ -236,5 +249,8 @@ func retryFinding(j *batchv1.Job) (finding.Finding, bool) {
 			j.Status.Failed, j.Status.Active, backoff, check.ListText(unlimited, 10))},
 		Remediation: "Give the Job's containers memory limits, set activeDeadlineSeconds and a small backoffLimit, and find why its pods fail.",
 		Cases:       []string{"universe-job-retries-kill-every-node-2017"},
-	}, true
+	}
+	f.AddEvidence(finding.Quote(jref, finding.Value("status.failed", j.Status.Failed), finding.Value("status.active", j.Status.Active),
+		finding.Absent("spec.activeDeadlineSeconds")))
+	return f, true
 }

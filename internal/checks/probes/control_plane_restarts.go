@@ -183,7 +183,7 @@ func restartFinding(p *snapshot.Pod, comp string, single bool, threshold int32) 
 	if pr := livenessOf(p, worst.Name); pr != nil {
 		ev = append(ev, "liveness probe: "+probeSummary(pr))
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    cpRestartsID,
 		Severity: sev,
 		Title:    fmt.Sprintf("%s pod %s has restarted %d times", comp, p.Name, worst.RestartCount),
@@ -197,7 +197,15 @@ func restartFinding(p *snapshot.Pod, comp string, single bool, threshold int32) 
 			"a working member, make it tolerant (an HTTP /health or /livez probe on localhost, a longer timeout) in the " +
 			"static pod manifest; alert on control-plane restart counts; run three etcd members where the outage matters.",
 		Cases: []string{caseNRELabs},
-	}, true
+	}
+	status := "status.containerStatuses[name=" + worst.Name + "]."
+	fields := []finding.Field{finding.Value(status+"restartCount", worst.RestartCount)}
+	if t := worst.LastTerminationState.Terminated; t != nil {
+		fields = append(fields, finding.Value(status+"lastState.terminated.reason", t.Reason),
+			finding.Value(status+"lastState.terminated.exitCode", t.ExitCode))
+	}
+	f.AddEvidence(finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, fields...))
+	return f, true
 }
 
 func etcdProbeFinding(facts *cpRestartsFacts, p *snapshot.Pod, single bool) (finding.Finding, bool) {
@@ -217,7 +225,7 @@ func etcdProbeFinding(facts *cpRestartsFacts, p *snapshot.Pod, single bool) (fin
 			if single {
 				sev, scope = finding.Medium, "this is the only etcd member, so a false failure stops the whole control plane"
 			}
-			return finding.Finding{
+			f := finding.Finding{
 				Check:    cpRestartsID,
 				Severity: sev,
 				Title:    fmt.Sprintf("etcd static pod %s checks liveness by running %s", p.Name, known.ExecContains),
@@ -232,7 +240,10 @@ func etcdProbeFinding(facts *cpRestartsFacts, p *snapshot.Pod, single bool) (fin
 					"probe by hand with an HTTP GET of etcd's /health (or /livez on etcd 3.5.11+) on the localhost metrics port " +
 					"(--listen-metrics-urls), keeping a generous timeout and failure threshold.",
 				Cases: []string{caseNRELabs},
-			}, true
+			}
+			// No evidence item: the probe is described by its settings,
+			// never its command line, which can carry credentials.
+			return f, true
 		}
 	}
 	return finding.Finding{}, false

@@ -106,11 +106,14 @@ func addonRBACGapCheck() check.Check {
 			"storage.k8s.io (medium: its scheduling simulation runs without them). These lists are cluster-wide, so a " +
 			"RoleBinding does not satisfy them; the evidence says when one grants them in a single namespace. A missing " +
 			"permission is only reported when every ClusterRole and ClusterRoleBinding was read; otherwise the rule is partial.",
-		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
-			snapshot.ClusterRoles, snapshot.ClusterRoleBindings, snapshot.Roles, snapshot.RoleBindings),
+		// Pods find the add-ons whose workload is not in the input (a bare
+		// CoreDNS pod): the rule's silence depends on them. Roles and
+		// RoleBindings only add the "granted in one namespace" evidence.
+		Reads: append(check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
+			snapshot.ClusterRoles, snapshot.ClusterRoleBindings), check.Optional(snapshot.Roles), check.Optional(snapshot.RoleBindings)),
 		Rules: []check.Rule{
 			{ID: ruleAddonRBAC, Summary: "every CoreDNS and cluster-autoscaler service account holds the cluster-scope permissions its version needs",
-				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets,
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
 					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
 		},
 		Cases: cases,

@@ -173,6 +173,7 @@ type retiredHit struct {
 	user      *imageUser
 	container string
 	image     string
+	ci        containerImage
 }
 
 func retiredSeverity(r *retiredRegistry, hits []retiredHit) finding.Severity {
@@ -199,7 +200,7 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 				continue
 			}
 			if r := matchRetired(facts, ci.image); r != nil {
-				hits[r.ID] = append(hits[r.ID], retiredHit{u, ci.container, ci.image})
+				hits[r.ID] = append(hits[r.ID], retiredHit{u, ci.container, ci.image, ci})
 			}
 		}
 	}
@@ -213,6 +214,7 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 		sort.Slice(hs, func(a, b int) bool { return hs[a].user.ref.String() < hs[b].user.ref.String() })
 		var objs []finding.ObjectRef
 		var ev []string
+		var items []finding.EvidenceItem
 		seen := map[finding.ObjectRef]bool{}
 		for _, h := range hs {
 			if !seen[h.user.ref] {
@@ -222,7 +224,7 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 				}
 			}
 			if len(ev) < check.MaxEvidence {
-				ev = append(ev, fmt.Sprintf("%s: container %s runs %s", h.user.ref, h.container, h.image))
+				items = append(items, h.user.imageQuote(h.ci))
 			}
 		}
 		if len(hs) > check.MaxEvidence {
@@ -233,7 +235,7 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 		if len(seen) > len(objs) {
 			more = fmt.Sprintf(" (the first %d are listed)", len(objs))
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    "registry-risk",
 			Severity: retiredSeverity(r, hs),
 			Title:    fmt.Sprintf("%s pull from %s, %s since %s", check.Plural(len(seen), "workload", "workloads"), r.Host+nsSuffix(r), r.Status, r.Date),
@@ -243,7 +245,9 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 			Evidence:    ev,
 			Remediation: fmt.Sprintf("Repoint the images to %s, or mirror them into a registry you control and pin them by digest.", r.Replacement),
 			Cases:       []string{r.Case},
-		})
+		}
+		f.AddEvidence(items...)
+		out = append(out, f)
 	}
 	return out
 }
@@ -282,6 +286,7 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 		}
 		var objs []finding.ObjectRef
 		var ev []string
+		var items []finding.EvidenceItem
 		exposed := 0
 		for i := range users {
 			u := &users[i]
@@ -310,7 +315,8 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 					if !u.daemonSet {
 						role = "scaled by an HPA"
 					}
-					ev = append(ev, fmt.Sprintf("%s (%s): container %s runs %s with %s", u.ref, role, ci.container, ci.image, why))
+					ev = append(ev, fmt.Sprintf("%s (%s): container %s with %s", u.ref, role, ci.container, why))
+					items = append(items, u.imageQuote(ci))
 				}
 				break
 			}
@@ -320,7 +326,7 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 		}
 		ev = append([]string{fmt.Sprintf("%d of %d pods (%.0f%%) run at least one container from %s; %s; sources: %s",
 			n, len(s.Pods), share*100, sp.Host, sp.What, strings.Join(sp.Sources, " "))}, ev...)
-		return finding.Finding{
+		f := finding.Finding{
 			Check:    "registry-risk",
 			Severity: finding.Medium,
 			Title:    fmt.Sprintf("%.0f%% of pods depend on %s, and %s pull it on every start", share*100, sp.Host, check.Plural(exposed, "node-wide or autoscaled workload", "node-wide or autoscaled workloads")),
@@ -330,7 +336,9 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 			Evidence:    ev,
 			Remediation: "Mirror the images into a registry you control (or put a pull-through cache in front), pin them by digest and use imagePullPolicy IfNotPresent.",
 			Cases:       []string{sp.Case},
-		}, true
+		}
+		f.AddEvidence(items...)
+		return f, true
 	}
 	return finding.Finding{}, false
 }

@@ -12,7 +12,10 @@ import (
 // imageUser is one thing that pulls images: a workload's template, or the
 // pods of an owner the input has no template of (grouped by that owner).
 type imageUser struct {
-	ref        finding.ObjectRef
+	ref finding.ObjectRef
+	// source is the object whose spec holds images: ref for a template,
+	// the first pod for pods grouped under an owner not in the input.
+	source     finding.ObjectRef
 	images     []containerImage
 	pods       int  // pods it runs in the input (templates: pods owned)
 	daemonSet  bool // runs on every matching node
@@ -23,6 +26,12 @@ type imageUser struct {
 type containerImage struct {
 	container, image string
 	policy           corev1.PullPolicy // as stored, or the API default for templates
+	path             string            // the image's field path in the source object
+}
+
+// imageQuote quotes the container's image as its source object has it.
+func (u *imageUser) imageQuote(ci containerImage) finding.EvidenceItem {
+	return finding.Quote(u.source, finding.Value(ci.path, ci.image))
 }
 
 // effectivePolicy is the policy the API server stores for a container:
@@ -39,11 +48,15 @@ func effectivePolicy(image string, p corev1.PullPolicy) corev1.PullPolicy {
 	return corev1.PullIfNotPresent
 }
 
-func templateImages(spec *corev1.PodSpec) []containerImage {
+func templateImages(kind string, spec *corev1.PodSpec) []containerImage {
 	var out []containerImage
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range cs {
-			out = append(out, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy)})
+	for _, cs := range []struct {
+		kind string
+		list []corev1.Container
+	}{{check.InitContainers, spec.InitContainers}, {check.Containers, spec.Containers}} {
+		for _, c := range cs.list {
+			out = append(out, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy),
+				check.ContainerField(kind, cs.kind, c.Name, "image")})
 		}
 	}
 	return out
@@ -64,7 +77,8 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, spec *corev1.PodSpec, ds bool) {
 		id := snapshot.IDOf(kind, m)
 		covered[id] = true
-		users = append(users, imageUser{ref: check.Ref(apiVersion, kind, m), images: templateImages(spec),
+		ref := check.Ref(apiVersion, kind, m)
+		users = append(users, imageUser{ref: ref, source: ref, images: templateImages(kind, spec),
 			pods: len(ix.PodsControlledBy(id)), daemonSet: ds, autoscaled: autoscaled[[3]string{kind, m.Namespace, m.Name}]})
 	}
 	for i := range s.DaemonSets {
@@ -100,10 +114,15 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 			continue
 		}
 		u := imageUser{ref: ref, pods: 1, daemonSet: ref.Kind == "DaemonSet",
+			source:     finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
 			autoscaled: autoscaled[[3]string{ref.Kind, ref.Namespace, ref.Name}]}
-		for _, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers} {
-			for _, c := range cs {
-				u.images = append(u.images, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy)})
+		for _, cs := range []struct {
+			kind string
+			list []snapshot.Container
+		}{{check.InitContainers, p.Spec.InitContainers}, {check.Containers, p.Spec.Containers}} {
+			for _, c := range cs.list {
+				u.images = append(u.images, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy),
+					check.ContainerField("Pod", cs.kind, c.Name, "image")})
 			}
 		}
 		byOwner[ref] = len(users)

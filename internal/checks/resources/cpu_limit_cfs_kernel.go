@@ -187,16 +187,18 @@ func runCPULimitCFS(ctx *check.Context) ([]finding.Finding, error) {
 		sort.Slice(g.hits, func(i, j int) bool { return g.hits[i].node < g.hits[j].node })
 		var objs []finding.ObjectRef
 		var ev []string
+		var kernels finding.Grouper
 		for _, h := range g.hits {
 			if len(objs) < check.MaxListedObjects {
 				objs = append(objs, check.NodeRef(h.node))
 			}
+			kernels.Add(check.NodeRef(h.node), finding.Value("status.nodeInfo.kernelVersion", h.kernel))
 			if len(ev) < check.MaxEvidence {
-				ev = append(ev, fmt.Sprintf("Node %s: kernel %s, %s with a CPU limit", h.node, h.kernel, check.Plural(h.limited, "container", "containers")))
+				ev = append(ev, fmt.Sprintf("Node %s: %s with a CPU limit", h.node, check.Plural(h.limited, "container", "containers")))
 			}
 		}
 		ev = append(ev, strings.Join(srcs, "; "))
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "cpu-limit-cfs-kernel", Severity: g.sev,
 			Title: fmt.Sprintf("%s %s", check.Plural(len(g.hits), "node", "nodes"), g.title),
 			Message: "Without the fix, quota handed to a CPU's run queue and left unused expires each period, so a " +
@@ -206,7 +208,9 @@ func runCPULimitCFS(ctx *check.Context) ([]finding.Finding, error) {
 			Evidence:    ev,
 			Remediation: "Move these nodes to a kernel with the fix (5.4 or later, or a vendor kernel whose changelog lists de53fd7aedb1); until then, raise or drop CPU limits on latency-sensitive multi-threaded workloads.",
 			Cases:       []string{cfsCase, omioCase},
-		})
+		}
+		f.AddEvidence(kernels.Items()...)
+		out = append(out, f)
 	}
 	return out, nil
 }

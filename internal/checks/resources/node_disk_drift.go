@@ -148,7 +148,7 @@ func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, boo
 		}
 		ev = append(ev, fmt.Sprintf("Node %s (%s): condition DiskPressure=True", n.Name, orNone(check.NodePool(n))))
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check: diskDriftID, Rule: ruleDiskPressure, Severity: finding.High,
 		Title: fmt.Sprintf("%s report DiskPressure%s", check.Plural(len(nodes), "node", "nodes"), check.MoreText(more)),
 		Message: "The kubelet on these nodes has found its root or image filesystem under the eviction threshold: it " +
@@ -158,7 +158,11 @@ func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, boo
 		Remediation: "Free or grow the nodes' disks (the launch template or node pool disk size); find what fills them " +
 			"(images, container logs, emptyDir volumes) before more workloads land there.",
 		Cases: []string{mojDiskCase},
-	}, true
+	}
+	f.AddEvidence(check.NodeValues(nodes, func(*corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.conditions[type=DiskPressure].status", "True")}
+	})...)
+	return f, true
 }
 
 func orNone(s string) string {
@@ -210,7 +214,7 @@ func driftFinding(group string, nodes []diskNode, facts []string) (finding.Findi
 	refs, more := check.NodeRefs(small)
 	ev = append([]string{fmt.Sprintf("largest of %s: Node %s (%s) with %s", group, largest.node.Name,
 		orNone(check.NodePool(largest.node)), gib(largest.disk))}, ev...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: diskDriftID, Rule: ruleDiskDrift, Severity: finding.Medium,
 		Title: fmt.Sprintf("%s of %s have under half the disk of their largest peer%s",
 			check.Plural(len(small), "node", "nodes"), group, check.MoreText(more)),
@@ -222,7 +226,14 @@ func driftFinding(group string, nodes []diskNode, facts []string) (finding.Findi
 		Remediation: "Compare the launch template or node pool disk settings of the old and new nodes before draining " +
 			"onto the smaller ones; keep the old pool until the new one has run the real workloads.",
 		Cases: []string{mojDiskCase},
-	}, true
+	}
+	capacity := func(n *corev1.Node) []finding.Field {
+		q := n.Status.Capacity[corev1.ResourceEphemeralStorage]
+		return []finding.Field{finding.Value("status.capacity[ephemeral-storage]", q.String())}
+	}
+	f.AddEvidence(check.NodeValues([]*corev1.Node{largest.node}, capacity)...)
+	f.AddEvidence(check.NodeValues(small, capacity)...)
+	return f, true
 }
 
 // noSpaceMessage is the kernel's ENOSPC text, which image pulls and
@@ -232,6 +243,7 @@ const noSpaceMessage = "no space left on device"
 func noSpaceFinding(events []corev1.Event, facts []string) (finding.Finding, bool) {
 	var objs []finding.ObjectRef
 	var ev []string
+	var items []finding.EvidenceItem
 	n := 0
 	for i := range events {
 		e := &events[i]
@@ -245,12 +257,14 @@ func noSpaceFinding(events []corev1.Event, facts []string) (finding.Finding, boo
 		}
 		if len(ev) < check.MaxEvidence {
 			ev = append(ev, fmt.Sprintf("%s %s/%s on %s: %s: %s", o.Kind, o.Namespace, o.Name, orNone(e.Source.Host), e.Reason, e.Message))
+			items = append(items, finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Event", Namespace: e.Namespace, Name: e.Name},
+				finding.Value("type", e.Type), finding.Value("reason", e.Reason), finding.Value("involvedObject.name", o.Name)))
 		}
 	}
 	if n == 0 {
 		return finding.Finding{}, false
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check: diskDriftID, Rule: ruleNoSpace, Severity: finding.High,
 		Title: fmt.Sprintf("%s say a node's disk has no space left", check.Plural(n, "Warning event", "Warning events")),
 		Message: "Image pulls or container starts failed because the node's disk is full: the pods cannot start " +
@@ -259,7 +273,9 @@ func noSpaceFinding(events []corev1.Event, facts []string) (finding.Finding, boo
 		Remediation: "Grow the disks of the nodes named (the launch template or node pool disk size) or move the " +
 			"workloads back to nodes with room; then find what fills them (images, logs, emptyDir).",
 		Cases: []string{mojDiskCase},
-	}, true
+	}
+	f.AddEvidence(items...)
+	return f, true
 }
 
 func orV1(apiVersion string) string {

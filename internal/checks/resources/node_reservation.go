@@ -172,10 +172,14 @@ func runNodeReservation(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		var objs []finding.ObjectRef
 		var ev []string
+		var memory finding.Grouper
 		for _, t := range g.ts {
 			if len(objs) < check.MaxListedObjects {
 				objs = append(objs, check.NodeRef(t.node.Name))
 			}
+			c, a := t.node.Status.Capacity[corev1.ResourceMemory], t.node.Status.Allocatable[corev1.ResourceMemory]
+			memory.Add(check.NodeRef(t.node.Name), finding.Value("status.capacity[memory]", c.String()),
+				finding.Value("status.allocatable[memory]", a.String()))
 			if len(ev) < check.MaxEvidence {
 				line := fmt.Sprintf("Node %s: capacity %s, allocatable %s, held back %s; %s without a memory limit: %s",
 					t.node.Name, mib(t.cap), mib(t.cap-t.reserved), mib(t.reserved),
@@ -191,7 +195,7 @@ func runNodeReservation(ctx *check.Context) ([]finding.Finding, error) {
 		if g.sev == finding.High {
 			title = fmt.Sprintf("%s with thin memory reservations already hit SystemOOM", check.Plural(len(g.ts), "node", "nodes"))
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "node-reservation-insufficient", Severity: g.sev,
 			Title: title,
 			Message: "These nodes keep almost no memory for the kubelet, the container runtime and the system, and run " +
@@ -202,7 +206,9 @@ func runNodeReservation(ctx *check.Context) ([]finding.Finding, error) {
 			Evidence:    ev,
 			Remediation: "Set kube-reserved and system-reserved (and a hard eviction threshold) on these nodes' kubelets in line with your provider's formula, and give pods memory limits (a LimitRange default per namespace).",
 			Cases:       []string{gardenerCase, nuNLCase, dfdsCase, dfdsReservedCase},
-		})
+		}
+		f.AddEvidence(memory.Items()...)
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -364,32 +364,65 @@ func kubeProxyMode(ctx *check.Context, kp kubeProxyDS, cmMode string, cmFound bo
 
 func ipvsFinding(s *snapshot.Snapshot, kp kubeProxyDS, from string, r dataplaneRow, fixed check.KubeVersion) (finding.Finding, bool) {
 	var old []*corev1.Node
-	var ev []string
 	for _, n := range nodesOf(s, kp) {
 		k, ok := linuxKernel(n)
 		if !ok || !k.Less(fixed) {
 			continue
 		}
 		old = append(old, n)
-		if len(ev) < check.MaxEvidence {
-			ev = append(ev, fmt.Sprintf("Node %s: kernelVersion %s", n.Name, n.Status.NodeInfo.KernelVersion))
-		}
 	}
 	if len(old) == 0 {
 		return finding.Finding{}, false
 	}
 	refs, more := check.NodeRefs(old)
 	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", kp.ds)}, refs...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case}, Objects: objs,
 		Title: fmt.Sprintf("kube-proxy runs in IPVS mode on %s with kernels older than %s",
 			check.Plural(len(old), "node", "nodes"), fixed.MinorString()),
 		Message:  strings.TrimSpace(r.Note) + " A distribution kernel may carry the patches; its changelog says." + check.MoreText(more),
-		Evidence: append(append([]string{from}, ev...), fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
+		Evidence: []string{from, fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))},
 		Remediation: "Move these nodes to a 5.9 or later kernel (or one whose vendor backported the IPVS connection-reuse " +
 			"fixes), or run kube-proxy in iptables or nftables mode there; test graceful termination under the real " +
 			"proxy mode with a client that reuses source ports.",
-	}, true
+	}
+	f.AddEvidence(check.NodeValues(old, nodeField("status.nodeInfo.kernelVersion", func(n *corev1.Node) string { return n.Status.NodeInfo.KernelVersion }))...)
+	return f, true
+}
+
+// nodeField quotes one field of a node, for check.NodeValues.
+func nodeField(path string, value func(*corev1.Node) string) func(*corev1.Node) []finding.Field {
+	return func(n *corev1.Node) []finding.Field { return []finding.Field{finding.Value(path, value(n))} }
+}
+
+// imageQuote quotes the container of a DaemonSet that runs image: its
+// path and the image, as the template writes them. ok is false when no
+// container runs it.
+func imageQuote(ds *appsv1.DaemonSet, image string) (finding.EvidenceItem, bool) {
+	spec := &ds.Spec.Template.Spec
+	for _, list := range []struct {
+		kind string
+		cs   []corev1.Container
+	}{{check.Containers, spec.Containers}, {check.InitContainers, spec.InitContainers}} {
+		kind := list.kind
+		for _, c := range list.cs {
+			if c.Image == image {
+				return finding.Quote(check.Ref("apps/v1", "DaemonSet", ds),
+					finding.Value(check.ContainerField("DaemonSet", kind, c.Name, "image"), image)), true
+			}
+		}
+	}
+	return finding.EvidenceItem{}, false
+}
+
+// withImage adds the DaemonSet's image to f, as an evidence item where
+// a container runs it, else in words.
+func withImage(f *finding.Finding, ds *appsv1.DaemonSet, image string) {
+	if it, ok := imageQuote(ds, image); ok {
+		f.AddEvidence(it)
+		return
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("DaemonSet %s/%s image %s", ds.Namespace, ds.Name, image))
 }
 
 func backendFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyDS) []finding.Finding {
@@ -421,7 +454,6 @@ func backendFindings(ctx *check.Context, facts *dataplaneFacts, kps []kubeProxyD
 func backendFinding(s *snapshot.Snapshot, facts *dataplaneFacts, kp kubeProxyDS, v check.KubeVersion,
 	r dataplaneRow, detects check.KubeVersion) (finding.Finding, bool) {
 	var hit []*corev1.Node
-	var ev []string
 	families := map[string]bool{}
 	sources := append([]string{}, r.Sources...)
 	for _, n := range nodesOf(s, kp) {
@@ -430,9 +462,6 @@ func backendFinding(s *snapshot.Snapshot, facts *dataplaneFacts, kp kubeProxyDS,
 				continue
 			}
 			hit = append(hit, n)
-			if len(ev) < check.MaxEvidence {
-				ev = append(ev, fmt.Sprintf("Node %s: osImage %q (%s: nf_tables by default)", n.Name, n.Status.NodeInfo.OSImage, os.Name))
-			}
 			if !families[os.Name] {
 				families[os.Name] = true
 				sources = append(sources, os.Sources...)
@@ -450,18 +479,20 @@ func backendFinding(s *snapshot.Snapshot, facts *dataplaneFacts, kp kubeProxyDS,
 	sort.Strings(names)
 	refs, more := check.NodeRefs(hit)
 	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", kp.ds)}, refs...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: dataplaneID, Severity: finding.High, Cases: []string{r.Case}, Objects: objs,
 		Title: fmt.Sprintf("kube-proxy %s, older than %s, programs %s whose iptables defaults to nf_tables",
 			v.String(), detects.MinorString(), check.Plural(len(hit), "node", "nodes")),
 		Message: strings.TrimSpace(r.Note) + fmt.Sprintf(" These nodes run %s. A host switched to iptables-legacy "+
 			"(update-alternatives) is not affected, and the API does not show that.", strings.Join(names, ", ")) + check.MoreText(more),
-		Evidence: append(append([]string{fmt.Sprintf("DaemonSet %s/%s image %s", kp.ds.Namespace, kp.ds.Name, kp.image)}, ev...),
-			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(sources, ", "))),
+		Evidence: []string{fmt.Sprintf("nf_tables by default on %s; reviewed %s; sources: %s", strings.Join(names, ", "), r.Reviewed, strings.Join(sources, ", "))},
 		Remediation: "Upgrade kube-proxy to 1.17 or later, whose image detects the host's iptables mode, or switch these " +
 			"hosts to iptables-legacy (iptables, ip6tables, arptables, ebtables) before kube-proxy starts; introduce a new " +
 			"node OS in a canary pool first.",
-	}, true
+	}
+	withImage(&f, kp.ds, kp.image)
+	f.AddEvidence(check.NodeValues(hit, nodeField("status.nodeInfo.osImage", func(n *corev1.Node) string { return n.Status.NodeInfo.OSImage }))...)
+	return f, true
 }
 
 func dataErr(what string, v any) error {

@@ -423,19 +423,21 @@ func vxlanFinding(s *snapshot.Snapshot, o overlay, r *vxlanOffloadRow, proxies m
 	}
 	refs, more := check.NodeRefs(hit)
 	objs := append([]finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", o.ds)}, refs...)
-	return finding.Finding{
+	f := finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case}, Objects: objs,
 		Title: fmt.Sprintf("%s VXLAN overlay on %s with kernels older than %s and a kube-proxy that re-masquerades tunnel packets",
 			o.agent, check.Plural(len(hit), "node", "nodes"), r.fixed.MinorString()),
 		Message: strings.TrimSpace(r.Note) + " A stable or distribution kernel may carry the checksum fix, and offload " +
 			"turned off with ethtool on the VXLAN interface is not visible through the API." + check.MoreText(more),
-		Evidence: append(append([]string{fmt.Sprintf("DaemonSet %s/%s image %s", o.ds.Namespace, o.ds.Name, o.image), o.from}, ev...),
-			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
+		Evidence: append(append([]string{o.from}, ev...), fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
 		Remediation: "Upgrade kube-proxy and the kubelet to 1.17.9, 1.18.6, 1.19.0 or later (with Calico, or Calico to " +
 			"3.19.2 or 3.20.0 and later), or move these nodes to a 5.7 or later kernel; until then turn off TX checksum " +
 			"offload on the VXLAN interface (ethtool -K flannel.1 or vxlan.calico tx-checksum-ip-generic off) " +
 			"persistently on every node, and test cross-node ClusterIP and NodePort latency.",
-	}, true
+	}
+	withImage(&f, o.ds, o.image)
+	f.AddEvidence(check.NodeValues(hit, nodeField("status.nodeInfo.kernelVersion", func(n *corev1.Node) string { return n.Status.NodeInfo.KernelVersion }))...)
+	return f, true
 }
 
 func masqFindings(ctx *check.Context, facts *dataplaneFacts, fls []flannelDS) []finding.Finding {
@@ -561,16 +563,17 @@ func masqFinding(d *appsv1.DaemonSet, image string, r *masqRandomFullyRow, why s
 	if r.DisableFlag != "" {
 		fix += " without " + r.DisableFlag
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case},
-		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", d)},
-		Title:   fmt.Sprintf("%s masquerades pod traffic without fully random source ports", agentNames[r.Agent]),
-		Message: strings.TrimSpace(r.Note),
-		Evidence: []string{why, fmt.Sprintf("DaemonSet %s/%s image %s", d.Namespace, d.Name, image),
-			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))},
+		Objects:  []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", d)},
+		Title:    fmt.Sprintf("%s masquerades pod traffic without fully random source ports", agentNames[r.Agent]),
+		Message:  strings.TrimSpace(r.Note),
+		Evidence: []string{why, fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))},
 		Remediation: fix + ", so its MASQUERADE rules use --random-fully (the iptables in the image must support it); " +
 			"watch the conntrack insert_failed counter on busy nodes.",
 	}
+	withImage(&f, d, image)
+	return f
 }
 
 // disabled: the agent turns --random-fully off; a value kubegap cannot

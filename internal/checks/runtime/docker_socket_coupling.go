@@ -94,8 +94,8 @@ func dockerSocketCouplingCheck() check.Check {
 // socketWorkload is one workload (or bare pod) that mounts a socket.
 type socketWorkload struct {
 	ref        finding.ObjectRef
-	spec       *corev1.PodSpec // nil for a bare pod
-	mounts     []string        // "docker-sock: /var/run/docker.sock (type Socket)"
+	spec       *corev1.PodSpec        // nil for a bare pod
+	items      []finding.EvidenceItem // the socket volumes as the objects write them
 	typeSocket bool
 	daemon     bool
 	// pods of it seen on non-Docker nodes, split by whether they run.
@@ -138,7 +138,7 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 	work := map[string]*socketWorkload{}
 	var order []string
 	add := func(ref finding.ObjectRef, spec *corev1.PodSpec, daemon bool) {
-		var mounts []string
+		var items []finding.EvidenceItem
 		typeSocket := false
 		for _, v := range spec.Volumes {
 			if v.HostPath == nil {
@@ -150,14 +150,19 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 					t = string(*v.HostPath.Type)
 				}
 				typeSocket = typeSocket || t == string(corev1.HostPathSocket)
-				mounts = append(mounts, fmt.Sprintf("volume %s: hostPath %s (type %s)", v.Name, v.HostPath.Path, t))
+				vol := check.PodSpecPath(ref.Kind) + ".volumes[name=" + v.Name + "].hostPath."
+				typeField := finding.Absent(vol + "type")
+				if v.HostPath.Type != nil {
+					typeField = finding.Value(vol+"type", string(*v.HostPath.Type))
+				}
+				items = append(items, finding.Quote(ref, finding.Value(vol+"path", v.HostPath.Path), typeField))
 			}
 		}
-		if len(mounts) == 0 {
+		if len(items) == 0 {
 			return
 		}
 		key := ref.String()
-		work[key] = &socketWorkload{ref: ref, spec: spec, mounts: mounts, typeSocket: typeSocket, daemon: daemon,
+		work[key] = &socketWorkload{ref: ref, spec: spec, items: items, typeSocket: typeSocket, daemon: daemon,
 			stuckNodes: map[string]bool{}, runningNodes: map[string]bool{}}
 		order = append(order, key)
 	}
@@ -188,14 +193,17 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 	ix := s.Index()
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		sockVol := ""
+		found := false
+		var sockItem finding.EvidenceItem
 		for _, v := range p.Spec.Volumes {
 			if socketOf(v.Path, names) != "" {
-				sockVol = fmt.Sprintf("volume %s: hostPath %s", v.Name, v.Path)
+				found = true
+				sockItem = finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+					finding.Value("spec.volumes[name="+v.Name+"].hostPath.path", v.Path))
 				break
 			}
 		}
-		if sockVol == "" {
+		if !found {
 			continue
 		}
 		rt := runtimes[p.Spec.NodeName]
@@ -210,7 +218,8 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 				// The owner is not in the input: report the pods under it.
 				ref = ownerRef(p, ix)
 			}
-			w = &socketWorkload{ref: ref, mounts: []string{sockVol}, stuckNodes: map[string]bool{}, runningNodes: map[string]bool{}}
+			w = &socketWorkload{ref: ref, items: []finding.EvidenceItem{sockItem},
+				stuckNodes: map[string]bool{}, runningNodes: map[string]bool{}}
 			work[key] = w
 			order = append(order, key)
 		}
@@ -264,7 +273,8 @@ func ownerRef(p *snapshot.Pod, ix *snapshot.Index) finding.ObjectRef {
 
 func socketFinding(w *socketWorkload, s *snapshot.Snapshot, runtimes map[string]string, nonDocker, docker int) (finding.Finding, bool) {
 	f := finding.Finding{Check: dockerSocketID, Objects: []finding.ObjectRef{w.ref}, Cases: []string{caseDockerSock}}
-	f.Evidence = append(f.Evidence, w.mounts...)
+	// The socket volumes, quoted from the objects.
+	f.AddEvidence(w.items...)
 	var targeted []string
 	if w.spec != nil && w.daemon && len(w.stuck)+len(w.running) == 0 {
 		for i := range s.Nodes {

@@ -223,6 +223,8 @@ func schema1Finding(im *schema1Image, refusing []*corev1.Node, facts *manifestCo
 	}
 	f.Objects = objs
 	f.Evidence = ev
+	f.AddEvidence(check.NodeValues(refusing, nodeField("status.nodeInfo.containerRuntimeVersion",
+		func(n *corev1.Node) string { return n.Status.NodeInfo.ContainerRuntimeVersion }))...)
 	return f
 }
 

@@ -312,6 +312,11 @@ func (g *jvmGroup) finding() finding.Finding {
 		f.Cases = []string{caseKernel612JVM}
 	}
 	f.Evidence = ev
+	field := nodeField("status.nodeInfo.osImage", func(n *corev1.Node) string { return n.Status.NodeInfo.OSImage })
+	if g.rule != ruleJVMCgroupV2 {
+		field = nodeField("status.nodeInfo.kernelVersion", func(n *corev1.Node) string { return n.Status.NodeInfo.KernelVersion })
+	}
+	f.AddEvidence(check.NodeValues(nodes, field)...)
 	return f
 }
 

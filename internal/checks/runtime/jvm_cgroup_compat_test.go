@@ -57,6 +57,11 @@ func TestJVMCgroupCompatGap(t *testing.T) {
 	if ev := strings.Join(k[0].Evidence, "\n"); !strings.Contains(ev, "corretto-21/issues/143") {
 		t.Errorf("kernel evidence does not cite the report of 21.0.9: %s", ev)
 	}
+	// The corpus has no Java image facts: the nodes' quoted OS images and
+	// kernels are resolved here.
+	if n := checktest.EvidenceTrue(t, fs, "jvm-cgroup-compat/gap.yaml"); n < 2 {
+		t.Errorf("%d evidence items, want the nodes of both findings quoted", n)
+	}
 }
 
 func TestJVMCgroupCompatClean(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -225,6 +226,7 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 		sev   finding.Severity
 		nodes []string
 		ev    []string
+		facts finding.Grouper // the nodes' OS, kernel and runtime, by value
 	}
 	hits := map[string]*hit{}
 	var order []string
@@ -249,8 +251,10 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 			if r.osRE != nil && !r.osRE.MatchString(info.OSImage) || r.kernelRE != nil && !r.kernelRE.MatchString(info.KernelVersion) {
 				continue
 			}
-			ev := []string{fmt.Sprintf("Node %s: osImage %q, kernelVersion %s, containerRuntimeVersion %s",
-				n.Name, info.OSImage, info.KernelVersion, info.ContainerRuntimeVersion)}
+			var ev []string
+			fields := []finding.Field{finding.Value("status.nodeInfo.osImage", info.OSImage),
+				finding.Value("status.nodeInfo.kernelVersion", info.KernelVersion),
+				finding.Value("status.nodeInfo.containerRuntimeVersion", info.ContainerRuntimeVersion)}
 			if r.Runtime != nil {
 				rt, ok := runtimeOf(n)
 				if !ok || rt.Name != r.Runtime.Name || !containsVersion(r.Runtime.Versions, rt.Version) {
@@ -264,7 +268,7 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 				if !ok || !d.Before(r.before) {
 					continue
 				}
-				ev = append(ev, fmt.Sprintf("label %s=%s", r.NodeImageBefore.Label, img))
+				fields = append(fields, finding.Value("metadata.labels["+r.NodeImageBefore.Label+"]", img))
 				if pods := n.Status.Allocatable.Pods(); pods != nil && pods.Value() < aksDensePods {
 					sev = finding.Medium // the regression showed on densely packed nodes
 				}
@@ -290,8 +294,11 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 				order = append(order, key)
 			}
 			h.nodes = append(h.nodes, n.Name)
-			if len(h.ev) < maxRuntimeEvidence {
-				h.ev = append(h.ev, ev...)
+			h.facts.Add(check.NodeRef(n.Name), fields...)
+			for _, e := range ev {
+				if len(h.ev) < maxRuntimeEvidence && !slices.Contains(h.ev, e) {
+					h.ev = append(h.ev, e)
+				}
 			}
 		}
 	}
@@ -318,7 +325,9 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 		f.Objects = objs
 		f.Title = fmt.Sprintf("%s match the known-bad combination %s", check.Plural(len(h.nodes), "node", "nodes"), r.ID)
 		f.Message = strings.TrimSpace(r.Note) + check.MoreText(more)
-		f.Evidence = append(h.ev, fmt.Sprintf("table row %s, reviewed %s; sources: %s", r.ID, r.Reviewed, strings.Join(r.Sources, ", ")))
+		f.AddEvidence(h.facts.Items()...)
+		f.Evidence = append(f.Evidence, h.ev...)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("table row %s, reviewed %s; sources: %s", r.ID, r.Reviewed, strings.Join(r.Sources, ", ")))
 		f.Remediation = "Move these nodes off the combination: upgrade (or hold) the node OS image or kernel, or move the CNI " +
 			"agent to a release outside the listed range, canarying the change on one node that runs the cluster's real CNI " +
 			"settings. Read the row's sources for the fixed releases and workarounds."

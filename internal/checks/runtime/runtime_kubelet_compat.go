@@ -16,12 +16,13 @@ import (
 
 const (
 	caseCRIv1          = "kubelet-126-cri-v1alpha2-removed-old-containerd-2023"
+	caseRuncCVE        = "runc-leaky-vessels-cve-2024-21626"
+	maxRuntimeEvidence = 10
 	runtimeCompatID    = "runtime-kubelet-compat"
 	ruleCRIv1          = "cri-v1"
 	ruleRecommended    = "containerd-recommended-patch"
 	ruleEndOfLife      = "containerd-end-of-life"
 	ruleDockershim     = "dockershim-removed"
-	maxRuntimeEvidence = 10
 )
 
 //go:embed data/runtime-kubelet-compat.yaml
@@ -96,7 +97,7 @@ func runtimeKubeletCompatCheckAt(now func() time.Time) check.Check {
 			{ID: ruleEndOfLife, Summary: "no containerd line past its end of life", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleDockershim, Summary: "no node depends on dockershim or an unversioned cri-dockerd", Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
-		Cases: []string{caseCRIv1, caseDockerSock},
+		Cases: []string{caseCRIv1, caseDockerSock, caseRuncCVE},
 		Run:   func(ctx *check.Context) ([]finding.Finding, error) { return runRuntimeKubeletCompat(ctx, now()) },
 	}
 }
@@ -104,7 +105,7 @@ func runtimeKubeletCompatCheckAt(now func() time.Time) check.Check {
 // runtimeGroup collects the nodes one finding is about.
 type runtimeGroup struct {
 	f     finding.Finding
-	nodes []string
+	nodes []*corev1.Node
 }
 
 func runRuntimeKubeletCompat(ctx *check.Context, now time.Time) ([]finding.Finding, error) {
@@ -125,7 +126,7 @@ func runRuntimeKubeletCompat(ctx *check.Context, now time.Time) ([]finding.Findi
 			groups[key] = g
 			keys = append(keys, key)
 		}
-		g.nodes = append(g.nodes, n.Name)
+		g.nodes = append(g.nodes, n)
 	}
 	var unreported, crio, other, unparsed int
 	for i := range s.Nodes {
@@ -171,16 +172,23 @@ func runRuntimeKubeletCompat(ctx *check.Context, now time.Time) ([]finding.Findi
 	out := make([]finding.Finding, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
-		sort.Strings(g.nodes)
+		sort.Slice(g.nodes, func(i, j int) bool { return g.nodes[i].Name < g.nodes[j].Name })
 		f := g.f
-		for i, name := range g.nodes {
-			if i == check.MaxListedObjects {
-				f.Message += check.MoreText(len(g.nodes) - i)
-				break
-			}
-			f.Objects = append(f.Objects, check.NodeRef(name))
+		refs, more := check.NodeRefs(g.nodes)
+		f.Objects = append(f.Objects, refs...)
+		f.Message += check.MoreText(more)
+		// Each node's own versions, grouped by value: the nodes of one
+		// finding share a rule, not necessarily a version.
+		rules := f.Evidence
+		f.Evidence = nil
+		var versions finding.Grouper
+		for _, n := range g.nodes {
+			versions.Add(check.NodeRef(n.Name),
+				finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion),
+				finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion))
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("nodes: %s", check.ListText(g.nodes, maxRuntimeEvidence)))
+		f.AddEvidence(versions.Items()...)
+		f.Evidence = append(f.Evidence, rules...)
 		f.Title = fmt.Sprintf(f.Title, check.Plural(len(g.nodes), "node", "nodes"))
 		out = append(out, f)
 	}
@@ -197,8 +205,6 @@ func where(pool string) string {
 func containerdRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, kubelet check.KubeVersion, pool, provider string,
 	now time.Time, group func(string, *corev1.Node, func() finding.Finding)) {
 	line := rt.Version.MinorString()
-	evidence := fmt.Sprintf("status.nodeInfo: containerRuntimeVersion=%s, kubeletVersion=%s",
-		n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion)
 	for _, r := range facts.CRIv1 {
 		from, _ := check.ParseKubeVersion(r.KubeletFrom)
 		below, _ := check.ParseKubeVersion(r.Below)
@@ -207,7 +213,8 @@ func containerdRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, 
 		}
 		key := fmt.Sprintf("0|%s|%s|%s|%s", r.ID, rt.Raw, kubelet.MinorString(), pool)
 		group(key, n, func() finding.Finding {
-			f := finding.Finding{Check: runtimeCompatID, Cases: []string{caseCRIv1}, Evidence: []string{evidence, "rule " + r.ID}}
+			f := finding.Finding{Check: runtimeCompatID, Cases: []string{caseCRIv1},
+				Evidence: []string{"rule " + r.ID + " (" + strings.Join(r.Sources, " ") + ")"}}
 			if r.Severity == "high" {
 				f.Severity = finding.High
 				f.Title = fmt.Sprintf("containerd %s cannot serve kubelet %s on %%s (%s)", rt.Raw, kubelet.MinorString(), where(pool))
@@ -246,7 +253,8 @@ func containerdRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, 
 						"Kubernetes %s: those are the patches tested most thoroughly with it. This is a recommendation missed, not a "+
 						"known failure.", m, line, kubelet.MinorString()),
 					Remediation: "Move these nodes to a node image or package with the recommended containerd patch at the next node rollout.",
-					Evidence:    []string{evidence, fmt.Sprintf("containerd's matrix for Kubernetes %s: %s", r.Kubelet, strings.Join(r.Minimums, ", "))}}
+					Evidence: []string{fmt.Sprintf("containerd's matrix for Kubernetes %s: %s (%s)", r.Kubelet,
+						strings.Join(r.Minimums, ", "), strings.Join(r.Sources, " "))}}
 			})
 		}
 	}
@@ -259,14 +267,20 @@ func containerdRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, 
 		// fact, not a pool's; the nodes list says where.
 		key := fmt.Sprintf("2|%s|%s", line, provider)
 		group(key, n, func() finding.Finding {
-			f := finding.Finding{Check: runtimeCompatID, Severity: finding.Low, Cases: []string{caseCRIv1},
+			// The case is the kind of fix an ended line misses: runc's
+			// CVE-2024-21626 fix reached containerd's release builds on the
+			// lines then supported (1.6.28, 1.7.13), not on 1.5, ended in
+			// February 2023.
+			f := finding.Finding{Check: runtimeCompatID, Severity: finding.Low, Cases: []string{caseRuncCVE},
 				Title: fmt.Sprintf("containerd %s reached end of life on %s on %%s", line, e.End),
-				Message: fmt.Sprintf("These nodes run containerd %s (for example %s); containerd's release table ends support for "+
-					"the %s line on %s. Bugs and security fixes no longer land upstream, and future kubelets are qualified "+
-					"against newer lines.", line, rt.Raw, line, e.End),
+				Message: fmt.Sprintf("These nodes run containerd %s; containerd's release table ends support for "+
+					"the %s line on %s. Bugs and security fixes no longer land upstream (the runc fix for CVE-2024-21626 "+
+					"shipped in containerd 1.6.28 and 1.7.13, the lines supported then), and future kubelets are qualified "+
+					"against newer lines.", line, line, e.End),
 				Remediation: "Plan the move to a supported containerd line with the next node image; on containerd 2.x, check the " +
 					"removed configuration keys and Docker schema 1 images first.",
-				Evidence: []string{evidence}}
+				Evidence: []string{fmt.Sprintf("containerd's release table: the %s line's end of life is %s (%s)",
+					line, e.End, strings.Join(e.Sources, " "))}}
 			if provider != "" {
 				f.Severity = finding.Info
 				f.Message += fmt.Sprintf(" These are %s nodes: the provider ships and patches its own containerd build, so follow its "+
@@ -284,11 +298,10 @@ func dockerRules(facts *runtimeCompatFacts, n *corev1.Node, rt nodeRuntime, kube
 	}
 	removed, _ := check.ParseKubeVersion(facts.Dockershim[0].RemovedIn)
 	cri126 := check.KubeVersion{Major: 1, Minor: 26}
-	evidence := fmt.Sprintf("status.nodeInfo: containerRuntimeVersion=%s, kubeletVersion=%s",
-		n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion)
 	key := fmt.Sprintf("3|%s|%s|%s", rt.Raw, kubelet.MinorString(), pool)
 	group(key, n, func() finding.Finding {
-		f := finding.Finding{Check: runtimeCompatID, Cases: []string{caseCRIv1, caseDockerSock}, Evidence: []string{evidence}}
+		f := finding.Finding{Check: runtimeCompatID, Cases: []string{caseCRIv1, caseDockerSock},
+			Evidence: []string{"dockershim removed in Kubernetes " + removed.MinorString() + " (" + strings.Join(facts.Dockershim[0].Sources, " ") + ")"}}
 		switch {
 		case kubelet.Less(removed):
 			f.Severity = finding.Medium

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,33 @@ func TestRuntimeKubeletCompatCRIOIsPartial(t *testing.T) {
 	_, ctx, _ := checktest.Run(t, runtimeKubeletCompatCheckAt(compatNow), s)
 	if _, ok := ctx.Notes()[ruleCRIv1]; !ok {
 		t.Error("CRI-O nodes are not judged: the CRI rule must be partial")
+	}
+}
+
+// TestRuntimeKubeletCompatEvidenceGroupsByValue: one end-of-life finding
+// for the 1.7 line names five nodes of two version pairs; its evidence
+// gives each group its own values, never the first node's for all.
+func TestRuntimeKubeletCompatEvidenceGroupsByValue(t *testing.T) {
+	s := checktest.Load(t, "runtime-kubelet-compat/mixed-versions.yaml")
+	fs, _, _ := checktest.Run(t, runtimeKubeletCompatCheckAt(compatNow), s)
+	if len(fs) != 1 || !strings.Contains(fs[0].Title, "1.7 reached end of life") {
+		t.Fatalf("findings %+v, want the one end-of-life finding", fs)
+	}
+	want := []string{
+		"2 Nodes (new-a, new-b): status.nodeInfo.containerRuntimeVersion=containerd://1.7.31, status.nodeInfo.kubeletVersion=v1.35.4",
+		"3 Nodes (old-a, old-b, old-c): status.nodeInfo.containerRuntimeVersion=containerd://1.7.27-1, status.nodeInfo.kubeletVersion=v1.34.3",
+	}
+	f := fs[0]
+	if len(f.EvidenceItems) != len(want) {
+		t.Fatalf("evidence items %v, want %d groups", f.EvidenceItems, len(want))
+	}
+	for i, w := range want {
+		if got := f.EvidenceItems[i].String(); got != w || f.Evidence[i] != w {
+			t.Errorf("group %d: item %q, line %q; want %q", i, got, f.Evidence[i], w)
+		}
+	}
+	if !slices.Contains(f.Cases, caseRuncCVE) || slices.Contains(f.Cases, caseCRIv1) ||
+		!strings.Contains(strings.Join(f.Evidence, "\n"), "containerd/containerd/blob/main/RELEASES.md") {
+		t.Errorf("cases %v, evidence %q: want the release table and the runc case, not the CRI v1 one", f.Cases, f.Evidence)
 	}
 }

@@ -169,15 +169,18 @@ func nearLimitFindings(full []fullNode, facts []string) []finding.Finding {
 		}
 		var objs []finding.ObjectRef
 		var ev []string
+		var items []finding.EvidenceItem
 		for _, f := range g.nodes {
 			if len(objs) < check.MaxListedObjects {
 				objs = append(objs, check.NodeRef(f.node))
 			}
 			if len(ev) < check.MaxEvidence {
 				ev = append(ev, fmt.Sprintf("Node %s: %d of %d %s volumes (CSINode allocatable.count)", f.node, f.used, f.limit, f.driver))
+				items = append(items, finding.Quote(finding.ObjectRef{APIVersion: "storage.k8s.io/v1", Kind: "CSINode", Name: f.node},
+					finding.Value("spec.drivers[name="+f.driver+"].allocatable.count", f.limit)))
 			}
 		}
-		out = append(out, finding.Finding{
+		fd := finding.Finding{
 			Check: attachLimitID, Rule: ruleNearLimit, Severity: g.sev,
 			Title: fmt.Sprintf("%s %s their CSI volume attach limit%s", check.Plural(len(g.nodes), "node is", "nodes are"), g.what,
 				check.MoreText(len(g.nodes)-len(objs))),
@@ -188,7 +191,9 @@ func nearLimitFindings(full []fullNode, facts []string) []finding.Finding {
 			Remediation: "Add nodes or use smaller ones for pods with volumes, spread those pods (topology spread on " +
 				"hostname), or share volumes; alert on Pending pods that name the volume count.",
 			Cases: []string{berkeleyVolCase},
-		})
+		}
+		fd.AddEvidence(items...)
+		out = append(out, fd)
 	}
 	return out
 }
@@ -196,6 +201,7 @@ func nearLimitFindings(full []fullNode, facts []string) []finding.Finding {
 func maxVolumeEventFinding(events []corev1.Event, facts []string) (finding.Finding, bool) {
 	var objs []finding.ObjectRef
 	var ev []string
+	var items []finding.EvidenceItem
 	pods := 0
 	for i := range events {
 		e := &events[i]
@@ -208,12 +214,15 @@ func maxVolumeEventFinding(events []corev1.Event, facts []string) (finding.Findi
 		}
 		if len(ev) < check.MaxEvidence {
 			ev = append(ev, fmt.Sprintf("Pod %s/%s: %s", e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Message))
+			items = append(items, finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Event", Namespace: e.Namespace, Name: e.Name},
+				finding.Value("reason", e.Reason), finding.Value("involvedObject.kind", e.InvolvedObject.Kind),
+				finding.Value("involvedObject.name", e.InvolvedObject.Name)))
 		}
 	}
 	if pods == 0 {
 		return finding.Finding{}, false
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check: attachLimitID, Rule: ruleMaxVolCount, Severity: finding.High,
 		Title: fmt.Sprintf("%s could not be scheduled because nodes exceed their max volume count", check.Plural(pods, "pod event says a pod", "pod events say pods")),
 		Message: "The scheduler found no node with a free volume slot for these pods; they stay Pending until nodes " +
@@ -222,7 +231,9 @@ func maxVolumeEventFinding(events []corev1.Event, facts []string) (finding.Findi
 		Remediation: "Add nodes (smaller ones hold fewer pods per volume limit) and check the nodes' CSINode " +
 			"allocatable counts against the volumes per node the workload needs.",
 		Cases: []string{berkeleyVolCase},
-	}, true
+	}
+	f.AddEvidence(items...)
+	return f, true
 }
 
 func mentionsMaxVolume(msg string) bool {

@@ -118,9 +118,10 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 	server, serverEv, known := check.ServerVersion(s)
 
 	type use struct {
-		ref  finding.ObjectRef
-		sev  finding.Severity
-		what string
+		ref   finding.ObjectRef
+		sev   finding.Severity
+		what  string
+		quote []finding.Field // the fields that make it a use, as written
 	}
 	uses := map[*inTreePlugin][]use{}
 	for i := range s.StorageClasses {
@@ -130,7 +131,8 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			if sc.Annotations[defaultSCAnnot] == "true" {
 				sev, what = finding.High, what+", the default class"
 			}
-			uses[p] = append(uses[p], use{check.Ref("storage.k8s.io/v1", "StorageClass", sc), sev, what})
+			uses[p] = append(uses[p], use{check.Ref("storage.k8s.io/v1", "StorageClass", sc), sev, what,
+				[]finding.Field{finding.Value("provisioner", sc.Provisioner)}})
 		}
 	}
 	defaultClass := ""
@@ -152,8 +154,13 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			class = *pvc.Spec.StorageClassName
 		}
 		if p := byProvisioner[classProvisioner[class]]; p != nil && class != "" {
+			scField := finding.Absent("spec.storageClassName") // the default class
+			if pvc.Spec.StorageClassName != nil {
+				scField = finding.Value("spec.storageClassName", *pvc.Spec.StorageClassName)
+			}
 			uses[p] = append(uses[p], use{check.Ref("v1", "PersistentVolumeClaim", pvc), finding.High,
-				fmt.Sprintf("PersistentVolumeClaim %s/%s, Pending, of StorageClass %s", pvc.Namespace, pvc.Name, class)})
+				fmt.Sprintf("PersistentVolumeClaim %s/%s, Pending, of StorageClass %s", pvc.Namespace, pvc.Name, class),
+				[]finding.Field{finding.Value("status.phase", pvc.Status.Phase), scField}})
 		}
 	}
 	for i := range s.PersistentVolumes {
@@ -163,7 +170,11 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			if c := pv.Spec.ClaimRef; c != nil {
 				what += fmt.Sprintf(", bound to %s/%s", c.Namespace, c.Name)
 			}
-			uses[p] = append(uses[p], use{check.Ref("v1", "PersistentVolume", pv), finding.High, what})
+			var quote []finding.Field
+			if c := pv.Spec.ClaimRef; c != nil {
+				quote = append(quote, finding.Value("spec.claimRef.namespace", c.Namespace), finding.Value("spec.claimRef.name", c.Name))
+			}
+			uses[p] = append(uses[p], use{check.Ref("v1", "PersistentVolume", pv), finding.High, what, quote})
 		}
 	}
 	if len(uses) == 0 {
@@ -191,6 +202,7 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 		sev := finding.Info
 		var objs []finding.ObjectRef
 		var ev []string
+		var items []finding.EvidenceItem
 		for _, u := range us {
 			sev = max(sev, u.sev)
 			if len(objs) < check.MaxListedObjects {
@@ -198,6 +210,9 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			}
 			if len(ev) < check.MaxEvidence {
 				ev = append(ev, u.what)
+				if len(u.quote) > 0 {
+					items = append(items, finding.Quote(u.ref, u.quote...))
+				}
 			}
 		}
 		when := fmt.Sprintf("CSI migration of %s is on by default from %s", p.Provisioner, p.on.MinorString())
@@ -206,7 +221,7 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			when = fmt.Sprintf("CSI migration of %s turns on by default at %s, the next minor", p.Provisioner, p.on.MinorString())
 		}
 		ev = append(ev, serverEv, when, fmt.Sprintf("no CSIDriver %s exists; sources: %s", p.CSIDriver, strings.Join(p.Sources, " ")))
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "in-tree-volume-migration", Severity: sev,
 			Title: fmt.Sprintf("%s use %s, migrated to %s, which is not installed", check.Plural(len(us), "object", "objects"), p.Provisioner, p.CSIDriver),
 			Message: fmt.Sprintf("With CSI migration on, Kubernetes hands every operation on %s volumes to the %s driver. "+
@@ -216,7 +231,9 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 			Evidence:    ev,
 			Remediation: fmt.Sprintf("Install the %s CSI driver (on EKS, the Amazon EBS CSI add-on with its IAM role) before relying on these volumes or upgrading; then move StorageClasses to the CSI provisioner.", p.CSIDriver),
 			Cases:       []string{migrationCase},
-		})
+		}
+		f.AddEvidence(items...)
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -248,6 +248,7 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 	}
 	var objs []finding.ObjectRef
 	var ev []string
+	var items []finding.EvidenceItem
 	for i := range s.StorageClasses {
 		sc := &s.StorageClasses[i]
 		immediate := sc.VolumeBindingMode == nil || *sc.VolumeBindingMode == storagev1.VolumeBindingImmediate
@@ -260,6 +261,12 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 			mode = "unset (Immediate)"
 		}
 		ev = append(ev, fmt.Sprintf("StorageClass %s: provisioner %s, volumeBindingMode %s, no allowedTopologies", sc.Name, sc.Provisioner, mode))
+		modeField := finding.Absent("volumeBindingMode")
+		if sc.VolumeBindingMode != nil {
+			modeField = finding.Value("volumeBindingMode", string(*sc.VolumeBindingMode))
+		}
+		items = append(items, finding.Quote(objs[len(objs)-1], finding.Value("provisioner", sc.Provisioner), modeField,
+			finding.Absent("allowedTopologies")))
 	}
 	if len(objs) == 0 {
 		return nil
@@ -270,7 +277,7 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 	}
 	sort.Strings(zl)
 	ev = append(ev, "Nodes span zones "+check.ListText(zl, 10), facts.BindingModes[0].What+"; sources: "+strings.Join(facts.BindingModes[0].Sources, " "))
-	return []finding.Finding{{
+	f := finding.Finding{
 		Check: "pv-zone-schedulability", Severity: finding.Medium,
 		Title: fmt.Sprintf("%s provision zonal volumes before their pods are placed", check.Plural(len(objs), "StorageClass", "StorageClasses")),
 		Message: "With Immediate binding a zonal volume's zone is picked when the claim is created, without regard to where " +
@@ -279,7 +286,9 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 		Evidence:    ev,
 		Remediation: "Use volumeBindingMode WaitForFirstConsumer for zonal StorageClasses (or restrict them with allowedTopologies).",
 		Cases:       []string{zoneCase},
-	}}
+	}
+	f.AddEvidence(items...)
+	return []finding.Finding{f}
 }
 
 func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []finding.Finding {

@@ -215,8 +215,9 @@ func addonCompat(ctx *check.Context, t check.KubeVersion, at compatAt) []finding
 				continue
 			}
 			fd := addonFinding(a, r, tag, target, ref, at)
-			fd.Evidence = append([]string{fmt.Sprintf("%s container %s image %s", ref, c.Name, c.Image),
-				fmt.Sprintf("%s %s: Kubernetes %s (%s)", a.Name, tag, strings.Join(r.Kubernetes, ", "), basisWords[a.Basis])}, r.Sources...)
+			fd.Evidence = append([]string{fmt.Sprintf("%s %s: Kubernetes %s (%s)", a.Name, tag, strings.Join(r.Kubernetes, ", "), basisWords[a.Basis])},
+				r.Sources...)
+			fd.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField(ref.Kind, "", c.Name, "image"), c.Image)))
 			out = append(out, fd)
 		}
 	}

@@ -52,8 +52,12 @@ type providerChange struct {
 }
 
 type facts struct {
-	Sources                    []string     `json:"sources"`
-	RemovedAPIs                []removedAPI `json:"removedAPIs"`
+	Sources              []string     `json:"sources"`
+	RemovedAPIs          []removedAPI `json:"removedAPIs"`
+	JudgesTargetsThrough struct {
+		Minor   string   `json:"minor"`
+		Sources []string `json:"sources"`
+	} `json:"judgesTargetsThrough"`
 	KubeletRefusesCgroupV1From struct {
 		Minor   string   `json:"minor"`
 		Sources []string `json:"sources"`
@@ -65,6 +69,8 @@ type facts struct {
 	NodeOSAtTarget  []nodeOSRow          `json:"nodeOSAtTarget"`
 
 	cgroupV1Refused check.KubeVersion
+	// judgesThrough is JudgesTargetsThrough.Minor.
+	judgesThrough check.KubeVersion
 	// removed maps "group/version/Kind" to its row.
 	removed map[string]*removedAPI
 }
@@ -91,6 +97,14 @@ func parseFacts(data []byte) (*facts, error) {
 			f.removed[r.GroupVersion+"/"+k] = r
 		}
 	}
+	through, ok := check.ParseKubeVersion(f.JudgesTargetsThrough.Minor)
+	if !ok {
+		return nil, errors.New("upgrade-facts.yaml: judgesTargetsThrough.minor is required")
+	}
+	if err := sourced("upgrade-facts.yaml", "judgesTargetsThrough", f.JudgesTargetsThrough.Sources); err != nil {
+		return nil, err
+	}
+	f.judgesThrough = through
 	v, ok := check.ParseKubeVersion(f.KubeletRefusesCgroupV1From.Minor)
 	if !ok {
 		return nil, errors.New("upgrade-facts.yaml: kubeletRefusesCgroupV1From.minor is required")

@@ -275,28 +275,23 @@ func nodeOSAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []finding
 // nodes that share a runtime or OS.
 func nodeGroupFinding(g *poolGroup, sev finding.Severity, title, why, fix string, sources []string, cases ...string) finding.Finding {
 	refs, more := check.NodeRefs(g.nodes)
-	names := make([]string, len(g.nodes))
-	for i, n := range g.nodes {
-		names[i] = n.Name
-	}
-	ev := []string{fmt.Sprintf("%s: %s", check.Plural(len(g.nodes), "node", "nodes"), check.ListText(names, check.MaxEvidence))}
-	for i, n := range g.nodes {
-		if i == check.MaxEvidence {
-			break
-		}
-		ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo: containerRuntimeVersion=%s, kubeletVersion=%s, osImage=%s", n.Name,
-			n.Status.NodeInfo.ContainerRuntimeVersion, n.Status.NodeInfo.KubeletVersion, n.Status.NodeInfo.OSImage))
-	}
-	ev = append(ev, "sources: "+strings.Join(sources, ", "))
-	return finding.Finding{
+	f := finding.Finding{
 		Check: "upgrade-preflight", Severity: sev, Preflight: finding.PreflightBefore,
 		Title:       fmt.Sprintf("%s (%s)", title, check.Plural(len(g.nodes), "node", "nodes")),
 		Message:     why + check.MoreText(more),
 		Objects:     refs,
-		Evidence:    ev,
 		Remediation: fix,
 		Cases:       cases,
 	}
+	// Each node's own values, grouped by value: the nodes share a pool
+	// and the rule, not necessarily their versions.
+	f.AddEvidence(check.NodeValues(g.nodes, func(n *corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion),
+			finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion),
+			finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage)}
+	})...)
+	f.Evidence = append(f.Evidence, "sources: "+strings.Join(sources, ", "))
+	return f
 }
 
 // daemonSetOnlyNodes counts, per pool, the nodes that run nothing but

@@ -109,7 +109,7 @@ func TestDaemonSetOnlyNodes(t *testing.T) {
 // TestNodeRequirementFactsSourced: a runtime or OS row without an https
 // source is refused.
 func TestNodeRequirementFactsSourced(t *testing.T) {
-	base := "kubeletRefusesCgroupV1From: {minor: '1.35', sources: [https://x]}\n"
+	base := "judgesTargetsThrough: {minor: '1.38', sources: [https://x]}\nkubeletRefusesCgroupV1From: {minor: '1.35', sources: [https://x]}\n"
 	for name, doc := range map[string]string{
 		"containerd": "runtimeAtTarget: {containerdBelow: [{kubeletFrom: '1.26', below: '1.6.0'}]}",
 		"dockershim": "runtimeAtTarget: {dockershimRemovedIn: {minor: '1.24', sources: [http://x]}}",

@@ -211,13 +211,7 @@ func kubeletSkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Finding 
 			where = "Node pool " + pool
 		}
 		ev := []string{fmt.Sprintf("target %s: kubelets may be at most %d minors older (%s)", t.MinorString(), skewLimit(oldest[pool]), skewPolicyURL)}
-		for j, n := range nodes {
-			if j == check.MaxEvidence {
-				break
-			}
-			ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.kubeletVersion=%s", n.Name, n.Status.NodeInfo.KubeletVersion))
-		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
 			Title: fmt.Sprintf("%s (%s, kubelet %s) would fall outside the version skew at %s",
 				where, check.Plural(len(nodes), "node", "nodes"), oldest[pool].MinorString(), t.MinorString()),
@@ -228,14 +222,18 @@ func kubeletSkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Finding 
 			Evidence:    ev,
 			Remediation: fmt.Sprintf("Upgrade %s to at least %d.%d before the control plane goes past %d.%d.", strings.ToLower(where[:1])+where[1:], t.Major, t.Minor-3, oldest[pool].Major, oldest[pool].Minor+skewLimit(oldest[pool])),
 			Cases:       []string{caseAzureCNI},
-		})
+		}
+		f.AddEvidence(check.NodeValues(nodes, func(n *corev1.Node) []finding.Field {
+			return []finding.Field{finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion)}
+		})...)
+		out = append(out, f)
 	}
 	return out
 }
 
 func kubeProxySkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Finding {
 	var out []finding.Finding
-	judge := func(ref finding.ObjectRef, image string) {
+	judge := func(ref finding.ObjectRef, container, image string) {
 		if !strings.HasPrefix(check.ImageName(image), "kube-proxy") {
 			return
 		}
@@ -244,21 +242,23 @@ func kubeProxySkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Findin
 		if !ok || v.MinorsBehind(t) <= skewLimit(v) {
 			return
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
 			Title:    fmt.Sprintf("kube-proxy %s would fall outside the version skew at %s", v.MinorString(), t.MinorString()),
 			Message:  fmt.Sprintf("%s runs kube-proxy %s, more than %d minors behind %s: upgrade it before the control plane gets there.", ref, v.MinorString(), skewLimit(v), t.MinorString()),
 			Objects:  []finding.ObjectRef{ref},
-			Evidence: []string{fmt.Sprintf("%s image %s", ref, image), "version skew policy: " + skewPolicyURL},
+			Evidence: []string{"version skew policy: " + skewPolicyURL},
 			Remediation: "Upgrade kube-proxy to within three minors of the target first; on managed clusters, check whether the " +
 				"provider upgrades the kube-proxy add-on with the control plane.",
 			Cases: []string{caseAzureCNI},
-		})
+		}
+		f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField(ref.Kind, "", container, "image"), image)))
+		out = append(out, f)
 	}
 	for i := range s.DaemonSets {
 		ds := &s.DaemonSets[i]
 		for _, c := range ds.Spec.Template.Spec.Containers {
-			judge(check.Ref("apps/v1", "DaemonSet", ds), c.Image)
+			judge(check.Ref("apps/v1", "DaemonSet", ds), c.Name, c.Image)
 		}
 	}
 	for i := range s.Pods {
@@ -267,7 +267,7 @@ func kubeProxySkewAt(s *snapshot.Snapshot, t check.KubeVersion) []finding.Findin
 			continue // judged through its controller
 		}
 		for _, c := range p.Spec.Containers {
-			judge(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image)
+			judge(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Name, c.Image)
 		}
 	}
 	return out
@@ -309,13 +309,7 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 		ev := append([]string{}, f.KubeletRefusesCgroupV1From.Sources...)
 		ev = append([]string{fmt.Sprintf("kubelet %s and later refuse to start on cgroup v1 unless failCgroupV1 is false", f.cgroupV1Refused.MinorString()),
 			fmt.Sprintf("%s boots cgroup v1 by default (cgroup v2 is the default only from the releases listed at https://kubernetes.io/docs/concepts/architecture/cgroups/)", os)}, ev...)
-		for j, n := range nodes {
-			if j == check.MaxEvidence {
-				break
-			}
-			ev = append(ev, fmt.Sprintf("Node %s status.nodeInfo.osImage=%s", n.Name, n.Status.NodeInfo.OSImage))
-		}
-		out = append(out, finding.Finding{
+		fd := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
 			Title: fmt.Sprintf("%s %s, which boots cgroup v1: kubelet %s refuses to start there", nodesRun(len(nodes)), os, t.MinorString()),
 			Message: fmt.Sprintf("%s %s, whose default is cgroup v1. From %s the kubelet fails at start on a cgroup v1 host unless its "+
@@ -327,7 +321,11 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 				"family, Azure Linux, Amazon Linux 2023, COS) before upgrading their kubelet, or, as a stopgap, set failCgroupV1: " +
 				"false in the kubelet configuration.",
 			Cases: []string{caseCgroupV1},
-		})
+		}
+		fd.AddEvidence(check.NodeValues(nodes, func(n *corev1.Node) []finding.Field {
+			return []finding.Field{finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage)}
+		})...)
+		out = append(out, fd)
 	}
 	return out
 }
@@ -444,31 +442,14 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		if !cur.Exact {
 			ev = append(ev, "control plane inferred at "+cur.Text()+": "+cur.Basis)
 		}
-		for j, n := range broken {
-			if j == check.MaxEvidence {
-				break
+		glibcOf := map[string]bool{}
+		for _, n := range broken {
+			if img := n.Status.NodeInfo.OSImage; !glibcOf[img] {
+				glibcOf[img] = true
+				ev = append(ev, fmt.Sprintf("osImage %q: glibc %s", img, nodeos.Identify(img, n.Status.NodeInfo.KernelVersion).Glibc))
 			}
-			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
-			ev = append(ev, fmt.Sprintf("Node %s: %s, glibc %s", n.Name, n.Status.NodeInfo.OSImage, info.Glibc))
 		}
-		if switched {
-			out = append(out, finding.Finding{
-				Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
-				Title: fmt.Sprintf("The %s image the provider switched to at %s already runs on %s whose glibc is older than %s",
-					pc.Container, pc.minor.MinorString(), check.Plural(len(broken), "node", "nodes"), need),
-				Message: fmt.Sprintf("The control plane is at or past %s and %s's %s already runs %s, whose %s needs GLIBC_%s on the host. "+
-					"It reaches every node, including %s whose pools have not finished the upgrade and still run their old node image: "+
-					"every new pod sandbox there fails, pods drained from upgraded nodes land on them and stay pending, and budgets then "+
-					"block the drain%s.", pc.minor.MinorString(), pc.DaemonSet, pc.Container, current, pc.Installs, need,
-					check.Plural(len(broken), "node", "nodes"), check.MoreText(more)),
-				Objects: objs, Evidence: ev,
-				Remediation: "Finish these pools' upgrade with a node image whose glibc is at least " + need +
-					" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; until then, keep new pods off them.",
-				Cases: []string{pc.Case},
-			})
-			continue
-		}
-		out = append(out, finding.Finding{
+		fd := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.High, Preflight: finding.PreflightBefore,
 			Title: fmt.Sprintf("Upgrading to %s rolls %s onto %s whose glibc is older than %s", t.MinorString(), pc.Image, check.Plural(len(broken), "node", "nodes"), need),
 			Message: fmt.Sprintf("The control plane is upgraded first, and at %s the provider replaces %s's %s image with %s, whose %s needs "+
@@ -480,9 +461,45 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			Remediation: "Before upgrading the control plane, move these node pools to a node image whose glibc is at least " + need +
 				" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; the upgrade is then safe.",
 			Cases: []string{pc.Case},
-		})
+		}
+		if switched {
+			// Mid-upgrade: the control plane already brought the image.
+			fd.Title = fmt.Sprintf("The %s image the provider switched to at %s already runs on %s whose glibc is older than %s",
+				pc.Container, pc.minor.MinorString(), check.Plural(len(broken), "node", "nodes"), need)
+			fd.Message = fmt.Sprintf("The control plane is at or past %s and %s's %s already runs %s, whose %s needs GLIBC_%s on the host. "+
+				"It reaches every node, including %s whose pools have not finished the upgrade and still run their old node image: "+
+				"every new pod sandbox there fails, pods drained from upgraded nodes land on them and stay pending, and budgets then "+
+				"block the drain%s.", pc.minor.MinorString(), pc.DaemonSet, pc.Container, current, pc.Installs, need,
+				check.Plural(len(broken), "node", "nodes"), check.MoreText(more))
+			fd.Remediation = "Finish these pools' upgrade with a node image whose glibc is at least " + need +
+				" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; until then, keep new pods off them."
+		}
+		if kind, ok := containerKind(&ds.Spec.Template.Spec, pc.Container); ok {
+			fd.AddEvidence(finding.Quote(check.Ref("apps/v1", "DaemonSet", ds),
+				finding.Value(check.ContainerField("DaemonSet", kind, pc.Container, "image"), current)))
+		}
+		fd.AddEvidence(check.NodeValues(broken, func(n *corev1.Node) []finding.Field {
+			return []finding.Field{finding.Value("status.nodeInfo.osImage", n.Status.NodeInfo.OSImage)}
+		})...)
+		out = append(out, fd)
 	}
 	return out
+}
+
+// containerKind says whether a pod spec's container of that name is an
+// init container or a regular one.
+func containerKind(spec *corev1.PodSpec, name string) (string, bool) {
+	for _, c := range spec.InitContainers {
+		if c.Name == name {
+			return check.InitContainers, true
+		}
+	}
+	for _, c := range spec.Containers {
+		if c.Name == name {
+			return check.Containers, true
+		}
+	}
+	return "", false
 }
 
 type appsDaemonSet = appsv1.DaemonSet
@@ -537,12 +554,11 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			poolText = append(poolText, fmt.Sprintf("%s: %s", name, check.Plural(pools[p], "node", "nodes")))
 		}
 		ref := check.Ref("policy/v1", "PodDisruptionBudget", pdb)
-		ev := []string{fmt.Sprintf("PodDisruptionBudget %s/%s status.disruptionsAllowed=%d, expectedPods=%d", pdb.Namespace, pdb.Name,
-			pdb.Status.DisruptionsAllowed, pdb.Status.ExpectedPods), "PodDisruptionBudget " + pdb.Namespace + "/" + pdb.Name + " " + why}
+		ev := []string{"PodDisruptionBudget " + pdb.Namespace + "/" + pdb.Name + " " + why}
 		if len(poolText) > 0 {
 			ev = append(ev, "its pods run on "+strings.Join(poolText, ", "))
 		}
-		out = append(out, finding.Finding{
+		fd := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
 			Title:   fmt.Sprintf("PodDisruptionBudget %s/%s allows no eviction: draining %s will stall", pdb.Namespace, pdb.Name, check.Plural(len(nodes), "node", "nodes")),
 			Message: fmt.Sprintf("The budget allows no voluntary disruption (%s), so the drain of every node running one of its pods waits, and managed node-pool upgrades retry and fail.%s", why, poolSentence(poolText)),
@@ -550,7 +566,10 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			Remediation: "Before the node upgrade, scale the workload so the budget allows at least one disruption, or relax " +
 				"minAvailable/maxUnavailable for the upgrade window.",
 			Cases: []string{casePDBUpgrade, caseKubeflowPDBs},
-		})
+		}
+		fd.AddEvidence(finding.Quote(ref, finding.Value("status.disruptionsAllowed", pdb.Status.DisruptionsAllowed),
+			finding.Value("status.expectedPods", pdb.Status.ExpectedPods)))
+		out = append(out, fd)
 	}
 	var bare, local []*snapshot.Pod
 	for i := range s.Pods {
@@ -629,12 +648,13 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 		if i < check.MaxListedObjects {
 			refs = append(refs, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
 		}
-		if i < check.MaxEvidence {
-			ev = append(ev, fmt.Sprintf("Pod %s/%s on node %s", p.Namespace, p.Name, p.Spec.NodeName))
-		}
+	}
+	var where finding.Grouper
+	for _, p := range pods {
+		where.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, finding.Value("spec.nodeName", p.Spec.NodeName))
 	}
 	ev = append(ev, "kubectl drain reference: "+kubectlDrainDocURL)
-	return finding.Finding{
+	fd := finding.Finding{
 		Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
 		Title:       fmt.Sprintf("%s %s hold up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes")),
 		Message:     fmt.Sprintf("%s %s run on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes"), why),
@@ -642,7 +662,9 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 		Evidence:    ev,
 		Remediation: fix,
 		Cases:       []string{casePDBUpgrade},
-	}, true
+	}
+	fd.AddEvidence(where.Items()...)
+	return fd, true
 }
 
 // nodesRun is "1 node runs" or "3 nodes run".

@@ -74,8 +74,11 @@ func componentCVEVersionsCheck() check.Check {
 			"(CVE-2024-21626: containerd 1.6.28 and 1.7.13, Docker 24.0.9). Distribution packages ship their own runc, and " +
 			"vendor builds (a -gke., -eks- or package suffix) may carry backports: the check cannot see either, says so, and " +
 			"rates such matches lower. Docker 25.0.0 and 25.0.1 are not judged.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.DaemonSets,
-			snapshot.ValidatingWebhookConfigurations),
+		// ValidatingWebhookConfigurations only tell whether an ingress-nginx
+		// finding's webhook is on or off; without them the finding says it
+		// cannot tell, and no silence depends on them.
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.DaemonSets),
+			check.Optional(snapshot.ValidatingWebhookConfigurations)),
 		Rules: []check.Rule{
 			{ID: ruleCVEServer, Summary: "the API server is at or above the fixed releases of the tabled CVEs"},
 			{ID: ruleCVEIngress, Summary: "no ingress-nginx controller below the IngressNightmare fixes",
@@ -307,11 +310,14 @@ func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []findi
 				"(a container breakout through a leaked host file descriptor; an untrusted image is enough). Whether these nodes "+
 				"use that bundled runc or a distribution package is not visible through the API%s.",
 				g.raw, g.row.Runtime, strings.Join(g.row.Fixed, " / "), g.row.FixedRunc, g.row.CVE, check.MoreText(more)),
-			Evidence: []string{fmt.Sprintf("Node %s status.nodeInfo.containerRuntimeVersion=%s", g.nodes[0].Name, g.raw),
-				g.row.CVE + " sources: " + strings.Join(g.row.Sources, ", ")},
+			Evidence: []string{g.row.CVE + " sources: " + strings.Join(g.row.Sources, ", ")},
 			Remediation: "Check `runc --version` on these nodes (1.1.12 or later is fixed); upgrade the runtime package or move the " +
 				"nodes to a node image built after February 2024.",
 		}
+		// Every node's own version, not the first node's for all.
+		f.AddEvidence(check.NodeValues(g.nodes, func(n *corev1.Node) []finding.Field {
+			return []finding.Field{finding.Value("status.nodeInfo.containerRuntimeVersion", n.Status.NodeInfo.ContainerRuntimeVersion)}
+		})...)
 		if g.vendor {
 			f.Severity = finding.Low
 			f.Message += " The version carries a vendor or provider build: the vendor ships its own runc, which may already be fixed."

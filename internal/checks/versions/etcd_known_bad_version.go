@@ -66,7 +66,10 @@ func etcdKnownBadVersionCheck() check.Check {
 			"visible: without an etcd pod whose version can be read, the rule is partial, never pass. On AKS, EKS and GKE " +
 			"etcd belongs to the provider, who keeps it patched: the check reports nothing there and passes, as no etcd is " +
 			"the cluster owner's. Vendor builds with backported fixes are not seen.",
-		Reads: check.Needs(snapshot.Pods, snapshot.Nodes),
+		// Nodes only tell a managed control plane (no etcd pod to judge)
+		// from one whose etcd is not in the input; without them the rule
+		// says it could not judge.
+		Reads: []check.Input{{Resource: snapshot.Pods}, check.Optional(snapshot.Nodes)},
 		Rules: []check.Rule{
 			{ID: ruleEtcdMin, Summary: "every etcd member visible in kube-system is at or above the documented minimum and outside the bad ranges",
 				Needs: []snapshot.Resource{snapshot.Pods}},
@@ -101,7 +104,7 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 				continue
 			}
 			found++
-			if f, bad := etcdFinding(facts, p, c.Image, tag, v); bad {
+			if f, bad := etcdFinding(facts, p, c.Name, c.Image, tag, v); bad {
 				out = append(out, f)
 			}
 		}
@@ -120,14 +123,17 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	default:
 		ctx.Unknowable(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
 			"an embedded datastore), and its version cannot be judged")
+		if !ctx.Complete(snapshot.Nodes) {
+			ctx.Incomplete(ruleEtcdMin, "nodes were not read completely: a managed control plane, whose etcd is the provider's, could not be recognised")
+		}
 	}
 	return out, nil
 }
 
-func etcdFinding(facts *etcdFacts, p *snapshot.Pod, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
+func etcdFinding(facts *etcdFacts, p *snapshot.Pod, container, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
 	ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
-	f := finding.Finding{Check: etcdID, Objects: []finding.ObjectRef{ref}, Cases: []string{caseEtcd35},
-		Evidence: []string{fmt.Sprintf("Pod %s/%s image %s", p.Namespace, p.Name, image)}}
+	f := finding.Finding{Check: etcdID, Objects: []finding.ObjectRef{ref}, Cases: []string{caseEtcd35}}
+	f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField("Pod", "", container, "image"), image)))
 	if p.Spec.NodeName != "" {
 		f.Objects = append(f.Objects, check.NodeRef(p.Spec.NodeName))
 	}

@@ -1,10 +1,12 @@
 package versions
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestChecksRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
@@ -51,6 +53,18 @@ func TestEtcdKnownBadVersionNoEtcdIsPartial(t *testing.T) {
 	n, ok := ctx.Notes()[ruleEtcdMin]
 	if !ok || n.Skipped {
 		t.Fatalf("notes %v, want the rule partial", ctx.Notes())
+	}
+}
+
+// Nodes are optional: with their read failed and no etcd pod, the rule
+// says that a managed control plane could not be recognised (issue 28).
+func TestEtcdKnownBadVersionNodesFailed(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "etcd-known-bad-version/no-etcd.yaml"))
+	s.Drop(snapshot.Nodes)
+	s.SetCoverage(snapshot.Nodes, snapshot.StatusForbidden, "nodes is forbidden")
+	_, ctx, _ := checktest.Run(t, etcdKnownBadVersionCheck(), s)
+	if n, ok := ctx.Notes()[ruleEtcdMin]; !ok || n.Skipped || !strings.Contains(n.Reason, "nodes were not read completely") {
+		t.Fatalf("notes %v, want the rule partial naming the nodes", ctx.Notes())
 	}
 }
 

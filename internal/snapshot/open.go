@@ -1,0 +1,188 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Limits on offline input. They bound what the loader holds at once, not
+// how large a file may be: a snapshot and a kubectl YAML List are read item
+// by item, so their size grows with the cluster's while memory stays at
+// about what the objects kept need (docs/benchmarks.md: a 100k-pod YAML
+// dump is 508 MB, its snapshot 16.2 MB gzipped). A cap per file would
+// refuse large clusters without bounding memory any better; a cap per
+// line and per document refuses what no Kubernetes tool writes.
+const (
+	// maxLine bounds one line of YAML. kube-apiserver refuses request
+	// bodies over 3 MiB, so no object it stores, and no line kubectl
+	// prints of one, comes near it; /dev/zero and sparse files (NUL bytes,
+	// no newline) end here.
+	maxLine = 16 << 20
+	// maxDocument bounds what is held at once of one document: a YAML
+	// document read whole, one item of a streamed List or snapshot, or a
+	// JSON value other than a kubegap snapshot. A kubectl JSON List is
+	// one value: 4-space-indented JSON is about 2.5 times the YAML (126 MB
+	// for bench/cmd/synth's 10k pods, 51 MB as YAML), so this holds about
+	// 20k pods; past it kubegap snapshot or -o yaml, both read item by
+	// item, are the way in.
+	maxDocument = 256 << 20
+	// maxDecompressed bounds what one gzip file inflates to: four times
+	// the 100k-pod YAML dump. A gzip bomb ends here instead of running
+	// the loader for as long as its bytes last.
+	maxDecompressed = 2 << 30
+)
+
+// documentLimit and gzipLimit are the limits the loader applies; tests
+// lower them to reach the limits with small files.
+var (
+	documentLimit int64 = maxDocument
+	gzipLimit     int64 = maxDecompressed
+)
+
+// limitError is input past one of the limits above; its text names the
+// limit, so that the user knows it is kubegap's and not the file's.
+type limitError struct{ what string }
+
+func (e *limitError) Error() string { return e.what }
+
+var (
+	errLongLine     = &limitError{fmt.Sprintf("a line longer than %d MiB, the most one YAML line may hold (not a Kubernetes object: binary data, or a file of NUL bytes?)", maxLine>>20)}
+	errLargeDoc     = &limitError{fmt.Sprintf("a document larger than %d MiB, the most one document may hold (read a large List as YAML or as a kubegap snapshot: those are read item by item)", maxDocument>>20)}
+	errLargeGzip    = &limitError{fmt.Sprintf("decompresses to more than %d GiB, the most one gzip file may hold", maxDecompressed>>30)}
+	errChangedInput = errors.New("changed while it was being opened")
+)
+
+// openInput opens a file of offline input for reading. Only regular files
+// are read: a named pipe would block in open (and then in read, past
+// Ctrl-C), a device never ends (/dev/zero, /dev/urandom) or is a terminal,
+// and /dev/stdin is the standard input the CLI reads only as "-" (and
+// the MCP server's transport). The file is checked with stat before it
+// is opened, opened without blocking (for a pipe swapped in between),
+// and checked again once open.
+func openInput(name string) (*os.File, error) {
+	st, err := statInput(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|openNonBlocking, 0)
+	if err != nil {
+		return nil, &InputError{File: name, Err: unwrapPathError(err)}
+	}
+	now, err := f.Stat()
+	if err == nil && (!os.SameFile(st, now) || notRegular(now) != nil) {
+		err = errChangedInput
+	}
+	if err != nil {
+		f.Close()
+		return nil, &InputError{File: name, Err: unwrapPathError(err)}
+	}
+	return f, nil
+}
+
+// statInput stats a file of offline input, following symbolic links, and
+// refuses anything but a regular file.
+func statInput(name string) (fs.FileInfo, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, &InputError{File: name, Err: unwrapPathError(err)}
+	}
+	if err := notRegular(st); err != nil {
+		return nil, &InputError{File: name, Err: err}
+	}
+	return st, nil
+}
+
+// notRegular says what st is when it is not a regular file, nil when it is.
+func notRegular(st fs.FileInfo) error {
+	stdin := isStdin(st)
+	m := st.Mode()
+	if m.IsRegular() && !stdin {
+		return nil
+	}
+	var what string
+	switch {
+	case m.IsRegular():
+		what = "a regular file"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m.IsDir():
+		what = "a directory"
+	default:
+		what = "not a regular file (" + m.Type().String() + ")"
+	}
+	if stdin {
+		return fmt.Errorf("is kubegap's own standard input (%s): it is not read as a file; the CLI reads standard input only as --from -", what)
+	}
+	return fmt.Errorf("is %s: only regular files and directories are read", what)
+}
+
+// isStdin is true when st is the file this process has as standard input.
+func isStdin(st fs.FileInfo) bool {
+	if os.Stdin == nil {
+		return false
+	}
+	in, err := os.Stdin.Stat()
+	return err == nil && os.SameFile(st, in)
+}
+
+// limitedReader ends with err after n bytes (io.LimitReader ends with
+// io.EOF, which would read as a shorter, valid file).
+type limitedReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, l.err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// valueBudget bounds the bytes a jsontext.Decoder buffers for one value.
+// No read goes past limit bytes after mark (the InputOffset where the
+// value being read began), and the decoder reads only when that value
+// needs more bytes: a read asked for at the limit means the value is
+// larger, and is refused instead of letting the decoder's buffer grow on.
+type valueBudget struct {
+	r     io.Reader
+	read  int64
+	mark  int64
+	limit int64
+}
+
+func (b *valueBudget) Read(p []byte) (int, error) {
+	room := b.limit - (b.read - b.mark)
+	if room <= 0 {
+		return 0, errLargeDoc
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+// asLimit returns the limitError in err's chain, if any, for messages that
+// should name the limit rather than what the parser made of it.
+func asLimit(err error) (*limitError, bool) {
+	var le *limitError
+	ok := errors.As(err, &le)
+	return le, ok
+}
