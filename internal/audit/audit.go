@@ -187,6 +187,8 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 	}
 	if opts.Target != nil {
 		r.TargetVersion = opts.Target.MinorString()
+		cur := check.InferCurrentVersion(s, opts.Target)
+		r.CurrentVersion = &report.CurrentVersion{Version: cur.Text(), Inferred: !cur.Exact, Basis: cur.Basis}
 	}
 	for _, c := range ForTarget(cs, opts.Target) {
 		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}

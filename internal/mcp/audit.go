@@ -107,6 +107,21 @@ type AuditOutput struct {
 
 	// ProviderOwnedHidden is the report's providerOwnedHidden.
 	ProviderOwnedHidden int `json:"provider_owned_hidden,omitempty" jsonschema:"with ignore_provider_owned: how many provider-owned findings the audit left out"`
+	// CurrentVersion and Plan are a preflight's (target_version), page 1.
+	CurrentVersion *report.CurrentVersion `json:"current_version,omitempty" jsonschema:"page 1 only, with target_version: the control plane's version as the input states it or bounds it (inferred: true), and the basis"`
+	Plan           []PlanStepBrief        `json:"plan,omitempty" jsonschema:"page 1 only, with target_version: the upgrade plan, every finding of any check to fix before (phase before) or watch during (phase during) the upgrade, in order; get_finding gives each step's remediation"`
+}
+
+// PlanStepBrief is one step of the upgrade plan.
+type PlanStepBrief struct {
+	Step      int      `json:"step"`
+	Phase     string   `json:"phase" jsonschema:"before (fix before upgrading) or during (watch during the upgrade)"`
+	FindingID string   `json:"finding_id" jsonschema:"the step's finding, for get_finding"`
+	Also      []string `json:"also,omitempty" jsonschema:"finding_ids of other checks' findings about the same gap, fixed by the same step"`
+	Check     string   `json:"check"`
+	Severity  string   `json:"severity"`
+	Title     string   `json:"title"`
+	Objects   []string `json:"objects" jsonschema:"the first few objects the step changes"`
 }
 
 // CoverageBrief is how reading one resource went.
@@ -441,12 +456,40 @@ func (p *pager) build(start, end, n int) (AuditOutput, string) {
 	return out, pageText(&out, start)
 }
 
+// planBrief is the report's upgrade plan with the audit's finding IDs.
+func planBrief(rep *report.Report) []PlanStepBrief {
+	steps := report.Plan(rep)
+	if len(steps) == 0 {
+		return nil
+	}
+	ids := map[string]string{}
+	for i, f := range rep.Findings {
+		ids[f.ID] = findingID(i + 1)
+	}
+	out := make([]PlanStepBrief, 0, len(steps))
+	for _, st := range steps {
+		b := PlanStepBrief{Step: st.Step, Phase: st.Phase, FindingID: ids[st.FindingID], Check: st.Check, Severity: st.Severity.String(), Title: st.Title}
+		for _, a := range st.Also {
+			b.Also = append(b.Also, ids[a.FindingID])
+		}
+		for i, o := range st.Objects {
+			if i == 3 {
+				break
+			}
+			b.Objects = append(b.Objects, o.String())
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 // overview fills what only page 1 carries: coverage and check statuses.
 // Each resource says how many checks it held back; which ones, and why,
 // is check_detail's or explain_check's to say, so that the page stays
 // small whatever the input lacks.
 func (p *pager) overview(out *AuditOutput) {
 	rep := p.st.report
+	out.CurrentVersion, out.Plan = rep.CurrentVersion, planBrief(rep)
 	out.Checks, out.Passed, out.Coverage = []CheckStatus{}, []string{}, []CoverageBrief{}
 	heldBack := map[string]int{}
 	for _, c := range rep.Checks {
@@ -507,6 +550,18 @@ func pageText(out *AuditOutput, start int) string {
 		}
 		fmt.Fprintf(&b, "Checks: %d fail, %d partial, %d not-evaluated, %d pass; %d resources not read completely (coverage), %d complete. Partial and not-evaluated checks proved nothing; explain_check {id, audit_id} says why.\n",
 			counts[string(report.Fail)], counts[string(report.Partial)], counts[string(report.NotEvaluated)], len(out.Passed), len(out.Coverage), out.CompleteResources)
+		if cv := out.CurrentVersion; cv != nil {
+			how := "stated"
+			if cv.Inferred {
+				how = "inferred"
+			}
+			var steps []string
+			for _, st := range out.Plan {
+				steps = append(steps, fmt.Sprintf("%d %s %s", st.Step, st.Phase, st.FindingID))
+			}
+			fmt.Fprintf(&b, "Upgrade preflight: current version %s (%s). Plan (structured content, plan): %d steps: %s.\n",
+				cv.Version, how, len(out.Plan), strings.Join(steps, "; "))
+		}
 	}
 	for _, f := range out.Findings {
 		fmt.Fprintf(&b, "%s %s %s: %s (%d objects)\n", f.FindingID, f.Severity, f.Check, f.Title, f.ObjectsTotal)

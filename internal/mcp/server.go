@@ -81,7 +81,9 @@ working directory), or demo=true (the embedded demo cluster).
 Parameters, all optional:
 - namespace: audit one namespace (default: all); checks that need others report partial, never pass.
 - target_version: upgrade preflight to this Kubernetes minor, e.g. "1.35" (default: none); adds the
-  preflight checks, and findings about the upgrade carry preflight "before" (fix first) or "during".
+  preflight checks, and findings about the upgrade carry preflight "before" (fix first) or "during";
+  page 1 then also has current_version (stated or inferred, with its basis) and plan (the ordered steps,
+  each a finding_id of any check, its phase and objects).
 - checks / skip_checks: check IDs to run only / to skip (default: all checks; see list_checks).
 - min_severity: critical, high, medium, low or info (default: low).
 - page_size: 1 to 50 findings per page (default 10); a page also stops before about 10 KB.

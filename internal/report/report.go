@@ -96,11 +96,17 @@ type Report struct {
 	Source     snapshot.Source `json:"source"`
 	// TargetVersion is the --target-version of an upgrade preflight
 	// ("1.35"); findings about it carry "preflight".
-	TargetVersion string              `json:"targetVersion,omitempty"`
-	Coverage      []snapshot.Coverage `json:"coverage"`
-	Checks        []CheckResult       `json:"checks"`
-	Findings      []finding.Finding   `json:"findings"`
-	Summary       Summary             `json:"summary"`
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// CurrentVersion is, in a preflight, the control plane's version as
+	// the input states or bounds it, and on what basis.
+	CurrentVersion *CurrentVersion `json:"currentVersion,omitempty"`
+	// Plan is, in a preflight, the ordered upgrade plan (see Plan); the
+	// JSON and YAML writers fill it from the findings as written.
+	Plan     []PlanStep          `json:"plan,omitempty"`
+	Coverage []snapshot.Coverage `json:"coverage"`
+	Checks   []CheckResult       `json:"checks"`
+	Findings []finding.Finding   `json:"findings"`
+	Summary  Summary             `json:"summary"`
 	// CaseBaseURL is where each cited case has its page: CaseBaseURL + the
 	// case ID (the same pages kubegap serve and kubegap site make).
 	CaseBaseURL string `json:"caseBaseURL,omitempty"`

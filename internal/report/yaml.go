@@ -10,7 +10,7 @@ import (
 // WriteYAML writes the report as YAML: the JSON contract, field for field,
 // as kubectl's -o yaml is its -o json.
 func WriteYAML(w io.Writer, r *Report) error {
-	j, err := json.Marshal(r)
+	j, err := json.Marshal(withPlan(r))
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,25 @@ type reportView struct {
 	// CitedCases are written into a single-file report, whose case links
 	// are anchors.
 	CitedCases []library.Case
+	// Target, Current and Plan are the upgrade preflight's: the
+	// --target-version, the control plane's version and the plan.
+	Target  string
+	Current *report.CurrentVersion
+	Plan    []planStep
+}
+
+// planStep is a step of the upgrade plan with its objects in one line.
+type planStep struct {
+	report.PlanStep
+	ObjectsText string
+}
+
+func planSteps(rep *report.Report) []planStep {
+	var out []planStep
+	for _, st := range report.Plan(rep) {
+		out = append(out, planStep{st, report.PlanObjects(st.Objects, 4)})
+	}
+	return out
 }
 
 type sevCount struct {
@@ -120,7 +139,8 @@ type findingView struct {
 // left out on the server (filter is applied there) and hidden in a static
 // page (the browser filters).
 func reportPage(rep *report.Report, lib *library.Library, f reportFilter, keepAll bool) *reportView {
-	v := &reportView{SourceLine: sourceLine(rep.Source), Gaps: present.ReportGaps(rep), Cov: report.Coverage(rep), Checks: rep.Checks, Coverage: rep.Coverage}
+	v := &reportView{SourceLine: sourceLine(rep.Source), Gaps: present.ReportGaps(rep), Cov: report.Coverage(rep), Checks: rep.Checks, Coverage: rep.Coverage,
+		Target: rep.TargetVersion, Current: rep.CurrentVersion, Plan: planSteps(rep)}
 	counts := map[report.Status]int{}
 	for _, c := range rep.Checks {
 		counts[c.Status]++

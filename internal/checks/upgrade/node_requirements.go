@@ -139,6 +139,9 @@ func runtimeAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []findin
 	var unreported, unjudged int
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		if !belowTarget(n, t) {
+			continue // its kubelet already runs the target
+		}
 		raw := n.Status.NodeInfo.ContainerRuntimeVersion
 		name, version, found := strings.Cut(raw, "://")
 		kubelet, kok := check.ParseKubeVersion(n.Status.NodeInfo.KubeletVersion)
@@ -231,6 +234,9 @@ func nodeOSAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []finding
 	var unknown int
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		if !belowTarget(n, t) {
+			continue // its kubelet already runs the target
+		}
 		p := string(nodeos.ProviderOf(n.Spec.ProviderID, n.Labels))
 		if !providers[p] {
 			continue
@@ -290,13 +296,16 @@ func nodeGroupFinding(g *poolGroup, sev finding.Severity, title, why, fix string
 
 // daemonSetOnlyNodes counts, per pool, the nodes that run nothing but
 // DaemonSet and mirror pods: they drain at once and can go first.
-func daemonSetOnlyNodes(ctx *check.Context) []finding.Finding {
+func daemonSetOnlyNodes(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 	s := ctx.Snapshot
 	ix := s.Index()
 	pools := map[string]int{}
 	var nodes []*corev1.Node
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		if !belowTarget(n, t) {
+			continue // its kubelet already runs the target
+		}
 		only := true
 		for _, p := range ix.PodsOnNode(n.Name) {
 			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {

@@ -50,7 +50,9 @@ func upgradePreflightCheck() check.Check {
 		Severity:  finding.High,
 		Preflight: true,
 		Description: "Runs only with --target-version 1.N and judges the cluster as it will be during and after the " +
-			"upgrade. Fix before upgrading: control-plane jumps of more than one minor (the API server must not skip " +
+			"upgrade: every node whose kubelet is below 1.N, also when the control plane is already there (mid-upgrade: " +
+			"only the control-plane path is skipped). Without a version document the control plane's version is inferred " +
+			"from the newest kubelet and kube-proxy (lower bounds) and the target (upper bound). Fix before upgrading: control-plane jumps of more than one minor (the API server must not skip " +
 			"minors); kubelets and kube-proxies that fall outside the version skew policy (at most three minors older " +
 			"than the API server) once the control plane reaches 1.N, pool by pool and oldest first; nodes whose OS " +
 			"boots cgroup v1 by default when 1.N's kubelet refuses cgroup v1 (from 1.35, KEP-5573); add-on images a " +
@@ -61,7 +63,7 @@ func upgradePreflightCheck() check.Check {
 			"dockershim from 1.24; Docker through cri-dockerd, medium, when the upgrade crosses 1.26), per pool; node OS " +
 			"releases the provider states it does not offer at the target (EKS Amazon Linux 2 from 1.33, AKS Windows Server " +
 			"2019 from 1.33 and 2022 from 1.37), per pool. Watch " +
-			"during the upgrade: PodDisruptionBudgets that allow no eviction, pods without a controller and pods with " +
+			"during the upgrade: PodDisruptionBudgets that allow no eviction (maxUnavailable 0, or minAvailable at or above the pods they expect, whatever their health), pods without a controller and pods with " +
 			"emptyDir data, which kubectl drain refuses without flags, with the nodes and pools they hold up; and, as " +
 			"info, the nodes per pool that run only DaemonSet and mirror pods, which drain at once. " +
 			"Fix before upgrading, too: add-ons whose release, read from the image tag of a DaemonSet or Deployment, is " +
@@ -96,7 +98,7 @@ func upgradePreflightCheck() check.Check {
 
 func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	if ctx.Target == nil {
-		return nil, check.NotEvaluated("no --target-version")
+		return nil, check.NotEvaluated("needs --target-version 1.N (MCP: target_version): the preflight judges an upgrade to a target, and none was given")
 	}
 	f, err := loadFacts()
 	if err != nil {
@@ -104,29 +106,46 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	t := *ctx.Target
 	s := ctx.Snapshot
-	cp, cpEvidence, known := check.ServerVersion(s)
-	if known && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor}) {
-		return nil, check.NotEvaluated("--target-version %s is not newer than the control plane (%s)", t.MinorString(), cp.MinorString())
+	cur := check.InferCurrentVersion(s, ctx.Target)
+	cp := cur.Lower
+	if cur.Exact && t.Less(check.KubeVersion{Major: cp.Major, Minor: cp.Minor}) {
+		return nil, check.NotEvaluated("--target-version %s is older than the control plane (%s)", t.MinorString(), cp.MinorString())
 	}
 	var out []finding.Finding
-	if known {
-		out = append(out, controlPlanePath(cp, t, cpEvidence)...)
-	} else {
+	atTargetAlready := cur.Exact && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor})
+	switch {
+	case atTargetAlready:
+		// Mid-upgrade: the nodes below the target are still to go, and
+		// every rule below judges them.
+		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged", cp.MinorString())
+	case cur.Exact:
+		out = append(out, controlPlanePath(cp, t, cur.Basis)...)
+	case cur.Known():
+		ctx.Skip(ruleControlPlanePath, "the input bounds the control plane's version (%s) without stating it (add version.json from kubectl version -o json)", cur.Text())
+	default:
 		ctx.Skip(ruleControlPlanePath, "no API server version in the input (add version.json from kubectl version -o json)")
-		ctx.Skip(ruleProviderChanges, "no API server version in the input: which add-on images change cannot be told")
+		ctx.Skip(ruleProviderChanges, "no API server version, kubelet or kube-proxy version in the input: which add-on images change cannot be told")
 	}
 	out = append(out, kubeletSkewAt(s, t)...)
 	out = append(out, kubeProxySkewAt(s, t)...)
 	out = append(out, cgroupV1At(ctx, f, t)...)
-	if known {
-		out = append(out, providerChanges(ctx, f, cp, t)...)
+	if cur.Known() {
+		out = append(out, providerChanges(ctx, f, cur, t)...)
 	}
-	out = append(out, drainBlockers(ctx)...)
+	out = append(out, drainBlockers(ctx, t)...)
 	out = append(out, addonCompat(ctx, t, atTarget)...)
-	out = append(out, daemonSetOnlyNodes(ctx)...)
+	out = append(out, daemonSetOnlyNodes(ctx, t)...)
 	out = append(out, runtimeAtTarget(ctx, f, t)...)
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
 	return out, nil
+}
+
+// belowTarget reports whether a node's kubelet is still to be upgraded to
+// the target: older than it, or of a version the node does not report
+// (unknown is never "already there").
+func belowTarget(n *corev1.Node, t check.KubeVersion) bool {
+	v, ok := check.ParseKubeVersion(n.Status.NodeInfo.KubeletVersion)
+	return !ok || v.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor})
 }
 
 func controlPlanePath(cp, t check.KubeVersion, cpEvidence string) []finding.Finding {
@@ -265,6 +284,9 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 	var unknown []string
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		if !belowTarget(n, t) {
+			continue // its kubelet already runs the target
+		}
 		if n.Status.NodeInfo.OperatingSystem == "windows" || n.Labels["kubernetes.io/os"] == "windows" {
 			continue
 		}
@@ -337,12 +359,24 @@ func bootsCgroupV1(f *facts, info nodeos.Info) (v1, decided bool) {
 
 // providerChanges evaluates the provider add-on changes the target crosses
 // against the nodes that keep their node image while the upgrade rolls.
-func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []finding.Finding {
+//
+// The control plane may be known exactly or only bounded (cur): every
+// change at a minor between the lower bound and the target is judged. When
+// the control plane is already past a change's minor (mid-upgrade), the
+// change is judged while any of the provider's nodes is still below that
+// minor: the DaemonSet already runs the new image, and those nodes'
+// pool upgrades are what is left.
+func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t check.KubeVersion) []finding.Finding {
 	s := ctx.Snapshot
+	cp := cur.Lower
 	var out []finding.Finding
 	for _, pc := range f.ProviderChanges {
-		if !cp.Less(pc.minor) || t.Less(pc.minor) {
+		if t.Less(pc.minor) {
 			continue // the change is not crossed by this upgrade
+		}
+		already := !cp.Less(pc.minor)
+		if already && !providerNodesBelow(s, pc.Provider, pc.minor) {
+			continue // the control plane and every node are past it
 		}
 		ns, name, _ := strings.Cut(pc.DaemonSet, "/")
 		var ds *appsDaemonSet
@@ -361,8 +395,10 @@ func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []fi
 			}
 		}
 		repo, _, _ := check.ImageParts(current)
-		if current == "" || !strings.EqualFold(repo, pc.FromRepository) {
-			continue // not the image the provider replaces
+		toRepo, _, _ := check.ImageParts(pc.Image)
+		switched := strings.EqualFold(repo, toRepo)
+		if current == "" || !switched && !strings.EqualFold(repo, pc.FromRepository) {
+			continue // neither the image the provider replaces nor its replacement
 		}
 		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
 		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" && im.LayersRead {
@@ -403,6 +439,9 @@ func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []fi
 			fmt.Sprintf("at %s the provider switches it to %s (%s)", pc.minor.MinorString(), pc.Image, strings.Join(pc.Sources, ", ")),
 			how,
 		}
+		if !cur.Exact {
+			ev = append(ev, "control plane inferred at "+cur.Text()+": "+cur.Basis)
+		}
 		glibcOf := map[string]bool{}
 		for _, n := range broken {
 			if img := n.Status.NodeInfo.OSImage; !glibcOf[img] {
@@ -422,6 +461,18 @@ func providerChanges(ctx *check.Context, f *facts, cp, t check.KubeVersion) []fi
 			Remediation: "Before upgrading the control plane, move these node pools to a node image whose glibc is at least " + need +
 				" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; the upgrade is then safe.",
 			Cases: []string{pc.Case},
+		}
+		if switched {
+			// Mid-upgrade: the control plane already brought the image.
+			fd.Title = fmt.Sprintf("The %s image the provider switched to at %s already runs on %s whose glibc is older than %s",
+				pc.Container, pc.minor.MinorString(), check.Plural(len(broken), "node", "nodes"), need)
+			fd.Message = fmt.Sprintf("The control plane is at or past %s and %s's %s already runs %s, whose %s needs GLIBC_%s on the host. "+
+				"It reaches every node, including %s whose pools have not finished the upgrade and still run their old node image: "+
+				"every new pod sandbox there fails, pods drained from upgraded nodes land on them and stay pending, and budgets then "+
+				"block the drain%s.", pc.minor.MinorString(), pc.DaemonSet, pc.Container, current, pc.Installs, need,
+				check.Plural(len(broken), "node", "nodes"), check.MoreText(more))
+			fd.Remediation = "Finish these pools' upgrade with a node image whose glibc is at least " + need +
+				" (for Ubuntu 20.04 pools, Ubuntu 22.04 or Azure Linux), or replace them with new pools; until then, keep new pods off them."
 		}
 		if kind, ok := containerKind(&ds.Spec.Template.Spec, pc.Container); ok {
 			fd.AddEvidence(finding.Quote(check.Ref("apps/v1", "DaemonSet", ds),
@@ -453,23 +504,39 @@ func containerKind(spec *corev1.PodSpec, name string) (string, bool) {
 
 type appsDaemonSet = appsv1.DaemonSet
 
+// providerNodesBelow reports whether any node of the provider runs a
+// kubelet older than minor m (or one it does not report).
+func providerNodesBelow(s *snapshot.Snapshot, provider string, m check.KubeVersion) bool {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if nodeos.ProviderOf(n.Spec.ProviderID, n.Labels) == nodeos.Provider(provider) && belowTarget(n, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // drainBlockers finds what stops kubectl drain (and managed node-pool
 // upgrades, which drain the same way) during the rolling upgrade.
-func drainBlockers(ctx *check.Context) []finding.Finding {
+func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 	s := ctx.Snapshot
 	ix := s.Index()
 	var out []finding.Finding
 	for i := range s.PodDisruptionBudgets {
 		pdb := &s.PodDisruptionBudgets[i]
-		if !blocksEviction(pdb) {
+		why := blocksEviction(pdb)
+		if why == "" {
 			continue
 		}
 		nodes := map[string]bool{}
 		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && pdb.Spec.Selector != nil && !sel.Empty() {
 			for _, p := range ix.PodsMatching(pdb.Namespace, sel) {
-				if p.Spec.NodeName != "" {
+				if p.Spec.NodeName != "" && pendingNode(ix, p.Spec.NodeName, t) {
 					nodes[p.Spec.NodeName] = true
 				}
+			}
+			if len(nodes) == 0 && len(ix.PodsMatching(pdb.Namespace, sel)) > 0 {
+				continue // its pods run only on nodes already at the target
 			}
 		}
 		pools := map[string]int{}
@@ -487,14 +554,14 @@ func drainBlockers(ctx *check.Context) []finding.Finding {
 			poolText = append(poolText, fmt.Sprintf("%s: %s", name, check.Plural(pools[p], "node", "nodes")))
 		}
 		ref := check.Ref("policy/v1", "PodDisruptionBudget", pdb)
-		var ev []string
+		ev := []string{"PodDisruptionBudget " + pdb.Namespace + "/" + pdb.Name + " " + why}
 		if len(poolText) > 0 {
 			ev = append(ev, "its pods run on "+strings.Join(poolText, ", "))
 		}
 		fd := finding.Finding{
 			Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
 			Title:   fmt.Sprintf("PodDisruptionBudget %s/%s allows no eviction: draining %s will stall", pdb.Namespace, pdb.Name, check.Plural(len(nodes), "node", "nodes")),
-			Message: fmt.Sprintf("The budget allows no voluntary disruption now, so the drain of every node running one of its pods waits, and managed node-pool upgrades retry and fail. %s.", strings.Join(poolText, "; ")),
+			Message: fmt.Sprintf("The budget allows no voluntary disruption (%s), so the drain of every node running one of its pods waits, and managed node-pool upgrades retry and fail.%s", why, poolSentence(poolText)),
 			Objects: []finding.ObjectRef{ref}, Evidence: ev,
 			Remediation: "Before the node upgrade, scale the workload so the budget allows at least one disruption, or relax " +
 				"minAvailable/maxUnavailable for the upgrade window.",
@@ -507,7 +574,7 @@ func drainBlockers(ctx *check.Context) []finding.Finding {
 	var bare, local []*snapshot.Pod
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {
+		if p.Spec.NodeName == "" || !pendingNode(ix, p.Spec.NodeName, t) || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {
 			continue
 		}
 		if len(p.OwnerReferences) == 0 {
@@ -528,16 +595,45 @@ func drainBlockers(ctx *check.Context) []finding.Finding {
 	return out
 }
 
-// blocksEviction reports whether a budget lets no pod be evicted: it says
-// so outright (maxUnavailable 0 or 0%), or its status allows no disruption
-// while its pods are healthy (a budget short of healthy pods blocks too,
-// but that is the workload's state, which pdb-blocks-drain reports).
-func blocksEviction(pdb *policyv1.PodDisruptionBudget) bool {
+// poolSentence is " pool: N nodes; pool: M nodes." or "" for none.
+func poolSentence(poolText []string) string {
+	if len(poolText) == 0 {
+		return ""
+	}
+	return " " + strings.Join(poolText, "; ") + "."
+}
+
+// pendingNode reports whether the named node is still to be drained for
+// the target: below it, or not in the input (unknown).
+func pendingNode(ix *snapshot.Index, name string, t check.KubeVersion) bool {
+	n := ix.Node(name)
+	return n == nil || belowTarget(n, t)
+}
+
+// blocksEviction says why a budget lets no pod be evicted, or "" when it
+// lets one: its spec says so whatever the pods' health (maxUnavailable 0
+// or 0%, minAvailable 100% or at least the pods it expects), or its status
+// allows no disruption while its pods are healthy (a budget short of
+// healthy pods blocks too, but that is the workload's state, which
+// pdb-blocks-drain reports).
+func blocksEviction(pdb *policyv1.PodDisruptionBudget) string {
 	if mu := pdb.Spec.MaxUnavailable; mu != nil &&
 		(mu.Type == intstr.Int && mu.IntVal == 0 || mu.Type == intstr.String && mu.StrVal == "0%") {
-		return true
+		return fmt.Sprintf("spec.maxUnavailable=%s: no pod may ever be evicted", mu.String())
 	}
-	return pdb.Status.ExpectedPods > 0 && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy
+	if ma := pdb.Spec.MinAvailable; ma != nil {
+		switch {
+		case ma.Type == intstr.String && ma.StrVal == "100%":
+			return "spec.minAvailable=100%: no pod may ever be evicted"
+		case ma.Type == intstr.Int && pdb.Status.ExpectedPods > 0 && ma.IntVal >= pdb.Status.ExpectedPods:
+			return fmt.Sprintf("spec.minAvailable=%d for status.expectedPods=%d: even with every pod healthy no eviction is allowed",
+				ma.IntVal, pdb.Status.ExpectedPods)
+		}
+	}
+	if pdb.Status.ExpectedPods > 0 && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
+		return fmt.Sprintf("status.disruptionsAllowed=0 with currentHealthy=%d, desiredHealthy=%d", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+	}
+	return ""
 }
 
 func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, bool) {

@@ -84,13 +84,26 @@ func TestSkewAtTarget(t *testing.T) {
 }
 
 // TestPreflightWithoutServerVersion: files without a server version leave
-// the path and provider rules skipped: unknown, not pass.
+// the path rule skipped (the kubelets bound the version, they do not state
+// it) but judge the provider changes between the bound and the target;
+// with nothing bounding it from below, the provider rule is skipped too:
+// unknown, not pass.
 func TestPreflightWithoutServerVersion(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "skew-134-132.yaml"))
 	_, ctx := runWith(t, upgradePreflightCheck(), s, target("1.36"))
 	n := ctx.Notes()
-	if !n[ruleControlPlanePath].Skipped || !n[ruleProviderChanges].Skipped {
-		t.Errorf("notes = %+v", n)
+	if !n[ruleControlPlanePath].Skipped || n[ruleProviderChanges].Skipped ||
+		!strings.Contains(n[ruleControlPlanePath].Reason, "1.34 to 1.35") {
+		t.Errorf("bounded by the kubelets: notes = %+v", n)
+	}
+	s = checktest.Complete(checktest.Load(t, "skew-134-132.yaml"))
+	for i := range s.Nodes {
+		s.Nodes[i].Status.NodeInfo.KubeletVersion = ""
+	}
+	s.DaemonSets, s.Pods = nil, nil
+	_, ctx = runWith(t, upgradePreflightCheck(), s, target("1.36"))
+	if n := ctx.Notes(); !n[ruleControlPlanePath].Skipped || !n[ruleProviderChanges].Skipped {
+		t.Errorf("nothing bounds the version: notes = %+v", n)
 	}
 }
 

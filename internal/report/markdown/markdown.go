@@ -50,6 +50,7 @@ func WriteWith(w io.Writer, rep *report.Report, opts Options) error {
 	} else {
 		b.WriteString("No findings.\n\n")
 	}
+	plan(&b, rep)
 
 	coverage(&b, rep, opts)
 	if bl := rep.Baseline; bl != nil {
@@ -84,6 +85,37 @@ func WriteWith(w io.Writer, rep *report.Report, opts Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// plan writes, for a preflight, the current version and the upgrade
+// plan: one numbered step per finding to fix before or watch during the
+// upgrade, with its finding ID, check and objects.
+func plan(b *strings.Builder, rep *report.Report) {
+	if rep.TargetVersion == "" {
+		return
+	}
+	fmt.Fprintf(b, "### Upgrade plan to %s\n\n", esc(rep.TargetVersion))
+	if cv := rep.CurrentVersion; cv != nil {
+		how := "stated"
+		if cv.Inferred {
+			how = "inferred"
+		}
+		fmt.Fprintf(b, "Current version: **%s** (%s; %s)\n\n", esc(cv.Version), how, esc(cv.Basis))
+	}
+	steps := report.Plan(rep)
+	if len(steps) == 0 {
+		b.WriteString("Nothing blocks this upgrade in what kubegap reads (the coverage below says what it could not).\n\n")
+		return
+	}
+	for _, st := range steps {
+		ids := fmt.Sprintf("`%s` (`%s`)", st.FindingID, st.Check)
+		for _, a := range st.Also {
+			ids += fmt.Sprintf(", `%s` (`%s`)", a.FindingID, a.Check)
+		}
+		fmt.Fprintf(b, "%d. **%s** %s — %s: %s. Objects: %s. Fix: %s\n", st.Step, st.Phase, st.Severity, ids, cell(st.Title),
+			cell(report.PlanObjects(st.Objects, 4)), cell(st.Remediation))
+	}
+	b.WriteString("\n")
 }
 
 // coverage writes what could not be looked at: one item per resource the

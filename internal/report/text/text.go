@@ -101,7 +101,14 @@ func (t *textWriter) preflight(r *report.Report) {
 		{finding.PreflightBefore, "FIX BEFORE UPGRADING TO " + r.TargetVersion},
 		{finding.PreflightDuring, "WATCH DURING THE UPGRADE TO " + r.TargetVersion},
 	}
-	var plan []finding.Finding
+	if cv := r.CurrentVersion; cv != nil {
+		how := "stated"
+		if cv.Inferred {
+			how = "inferred"
+		}
+		t.printf("\n")
+		t.wrapped(fmt.Sprintf("Current version: %s (%s; %s)", cv.Version, how, cv.Basis), "", "  ")
+	}
 	for _, ph := range phases {
 		var group []finding.Finding
 		for _, f := range r.Findings {
@@ -109,7 +116,6 @@ func (t *textWriter) preflight(r *report.Report) {
 				group = append(group, f)
 			}
 		}
-		plan = append(plan, group...)
 		t.printf("\n%s\n", t.color(ansiBold, fmt.Sprintf("%s (%d)", ph.heading, len(group))))
 		if len(group) == 0 {
 			t.printf("  nothing found\n")
@@ -119,17 +125,17 @@ func (t *textWriter) preflight(r *report.Report) {
 		}
 	}
 	t.printf("\n%s\n", t.color(ansiBold, "UPGRADE PLAN TO "+r.TargetVersion))
-	step := 0
-	for _, f := range plan {
-		step++
-		when := "before"
-		if f.Preflight == finding.PreflightDuring {
-			when = "during"
+	plan := report.Plan(r)
+	for _, st := range plan {
+		t.wrapped(fmt.Sprintf("%d. (%s) %s", st.Step, st.Phase, st.Title), "  ", "     ")
+		ids := st.FindingID + " [" + st.Check + "]"
+		for _, a := range st.Also {
+			ids += ", " + a.FindingID + " [" + a.Check + "]"
 		}
-		t.wrapped(fmt.Sprintf("%d. (%s) %s", step, when, f.Title), "  ", "     ")
-		t.wrapped(f.Remediation, "     ", "     ")
+		t.wrapped("finding "+ids+"; objects: "+report.PlanObjects(st.Objects, 4), "     ", "     ")
+		t.wrapped(st.Remediation, "     ", "     ")
 	}
-	if step == 0 {
+	if len(plan) == 0 {
 		t.printf("  nothing blocks this upgrade in what kubegap reads (COVERAGE below says what it could not)\n")
 	}
 }

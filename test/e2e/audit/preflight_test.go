@@ -105,3 +105,56 @@ func TestPreflightLive(t *testing.T) {
 		t.Errorf("the text report has no upgrade plan:\n%s", text.stdout)
 	}
 }
+
+// TestPreflightLiveMidUpgrade: a target equal to the live API server's
+// minor (kube-apiserver v1.37.2, the demo's nodes loaded with older
+// kubelets) is a mid-upgrade preflight: the check runs, only its
+// control-plane path is skipped, the stated version and the plan are in
+// the report; nothing but reads.
+func TestPreflightLiveMidUpgrade(t *testing.T) {
+	c := loadDemo(t)
+	mark := c.Mark(t)
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader), "--target-version", "1.37", "-o", "json")
+	if r.code == 2 {
+		t.Fatalf("audit: %s", r.stderr)
+	}
+	var rep struct {
+		CurrentVersion *struct {
+			Version  string
+			Inferred bool
+		}
+		Checks []struct {
+			ID, Status string
+			Rules      []struct{ ID, Status string }
+		}
+		Plan []struct{ FindingID, Check, Phase string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.CurrentVersion == nil || rep.CurrentVersion.Version != "1.37" || rep.CurrentVersion.Inferred {
+		t.Errorf("currentVersion = %+v", rep.CurrentVersion)
+	}
+	for _, ch := range rep.Checks {
+		if ch.ID != "upgrade-preflight" {
+			continue
+		}
+		if ch.Status == "not-evaluated" {
+			t.Errorf("upgrade-preflight not evaluated at the server's own minor")
+		}
+		for _, rr := range ch.Rules {
+			if (rr.ID == "control-plane-path") != (rr.Status == "skipped") {
+				t.Errorf("rule %s is %s", rr.ID, rr.Status)
+			}
+		}
+	}
+	if len(rep.Plan) == 0 {
+		t.Errorf("no plan for nodes below 1.37:\n%s", r.stdout)
+	}
+	for _, st := range rep.Plan {
+		if st.FindingID == "" || st.Check == "" || (st.Phase != "before" && st.Phase != "during") {
+			t.Errorf("plan step %+v", st)
+		}
+	}
+	testcluster.CheckRequests(t, c.RequestsSince(t, mark, testcluster.UserReader), testcluster.Allow{})
+}
