@@ -143,11 +143,7 @@ func nodeRequirement(e corev1.NodeSelectorRequirement) (*labels.Requirement, err
 
 // Matches reports whether the pods can land on node.
 func (p *Placement) Matches(node *corev1.Node) bool {
-	set := labels.Set(node.Labels)
-	if p.selector != nil && !p.selector.Matches(set) {
-		return false
-	}
-	if p.hasAffinity && !p.matchesAffinity(node, set) {
+	if !p.MatchesSelection(node) {
 		return false
 	}
 	for i := range node.Spec.Taints {
@@ -160,6 +156,17 @@ func (p *Placement) Matches(node *corev1.Node) bool {
 		}
 	}
 	return true
+}
+
+// MatchesSelection reports whether node's labels and name satisfy the
+// template's nodeSelector and required node affinity, taints aside: for
+// checks about couplings of workloads that commonly tolerate every taint.
+func (p *Placement) MatchesSelection(node *corev1.Node) bool {
+	set := labels.Set(node.Labels)
+	if p.selector != nil && !p.selector.Matches(set) {
+		return false
+	}
+	return !p.hasAffinity || p.matchesAffinity(node, set)
 }
 
 // Nodes returns the nodes the pods can land on.
