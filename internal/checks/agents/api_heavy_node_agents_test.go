@@ -161,3 +161,14 @@ func daemonSet(t *testing.T, s *snapshot.Snapshot, name string) *appsv1.DaemonSe
 	t.Fatalf("no DaemonSet %s in the fixture", name)
 	return nil
 }
+
+// A status that says no node should run the DaemonSet is read as 0 nodes,
+// not as missing status.
+func TestWeightZeroFromStatus(t *testing.T) {
+	s := checktest.Load(t, "api-heavy-node-agents/gap.yaml")
+	ds := s.DaemonSets[0]
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: 3}
+	if n, how, ok := weight(&ds, nodePool(300, 0)); !ok || n != 0 {
+		t.Errorf("weight = %d (%s), %v; want 0 from the status", n, how, ok)
+	}
+}
