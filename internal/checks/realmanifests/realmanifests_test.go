@@ -29,7 +29,7 @@ const helmEnv = "KUBEGAP_HELM"
 // kubeVersion is what helm renders for: the kubelet version of the node pool.
 const kubeVersion = "v1.35.4"
 
-// entry is one item of testdata/corpus.yaml.
+// entry is one item of corpus.yaml.
 type entry struct {
 	Name      string `json:"name"`
 	Module    string `json:"module"`
@@ -41,7 +41,7 @@ type entry struct {
 	Replace map[string]string `json:"replace,omitempty"`
 }
 
-// judgement is one reviewed finding of testdata/expectations.yaml.
+// judgement is one reviewed finding of expectations.yaml.
 type judgement struct {
 	Corpus   string `json:"corpus"`
 	Check    string `json:"check"`
@@ -99,9 +99,9 @@ func TestRealManifests(t *testing.T) {
 	}
 
 	var corpus []entry
-	readYAML(t, "testdata/corpus.yaml", &corpus)
+	readYAML(t, "corpus.yaml", &corpus)
 	var judged []judgement
-	readYAML(t, "testdata/expectations.yaml", &judged)
+	readYAML(t, "expectations.yaml", &judged)
 	byKey := map[string]judgement{}
 	for _, j := range judged {
 		if _, dup := byKey[j.key()]; dup {
@@ -150,7 +150,7 @@ func TestRealManifests(t *testing.T) {
 			got, ok := byKey[j.key()]
 			switch {
 			case f.Severity >= finding.Medium && !ok:
-				t.Errorf("unjudged %s finding; add it to testdata/expectations.yaml after review:\n"+
+				t.Errorf("unjudged %s finding; add it to expectations.yaml after review:\n"+
 					"- corpus: %s\n  check: %s\n  severity: %s\n  title: %q\n  true: ?\n  reason: ?\n  # objects: %v\n  # evidence: %s",
 					f.Severity, j.Corpus, f.Check, j.Severity, f.Title, f.Objects[:min(len(f.Objects), 5)], strings.Join(f.Evidence, " | "))
 			case f.Severity >= finding.Medium && !got.True:
