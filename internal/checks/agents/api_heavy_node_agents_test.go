@@ -130,6 +130,9 @@ func TestAPIHeavyNodeAgentsRealShapes(t *testing.T) {
 			t.Errorf("%s evidence does not say how it is told its node: %v", name, f.Evidence)
 		}
 	}
+	if f := got["kube-proxy"]; f.Severity != finding.Medium || !strings.Contains(f.Title, "may list endpoints, endpointslices and nodes") {
+		t.Errorf("kube-proxy: %v %q, want medium for its endpoint reads with nodes lowered", f.Severity, f.Title)
+	}
 	if f, ok := got["nvidia-device-plugin"]; ok {
 		t.Errorf("nvidia-device-plugin reported on the GPU-only template: %s %v", f.Title, f.Evidence)
 	}
