@@ -94,7 +94,7 @@ func apiHeavyNodeAgentsCheck() check.Check {
 			"template tells it its own node's name (an environment variable from the downward API's spec.nodeName, or " +
 			"a --node-name, --nodeid or --hostname-override argument) is wired for a field selector on its node, so " +
 			"its pod and node reads are reported as low; endpoint and Secret reads are not bounded by a node name, and " +
-			"log agents are not lowered.",
+			"log agents and calico-node (which without Typha lists every pod itself) are not lowered.",
 		Reads: []check.Input{
 			check.Optional(snapshot.DaemonSets),
 			check.Optional(snapshot.ClusterRoles),
@@ -386,9 +386,12 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 	// spec.nodeName needs: its pod and node reads are, most likely, of
 	// its own node. RBAC cannot tell which, so those reads drop to low.
 	// Log agents are left out: the cited floods came from their per-pod
-	// metadata lookups, which a node name does not bound.
+	// metadata lookups, which a node name does not bound. So is
+	// calico-node without Typha: it is told its node (NODENAME) and still
+	// lists every pod of the cluster itself, the load Typha exists to
+	// take (the fan-in fact of the data file).
 	var perNode []string
-	if wiring := nodeNameWiring(ds); len(wiring) > 0 && !logAgent && len(heavy) > 0 {
+	if wiring := nodeNameWiring(ds); len(wiring) > 0 && !logAgent && !isCalicoNode(ds, calico) && len(heavy) > 0 {
 		ev = append(ev, wiring...)
 		heavy = slices.DeleteFunc(heavy, func(r string) bool {
 			if r == "pods" || r == "nodes" {
