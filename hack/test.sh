@@ -125,6 +125,15 @@ echo "binaries in $KUBEGAP_TESTBIN_DIR ($(($(date +%s) - bin_start)) s)"
 "$KUBEGAP_TESTBIN_DIR/etcd" --version | sed -n 1p
 "$KUBEGAP_TESTBIN_DIR/kube-apiserver" --version
 
+# helm renders the real-manifests corpus (internal/checks/realmanifests);
+# with KUBEGAP_HELM set, that test fails rather than skips when helm or a
+# chart cannot be had.
+section "helm (real-manifests corpus)"
+helm_start=$(date +%s)
+KUBEGAP_HELM=$(bash hack/helm-bin.sh | tail -n 1) || fail "hack/helm-bin.sh"
+export KUBEGAP_HELM
+echo "helm $("$KUBEGAP_HELM" version --short) at $KUBEGAP_HELM ($(($(date +%s) - helm_start)) s)"
+
 # Control-plane processes that were running before this run (another
 # user's, or a developer's own cluster) are not ours to judge. Every child of
 # this run inherits KUBEGAP_TEST_RUN, which tells ours apart from processes

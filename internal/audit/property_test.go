@@ -181,6 +181,7 @@ var lessIsMore = map[string]string{
 	"api-heavy-node-agents|apps/v1/deployments":                             "without Deployments no Typha is seen, so calico-node is reported as one that may list cluster-wide; a Typha Deployment clears it",
 	"webhook-blast-radius|v1/namespaces":                                    "without Namespaces a webhook's exclusion of kube-system is judged from its selector alone; the namespaces' labels may show it excluded",
 	"unrequested-memory|v1/nodes":                                           "without Nodes every pod counts in one no-pool group; the nodes split the pods into pools that may each stay under the threshold",
+	"image-pull-always|v1/nodes":                                            "without Nodes a DaemonSet without status is reported on an unknown number of nodes; the Nodes may show that its selection matches none, and a DaemonSet on no node pulls nothing",
 	"version-skew|v1/pods":                                                  "its fixture directory holds several clusters: without their kube-apiserver pods the newest kubelet stands in for the control plane, with them the oldest apiserver image does",
 }
 

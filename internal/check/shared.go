@@ -55,10 +55,12 @@ func ImageName(image string) string {
 }
 
 // IsTemplated reports whether an image reference is an unrendered
-// template placeholder (${VAR}, {{ .Values.x }}, $(VAR)) rather than an
-// image: manifests from charts and kustomize bases carry them.
+// template placeholder (${VAR}, {{ .Values.x }}, $(VAR), <image_url>)
+// rather than an image: manifests from charts, kustomize bases and
+// documentation carry them. No image reference holds "<" or ">".
 func IsTemplated(image string) bool {
-	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(")
+	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(") ||
+		strings.ContainsAny(image, "<>")
 }
 
 // KubeVersion is a Kubernetes major.minor.patch; provider suffixes

@@ -151,7 +151,9 @@ func imagePullAlwaysCheck() Check {
 			"DaemonSets are reported even with IfNotPresent. Pull events that show a registry rate limit are " +
 			"reported with the pods and nodes; a status code or tag inside the quoted image reference never counts. " +
 			"Images pinned by digest are never flagged for pull policy, and unresolved template placeholders " +
-			"(${VAR}, {{ .Values.x }}, $(VAR)) are not judged. A DaemonSet without status is sized by the Nodes " +
+			"(${VAR}, {{ .Values.x }}, $(VAR), <image_url>) are not judged. A DaemonSet that runs on no node (its " +
+			"status says 0 should run it, or none of the Nodes in the input matches its selection) pulls nothing and " +
+			"is not reported. A DaemonSet without status is sized by the Nodes " +
 			"in the input that match its node selector and tolerate their taints, as an estimate. Each kind of " +
 			"workload is its own rule: a DaemonSet's finding stands without StatefulSets in the input. Pods and " +
 			"ReplicaSets only add crash loops.",
@@ -240,6 +242,13 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 			if len(w.pods) > 0 && int(w.scale) < len(w.pods) {
 				w.scale, w.scaleFrom, w.estimate = int32(len(w.pods)), "pods owned", false
 			}
+		}
+		// A DaemonSet that runs on no node pulls nothing: its status says
+		// 0 nodes should run it, or none of the Nodes in the input matches
+		// its selection. It becomes a puller when matching nodes join, and
+		// that is when kubegap sees it.
+		if w.scale == 0 && len(w.pods) == 0 && (daemonSetHasStatus(d) || len(s.Nodes) > 0) {
+			continue
 		}
 		wls = append(wls, w)
 	}

@@ -237,3 +237,26 @@ func TestImagePullAlwaysTemplates(t *testing.T) {
 		t.Errorf("got %d findings, want 1: %+v", len(fs), fs)
 	}
 }
+
+// A DaemonSet on no node pulls nothing, and <image_url> is not an image:
+// neither is a finding (issue 23).
+func TestImagePullAlwaysZeroNodesAndPlaceholders(t *testing.T) {
+	ctx := &Context{Snapshot: loadFixture(t, "image-pull-always/zero-nodes.yaml")}
+	fs, err := imagePullAlwaysCheck().Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gpu-agent", "arm-agent", "example-driver"} {
+		for _, f := range fs {
+			if f.Objects[0].Name == name {
+				t.Errorf("%s reported: %s %q", name, f.Title, f.Evidence)
+			}
+		}
+	}
+	if _, ok := findingAbout(fs, "DaemonSet", "logging", "log-agent"); !ok || len(fs) != 1 {
+		t.Errorf("want only the log agent on 2 nodes reported, got %+v", fs)
+	}
+	if n := ctx.Notes()[pullRuleDaemonSets]; !strings.Contains(n.Reason, "<image_url> is an unresolved template placeholder") {
+		t.Errorf("the placeholder is not named as unjudged: %+v", ctx.Notes())
+	}
+}

@@ -83,13 +83,18 @@ func apiHeavyNodeAgentsCheck() check.Check {
 		Description: "Follows each DaemonSet's ServiceAccount through ClusterRoleBindings to ClusterRoles (aggregated " +
 			"roles and wildcards included) and reports agents allowed to list or watch pods, nodes, endpoints or " +
 			"EndpointSlices cluster-wide, weighted by the nodes they run on (status.desiredNumberScheduled, else the " +
-			"nodes their nodeSelector matches): every node's copy keeps its own LIST and watch, so the load grows with " +
+			"nodes whose labels match their nodeSelector and required node affinity and whose taints they tolerate): " +
+			"every node's copy keeps its own LIST and watch, so the load grows with " +
 			"nodes times cluster size, and a restart or an API server failover sends all the full LISTs at once. " +
 			"Medium from 200 nodes, high from 1,000 (policy); agents allowed to list Secrets cluster-wide from 50 and " +
 			"500. Calico's calico-node without a Typha Deployment is reported above the 50 nodes at which Calico " +
 			"recommends Typha, high from 200. Fluent Bit with Use_Kubelet in its arguments reads pod metadata from the " +
 			"kubelet and is not counted; its configuration file, in a ConfigMap kubegap does not read, is not seen. " +
-			"RBAC is what an agent may do, not what it does: an informer-based agent may read far less.",
+			"RBAC is what an agent may do, not what it does: an informer-based agent may read far less. An agent whose " +
+			"template tells it its own node's name (an environment variable from the downward API's spec.nodeName, or " +
+			"a --node-name, --nodeid or --hostname-override argument) is wired for a field selector on its node, so " +
+			"its pod and node reads are reported as low; endpoint and Secret reads are not bounded by a node name, and " +
+			"log agents and calico-node (which without Typha lists every pod itself) are not lowered.",
 		Reads: []check.Input{
 			check.Optional(snapshot.DaemonSets),
 			check.Optional(snapshot.ClusterRoles),
@@ -215,22 +220,21 @@ func serviceAccount(ds *appsv1.DaemonSet) string {
 }
 
 // weight is how many nodes a DaemonSet runs on: its status, else the nodes
-// its nodeSelector matches (affinity and taints left aside, so an upper
-// bound). ok is false when neither is known.
+// in the input its pods can land on (nodeSelector, required node affinity
+// and taints, check.DaemonSetPlacement), so that a GPU-only agent counts
+// the GPU nodes. ok is false when neither is known.
 func weight(ds *appsv1.DaemonSet, nodes []corev1.Node) (n int, how string, ok bool) {
-	if d := ds.Status.DesiredNumberScheduled; d > 0 {
+	st := &ds.Status
+	if d := st.DesiredNumberScheduled; d > 0 || st.ObservedGeneration > 0 {
 		return int(d), fmt.Sprintf("status.desiredNumberScheduled %d", d), true
 	}
 	if len(nodes) == 0 {
 		return 0, "", false
 	}
-	sel := labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector)
-	for i := range nodes {
-		if sel.Matches(labels.Set(nodes[i].Labels)) {
-			n++
-		}
-	}
-	return n, fmt.Sprintf("%d of %d nodes match its nodeSelector (no status in the input)", n, len(nodes)), true
+	p := check.DaemonSetPlacement(ds)
+	n = len(p.Nodes(nodes))
+	return n, fmt.Sprintf("%d of %d nodes in the input match its nodeSelector and required node affinity and "+
+		"tolerate their taints (no status in the input)", n, len(nodes)), true
 }
 
 func images(ds *appsv1.DaemonSet) []string {
@@ -376,15 +380,40 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 				"which kubegap does not read. %s", km.Setting, strings.TrimSpace(km.Fact)))
 		}
 	}
+	// An agent told its own node's name (the downward API's spec.nodeName,
+	// or a node-name flag) is wired the way a fieldSelector on
+	// spec.nodeName needs: its pod and node reads are, most likely, of
+	// its own node. RBAC cannot tell which, so those reads drop to low.
+	// Log agents are left out: the cited floods came from their per-pod
+	// metadata lookups, which a node name does not bound. So is
+	// calico-node without Typha: it is told its node (NODENAME) and still
+	// lists every pod of the cluster itself, the load Typha exists to
+	// take (the fan-in fact of the data file).
+	var perNode []string
+	if wiring := nodeNameWiring(ds); len(wiring) > 0 && !logAgent && !isCalicoNode(ds, calico) && len(heavy) > 0 {
+		ev = append(ev, wiring...)
+		heavy = slices.DeleteFunc(heavy, func(r string) bool {
+			if r == "pods" || r == "nodes" {
+				perNode = append(perNode, r)
+				return true
+			}
+			return false
+		})
+	}
 	sev, ok := finding.Info, false
 	var cases []string
 	var what []string
+	if len(perNode) > 0 && n >= readersWarn {
+		sev, ok = finding.Low, true
+		what = append(what, strings.Join(perNode, ", "))
+		cases = append(cases, "openai-telemetry-apiserver-overload-2024")
+	}
 	if len(heavy) > 0 && n >= readersWarn {
 		sev, ok = finding.Medium, true
 		if n >= readersHigh {
 			sev = finding.High
 		}
-		what = append(what, strings.Join(heavy, ", "))
+		what = append([]string{strings.Join(heavy, ", ")}, what...)
 		if logAgent {
 			cases = append(cases, "logging-daemonset-metadata-apiserver-flood-2020")
 		}
@@ -405,6 +434,16 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 	if !ok {
 		return finding.Finding{}, false
 	}
+	slices.Sort(cases)
+	cases = slices.Compact(cases)
+	msg := fmt.Sprintf("Each of the %d copies of DaemonSet %s/%s runs as ServiceAccount %s, which may list and watch %s "+
+		"across the whole cluster. If the agent does, the API server answers %d LISTs whose size grows with the "+
+		"cluster, and all of them again whenever the agents restart or an API server fails over. RBAC shows what it "+
+		"may do, not what it does.", n, ds.Namespace, ds.Name, sa, strings.Join(what, " and "), n)
+	if len(perNode) > 0 {
+		msg += fmt.Sprintf(" The agent is given its own node's name, the wiring a per-node field selector needs, so its "+
+			"%s reads are likely of its own node only; that part is low.", strings.Join(perNode, " and "))
+	}
 	if len(ev) > check.MaxEvidence {
 		ev = ev[:check.MaxEvidence]
 	}
@@ -412,10 +451,7 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 		Check:    "api-heavy-node-agents",
 		Severity: sev,
 		Title:    fmt.Sprintf("DaemonSet %s/%s may list %s cluster-wide from %d nodes", ds.Namespace, ds.Name, strings.Join(what, " and "), n),
-		Message: fmt.Sprintf("Each of the %d copies of DaemonSet %s/%s runs as ServiceAccount %s, which may list and watch %s "+
-			"across the whole cluster. If the agent does, the API server answers %d LISTs whose size grows with the "+
-			"cluster, and all of them again whenever the agents restart or an API server fails over. RBAC shows what it "+
-			"may do, not what it does.", n, ds.Namespace, ds.Name, sa, strings.Join(what, " and "), n),
+		Message:  msg,
 		Objects:  []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
 		Evidence: ev,
 		Remediation: "Make the agent read only its own node's objects (a fieldSelector on spec.nodeName, the kubelet's " +
@@ -424,4 +460,33 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 			"API server.",
 		Cases: cases,
 	}, true
+}
+
+// nodeNameFlags are argument flags by which agents are told their node's
+// name.
+var nodeNameFlags = []string{"--node-name", "--nodename", "--node-id", "--nodeid", "--hostname-override"}
+
+// nodeNameWiring says how a DaemonSet's containers are told the name of
+// the node they run on: environment variables whose value comes from the
+// downward API's spec.nodeName (the variable's name is structure; no value
+// is read or printed), and node-name flags in the arguments. Empty when
+// nothing in the template tells the agent its node.
+func nodeNameWiring(ds *appsv1.DaemonSet) []string {
+	var out []string
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName" {
+				out = append(out, fmt.Sprintf("container %s: env %s is set from fieldRef spec.nodeName (its own node's name)", c.Name, e.Name))
+				break
+			}
+		}
+		for _, a := range append(slices.Clone(c.Command), c.Args...) {
+			flag, _, _ := strings.Cut(a, "=")
+			if slices.Contains(nodeNameFlags, flag) {
+				out = append(out, fmt.Sprintf("container %s: argument %s names its node", c.Name, flag))
+				break
+			}
+		}
+	}
+	return out
 }

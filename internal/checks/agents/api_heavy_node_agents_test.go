@@ -1,14 +1,17 @@
 package agents
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
@@ -85,5 +88,90 @@ func TestWeightFromNodesWithoutStatus(t *testing.T) {
 	}
 	if n, _, ok := weight(&ds, nodes); !ok || n != 2 {
 		t.Errorf("weight = %d, %v; want the 2 nodes its nodeSelector matches", n, ok)
+	}
+}
+
+// nodePool is n Nodes of which the first gpu carry NVIDIA's GPU label and
+// taint, like a managed cluster's GPU node group.
+func nodePool(n, gpu int) []corev1.Node {
+	nodes := make([]corev1.Node, n)
+	for i := range nodes {
+		nodes[i].Name = fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", i/250, i%250)
+		nodes[i].Labels = map[string]string{"kubernetes.io/os": "linux"}
+		if i < gpu {
+			nodes[i].Labels["nvidia.com/gpu.present"] = "true"
+			nodes[i].Spec.Taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}
+	}
+	return nodes
+}
+
+// Agents told their own node's name (aws-node, a CSI node plugin) are not
+// medium on 300 nodes, and a GPU-only DaemonSet counts the 6 GPU nodes,
+// not all 300.
+func TestAPIHeavyNodeAgentsRealShapes(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "api-heavy-node-agents/node-scoped.yaml"))
+	s.Nodes = nodePool(300, 6)
+	fs, _, ok := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := map[string]finding.Finding{}
+	for _, f := range fs {
+		got[f.Objects[0].Name] = f
+	}
+	for _, name := range []string{"aws-node", "csi-secrets-store"} {
+		f, ok := got[name]
+		if !ok || f.Severity != finding.Low {
+			t.Errorf("%s: %v (%v), want a low finding", name, f.Severity, ok)
+			continue
+		}
+		if !strings.Contains(strings.Join(f.Evidence, "\n"), "fieldRef spec.nodeName") {
+			t.Errorf("%s evidence does not say how it is told its node: %v", name, f.Evidence)
+		}
+	}
+	if f := got["kube-proxy"]; f.Severity != finding.Medium || !strings.Contains(f.Title, "may list endpoints, endpointslices and nodes") {
+		t.Errorf("kube-proxy: %v %q, want medium for its endpoint reads with nodes lowered", f.Severity, f.Title)
+	}
+	if f, ok := got["nvidia-device-plugin"]; ok {
+		t.Errorf("nvidia-device-plugin reported on the GPU-only template: %s %v", f.Title, f.Evidence)
+	}
+	if n, how, _ := weight(daemonSet(t, s, "nvidia-device-plugin"), s.Nodes); n != 6 {
+		t.Errorf("nvidia-device-plugin weight %d (%s), want the 6 GPU nodes", n, how)
+	}
+}
+
+// An agent without node wiring on the same 300 nodes stays medium.
+func TestAPIHeavyNodeAgentsUnscopedStaysMedium(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "api-heavy-node-agents/node-scoped.yaml"))
+	s.Nodes = nodePool(300, 6)
+	daemonSet(t, s, "aws-node").Spec.Template.Spec.Containers[0].Env = nil
+	fs, _, _ := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	for _, f := range fs {
+		if f.Objects[0].Name == "aws-node" && f.Severity != finding.Medium {
+			t.Errorf("aws-node without node wiring: %v, want medium", f.Severity)
+		}
+	}
+}
+
+func daemonSet(t *testing.T, s *snapshot.Snapshot, name string) *appsv1.DaemonSet {
+	t.Helper()
+	for i := range s.DaemonSets {
+		if s.DaemonSets[i].Name == name {
+			return &s.DaemonSets[i]
+		}
+	}
+	t.Fatalf("no DaemonSet %s in the fixture", name)
+	return nil
+}
+
+// A status that says no node should run the DaemonSet is read as 0 nodes,
+// not as missing status.
+func TestWeightZeroFromStatus(t *testing.T) {
+	s := checktest.Load(t, "api-heavy-node-agents/gap.yaml")
+	ds := s.DaemonSets[0]
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: 3}
+	if n, how, ok := weight(&ds, nodePool(300, 0)); !ok || n != 0 {
+		t.Errorf("weight = %d (%s), %v; want 0 from the status", n, how, ok)
 	}
 }

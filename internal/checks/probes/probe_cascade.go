@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"sort"
 	"strings"
@@ -41,7 +42,9 @@ func probeCascadeCheck() check.Check {
 			"Medium: exec liveness probes with timeoutSeconds unset or 1 (the API default), which the kubelet " +
 			"enforces since Kubernetes 1.20 (low for readiness and startup probes, which do not restart). Low: " +
 			"liveness and readiness probes that are the same handler, so whatever makes a pod unready also " +
-			"restarts it. What an HTTP endpoint does inside the application is not visible: the check flags " +
+			"restarts it, unless liveness waits longer (periodSeconds × failureThreshold) than readiness, the pattern " +
+			"the Kubernetes docs recommend. A probe of an address the pod's own arguments make it listen on " +
+			"(-localip, --listen*, --bind*) is a probe of the pod, not of a dependency. What an HTTP endpoint does inside the application is not visible: the check flags " +
 			"risk, not proof. Pods keep no probes in kubegap's snapshot, so bare pods are not read.",
 		Reads: []check.Input{{Resource: snapshot.Deployments}, {Resource: snapshot.StatefulSets}, {Resource: snapshot.DaemonSets}},
 		Rules: []check.Rule{
@@ -72,9 +75,10 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	hits := map[string][]hit{}
 	visit := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
+		own := ownAddresses(spec)
 		for i := range spec.Containers {
 			c := &spec.Containers[i]
-			for rule, h := range judgeContainer(c) {
+			for rule, h := range judgeContainer(c, own) {
 				h.ref = ref
 				hits[rule] = append(hits[rule], h)
 			}
@@ -151,15 +155,21 @@ func each(s *snapshot.Snapshot, visit func(finding.ObjectRef, *corev1.PodSpec)) 
 }
 
 // judgeContainer returns, by rule, what is wrong with a container's probes.
-func judgeContainer(c *corev1.Container) map[string]hit {
+// own holds the addresses the pod's containers are told to listen on.
+func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 	out := map[string]hit{}
 	live, ready := c.LivenessProbe, c.ReadinessProbe
 	if live != nil {
-		if dep := dependencyOf(live); dep != "" {
+		if dep := dependencyOf(live, own); dep != "" {
 			out[ruleDependency] = hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium}
 		}
 	}
-	if live != nil && ready != nil && handlerSet(live) && equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) {
+	// The same endpoint with a longer liveness failure window is the
+	// pattern the Kubernetes docs recommend: the pod is seen unready for a
+	// while before it is killed, so unreadiness alone does not restart it
+	// (https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/).
+	if live != nil && ready != nil && handlerSet(live) && equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) &&
+		failureWindow(live) <= failureWindow(ready) {
 		out[ruleSame] = hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low}
 	}
 	var short []string
@@ -213,6 +223,57 @@ var (
 	urlHost = regexp.MustCompile(`[a-z]+://([^/:\s'"]+|\[[^\]]+\])`)
 )
 
+// failureWindow is how long a probe fails before it acts, in seconds:
+// periodSeconds × failureThreshold, with the API defaults 10 and 3.
+func failureWindow(p *corev1.Probe) int32 {
+	period, threshold := p.PeriodSeconds, p.FailureThreshold
+	if period <= 0 {
+		period = 10
+	}
+	if threshold <= 0 {
+		threshold = 3
+	}
+	return period * threshold
+}
+
+// listenFlag finds the flags by which a server is told the addresses it
+// listens on: -localip (NodeLocal DNSCache), --listen-address,
+// --bind-address, --listen, --bind.
+var listenFlag = regexp.MustCompile(`^--?(?:localip|listen|bind)[a-z-]*$`)
+
+// ownAddresses are the addresses the pod's containers are told to listen
+// on by their arguments. A probe to one of them is a probe of the pod
+// itself: NodeLocal DNSCache probes 169.254.20.10, the address its
+// -localip argument makes it bind on the node.
+func ownAddresses(spec *corev1.PodSpec) map[string]bool {
+	own := map[string]bool{}
+	for _, c := range spec.Containers {
+		args := append(append([]string{}, c.Command...), c.Args...)
+		for i, a := range args {
+			flag, val, inline := strings.Cut(a, "=")
+			if !listenFlag.MatchString(flag) {
+				continue
+			}
+			if !inline {
+				if i+1 >= len(args) {
+					continue
+				}
+				val = args[i+1]
+			}
+			for _, addr := range strings.Split(val, ",") {
+				addr = strings.TrimSpace(addr)
+				if h, _, err := net.SplitHostPort(addr); err == nil {
+					addr = h
+				}
+				if addr != "" {
+					own[strings.Trim(addr, "[]")] = true
+				}
+			}
+		}
+	}
+	return own
+}
+
 // local reports whether a host names the pod itself.
 func local(host string) bool {
 	switch strings.Trim(host, "[]") {
@@ -224,8 +285,9 @@ func local(host string) bool {
 }
 
 // dependencyOf says which dependency a liveness probe calls, or "".
-func dependencyOf(p *corev1.Probe) string {
-	if p.HTTPGet != nil && p.HTTPGet.Host != "" && !local(p.HTTPGet.Host) {
+func dependencyOf(p *corev1.Probe, own map[string]bool) string {
+	self := func(host string) bool { return local(host) || own[strings.Trim(host, "[]")] }
+	if p.HTTPGet != nil && p.HTTPGet.Host != "" && !self(p.HTTPGet.Host) {
 		return fmt.Sprintf("is an httpGet to host %s", p.HTTPGet.Host)
 	}
 	if p.Exec == nil {
@@ -233,13 +295,13 @@ func dependencyOf(p *corev1.Probe) string {
 	}
 	cmd := strings.Join(p.Exec.Command, " ")
 	if m := dbClient.FindStringSubmatch(cmd); m != nil {
-		if h := hostFlag.FindStringSubmatch(cmd); h != nil && !local(h[1]) {
+		if h := hostFlag.FindStringSubmatch(cmd); h != nil && !self(h[1]) {
 			return fmt.Sprintf("runs %s against host %s: %q", m[1], h[1], cmd)
 		}
 	}
 	if m := fetcher.FindStringSubmatch(cmd); m != nil {
 		for _, u := range urlHost.FindAllStringSubmatch(cmd, -1) {
-			if !local(u[1]) {
+			if !self(u[1]) {
 				return fmt.Sprintf("runs %s against %s: %q", m[1], u[1], cmd)
 			}
 		}
