@@ -9,12 +9,12 @@ import (
 )
 
 // Limits on offline input. They bound what the loader holds at once, not
-// how large a file may be: a snapshot and a kubectl YAML List are read item
-// by item, so their size grows with the cluster's while memory stays at
-// about what the objects kept need (docs/benchmarks.md: a 100k-pod YAML
-// dump is 508 MB, its snapshot 16.2 MB gzipped). A cap per file would
-// refuse large clusters without bounding memory any better; a cap per
-// line and per document refuses what no Kubernetes tool writes.
+// how large a file may be: a snapshot and a kubectl List, JSON or YAML, are
+// read item by item, so their size grows with the cluster's while memory
+// stays at about what the objects kept need (docs/benchmarks.md: a
+// 100k-pod YAML dump is 508 MB, its snapshot 16.2 MB gzipped). A cap per
+// file would refuse large clusters without bounding memory any better; a
+// cap per line and per document refuses what no Kubernetes tool writes.
 const (
 	// maxLine bounds one line of YAML. kube-apiserver refuses request
 	// bodies over 3 MiB, so no object it stores, and no line kubectl
