@@ -341,10 +341,10 @@ type streamDoc struct {
 	namespaces []string
 }
 
-// list records one List document of the stream, with its items; paged
-// is true when the server said more pages follow (metadata.continue),
-// which kubectl's whole LISTs never do.
-func (c *clusterInfoStream) list(tm typeMeta, paged bool, items []jsontext.Value) {
+// list records one List document of the stream, with the namespaces its
+// items name; paged is true when the server said more pages follow
+// (metadata.continue), which kubectl's whole LISTs never do.
+func (c *clusterInfoStream) list(tm typeMeta, paged bool, namespaces []string) {
 	i := len(c.docs)
 	want := "NodeList"
 	if i > 0 {
@@ -356,19 +356,7 @@ func (c *clusterInfoStream) list(tm typeMeta, paged bool, items []jsontext.Value
 	}
 	d := streamDoc{kind: tm.Kind}
 	if i > 0 {
-		for _, it := range items {
-			var m struct {
-				Metadata struct {
-					Namespace string `json:"namespace"`
-				} `json:"metadata"`
-			}
-			if json.Unmarshal(it, &m) != nil {
-				continue
-			}
-			if !slices.Contains(d.namespaces, m.Metadata.Namespace) {
-				d.namespaces = append(d.namespaces, m.Metadata.Namespace)
-			}
-		}
+		d.namespaces = namespaces
 	}
 	c.docs = append(c.docs, d)
 }

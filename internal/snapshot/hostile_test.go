@@ -141,10 +141,10 @@ func TestDocumentAndGzipLimits(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"big.json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"a":"` + pad + `"}}`), "document 1: a document larger than"},
-		{"second.json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"a":"` + pad + `"}}`), "document 2: a document larger than"},
-		{"item.json", []byte(snapshotHead + `"items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"a":"` + pad + `"}}]}`), "a document larger than"},
-		{"big.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n" + strings.Repeat("  k: "+strings.Repeat("y", 1000)+"\n", 100)), "document 1: a document larger than"},
+		{"big.json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"a":"` + pad + `"}}`), "document 1: a document or List item larger than"},
+		{"second.json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"a":"` + pad + `"}}`), "document 2: a document or List item larger than"},
+		{"item.json", []byte(snapshotHead + `"items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"},"data":{"a":"` + pad + `"}}]}`), "a document or List item larger than"},
+		{"big.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n" + strings.Repeat("  k: "+strings.Repeat("y", 1000)+"\n", 100)), "document 1: a document or List item larger than"},
 		{"bomb.yaml.gz", gz(t, []byte(docs.String())), "decompresses to more than"},
 	}
 	for _, tc := range cases {

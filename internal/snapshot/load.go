@@ -425,13 +425,22 @@ func (l *loader) loadJSON(name string, r *bufio.Reader) error {
 	return l.loadJSONDocuments(name, r)
 }
 
-// loadJSONDocuments reads one JSON document after another, none larger
-// than documentLimit.
+// loadJSONDocuments reads one JSON document after another: a List item by
+// item, none of its items larger than documentLimit, and any other
+// document within documentLimit.
 func (l *loader) loadJSONDocuments(name string, r io.Reader) error {
 	budget := &valueBudget{r: r, limit: documentLimit}
 	dec := jsontext.NewDecoder(budget)
 	for doc := 1; ; doc++ {
 		budget.mark = dec.InputOffset()
+		if dec.PeekKind() == '{' {
+			// An object is read member by member, a List's items one by
+			// one (see jsonlist.go).
+			if err := l.loadJSONObject(name, doc, dec, budget); err != nil {
+				return err
+			}
+			continue
+		}
 		raw, err := dec.ReadValue()
 		if err == io.EOF {
 			if doc == 1 {
@@ -576,7 +585,7 @@ func (l *loader) addDocument(raw []byte) error {
 		l.addListHead(tm)
 		l.lastListPaged = list.Metadata.Continue != ""
 		if l.ciStream != nil {
-			l.ciStream.list(tm, l.lastListPaged, list.Items)
+			l.ciStream.list(tm, l.lastListPaged, appendNamespaces(nil, list.Items))
 		}
 		if it := listItemType(tm); it.Kind != "" {
 			prev := l.itemType

@@ -9,12 +9,12 @@ import (
 )
 
 // Limits on offline input. They bound what the loader holds at once, not
-// how large a file may be: a snapshot and a kubectl YAML List are read item
-// by item, so their size grows with the cluster's while memory stays at
-// about what the objects kept need (docs/benchmarks.md: a 100k-pod YAML
-// dump is 508 MB, its snapshot 16.2 MB gzipped). A cap per file would
-// refuse large clusters without bounding memory any better; a cap per
-// line and per document refuses what no Kubernetes tool writes.
+// how large a file may be: a snapshot and a kubectl List, JSON or YAML, are
+// read item by item, so their size grows with the cluster's while memory
+// stays at about what the objects kept need (docs/benchmarks.md: a
+// 100k-pod YAML dump is 508 MB, its snapshot 16.2 MB gzipped). A cap per
+// file would refuse large clusters without bounding memory any better; a
+// cap per line and per document refuses what no Kubernetes tool writes.
 const (
 	// maxLine bounds one line of YAML. kube-apiserver refuses request
 	// bodies over 3 MiB, so no object it stores, and no line kubectl
@@ -22,12 +22,12 @@ const (
 	// no newline) end here.
 	maxLine = 16 << 20
 	// maxDocument bounds what is held at once of one document: a YAML
-	// document read whole, one item of a streamed List or snapshot, or a
-	// JSON value other than a kubegap snapshot. A kubectl JSON List is
-	// one value: 4-space-indented JSON is about 2.5 times the YAML (126 MB
-	// for bench/cmd/synth's 10k pods, 51 MB as YAML), so this holds about
-	// 20k pods; past it kubegap snapshot or -o yaml, both read item by
-	// item, are the way in.
+	// document or JSON value read whole, or one item of a List or
+	// snapshot, JSON or YAML, read item by item (see jsonlist.go and
+	// yamlscan.go). A List is thus bounded per item, not as a whole:
+	// 4-space-indented JSON is about 2.5 times the YAML (126 MB for
+	// bench/cmd/synth's 10k pods), and a kubectl -o json List of a large
+	// cluster is far past this.
 	maxDocument = 256 << 20
 	// maxDecompressed bounds what one gzip file inflates to: four times
 	// the 100k-pod YAML dump. A gzip bomb ends here instead of running
@@ -50,7 +50,7 @@ func (e *limitError) Error() string { return e.what }
 
 var (
 	errLongLine     = &limitError{fmt.Sprintf("a line longer than %d MiB, the most one YAML line may hold (not a Kubernetes object: binary data, or a file of NUL bytes?)", maxLine>>20)}
-	errLargeDoc     = &limitError{fmt.Sprintf("a document larger than %d MiB, the most one document may hold (read a large List as YAML or as a kubegap snapshot: those are read item by item)", maxDocument>>20)}
+	errLargeDoc     = &limitError{fmt.Sprintf("a document or List item larger than %d MiB, the most one may hold (a List or snapshot, JSON or YAML, is read item by item: the limit is per item, not per List)", maxDocument>>20)}
 	errLargeGzip    = &limitError{fmt.Sprintf("decompresses to more than %d GiB, the most one gzip file may hold", maxDecompressed>>30)}
 	errChangedInput = errors.New("changed while it was being opened")
 )
