@@ -237,3 +237,25 @@ func TestColocationOneEligibleNode(t *testing.T) {
 		t.Error("CoreDNS tolerating the taint on the other nodes: want the high finding back")
 	}
 }
+
+// TestColocationConditionTaints: the taints the node lifecycle sets from a
+// node's conditions (a kube-apiserver's TaintNodesByCondition puts
+// not-ready on every new node) say how a node is now, not where the
+// template may run: they leave the other nodes eligible, and the
+// colocated CoreDNS keeps its high finding.
+func TestColocationConditionTaints(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "gap.json"))
+	for i := range s.Nodes {
+		s.Nodes[i].Spec.Taints = append(s.Nodes[i].Spec.Taints,
+			corev1.Taint{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule},
+			corev1.Taint{Key: "node.kubernetes.io/disk-pressure", Effect: corev1.TaintEffectNoSchedule})
+	}
+	fs, _ := runOn(t, criticalAddonColocationCheck(), s)
+	high := false
+	for _, f := range fs {
+		high = high || (f.Objects[0].Name == "coredns" && f.Severity == finding.High)
+	}
+	if !high {
+		t.Errorf("condition taints made the other nodes ineligible: %d findings, no high on CoreDNS", len(fs))
+	}
+}

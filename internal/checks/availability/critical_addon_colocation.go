@@ -367,10 +367,25 @@ func eligibleNodes(s *snapshot.Snapshot, spec *corev1.PodSpec) []string {
 	return out
 }
 
+// conditionTaints are the taints the node lifecycle sets from a node's
+// conditions (TaintNodesByCondition and taint-based evictions, see
+// https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition):
+// they say how a node is now, not where a template may run, so they do not
+// make a node ineligible for spreading. A node that is not ready is judged
+// by the readiness of the pods on it instead.
+var conditionTaints = map[string]bool{
+	"node.kubernetes.io/not-ready":           true,
+	"node.kubernetes.io/unreachable":         true,
+	"node.kubernetes.io/memory-pressure":     true,
+	"node.kubernetes.io/disk-pressure":       true,
+	"node.kubernetes.io/pid-pressure":        true,
+	"node.kubernetes.io/network-unavailable": true,
+}
+
 func tolerated(taints []corev1.Taint, tols []corev1.Toleration) bool {
 	for i := range taints {
 		t := &taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule || conditionTaints[t.Key] {
 			continue
 		}
 		ok := false
