@@ -152,6 +152,10 @@ type auditFlags struct {
 	inspectImages bool
 	// cfg is the config file read, if any.
 	cfg           *config.File
+	// cfgSettings are the config keys that set a value no flag gave;
+	// flagChecks and flagSkipChecks the selection before the file's.
+	cfgSettings                []string
+	flagChecks, flagSkipChecks []string
 	failOnUnknown string
 	targetVersion string
 	// explainCoverage prints each incomplete check's rules and reasons
@@ -316,6 +320,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
+	rep.Source.Config = configUse(fl, selected, target, rep)
 	rep.KeepAtOrAbove(minSev)
 	if fl.baseline != "" {
 		kept := prev[:0]

@@ -188,6 +188,11 @@ func readLine(r *report.Report) string {
 	if n := len(r.Warnings); n > 0 {
 		parts = append(parts, report.Plural(n, "warning", "warnings")+" at the end")
 	}
+	// What a config file changed (never silently): on this line, so that
+	// the header keeps its six lines.
+	if c := report.ConfigLine(r); c != "" {
+		parts = append(parts, c)
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -418,6 +423,9 @@ func describeCoverage(m report.MissingInput) string {
 func (t *textWriter) summary(r *report.Report) {
 	t.printf("\n")
 	t.wrapped(report.FindingCounts(r), "", "  ")
+	if run := report.RunLine(r); run != "" { // which kubegap wrote this, and when
+		t.wrapped(t.color(ansiDim, "written by "+run), "", "  ")
+	}
 }
 
 // WriteSummary writes the header, one line per finding (severity, a NEW
