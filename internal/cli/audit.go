@@ -151,13 +151,13 @@ type auditFlags struct {
 	strict        bool
 	inspectImages bool
 	// cfg is the config file read, if any.
-	cfg           *config.File
+	cfg *config.File
 	// cfgSettings are the config keys that set a value no flag gave;
 	// flagChecks and flagSkipChecks the selection before the file's.
 	cfgSettings                []string
 	flagChecks, flagSkipChecks []string
-	failOnUnknown string
-	targetVersion string
+	failOnUnknown              string
+	targetVersion              string
 	// explainCoverage prints each incomplete check's rules and reasons
 	// after the coverage block (text and Markdown).
 	explainCoverage bool
