@@ -1,8 +1,11 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kubegap/kubegap/internal/finding"
 )
 
 // RunLine is the one header line that says which kubegap wrote the report
@@ -55,4 +58,19 @@ func HeaderLine(r *Report) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Where is "file:line" (or "file" without a line) of an object of f, from
+// f.Locations: where offline input defined it. Empty for a live read or an
+// object the input files do not hold as a plain manifest.
+func Where(f finding.Finding, o finding.ObjectRef) string {
+	for _, l := range f.Locations {
+		if l.Object == o {
+			if l.Line > 0 {
+				return l.File + ":" + strconv.Itoa(l.Line)
+			}
+			return l.File
+		}
+	}
+	return ""
 }

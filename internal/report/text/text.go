@@ -7,6 +7,7 @@ package text
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/finding"
@@ -303,6 +304,15 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 	t.wrapped(f.Message, "    ", "    ")
 	if len(f.Names) > 0 {
 		names := f.Names
+		if len(raw.Locations) > 0 && len(names) == len(raw.Objects) {
+			// Where the input files define each object, beside its name.
+			names = slices.Clone(names)
+			for i, o := range raw.Objects {
+				if at := report.Where(raw, o); at != "" {
+					names[i] += "  " + t.color(ansiDim, at)
+				}
+			}
+		}
 		if len(names) > t.opts.MaxObjects {
 			names = append(names[:t.opts.MaxObjects:t.opts.MaxObjects],
 				fmt.Sprintf("and %d more (-o json lists all)", len(f.Names)-t.opts.MaxObjects))
