@@ -77,7 +77,7 @@ type reportView struct {
 	SourceLine string
 	// RunLine names the kubegap that wrote the report, when, and the
 	// config file's effects (report.HeaderLine); empty for an old report.
-	RunLine string
+	RunLine    string
 	StatusLine string
 	ChecksLine string
 	Gaps       present.Gaps
