@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -64,6 +65,13 @@ func configUse(fl auditFlags, selected []check.Check, target *check.KubeVersion,
 		return nil
 	}
 	use := &snapshot.ConfigUse{Path: fl.cfg.Path, Settings: fl.cfgSettings, Suppressions: len(fl.cfg.Suppressions)}
+	// Relative to the working directory, as the user would type it
+	// (".kubegap.yaml", "../../.kubegap.yaml").
+	if cwd, err := os.Getwd(); err == nil && filepath.IsAbs(use.Path) {
+		if rel, err := filepath.Rel(cwd, use.Path); err == nil {
+			use.Path = rel
+		}
+	}
 	if slices.Contains(fl.cfgSettings, "checks") || slices.Contains(fl.cfgSettings, "skip-checks") {
 		if without, err := audit.Choose(checks.All(), fl.flagChecks, fl.flagSkipChecks, target); err == nil {
 			ran := map[string]bool{}
