@@ -151,9 +151,13 @@ type auditFlags struct {
 	strict        bool
 	inspectImages bool
 	// cfg is the config file read, if any.
-	cfg           *config.File
-	failOnUnknown string
-	targetVersion string
+	cfg *config.File
+	// cfgSettings are the config keys that set a value no flag gave;
+	// flagChecks and flagSkipChecks the selection before the file's.
+	cfgSettings                []string
+	flagChecks, flagSkipChecks []string
+	failOnUnknown              string
+	targetVersion              string
 	// explainCoverage prints each incomplete check's rules and reasons
 	// after the coverage block (text and Markdown).
 	explainCoverage bool
@@ -322,6 +326,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
+	rep.Source.Config = configUse(fl, selected, target, rep)
 	rep.KeepAtOrAbove(minSev)
 	// The IDs left out, so that a baseline written before findings carried
 	// an owner does not call them resolved.

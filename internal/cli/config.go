@@ -3,12 +3,18 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/config"
+	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/internal/suppress"
 )
 
@@ -28,9 +34,13 @@ func applyConfig(cmd *cobra.Command, app *App, fl *auditFlags) error {
 		return fmt.Errorf("config %w", err)
 	}
 	fl.cfg = cfg
+	// The selection the flags alone make, to name what the file skipped.
+	fl.flagChecks, fl.flagSkipChecks = fl.checks, fl.skipChecks
+	fl.cfgSettings = nil
 	set := func(flag string, dst *string, v string) {
 		if v != "" && !cmd.Flags().Changed(flag) {
 			*dst = v
+			fl.cfgSettings = append(fl.cfgSettings, flag)
 		}
 	}
 	set("output", &fl.output, cfg.Output)
@@ -41,11 +51,49 @@ func applyConfig(cmd *cobra.Command, app *App, fl *auditFlags) error {
 	}
 	if len(cfg.Checks) > 0 && !cmd.Flags().Changed("checks") {
 		fl.checks = cfg.Checks
+		fl.cfgSettings = append(fl.cfgSettings, "checks")
 	}
 	if len(cfg.SkipChecks) > 0 && !cmd.Flags().Changed("skip-checks") {
 		fl.skipChecks = cfg.SkipChecks
+		fl.cfgSettings = append(fl.cfgSettings, "skip-checks")
 	}
 	return nil
+}
+
+// configUse says what the config file did to this run: the settings it
+// gave, the checks that would have run without it, and how many findings
+// its suppressions took out. nil without a config file.
+func configUse(fl auditFlags, selected []check.Check, target *check.KubeVersion, rep *report.Report) *snapshot.ConfigUse {
+	if fl.cfg == nil || fl.cfg.Path == "" {
+		return nil
+	}
+	use := &snapshot.ConfigUse{Path: fl.cfg.Path, Settings: fl.cfgSettings, Suppressions: len(fl.cfg.Suppressions)}
+	// Relative to the working directory, as the user would type it
+	// (".kubegap.yaml", "../../.kubegap.yaml").
+	if cwd, err := os.Getwd(); err == nil && filepath.IsAbs(use.Path) {
+		if rel, err := filepath.Rel(cwd, use.Path); err == nil {
+			use.Path = rel
+		}
+	}
+	if slices.Contains(fl.cfgSettings, "checks") || slices.Contains(fl.cfgSettings, "skip-checks") {
+		if without, err := audit.Choose(checks.All(), fl.flagChecks, fl.flagSkipChecks, target); err == nil {
+			ran := map[string]bool{}
+			for _, c := range selected {
+				ran[c.ID] = true
+			}
+			for _, c := range without {
+				if !ran[c.ID] {
+					use.SkippedChecks = append(use.SkippedChecks, c.ID)
+				}
+			}
+		}
+	}
+	for _, s := range rep.Suppressed {
+		if s.By == "config" {
+			use.Suppressed++
+		}
+	}
+	return use
 }
 
 func compileSuppressions(cfg *config.File) ([]suppress.Rule, error) {

@@ -26,26 +26,27 @@ type renderContext struct {
 type output struct {
 	render func(w io.Writer, rep *report.Report, rc renderContext) error
 	// locations: the format points at source lines, so offline input is
-	// parsed a second time for them (snapshot.Positions).
+	// parsed a second time for them (snapshot.Positions). Every format but
+	// summary and HTML names file:line beside each object.
 	locations bool
 }
 
 // outputs is the one table of audit report formats: a new format is one
 // entry here and a renderer package.
 var outputs = map[string]output{
-	"text": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+	"text": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width})
 	}},
-	"json": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
-	"yaml": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},
+	"json": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
+	"yaml": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},
 	"sarif": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error {
 		return sarif.Write(w, rep, sarif.Options{Rules: sarifRules(), CaseTitle: caseTitle})
 	}},
-	"junit": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
-	"markdown": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+	"junit": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error { return junit.Write(w, rep) }},
+	"markdown": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return markdown.WriteWith(w, rep, markdown.Options{ExplainCoverage: rc.explainCoverage})
 	}},
 	"html": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},

@@ -52,6 +52,27 @@ type Source struct {
 	// the user declared complete across all namespaces (audit --complete,
 	// --complete-kinds): taken on the user's word, not observed.
 	DeclaredComplete []string `json:"declaredComplete,omitempty"`
+	// Config names the config file the run read and what it changed; nil
+	// when none was read.
+	Config *ConfigUse `json:"config,omitempty"`
+}
+
+// ConfigUse is what a config file did to a run, so that a report never
+// changes silently: a .kubegap.yaml found above the working directory
+// is named with every effect it had.
+type ConfigUse struct {
+	// Path is the file as found (--config, the nearest .kubegap.yaml, or
+	// the user's config.yaml).
+	Path string `json:"path"`
+	// Settings are the keys the file set that no flag overrode ("output",
+	// "fail-on", "min-severity", "checks", "skip-checks").
+	Settings []string `json:"settings,omitempty"`
+	// SkippedChecks are the checks that would have run without the file.
+	SkippedChecks []string `json:"skippedChecks,omitempty"`
+	// Suppressions counts the file's suppressions entries; Suppressed the
+	// findings they suppressed in this run.
+	Suppressions int `json:"suppressions,omitempty"`
+	Suppressed   int `json:"suppressed,omitempty"`
 }
 
 // Scope is where a read looked: every namespace, or only some. Objects of

@@ -8,6 +8,7 @@ package suppress
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,11 +22,13 @@ import (
 // Rule is one suppressions entry of the config file. A finding matches when
 // its check matches and its first object, the one the finding is about,
 // matches every selector given. Kind, Namespace and Name are globs
-// (path.Match: *, ?, [a-z]).
+// (path.Match: *, ?, [a-z]). An entry with an ID and no check suppresses
+// that one finding, whatever its check: the ID a report prints is enough.
 type Rule struct {
-	// Check is a check ID, or "*" for every check.
-	Check string `yaml:"check" json:"check"`
-	// ID suppresses one finding by its stable ID; optional.
+	// Check is a check ID, or "*" for every check; optional when ID is
+	// given.
+	Check string `yaml:"check,omitempty" json:"check,omitempty"`
+	// ID suppresses one finding by its stable ID (kg- and 16 hex digits).
 	ID        string `yaml:"id,omitempty" json:"id,omitempty"`
 	Kind      string `yaml:"kind,omitempty" json:"kind,omitempty"`
 	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
@@ -47,41 +50,59 @@ type Rule struct {
 // set of check IDs; an unknown ID is an error, as a typo would otherwise
 // suppress nothing in silence.
 func (r *Rule) Compile(known func(id string) bool) error {
-	if r.Check == "" {
-		return fmt.Errorf("suppression has no check (a check ID, or \"*\")")
+	if r.Check == "" && r.ID == "" {
+		return fmt.Errorf("suppression has neither check (a check ID, or \"*\") nor id (a finding ID, kg-...)")
 	}
-	if r.Check != "*" && !known(r.Check) {
+	if r.ID != "" && !findingID.MatchString(r.ID) {
+		return fmt.Errorf("suppression id %q is not a finding ID (kg- and 16 hex digits, as reports print it)", r.ID)
+	}
+	if r.Check != "" && r.Check != "*" && !known(r.Check) {
 		return fmt.Errorf("suppression names unknown check %q", r.Check)
 	}
+	what := r.Label()
 	if strings.TrimSpace(r.Reason) == "" {
-		return fmt.Errorf("suppression of %s has no reason", r.Check)
+		return fmt.Errorf("suppression of %s has no reason", what)
 	}
 	for _, g := range []string{r.Kind, r.Namespace, r.Name} {
 		if _, err := path.Match(g, ""); err != nil {
-			return fmt.Errorf("suppression of %s: bad glob %q", r.Check, g)
+			return fmt.Errorf("suppression of %s: bad glob %q", what, g)
 		}
 	}
 	if r.Labels != "" {
 		sel, err := labels.Parse(r.Labels)
 		if err != nil {
-			return fmt.Errorf("suppression of %s: labels: %w", r.Check, err)
+			return fmt.Errorf("suppression of %s: labels: %w", what, err)
 		}
 		r.selector = sel
 	}
 	if r.Expires != "" {
 		t, err := time.Parse(time.DateOnly, r.Expires)
 		if err != nil {
-			return fmt.Errorf("suppression of %s: expires %q is not a date (YYYY-MM-DD)", r.Check, r.Expires)
+			return fmt.Errorf("suppression of %s: expires %q is not a date (YYYY-MM-DD)", what, r.Expires)
 		}
 		r.expires = t
 	}
 	return nil
 }
 
+// findingID is the form of finding.StableID.
+var findingID = regexp.MustCompile(`^kg-[0-9a-f]{16}$`)
+
+// Label names the rule in messages: its check, its finding ID, or both.
+func (r *Rule) Label() string {
+	switch {
+	case r.ID == "":
+		return r.Check
+	case r.Check == "" || r.Check == "*":
+		return r.ID
+	}
+	return r.Check + " " + r.ID
+}
+
 func (r *Rule) expired(now time.Time) bool { return !r.expires.IsZero() && !now.Before(r.expires) }
 
 func (r *Rule) matches(f finding.Finding, meta func(finding.ObjectRef) (snapshot.Meta, bool)) bool {
-	if r.Check != "*" && r.Check != f.Check {
+	if r.Check != "" && r.Check != "*" && r.Check != f.Check {
 		return false
 	}
 	if r.ID != "" && r.ID != f.ID {
@@ -127,7 +148,7 @@ func Apply(rep *report.Report, s *snapshot.Snapshot, rules []Rule, now time.Time
 	for i := range rules {
 		if rules[i].expired(now) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("suppression of %s (%s) expired on %s: its findings are reported again",
-				rules[i].Check, rules[i].Reason, rules[i].Expires))
+				rules[i].Label(), rules[i].Reason, rules[i].Expires))
 		}
 	}
 	kept := rep.Findings[:0]

@@ -138,9 +138,25 @@ func TestRuleByIDAndCompileErrors(t *testing.T) {
 	if titles(r.Findings) != "glibc,pulls,eol legacy,eol main" {
 		t.Errorf("by ID: %s", titles(r.Findings))
 	}
+	// id: alone, the form a user copies from a report, suppresses the same
+	// finding and names it in the expiry warning.
+	r = sample()
+	id = r.Findings[0].ID
+	rules := compile(t, []Rule{{ID: id, Reason: "accepted", Expires: "2026-01-01"}})
+	Apply(r, nil, rules, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	if len(r.Suppressed) != 1 || r.Suppressed[0].Finding.ID != id || len(r.Findings) != 4 {
+		t.Errorf("id alone: suppressed %d (%v), findings %s", len(r.Suppressed), r.Suppressed, titles(r.Findings))
+	}
+	r = sample()
+	Apply(r, nil, rules, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	if len(r.Suppressed) != 0 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], id) {
+		t.Errorf("expired id rule: suppressed %d, warnings %q", len(r.Suppressed), r.Warnings)
+	}
 	known := func(id string) bool { return id == "version-skew" }
 	for _, bad := range []Rule{
 		{Reason: "x"},
+		{ID: "kg-123", Reason: "x"},
+		{ID: id},
 		{Check: "versoin-skew", Reason: "x"},
 		{Check: "version-skew"},
 		{Check: "version-skew", Reason: "x", Name: "[a"},

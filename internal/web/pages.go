@@ -75,6 +75,9 @@ type reportView struct {
 	Name       string
 	ReportID   string
 	SourceLine string
+	// RunLine names the kubegap that wrote the report, when, and the
+	// config file's effects (report.HeaderLine); empty for an old report.
+	RunLine    string
 	StatusLine string
 	ChecksLine string
 	Gaps       present.Gaps
@@ -139,7 +142,7 @@ type findingView struct {
 // left out on the server (filter is applied there) and hidden in a static
 // page (the browser filters).
 func reportPage(rep *report.Report, lib *library.Library, f reportFilter, keepAll bool) *reportView {
-	v := &reportView{SourceLine: sourceLine(rep.Source), Gaps: present.ReportGaps(rep), Cov: report.Coverage(rep), Checks: rep.Checks, Coverage: rep.Coverage,
+	v := &reportView{SourceLine: sourceLine(rep.Source), RunLine: report.HeaderLine(rep), Gaps: present.ReportGaps(rep), Cov: report.Coverage(rep), Checks: rep.Checks, Coverage: rep.Coverage,
 		Target: rep.TargetVersion, Current: rep.CurrentVersion, Plan: planSteps(rep)}
 	counts := map[report.Status]int{}
 	for _, c := range rep.Checks {

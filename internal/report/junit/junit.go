@@ -113,6 +113,10 @@ func body(f finding.Finding) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nseverity: %s\nid: %s\n", f.Message, f.Severity, f.ID)
 	for _, o := range f.Objects {
+		if at := report.Where(f, o); at != "" {
+			fmt.Fprintf(&b, "object: %s (%s)\n", o, at)
+			continue
+		}
 		fmt.Fprintf(&b, "object: %s\n", o)
 	}
 	for _, e := range f.Evidence {

@@ -33,6 +33,9 @@ func WriteWith(w io.Writer, rep *report.Report, opts Options) error {
 	b.WriteString("## kubegap audit\n\n")
 	fmt.Fprintf(&b, "%s · %s · %s\n\n", esc(sourceText(rep)), esc(rep.Source.Scope.String()), checkCounts(rep))
 	fmt.Fprintf(&b, "**%s**\n\n", esc(report.FindingCounts(rep)))
+	if line := report.HeaderLine(rep); line != "" { // which kubegap, when, and the config file's effects
+		fmt.Fprintf(&b, "<sub>%s</sub>\n\n", esc(line))
+	}
 
 	if len(rep.Findings) > 0 {
 		b.WriteString("| | Severity | Check | Finding | Objects |\n|---|---|---|---|---|\n")
@@ -250,6 +253,10 @@ func objects(f finding.Finding, max int) string {
 		if i == max {
 			names = append(names, fmt.Sprintf("and %d more", len(f.Objects)-i))
 			break
+		}
+		if at := report.Where(f, o); at != "" {
+			names = append(names, o.String()+" ("+at+")")
+			continue
 		}
 		names = append(names, o.String())
 	}

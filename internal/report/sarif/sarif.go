@@ -186,6 +186,12 @@ func Write(w io.Writer, rep *report.Report, opts Options) error {
 				Descriptor: &descriptorRef{ID: c.ID}})
 		}
 	}
+	if line := report.ConfigLine(rep); line != "" {
+		// The config file that shaped this run, named where a reader of
+		// the invocation looks: it may skip checks and suppress results.
+		r.Invocations[0].Notifications = append(r.Invocations[0].Notifications,
+			notification{Level: "note", Message: text{Text: line}})
+	}
 	for _, warn := range rep.Warnings {
 		r.Invocations[0].Notifications = append(r.Invocations[0].Notifications,
 			notification{Level: "warning", Message: text{Text: warn}})

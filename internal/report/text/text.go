@@ -7,6 +7,7 @@ package text
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/finding"
@@ -194,6 +195,11 @@ func readLine(r *report.Report) string {
 	if n := len(r.Warnings); n > 0 {
 		parts = append(parts, report.Plural(n, "warning", "warnings")+" at the end")
 	}
+	// What a config file changed (never silently): on this line, so that
+	// the header keeps its six lines.
+	if c := report.ConfigLine(r); c != "" {
+		parts = append(parts, c)
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -304,6 +310,15 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 	t.wrapped(f.Message, "    ", "    ")
 	if len(f.Names) > 0 {
 		names := f.Names
+		if len(raw.Locations) > 0 && len(names) == len(raw.Objects) {
+			// Where the input files define each object, beside its name.
+			names = slices.Clone(names)
+			for i, o := range raw.Objects {
+				if at := report.Where(raw, o); at != "" {
+					names[i] += "  " + t.color(ansiDim, at)
+				}
+			}
+		}
 		if len(names) > t.opts.MaxObjects {
 			names = append(names[:t.opts.MaxObjects:t.opts.MaxObjects],
 				fmt.Sprintf("and %d more (-o json lists all)", len(f.Names)-t.opts.MaxObjects))
@@ -423,6 +438,9 @@ func describeCoverage(m report.MissingInput) string {
 func (t *textWriter) summary(r *report.Report) {
 	t.printf("\n")
 	t.wrapped(report.FindingCounts(r), "", "  ")
+	if run := report.RunLine(r); run != "" { // which kubegap wrote this, and when
+		t.wrapped(t.color(ansiDim, "written by "+run), "", "  ")
+	}
 }
 
 // WriteSummary writes the header, one line per finding (severity, a NEW
