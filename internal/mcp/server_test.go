@@ -16,6 +16,7 @@ import (
 	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/rbacgen"
 )
 
 // connect starts a server with opts on in-memory transports and returns a
@@ -419,6 +420,11 @@ func TestIDsByPrefix(t *testing.T) {
 	call(t, cs, ToolExplainCheck, map[string]any{"id": "Host-Binary"}, &ex)
 	if ex.ID != "host-binary-glibc" || ex.Result != nil {
 		t.Errorf("explain_check Host-Binary gave %q (result %v)", ex.ID, ex.Result)
+	}
+	// It carries the check's role: kubegap rbac --checks host-binary-glibc.
+	hostCheck, _ := checks.Lookup("host-binary-glibc")
+	if want := rbacgen.YAML(audit.Resources([]checks.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
+		t.Errorf("explain_check rbac:\n%s\nwant:\n%s", ex.RBAC, want)
 	}
 	lib, err := library.Default()
 	if err != nil {
