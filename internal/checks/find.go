@@ -46,6 +46,11 @@ func Nearest(id string, ids []string, n int) []string {
 	var all []scored
 	for _, c := range ids {
 		d := editDistance(want, c)
+		// A mistyped prefix ("verison" for version-skew) is as near as
+		// its distance to the ID's start of the same length.
+		if len(want) < len(c) {
+			d = min(d, editDistance(want, c[:len(want)]))
+		}
 		// A prefix of the ID counts as near whatever its length.
 		if strings.HasPrefix(c, want) || strings.Contains(c, want) {
 			d = min(d, 1)
@@ -66,8 +71,8 @@ func Nearest(id string, ids []string, n int) []string {
 		if len(out) == n {
 			break
 		}
-		// Past half the typed length it is no longer a typo of it.
-		if s.dist > max(2, len(want)/2) {
+		// Past a third of the typed length it is no longer a typo of it.
+		if s.dist > max(2, len(want)/3) {
 			break
 		}
 		out = append(out, s.id)

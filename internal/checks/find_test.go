@@ -50,6 +50,7 @@ func TestNearest(t *testing.T) {
 	ids := []string{"host-binary-glibc", "host-images", "version-skew", "image-pull-always"}
 	for _, tc := range []struct{ in, want string }{
 		{"verison-skew", "version-skew"},
+		{"verison", "version-skew"},
 		{"HOST-IMAGE", "host-images"},
 		{"binary", "host-binary-glibc"},
 		{"zzzzzzzzzz", ""},

@@ -74,7 +74,7 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 				for _, c := range checks.All() {
 					ids = append(ids, c.ID)
 				}
-				return withCode(ExitError, fmt.Errorf("unknown check %q (known: %s)", args[0], strings.Join(ids, ", ")))
+				return withCode(ExitError, fmt.Errorf("unknown check %q%s", args[0], checks.DidYouMean(args[0], ids, "kubegap checks list")))
 			}
 			info := checks.Describe(c, caseTitle)
 			if output == "json" {
