@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -411,7 +412,7 @@ func writeReport(app *App, path string, render func(io.Writer) error) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-report-*")
 	if err != nil {
-		return fmt.Errorf("--output-file: %w", err)
+		return outputFileError(path, err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := render(tmp); err != nil {
@@ -422,9 +423,23 @@ func writeReport(app *App, path string, render func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("--output-file: %w", err)
+		return outputFileError(path, err)
 	}
 	return nil
+}
+
+// outputFileError names the path the user gave, not the temporary file
+// the report is written to first.
+func outputFileError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("--output-file %s: %w", path, err)
 }
 
 // caseTitle looks a case up in the embedded library for citations.
