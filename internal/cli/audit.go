@@ -331,7 +331,8 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		locate(rep, snapshot.Positions(src.from))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
-		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage})
+		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
+			whole: !app.OutIsTerminal || fl.outputFile != ""})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}

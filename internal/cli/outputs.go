@@ -20,6 +20,8 @@ type renderContext struct {
 	width int
 	// explainCoverage is --explain-coverage.
 	explainCoverage bool
+	// whole: the report does not go to a terminal, so rows stay uncut.
+	whole bool
 }
 
 // output is one -o format of the audit report.
@@ -37,7 +39,7 @@ var outputs = map[string]output{
 		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width})
+		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width, Whole: rc.whole})
 	}},
 	"json": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
 	"yaml": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},
