@@ -51,7 +51,7 @@ func Missing(r *Report) []MissingInput {
 
 // rbacHint says where the whole least-privilege role is: a command any
 // install has, not a file only a checkout holds.
-const rbacHint = "kubegap rbac prints the role for every check, kubegap rbac --user <you> | kubectl apply -f - grants it"
+const rbacHint = "kubegap rbac prints the role for every check, kubegap rbac --user NAME | kubectl apply -f - grants it"
 
 // fixFor says how to complete one resource's read.
 func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
