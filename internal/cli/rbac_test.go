@@ -42,3 +42,19 @@ func TestRBACCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigChecksTakePrefixes: the config file's checks and skip-checks
+// take IDs as the flags do, in any case or by a unique prefix.
+func TestConfigChecksTakePrefixes(t *testing.T) {
+	cfg := t.TempDir() + "/kubegap.yaml"
+	if err := os.WriteFile(cfg, []byte("checks: [VERSION-SK, host-binary]\nskip-checks: [Host-Bin]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runKubegap(t, "audit", "--demo", "--config", cfg, "-o", "json")
+	if code == ExitError {
+		t.Fatalf("exit 2: %s", errOut)
+	}
+	if !strings.Contains(out, `"id": "version-skew"`) || strings.Contains(out, `"id": "host-binary-glibc"`) || strings.Contains(out, `"id": "image-pull-always"`) {
+		t.Errorf("config checks [VERSION-SK, host-binary] minus [Host-Bin] did not run version-skew alone:\n%.2000s", out)
+	}
+}
