@@ -20,18 +20,18 @@ import (
 )
 
 // Select returns the checks to run: all of them, or only those in enable,
-// minus those in skip. An unknown ID is an error naming the known ones.
+// minus those in skip. IDs are taken as the CLI's `checks show` takes
+// them (checks.Find): in any case, or by a prefix only one ID of all
+// starts with. An unknown ID is an error naming the nearest IDs; a shared
+// prefix, one naming the IDs that share it.
 func Select(all []checks.Check, enable, skip []string) ([]checks.Check, error) {
-	known := map[string]bool{}
-	var ids []string
-	for _, c := range all {
-		known[c.ID] = true
-		ids = append(ids, c.ID)
+	enable, err := ResolveIDs(all, enable)
+	if err != nil {
+		return nil, err
 	}
-	for _, id := range append(append([]string{}, enable...), skip...) {
-		if !known[id] {
-			return nil, fmt.Errorf("unknown check %q (known: %s)", id, strings.Join(ids, ", "))
-		}
+	skip, err = ResolveIDs(all, skip)
+	if err != nil {
+		return nil, err
 	}
 	on := map[string]bool{}
 	for _, id := range enable {
@@ -49,6 +49,39 @@ func Select(all []checks.Check, enable, skip []string) ([]checks.Check, error) {
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no check left to run after --checks and --skip-checks")
+	}
+	return out, nil
+}
+
+// ResolveIDs maps each of ids to the ID of the one check of all it names:
+// the ID in any case, or a prefix only one ID starts with (an exact ID
+// wins over a longer one it prefixes).
+func ResolveIDs(all []checks.Check, ids []string) ([]string, error) {
+	var known []string
+	for _, c := range all {
+		known = append(known, c.ID)
+	}
+	var out []string
+	for _, id := range ids {
+		want := strings.ToLower(strings.TrimSpace(id))
+		var found []string
+		for _, k := range known {
+			if k == want {
+				found = []string{k}
+				break
+			}
+			if want != "" && strings.HasPrefix(k, want) {
+				found = append(found, k)
+			}
+		}
+		switch len(found) {
+		case 1:
+			out = append(out, found[0])
+		case 0:
+			return nil, fmt.Errorf("unknown check %q%s", id, checks.DidYouMean(id, known, "kubegap checks list"))
+		default:
+			return nil, fmt.Errorf("check %q is ambiguous: it starts %s; give more of the ID", id, strings.Join(found, ", "))
+		}
 	}
 	return out, nil
 }
@@ -119,6 +152,9 @@ func Choose(all []checks.Check, enable, skip []string, target *check.KubeVersion
 	if err != nil || target != nil {
 		return selected, err
 	}
+	// Select has resolved them all: the preflight checks asked for by
+	// prefix or in capitals are the ones enable names.
+	enable, _ = ResolveIDs(all, enable)
 	var out []checks.Check
 	for _, c := range selected {
 		switch {

@@ -29,7 +29,8 @@ func oneFinding(sev finding.Severity) func(*checks.Context) ([]finding.Finding, 
 }
 
 func TestSelect(t *testing.T) {
-	all := []checks.Check{fakeCheck("a", nil, nil), fakeCheck("b", nil, nil), fakeCheck("c", nil, nil)}
+	all := []checks.Check{fakeCheck("a", nil, nil), fakeCheck("b", nil, nil), fakeCheck("c", nil, nil),
+		fakeCheck("host-binary-glibc", nil, nil), fakeCheck("host-images", nil, nil), fakeCheck("version-skew", nil, nil)}
 	ids := func(cs []checks.Check) string {
 		var s []string
 		for _, c := range cs {
@@ -41,12 +42,17 @@ func TestSelect(t *testing.T) {
 		enable, skip []string
 		want, err    string
 	}{
-		{nil, nil, "a,b,c", ""},
+		{nil, nil, "a,b,c,host-binary-glibc,host-images,version-skew", ""},
 		{[]string{"c", "a"}, nil, "a,c", ""},
-		{nil, []string{"b"}, "a,c", ""},
+		{nil, []string{"b", "host", "version-skew"}, "", `check "host" is ambiguous: it starts host-binary-glibc, host-images`},
+		{nil, []string{"b", "host-b", "version-skew"}, "a,c,host-images", ""},
 		{[]string{"a"}, []string{"a"}, "", "no check left"},
-		{[]string{"zzz"}, nil, "", `unknown check "zzz" (known: a, b, c)`},
-		{nil, []string{"zzz"}, "", `unknown check "zzz"`},
+		// Any case, and a unique prefix, as checks show takes them.
+		{[]string{"HOST-BINARY-GLIBC", "Version"}, nil, "host-binary-glibc,version-skew", ""},
+		{[]string{"host-binary"}, nil, "host-binary-glibc", ""},
+		// An unknown ID names the nearest, not every ID.
+		{[]string{"verison-skew"}, nil, "", `unknown check "verison-skew"; did you mean version-skew?`},
+		{nil, []string{"zzzzzzzz"}, "", `unknown check "zzzzzzzz"; no check ID is near it (kubegap checks list lists them)`},
 	} {
 		got, err := Select(all, tc.enable, tc.skip)
 		if tc.err != "" {

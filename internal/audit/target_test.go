@@ -67,8 +67,13 @@ func TestChoosePreflightWithoutTarget(t *testing.T) {
 	if err != nil || len(plain) != len(ForTarget(all, nil)) {
 		t.Errorf("no --checks, no target: %d checks, %v; want %d (no preflight)", len(plain), err, len(ForTarget(all, nil)))
 	}
-	if _, err := Choose(all, []string{"no-such-check"}, nil, nil); err == nil || !strings.Contains(err.Error(), "upgrade-preflight") {
-		t.Errorf("an unknown ID: err %v; want the known IDs, the preflight ones among them", err)
+	if _, err := Choose(all, []string{"upgrade-preflght"}, nil, nil); err == nil || !strings.Contains(err.Error(), "did you mean upgrade-preflight") {
+		t.Errorf("a mistyped preflight ID: err %v; want the preflight ID among the nearest", err)
+	}
+	// By prefix and in capitals it is still the preflight check asked for.
+	byPrefix, err := Choose(all, []string{"UPGRADE-PRE"}, nil, nil)
+	if err != nil || len(byPrefix) != 1 || byPrefix[0].ID != "upgrade-preflight" || byPrefix[0].Preflight {
+		t.Errorf("--checks UPGRADE-PRE without a target: %+v, %v; want upgrade-preflight, not evaluated", byPrefix, err)
 	}
 	withTarget, err := Choose(all, []string{"upgrade-preflight"}, nil, &next)
 	if err != nil || len(withTarget) != 1 || !withTarget[0].Preflight {

@@ -45,3 +45,18 @@ func TestFind(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	ids := []string{"host-binary-glibc", "host-images", "version-skew", "image-pull-always"}
+	for _, tc := range []struct{ in, want string }{
+		{"verison-skew", "version-skew"},
+		{"verison", "version-skew"},
+		{"HOST-IMAGE", "host-images"},
+		{"binary", "host-binary-glibc"},
+		{"zzzzzzzzzz", ""},
+	} {
+		if got := strings.Join(Nearest(tc.in, ids, 3), ","); got != tc.want {
+			t.Errorf("Nearest(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -353,7 +354,8 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		locate(rep, snapshot.Positions(src.from))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
-		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage})
+		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
+			whole: !app.OutIsTerminal || fl.outputFile != ""})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}
@@ -434,7 +436,7 @@ func writeReport(app *App, path string, render func(io.Writer) error) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-report-*")
 	if err != nil {
-		return fmt.Errorf("--output-file: %w", err)
+		return outputFileError(path, err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := render(tmp); err != nil {
@@ -445,9 +447,23 @@ func writeReport(app *App, path string, render func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("--output-file: %w", err)
+		return outputFileError(path, err)
 	}
 	return nil
+}
+
+// outputFileError names the path the user gave, not the temporary file
+// the report is written to first.
+func outputFileError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("--output-file %s: %w", path, err)
 }
 
 // caseTitle looks a case up in the embedded library for citations.

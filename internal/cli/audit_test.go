@@ -185,6 +185,9 @@ current-context: gone
 		{"bad min severity", []string{"audit", "--demo", "--min-severity", "loud"}, "--min-severity"},
 		{"fail-on-new alone", []string{"audit", "--demo", "--fail-on-new"}, "--fail-on-new needs --baseline"},
 		{"bad colour", []string{"audit", "--demo", "--color", "sometimes"}, "--color"},
+		// The path given, not the temporary file written first.
+		{"output file in a missing directory", []string{"audit", "--demo", "-o", "json", "--output-file", filepath.Join(dir, "none", "x.json")},
+			"--output-file " + filepath.Join(dir, "none", "x.json") + ": no such file or directory"},
 		{"unknown config key", []string{"audit", "--demo", "--config", badConfig}, `line 2: unknown key "colour"`},
 		{"missing config", []string{"audit", "--demo", "--config", filepath.Join(dir, "none.yaml")}, "--config"},
 		{"unknown check in a suppression", []string{"audit", "--demo", "--config", badSuppression}, `unknown check "versoin-skew"`},

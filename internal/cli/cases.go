@@ -293,7 +293,7 @@ func runCasesList(app *App, deps casesDeps, opts *casesListOptions) error {
 	if opts.output == "json" {
 		return writeJSON(app.Out, caseListJSON{APIVersion: apiVersion, Kind: "CaseList", Query: q, Result: res})
 	}
-	return writeCaseListText(app.Out, &q, &res, app.width())
+	return writeCaseListText(app.Out, &q, &res, app.width(), !app.OutIsTerminal)
 }
 
 func checkOutputFormat(o string) error {
@@ -352,7 +352,12 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
-func writeCaseListText(w io.Writer, q *library.Query, res *library.Result, cols int) error {
+func writeCaseListText(w io.Writer, q *library.Query, res *library.Result, cols int, whole bool) error {
+	// Rows are whole, never cut, when stdout is no terminal.
+	rowCols := cols
+	if whole {
+		rowCols = 0
+	}
 	ew := &errWriter{w: w}
 	shown := len(res.Cases)
 	switch {
@@ -372,17 +377,17 @@ func writeCaseListText(w io.Writer, q *library.Query, res *library.Result, cols 
 		// room for a title; longer IDs take a line of their own.
 		width := 0
 		for _, c := range res.Cases {
-			if len(c.ID) <= cols-36 {
+			if len(c.ID) <= cols-36 || whole {
 				width = max(width, len(c.ID))
 			}
 		}
 		for _, c := range res.Cases {
 			if len(c.ID) > width {
 				ew.printf("  %s\n", c.ID)
-				ew.printf("%s\n", listRow(cols, fmt.Sprintf("  %-*s  %-10s  ", width, "", c.Date), c.Title))
+				ew.printf("%s\n", listRow(rowCols, fmt.Sprintf("  %-*s  %-10s  ", width, "", c.Date), c.Title))
 				continue
 			}
-			ew.printf("%s\n", listRow(cols, fmt.Sprintf("  %-*s  %-10s  ", width, c.ID, c.Date), c.Title))
+			ew.printf("%s\n", listRow(rowCols, fmt.Sprintf("  %-*s  %-10s  ", width, c.ID, c.Date), c.Title))
 		}
 		if next := res.Offset + shown; next < res.Total {
 			ew.printf("\nNext page: add --offset %d\n", next)
@@ -572,22 +577,22 @@ func writeCaseText(w io.Writer, c *present.Case) error {
 	return ew.err
 }
 
-// listRow is one row of a list: the fixed columns, then the title cut to
-// the width with "…" (show gives it whole). A row whose fixed columns
-// leave no room for a title puts the title on its own line below.
+// listRow is one row of a list: the fixed columns, then the title. At a
+// terminal (cols > 0) a title longer than the room left wraps under its
+// own column, or, when the fixed columns leave no room, goes on lines of
+// its own below; nothing is cut (show gives the rest). Elsewhere (cols
+// 0: a pipe, a file) the row is whole on one line, as kubectl's are.
 func listRow(cols int, fixed, title string) string {
+	if cols <= 0 {
+		return fixed + title
+	}
 	room := cols - len([]rune(fixed))
-	if room >= 20 {
-		return fixed + cutText(title, room)
+	indent := strings.Repeat(" ", len([]rune(fixed)))
+	lines := textwrap.Wrap(title, room)
+	if room < 30 {
+		indent = "      "
+		lines = textwrap.Wrap(title, cols-6)
+		return strings.TrimRight(fixed, " ") + "\n" + indent + strings.Join(lines, "\n"+indent)
 	}
-	return strings.TrimRight(fixed, " ") + "\n      " + cutText(title, cols-6)
-}
-
-// cutText shortens s to n runes, ending in "…" when cut.
-func cutText(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
+	return fixed + strings.Join(lines, "\n"+indent)
 }

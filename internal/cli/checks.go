@@ -38,9 +38,13 @@ func newChecksCommand(app *App) *cobra.Command {
 		for _, c := range all {
 			width = max(width, len(c.ID))
 		}
+		rowCols := app.width()
+		if !app.OutIsTerminal {
+			rowCols = 0 // whole rows in a pipe or a file
+		}
 		fmt.Fprintf(app.Out, "Checks: %d\n\n", len(all))
 		for _, c := range all {
-			fmt.Fprintln(app.Out, listRow(app.width(), fmt.Sprintf("  %-*s  %-8s  ", width, c.ID, c.Severity), c.Title))
+			fmt.Fprintln(app.Out, listRow(rowCols, fmt.Sprintf("  %-*s  %-8s  ", width, c.ID, c.Severity), c.Title))
 		}
 		_, err := fmt.Fprintln(app.Out, "\nShow one: kubegap checks show ID (the severity is the highest the check reports)")
 		return err
@@ -74,7 +78,7 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 				for _, c := range checks.All() {
 					ids = append(ids, c.ID)
 				}
-				return withCode(ExitError, fmt.Errorf("unknown check %q (known: %s)", args[0], strings.Join(ids, ", ")))
+				return withCode(ExitError, fmt.Errorf("unknown check %q%s", args[0], checks.DidYouMean(args[0], ids, "kubegap checks list")))
 			}
 			info := checks.Describe(c, caseTitle)
 			if output == "json" {

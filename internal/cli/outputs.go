@@ -20,6 +20,8 @@ type renderContext struct {
 	width int
 	// explainCoverage is --explain-coverage.
 	explainCoverage bool
+	// whole: the report does not go to a terminal, so rows stay uncut.
+	whole bool
 }
 
 // output is one -o format of the audit report.
@@ -38,7 +40,7 @@ var outputs = map[string]output{
 		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width})
+		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width, Whole: rc.whole})
 	}},
 	"json": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteJSON(w, rep) }},
 	"yaml": {locations: true, render: func(w io.Writer, rep *report.Report, _ renderContext) error { return report.WriteYAML(w, rep) }},

@@ -117,6 +117,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newImageCommand(app),
 		newMCPCommand(app),
 		newRecipeCommand(app),
+		newRBACCommand(app),
 		newServeCommand(app),
 		newSiteCommand(app),
 	)

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 )
 
 // Set at release time by the linker (.goreleaser.yaml):
@@ -19,10 +20,21 @@ import (
 // a checkout.
 var version, commit, date string
 
-// buildInfo is what `kubegap version` prints.
+// buildInfo is what `kubegap version` prints; -o json and -o yaml print
+// it as fields, with the Go version and platform beside it.
 type buildInfo struct {
-	Version, Commit, Date string
-	Modified              bool
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Date     string `json:"date,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+}
+
+// versionOutput is `kubegap version -o json|yaml`, kubectl's
+// clientVersion fields in kubegap's own names.
+type versionOutput struct {
+	buildInfo
+	GoVersion string `json:"goVersion"`
+	Platform  string `json:"platform"`
 }
 
 func readBuildInfo() buildInfo {
@@ -88,13 +100,31 @@ func (b buildInfo) String() string {
 }
 
 func newVersionCommand(app *App) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print kubegap's version, commit and build date",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(app.Out, readBuildInfo())
-			return err
+			bi := readBuildInfo()
+			out := versionOutput{buildInfo: bi, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+			switch output {
+			case "", "text":
+				_, err := fmt.Fprintln(app.Out, bi)
+				return err
+			case "json":
+				return writeJSON(app.Out, out)
+			case "yaml":
+				b, err := yaml.Marshal(out)
+				if err != nil {
+					return err
+				}
+				_, err = app.Out.Write(b)
+				return err
+			}
+			return withCode(ExitError, fmt.Errorf("unknown output format %q (want text, json or yaml)", output))
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or yaml")
+	return cmd
 }

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestBuildInfoFrom(t *testing.T) {
@@ -64,5 +68,23 @@ func TestReleaseLdflagsStampTheBinary(t *testing.T) {
 	out, _ = exec.Command(plugin, "--help").Output()
 	if !strings.Contains(string(out), "kubectl gap [command]") {
 		t.Errorf("kubectl-gap --help:\n%s", out)
+	}
+}
+
+// TestVersionOutputFormats: -o json and -o yaml print the build info as
+// fields; another format is exit 2.
+func TestVersionOutputFormats(t *testing.T) {
+	code, out, _ := runKubegap(t, "version", "-o", "json")
+	var got versionOutput
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Version == "" || got.GoVersion != runtime.Version() || got.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("version -o json: exit %d, %v, %+v\n%s", code, err, got, out)
+	}
+	code, out, _ = runKubegap(t, "version", "-o", "yaml")
+	var y versionOutput
+	if err := yaml.UnmarshalStrict([]byte(out), &y); code != 0 || err != nil || y != got {
+		t.Errorf("version -o yaml: exit %d, %v, %+v, want %+v", code, err, y, got)
+	}
+	if code, _, errOut := runKubegap(t, "version", "-o", "xml"); code != ExitError || !strings.Contains(errOut, `unknown output format "xml"`) {
+		t.Errorf("version -o xml: exit %d %q", code, errOut)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -109,8 +110,13 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 	if err != nil {
 		return nil, &UnreachableError{Host: cfg.Host, Err: err}
 	}
-	ver, err := dc.ServerVersion()
+	// The version request carries ctx (dc.ServerVersion would not), so
+	// that Ctrl-C ends a wait on a server that never answers.
+	ver, err := serverVersion(ctx, dc)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &UnreachableError{Host: cfg.Host, Err: explain(err)}
 	}
 	snap := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, Context: opts.Context, ServerVersion: ver.GitVersion})
@@ -616,4 +622,17 @@ func explain(err error) error {
 		return fmt.Errorf("timed out: %w", err)
 	}
 	return err
+}
+
+// serverVersion is discovery's ServerVersion bound to ctx.
+func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version.Info, error) {
+	body, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("unable to parse the server version: %w", err)
+	}
+	return &info, nil
 }

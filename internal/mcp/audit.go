@@ -62,8 +62,8 @@ type AuditInput struct {
 	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to live, files and demo; default: all namespaces"`
 	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster; paths on the machine running kubegap, relative ones resolved against the server's working directory; default: none (a live audit)"`
 	Demo          bool     `json:"demo,omitempty" jsonschema:"true audits kubegap's embedded demo cluster, which shows the founding gaps; default: false"`
-	Checks        []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks); default: all"`
-	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs; default: none"`
+	Checks        []string `json:"checks,omitempty" jsonschema:"run only these check IDs (see list_checks), each in any case or a prefix only one ID starts with; default: all"`
+	SkipChecks    []string `json:"skip_checks,omitempty" jsonschema:"skip these check IDs, each in any case or a prefix only one ID starts with; default: none"`
 	MinSeverity   string   `json:"min_severity,omitempty" jsonschema:"list only findings at or above this severity: critical, high, medium, low or info; default: low"`
 	PageSize      int      `json:"page_size,omitempty" jsonschema:"most findings per page, 1 to 50 (0 is an error); a page also stops before about 10 KB; default: 10"`
 	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one; default: 1"`

@@ -130,8 +130,9 @@ func auditSchema() *jsonschema.Schema {
 		oneOf(p["min_severity"], severityValues())
 		between(p["page_size"], 1, maxPageSize)
 		between(p["page"], 1, 0)
-		oneOf(p["checks"], checkIDs())
-		oneOf(p["skip_checks"], checkIDs())
+		// No enum on checks and skip_checks: they take an ID in any case
+		// or a unique prefix, as the CLI does, and an enum would refuse
+		// one before the handler saw it; the handler names the nearest.
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
+	"github.com/kubegap/kubegap/internal/rbacgen"
 )
 
 // connect starts a server with opts on in-memory transports and returns a
@@ -420,6 +421,11 @@ func TestIDsByPrefix(t *testing.T) {
 	if ex.ID != "host-binary-glibc" || ex.Result != nil {
 		t.Errorf("explain_check Host-Binary gave %q (result %v)", ex.ID, ex.Result)
 	}
+	// It carries the check's role: kubegap rbac --checks host-binary-glibc.
+	hostCheck, _ := checks.Lookup("host-binary-glibc")
+	if want := rbacgen.YAML(audit.Resources([]checks.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
+		t.Errorf("explain_check rbac:\n%s\nwant:\n%s", ex.RBAC, want)
+	}
 	lib, err := library.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -681,8 +687,9 @@ func TestBadInputIsAToolError(t *testing.T) {
 		args map[string]any
 		want []string // substrings of the message
 	}{
-		{"unknown check", ToolAudit, map[string]any{"demo": true, "checks": []string{"no-such-check"}}, []string{"/checks", "no-such-check", "image-pull-always"}},
-		{"unknown skip", ToolAudit, map[string]any{"demo": true, "skip_checks": []string{"nope"}}, []string{"/skip_checks", "nope", "version-skew"}},
+		{"unknown check", ToolAudit, map[string]any{"demo": true, "checks": []string{"no-such-check"}}, []string{`unknown check "no-such-check"`, "list_checks"}},
+		{"mistyped check", ToolAudit, map[string]any{"demo": true, "checks": []string{"verison-skew"}}, []string{`unknown check "verison-skew"; did you mean version-skew?`}},
+		{"ambiguous skip", ToolAudit, map[string]any{"demo": true, "skip_checks": []string{"ingress"}}, []string{`check "ingress" is ambiguous`, "ingress-class-binding"}},
 		{"missing file", ToolAudit, map[string]any{"files": []string{missing}}, []string{"nope.yaml"}},
 		{"huge page size", ToolAudit, map[string]any{"demo": true, "page_size": 100000}, []string{"page_size", "maximum", "50"}},
 		{"zero page size", ToolAudit, map[string]any{"demo": true, "page_size": 0}, []string{"page_size", "minimum", "1"}},
@@ -884,7 +891,12 @@ func TestInputSchemasStateTheirLimits(t *testing.T) {
 		t.Errorf("%s: enum %v lacks %s", what, enum, want)
 	}
 	checkEnum("audit.min_severity", prop(ToolAudit, "min_severity")["enum"], "critical")
-	checkEnum("audit.checks", items(prop(ToolAudit, "checks"))["enum"], "version-skew")
+	// checks and skip_checks take prefixes, so no enum refuses them.
+	for _, name := range []string{"checks", "skip_checks"} {
+		if e, ok := items(prop(ToolAudit, name))["enum"]; ok {
+			t.Errorf("audit.%s has an enum %v, which refuses a prefix", name, e)
+		}
+	}
 	checkEnum("search_cases.component", items(prop(ToolSearchCases, "component"))["enum"], "cni-plugin")
 	checkEnum("search_cases.factor", items(prop(ToolSearchCases, "factor"))["enum"], "pull-always")
 	for _, c := range []struct {

@@ -7,11 +7,13 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/images"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
+	"github.com/kubegap/kubegap/internal/rbacgen"
 	"github.com/kubegap/kubegap/internal/report"
 )
 
@@ -170,6 +172,7 @@ type CheckIDInput struct {
 // when one was named.
 type ExplainCheckOutput struct {
 	CheckInfo
+	RBAC   string        `json:"rbac" jsonschema:"the least-privilege ClusterRole this check needs, as YAML for kubectl apply; the CLI's 'kubegap rbac --checks ID' prints the same"`
 	Result *CheckOutcome `json:"result,omitempty" jsonschema:"with audit_id: how the check went in that audit"`
 }
 
@@ -189,12 +192,13 @@ func (h *handlers) explainCheck(_ context.Context, req *sdk.CallToolRequest, in 
 		return nil, ExplainCheckOutput{}, err
 	}
 	lib, _ := library.Default()
-	out := ExplainCheckOutput{CheckInfo: describeCheck(lib, c)}
+	out := ExplainCheckOutput{CheckInfo: describeCheck(lib, c), RBAC: rbacgen.YAML(audit.Resources([]checks.Check{c}), rbacgen.Options{})}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n%s\n", c.ID, c.Severity, c.Title, out.Description)
 	for _, r := range out.Rules {
 		fmt.Fprintf(&b, "Rule %s: %s (needs %s)\n", r.ID, r.Summary, strings.Join(r.Needs, ", "))
 	}
+	fmt.Fprintf(&b, "Access: the rbac field holds the ClusterRole it needs (kubegap rbac --checks %s prints it).\n", c.ID)
 	if in.AuditID != "" {
 		st, err := h.audits.get(in.AuditID)
 		if err != nil {

@@ -277,5 +277,5 @@ func rbacRule(r *Report) Fix {
 		}
 	}
 	return Fix{fmt.Sprintf("{apiGroups: [%s], resources: [%s], verbs: [get, list, watch]}", strings.Join(groups, ", "), strings.Join(resources, ", ")),
-		"a ClusterRole rule for the audit's identity; deploy/rbac.yaml in the kubegap repository holds the full role"}
+		"a ClusterRole rule for the audit's identity; " + rbacHint}
 }

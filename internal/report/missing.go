@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kubegap/kubegap/internal/rbacgen"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -48,6 +49,10 @@ func Missing(r *Report) []MissingInput {
 	return out
 }
 
+// rbacHint says where the whole least-privilege role is: a command any
+// install has, not a file only a checkout holds.
+const rbacHint = "kubegap rbac prints the role for every check, kubegap rbac --user NAME | kubectl apply -f - grants it"
+
 // fixFor says how to complete one resource's read.
 func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
 	res, known := snapshot.Parse(cov.Resource)
@@ -61,7 +66,11 @@ func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
 		if known {
 			group, plural = res.Group, res.Resource
 		}
-		return fmt.Sprintf(`grant list on it: a ClusterRole rule {apiGroups: [%q], resources: [%q], verbs: [get, list, watch]} (deploy/rbac.yaml holds them all)`, group, plural)
+		if known && res.Named {
+			// Read object by object: get on the names, never list.
+			return "grant get on the names kubegap reads: a ClusterRole rule " + rbacgen.Rule(res) + " (" + rbacHint + ")"
+		}
+		return fmt.Sprintf(`grant list on it: a ClusterRole rule {apiGroups: [%q], resources: [%q], verbs: [get, list, watch]} (%s)`, group, plural, rbacHint)
 	case snapshot.StatusError:
 		return "read it again: the API server failed while listing it"
 	}

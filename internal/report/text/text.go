@@ -35,6 +35,10 @@ type Options struct {
 	// check with each open rule and its reason (--explain-coverage). The
 	// JSON report always carries it.
 	ExplainCoverage bool
+	// Whole leaves -o summary rows uncut, for stdout that is not a
+	// terminal: kubectl never truncates in a pipe, and a script reading
+	// the rows wants every title whole.
+	Whole bool
 }
 
 const (
@@ -456,11 +460,11 @@ func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 	if len(r.Findings) > 0 {
 		tw.printf("\n")
 	}
-	// The ID column is as wide as the longest ID; the check column as the
-	// longest check, up to 22 (a longer name pushes its own title along).
+	// The ID and check columns are as wide as the longest ID and check,
+	// so that the titles line up however long a check's name is.
 	idWidth, checkWidth := 0, 0
 	for _, f := range r.Findings {
-		idWidth, checkWidth = max(idWidth, len(f.ID)), min(max(checkWidth, len(f.Check)), 22)
+		idWidth, checkWidth = max(idWidth, len(f.ID)), max(checkWidth, len(f.Check))
 	}
 	for _, f := range r.Findings {
 		mark := ""
@@ -471,7 +475,10 @@ func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
 			}
 		}
 		// Titles name the object a finding is about; -o json has them all.
-		line := cut(fmt.Sprintf("%-8s %s%-*s %-*s %s", strings.ToUpper(f.Severity.String()), mark, idWidth, f.ID, checkWidth, f.Check, f.Title), tw.opts.Width)
+		line := fmt.Sprintf("%-8s %s%-*s %-*s %s", strings.ToUpper(f.Severity.String()), mark, idWidth, f.ID, checkWidth, f.Check, f.Title)
+		if !tw.opts.Whole {
+			line = cut(line, tw.opts.Width)
+		}
 		tw.printf("%s\n", tw.color(severityColor[f.Severity], line[:min(8, len(line))])+line[min(8, len(line)):])
 	}
 	if len(r.Findings) == 0 {

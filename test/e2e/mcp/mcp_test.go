@@ -344,7 +344,7 @@ func TestMCPOverStdio(t *testing.T) {
 			args map[string]any
 			want string
 		}{
-			{"unknown check", "audit", map[string]any{"demo": true, "checks": []string{"no-such-check"}}, `/checks/items: enum: no-such-check`},
+			{"unknown check", "audit", map[string]any{"demo": true, "checks": []string{"verison-skew"}}, `unknown check "verison-skew"; did you mean version-skew?`},
 			{"bad facet", "search_cases", map[string]any{"root_cause": []string{"gremlins"}}, `/root_cause/items: enum: gremlins`},
 			{"missing file", "audit", map[string]any{"files": []string{"testdata/does-not-exist.yaml"}}, "does-not-exist.yaml"},
 			{"huge page size", "audit", map[string]any{"demo": true, "page_size": 100000}, "/page_size: maximum"},
