@@ -121,9 +121,14 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	atTargetAlready := cur.Exact && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor})
 	switch {
 	case atTargetAlready:
+		if nodes, done := nodePathDone(ctx, t); done {
+			// Proven done: nothing is unknown about either path.
+			noteUpgradeDone(ctx, cp, t, nodes)
+			break
+		}
 		// Mid-upgrade: the nodes below the target are still to go, and
 		// every rule below judges them.
-		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged", cp.MinorString())
+		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged%s", cp.MinorString(), nodesDoneUnproven(ctx, t))
 	case cur.Exact:
 		out = append(out, controlPlanePath(cp, t, cur.Basis)...)
 	case cur.Known():
