@@ -391,8 +391,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue // the change is not crossed by this upgrade
 		}
 		already := !cp.Less(pc.minor)
+		onlyUnknownBelow := false
 		if already && !providerNodesBelow(s, pc.Provider, pc.minor) {
-			continue // the control plane and every node are past it
+			if onlyUnknownBelow = unknownProviderNodesBelow(s, pc.minor) > 0; !onlyUnknownBelow {
+				continue // the control plane and every node are past it
+			}
 		}
 		ns, name, _ := strings.Cut(pc.DaemonSet, "/")
 		var ds *appsDaemonSet
@@ -416,6 +419,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		if current == "" || !switched && !strings.EqualFold(repo, pc.FromRepository) {
 			continue // neither the image the provider replaces nor its replacement
 		}
+		if onlyUnknownBelow {
+			ctx.Incomplete(ruleProviderChanges, "%s below %s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProviderNodesBelow(s, pc.minor), "node", "nodes"), pc.minor.MinorString(), pc.Image)
+			continue
+		}
 		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
 		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" && im.LayersRead {
 			need, how = im.MaxGlibc, fmt.Sprintf("--inspect-images: %s needs GLIBC_%s (%s)", pc.Image, im.MaxGlibc, strings.Join(im.Executables, "; "))
@@ -428,10 +436,13 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue
 		}
 		var broken []*corev1.Node
-		var unknown int
+		var unknown, unknownProvider int
 		for i := range s.Nodes {
 			n := &s.Nodes[i]
-			if nodeos.ProviderOf(n.Spec.ProviderID, n.Labels) != nodeos.Provider(pc.Provider) {
+			if p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels); p != nodeos.Provider(pc.Provider) {
+				if p == nodeos.ProviderUnknown {
+					unknownProvider++ // the DaemonSet may reach it: never a silent pass
+				}
 				continue
 			}
 			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
@@ -444,6 +455,10 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		}
 		if unknown > 0 {
 			ctx.Incomplete(ruleProviderChanges, "%s with unknown glibc would run %s", check.Plural(unknown, "node", "nodes"), pc.Image)
+		}
+		if unknownProvider > 0 {
+			ctx.Incomplete(ruleProviderChanges, "%s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProvider, "node", "nodes"), pc.Image)
 		}
 		if len(broken) == 0 {
 			continue

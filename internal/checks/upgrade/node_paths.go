@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/nodeos"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -52,4 +53,18 @@ func nodesDoneUnproven(ctx *check.Context, t check.KubeVersion) string {
 		}
 	}
 	return fmt.Sprintf("; every node in the input is at %s too, but the input may not hold every node (a whole-cluster read would show whether the node path is done)", t.MinorString())
+}
+
+// unknownProviderNodesBelow counts the nodes below minor m (or of an
+// unreported version) whose managed provider the input does not show: a
+// provider's add-on change may reach them, so they are never passed over.
+func unknownProviderNodesBelow(s *snapshot.Snapshot, m check.KubeVersion) int {
+	n := 0
+	for i := range s.Nodes {
+		node := &s.Nodes[i]
+		if nodeos.ProviderOf(node.Spec.ProviderID, node.Labels) == nodeos.ProviderUnknown && belowTarget(node, m) {
+			n++
+		}
+	}
+	return n
 }
