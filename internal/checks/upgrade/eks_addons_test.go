@@ -256,3 +256,26 @@ func TestEKSAddonsManagedFixturesQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestEKSImageForms: AWS's add-on images come from an ECR registry of any
+// Region (China's end in .amazonaws.com.cn) and carry -eksbuild and
+// -minimal-eksbuild tags whose upstream version is what is compared.
+func TestEKSImageForms(t *testing.T) {
+	for image, want := range map[string]bool{
+		"602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.19.2-eksbuild.1":         true,
+		"918309763551.dkr.ecr.cn-north-1.amazonaws.com.cn/eks/coredns:v1.11.4-eksbuild.2":        true,
+		"602401143452.dkr.ecr.eu-west-1.amazonaws.com/eks/kube-proxy:v1.31.3-minimal-eksbuild.2": true,
+		"registry.k8s.io/coredns/coredns:v1.11.4":                                                false,
+		"mcr.microsoft.com/oss/v2/kubernetes/kube-proxy:v1.36.2-5":                               false,
+		"public.ecr.aws/eks/aws-load-balancer-controller:v2.9.0":                                 false,
+	} {
+		if got := isECRImage(image); got != want {
+			t.Errorf("isECRImage(%s) = %v, want %v", image, got, want)
+		}
+	}
+	for tag, want := range map[string]string{"v1.31.3-minimal-eksbuild.2": "1.31.3", "v1.20.1-eksbuild.3": "1.20.1", "v1.23.1": "1.23.1"} {
+		if v, ok := check.ParseKubeVersion(tag); !ok || v.String() != want {
+			t.Errorf("%s parses as %v (%v), want %s", tag, v, ok, want)
+		}
+	}
+}
