@@ -216,14 +216,23 @@ func eksAddonsAt(ctx *check.Context, cur check.CurrentVersion, t check.KubeVersi
 			continue
 		}
 		when := finding.PreflightDuring
-		if !a.FollowsControlPlane && cur.Exact && !atTarget {
-			if now, ok, err := a.rowFor(check.KubeVersion{Major: cur.Lower.Major, Minor: cur.Lower.Minor}); err == nil && ok && now.exact && !now.version.Less(row.version) {
+		if now, known := currentMinor(cur); !a.FollowsControlPlane && known && now.Less(tm) {
+			if nowRow, ok, err := a.rowFor(now); err == nil && ok && nowRow.exact && !nowRow.version.Less(row.version) {
 				when = finding.PreflightBefore
 			}
 		}
 		out = append(out, eksAddonFinding(a, f, ref, image, tag, v, row, tm, cur, when))
 	}
 	return out, nil
+}
+
+// currentMinor is the control plane's minor when the input pins it: stated,
+// or bounded to one minor from both sides (the newest kubelet below, the
+// target above).
+func currentMinor(cur check.CurrentVersion) (check.KubeVersion, bool) {
+	lo := check.KubeVersion{Major: cur.Lower.Major, Minor: cur.Lower.Minor}
+	up := check.KubeVersion{Major: cur.Upper.Major, Minor: cur.Upper.Minor}
+	return lo, cur.Known() && (cur.Exact || up == lo)
 }
 
 func workloadResource(kind string) snapshot.Resource {
@@ -275,7 +284,7 @@ func eksAddonFinding(a *eksAddon, f *eksAddonFacts, ref finding.ObjectRef, image
 		listed = fmt.Sprintf("the EKS user guide's %s table has no row for %s yet; its newest, %s, a lower bound (the guide has not listed an older version for a newer Kubernetes)",
 			a.Title, tm.MinorString(), listed)
 	}
-	timing := fmt.Sprintf("Update it before the control plane: the guide lists that version for the current minor (%s) too.", cur.Lower.MinorString())
+	timing := fmt.Sprintf("Update it before the control plane: the guide lists that version for the current minor (%s) too.", cur.Text())
 	if when == finding.PreflightDuring {
 		timing = fmt.Sprintf("Update it once the control plane is at %s, as the EKS update guide's last step has the add-ons updated after the control plane.", tm.MinorString())
 	}
@@ -301,8 +310,8 @@ func eksAddonFinding(a *eksAddon, f *eksAddonFacts, ref finding.ObjectRef, image
 			steps = append(steps, fmt.Sprintf("v%d.%d", v.Major, m))
 		}
 		stepMinor := tm
-		if cur.Exact && cur.Lower.Less(tm) {
-			stepMinor = check.KubeVersion{Major: cur.Lower.Major, Minor: cur.Lower.Minor}
+		if now, known := currentMinor(cur); known && now.Less(tm) {
+			stepMinor = now
 		}
 		fix += fmt.Sprintf(" AWS recommends one minor version at a time: %s, each a build that aws eks describe-addon-versions --addon-name %s --kubernetes-version %s lists.",
 			strings.Join(steps, " → "), a.Name, stepMinor.MinorString())

@@ -279,3 +279,15 @@ func TestEKSImageForms(t *testing.T) {
 		}
 	}
 }
+
+// TestEKSAddonsInferredCurrentMinor: plain files without a version
+// document, the kubelet at 1.32 and the target 1.33, pin the control plane
+// to 1.32 from both sides: the VPC CNI update is still "fix before", and
+// the finding says the version was inferred.
+func TestEKSAddonsInferredCurrentMinor(t *testing.T) {
+	fs, _ := runWith(t, upgradePreflightCheck(), checktest.Load(t, "eks-addons.yaml"), target("1.33"))
+	cni := byAddon(eksAddonFindings(fs), "Amazon VPC CNI")
+	if cni == nil || cni.Preflight != finding.PreflightBefore || !slices.ContainsFunc(cni.Evidence, func(e string) bool { return strings.HasPrefix(e, "control plane inferred at 1.32") }) {
+		t.Fatalf("VPC CNI finding from files %+v", cni)
+	}
+}
