@@ -39,7 +39,7 @@ const (
 
 var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
 	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025",
-	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver}
+	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver, caseDFDSCoreDNS}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -74,6 +74,10 @@ func upgradePreflightCheck() check.Check {
 			"release that kubeadm deploys only with minors older than 1.N. A release the table does not list leaves the rule partial. " +
 			"Other CSI drivers are not judged: the cloud drivers' and Longhorn's published ranges are open-ended minimums. Managed providers' own " +
 			"builds of these add-ons come from other repositories and are not judged. " +
+			"On EKS, the VPC CNI, CoreDNS and kube-proxy add-ons (AWS's own builds, read from their image tags) against the " +
+			"versions the EKS user guide lists for 1.N (data/eks-addons.yaml): older than the target's row is medium for an " +
+			"older minor line and low for an older patch, fix before when the current minor's row lists that version too and " +
+			"watch during (after the control plane) otherwise; kube-proxy is judged once the control plane is at 1.N. " +
 			"Removed API versions are the removed-apis check's, which also judges the target.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
 		Rules: []check.Rule{
@@ -90,8 +94,10 @@ func upgradePreflightCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleEKSAddons, Summary: "on EKS, the VPC CNI, CoreDNS and kube-proxy add-ons are at or above the versions the EKS user guide lists for the target",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022")),
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
 		Run:   runUpgradePreflight,
 	}
 }
@@ -115,9 +121,14 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	atTargetAlready := cur.Exact && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor})
 	switch {
 	case atTargetAlready:
+		if nodes, done := nodePathDone(ctx, t); done {
+			// Proven done: nothing is unknown about either path.
+			noteUpgradeDone(ctx, cp, t, nodes)
+			break
+		}
 		// Mid-upgrade: the nodes below the target are still to go, and
 		// every rule below judges them.
-		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged", cp.MinorString())
+		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged%s", cp.MinorString(), nodesDoneUnproven(ctx, t))
 	case cur.Exact:
 		out = append(out, controlPlanePath(cp, t, cur.Basis)...)
 	case cur.Known():
@@ -137,6 +148,11 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	out = append(out, daemonSetOnlyNodes(ctx, t)...)
 	out = append(out, runtimeAtTarget(ctx, f, t)...)
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
+	eks, err := eksAddonsAt(ctx, cur, t)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, eks...)
 	return out, nil
 }
 
@@ -375,8 +391,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue // the change is not crossed by this upgrade
 		}
 		already := !cp.Less(pc.minor)
+		onlyUnknownBelow := false
 		if already && !providerNodesBelow(s, pc.Provider, pc.minor) {
-			continue // the control plane and every node are past it
+			if onlyUnknownBelow = unknownProviderNodesBelow(s, pc.minor) > 0; !onlyUnknownBelow {
+				continue // the control plane and every node are past it
+			}
 		}
 		ns, name, _ := strings.Cut(pc.DaemonSet, "/")
 		var ds *appsDaemonSet
@@ -400,6 +419,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		if current == "" || !switched && !strings.EqualFold(repo, pc.FromRepository) {
 			continue // neither the image the provider replaces nor its replacement
 		}
+		if onlyUnknownBelow {
+			ctx.Incomplete(ruleProviderChanges, "%s below %s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProviderNodesBelow(s, pc.minor), "node", "nodes"), pc.minor.MinorString(), pc.Image)
+			continue
+		}
 		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
 		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" && im.LayersRead {
 			need, how = im.MaxGlibc, fmt.Sprintf("--inspect-images: %s needs GLIBC_%s (%s)", pc.Image, im.MaxGlibc, strings.Join(im.Executables, "; "))
@@ -412,10 +436,13 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue
 		}
 		var broken []*corev1.Node
-		var unknown int
+		var unknown, unknownProvider int
 		for i := range s.Nodes {
 			n := &s.Nodes[i]
-			if nodeos.ProviderOf(n.Spec.ProviderID, n.Labels) != nodeos.Provider(pc.Provider) {
+			if p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels); p != nodeos.Provider(pc.Provider) {
+				if p == nodeos.ProviderUnknown {
+					unknownProvider++ // the DaemonSet may reach it: never a silent pass
+				}
 				continue
 			}
 			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
@@ -428,6 +455,10 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		}
 		if unknown > 0 {
 			ctx.Incomplete(ruleProviderChanges, "%s with unknown glibc would run %s", check.Plural(unknown, "node", "nodes"), pc.Image)
+		}
+		if unknownProvider > 0 {
+			ctx.Incomplete(ruleProviderChanges, "%s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProvider, "node", "nodes"), pc.Image)
 		}
 		if len(broken) == 0 {
 			continue
