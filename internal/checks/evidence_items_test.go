@@ -38,7 +38,6 @@ var freeTextOnly = []string{
 	"image-manifest-compat",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
-	"nodelocal-dns-hazards",
 	"object-count-explosion",
 	"pv-zone-schedulability",
 	"pool-scales-to-zero",
