@@ -39,7 +39,6 @@ var freeTextOnly = []string{
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
 	"object-count-explosion",
-	"probe-cascade",
 	"removed-apis",
 	"removed-node-labels",
 	"selector-matches-no-node",
