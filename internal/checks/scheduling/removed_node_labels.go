@@ -186,7 +186,8 @@ func runRemovedNodeLabels(ctx *check.Context) ([]finding.Finding, error) {
 		if k.Kind == "label" && haveVersion && !nodesComplete {
 			removed, note, sources := k.removedOn(raw)
 			if !v.Less(removed) && carrying(k) == 0 {
-				out = append(out, removedLabelFindings(s, k, removed, note, sources, verEv)...)
+				_, _, fromServer := check.ServerVersion(s)
+				out = append(out, removedLabelFindings(s, k, removed, note, sources, verEv, fromServer)...)
 			}
 		}
 		if k.Kind == "taint" && carrying(k) == 0 {
@@ -216,14 +217,18 @@ func requiresLabel(spec *corev1.PodSpec, key string) []string {
 	return out
 }
 
-func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.KubeVersion, note string, sources []string, verEv string) []finding.Finding {
+// removedLabelFindings reports the templates requiring k. fromServer is
+// whether the release was read from the API server rather than the
+// kubelets.
+func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.KubeVersion, note string, sources []string, verEv string,
+	fromServer bool) []finding.Finding {
 	var out []finding.Finding
 	for _, w := range workloads(s) {
 		reqs := requiresLabel(w.spec, k.Key)
 		if len(reqs) == 0 {
 			continue
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    removedLabelsID,
 			Severity: finding.Medium,
 			Title:    fmt.Sprintf("%s requires the node label %s, which the cluster's release no longer applies", w, k.Key),
@@ -241,7 +246,29 @@ func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.Kub
 			Remediation: fmt.Sprintf("Select %s instead of %s (and tolerate the taint those nodes carry); search Helm values and "+
 				"operators' custom resources for the old key, since they re-render it.", k.Replacement, k.Key),
 			Cases: []string{caseDell, caseReddit},
+		}
+		// The template's selection as read, and the nodes' kubelet versions
+		// (what the release is read from without an API server version)
+		// and their lack of the label, grouped.
+		if it, ok := selectionItem(w); ok {
+			f.AddEvidence(it)
+		}
+		addNodeGroups(&f, nodePtrs(s.Nodes), func(n *corev1.Node) []finding.Field {
+			fs := labelsOf(k.Key)(n)
+			if !fromServer {
+				fs = append([]finding.Field{finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion)}, fs...)
+			}
+			return fs
 		})
+		out = append(out, f)
+	}
+	return out
+}
+
+func nodePtrs(nodes []corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
 	}
 	return out
 }
@@ -266,6 +293,7 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 		sel, hasSel := selectionOf(spec)
 		var repelled []string
 		var taint corev1.Taint
+		taintOf := map[string]corev1.Taint{} // each repelled node's taint
 		for j := range s.Nodes {
 			n := &s.Nodes[j]
 			if hasSel && !selects(sel, n) {
@@ -276,6 +304,7 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 					!tolerates(spec.Tolerations, t) {
 					repelled = append(repelled, n.Name)
 					taint = t
+					taintOf[n.Name] = t
 					break
 				}
 			}
@@ -307,6 +336,16 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 			}
 			f.Objects = append(f.Objects, check.NodeRef(n))
 		}
+		// The tolerations as read; the nodes carrying the replacement taint
+		// and none carrying the old one, grouped.
+		f.AddEvidence(tolerationsItem(w))
+		addNodeGroups(&f, nodePtrs(s.Nodes), func(n *corev1.Node) []finding.Field {
+			var fs []finding.Field
+			if t, ok := taintOf[n.Name]; ok {
+				fs = taintFields(n, t)
+			}
+			return append(fs, finding.Absent("spec.taints[key="+k.Key+"]"))
+		})
 		out = append(out, f)
 	}
 	return out
