@@ -3,6 +3,7 @@ package scheduling
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,7 +137,10 @@ func addNodeGroups(f *finding.Finding, nodes []*corev1.Node, fields func(*corev1
 func labelsOf(keys ...string) func(*corev1.Node) []finding.Field {
 	return func(n *corev1.Node) []finding.Field {
 		var fs []finding.Field
-		for _, k := range keys {
+		for i, k := range keys {
+			if slices.Contains(keys[:i], k) {
+				continue
+			}
 			if f, ok := labelField(n, k); ok {
 				fs = append(fs, f)
 			}
