@@ -40,7 +40,6 @@ var freeTextOnly = []string{
 	"ingress-nginx-legacy-tls",
 	"object-count-explosion",
 	"removed-apis",
-	"stale-token-clients",
 	"unrequested-memory",
 	"upgrade-preflight",
 }
