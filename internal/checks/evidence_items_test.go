@@ -40,7 +40,6 @@ var freeTextOnly = []string{
 	"ingress-nginx-legacy-tls",
 	"object-count-explosion",
 	"removed-apis",
-	"unrequested-memory",
 	"upgrade-preflight",
 }
 
