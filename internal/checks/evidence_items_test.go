@@ -40,7 +40,6 @@ var freeTextOnly = []string{
 	"ingress-nginx-legacy-tls",
 	"object-count-explosion",
 	"removed-apis",
-	"upgrade-preflight",
 }
 
 // resolvedInOwnTests are checks that the corpus cannot make fire (they
