@@ -529,10 +529,13 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			continue
 		}
 		nodes := map[string]bool{}
+		var held finding.Grouper // the budget's pods on nodes still to drain, by node
 		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && pdb.Spec.Selector != nil && !sel.Empty() {
 			for _, p := range ix.PodsMatching(pdb.Namespace, sel) {
 				if p.Spec.NodeName != "" && pendingNode(ix, p.Spec.NodeName, t) {
 					nodes[p.Spec.NodeName] = true
+					held.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+						finding.Value("spec.nodeName", p.Spec.NodeName))
 				}
 			}
 			if len(nodes) == 0 && len(ix.PodsMatching(pdb.Namespace, sel)) > 0 {
@@ -540,9 +543,13 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			}
 		}
 		pools := map[string]int{}
-		for n := range nodes {
+		var pooled []*corev1.Node // the nodes in the input that a pool label names
+		for _, n := range slices.Sorted(maps.Keys(nodes)) {
 			if node := ix.Node(n); node != nil {
 				pools[check.NodePool(node)]++
+				if check.NodePool(node) != "" {
+					pooled = append(pooled, node)
+				}
 			}
 		}
 		var poolText []string
@@ -571,6 +578,18 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 		// eviction, or the status the controller wrote (never a zero of a
 		// budget without status).
 		fd.AddEvidence(finding.Quote(ref, whyFields...))
+		// Where its pods run, and the pool labels of those nodes: what the
+		// per-pool count is read from.
+		pods := held.Items()
+		if len(pods) > check.MaxEvidence {
+			pods = pods[:check.MaxEvidence]
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("the budget's pods on the first %d nodes:", check.MaxEvidence))
+		}
+		fd.AddEvidence(pods...)
+		fd.AddEvidence(check.NodeValues(pooled, func(n *corev1.Node) []finding.Field {
+			key, value, _ := strings.Cut(check.NodePool(n), "=")
+			return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
+		})...)
 		out = append(out, fd)
 	}
 	var bare, local []*snapshot.Pod

@@ -10,7 +10,8 @@ import (
 )
 
 // TestPreflightDrainEvidenceItems: budgets that forbid every eviction by
-// their spec quote that spec field, not a status the fixture does not
+// their spec quote that spec field (and their pods' nodes and the nodes'
+// pools), not a status the fixture does not
 // have (the evidence said "status.disruptionsAllowed=0,
 // status.expectedPods=0" of budgets without status); the node that drains
 // at once quotes its pool and kubelet and its DaemonSet pod (the control
@@ -20,8 +21,10 @@ func TestPreflightDrainEvidenceItems(t *testing.T) {
 	const file = "drain-budgets.yaml"
 	fs, _ := runWith(t, upgradePreflightCheck(), at(checktest.Complete(checktest.Load(t, file)), "v1.33.4"), target("1.34"))
 	want := map[string][]string{
-		"PodDisruptionBudget shop/web allows no eviction": {"PodDisruptionBudget/shop/web: spec.maxUnavailable=0"},
-		"PodDisruptionBudget shop/db allows no eviction":  {"PodDisruptionBudget/shop/db: spec.minAvailable=100%"},
+		"PodDisruptionBudget shop/web allows no eviction": {"PodDisruptionBudget/shop/web: spec.maxUnavailable=0",
+			"Pod/shop/web-6d5f8-abcde: spec.nodeName=apps-1", "Node/apps-1: metadata.labels[cloud.google.com/gke-nodepool]=apps"},
+		"PodDisruptionBudget shop/db allows no eviction": {"PodDisruptionBudget/shop/db: spec.minAvailable=100%",
+			"Pod/shop/db-0: spec.nodeName=apps-1", "Node/apps-1: metadata.labels[cloud.google.com/gke-nodepool]=apps"},
 		"2 nodes run only DaemonSet and mirror pods": {
 			"Node/apps-2: metadata.labels[cloud.google.com/gke-nodepool]=apps, status.nodeInfo.kubeletVersion=v1.33.2",
 			"Node/cp-1: status.nodeInfo.kubeletVersion=v1.33.4",
