@@ -265,6 +265,14 @@ func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.Kub
 	return out
 }
 
+// carryVerb is "carries" for one node, "carry" for more.
+func carryVerb(n int) string {
+	if n == 1 {
+		return "carries"
+	}
+	return "carry"
+}
+
 func nodePtrs(nodes []corev1.Node) []*corev1.Node {
 	out := make([]*corev1.Node, len(nodes))
 	for i := range nodes {
@@ -317,9 +325,9 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 			Severity: finding.Medium,
 			Title:    fmt.Sprintf("%s tolerates the old %s taint but not %s, so it does not run on control-plane nodes", w, k.Key, k.Replacement),
 			Message: fmt.Sprintf("%s tolerates %s, the taint kubeadm put on control-plane nodes before %s, but not %s:%s, which %s "+
-				"in the input carry: the DaemonSet controller creates no pod for a node whose NoSchedule taint the template does "+
+				"in the input %s: the DaemonSet controller creates no pod for a node whose NoSchedule taint the template does "+
 				"not tolerate, so whatever this agent does is missing there.", w, k.Key, k.RemovedIn, taint.Key, taint.Effect,
-				check.Plural(len(repelled), "node", "nodes")),
+				check.Plural(len(repelled), "node", "nodes"), carryVerb(len(repelled))),
 			Objects: []finding.ObjectRef{w.ref()},
 			Evidence: []string{
 				fmt.Sprintf("tolerations name %s but none tolerates %s:%s", k.Key, taint.Key, taint.Effect),

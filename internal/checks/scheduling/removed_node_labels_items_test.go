@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -54,4 +55,14 @@ func TestRemovedNodeLabelsEvidenceItems(t *testing.T) {
 		t.Errorf("%d findings, want %d", len(fs), len(want))
 	}
 	checktest.EvidenceTrue(t, fs, file)
+}
+
+// One control-plane node "carries" the taint; the message said "1 node in
+// the input carry".
+func TestRemovedNodeLabelsTaintVerb(t *testing.T) {
+	fs, _, _ := checktest.Run(t, removedNodeLabelsCheck(), checktest.Load(t, "removed-node-labels/route-reflectors.yaml"))
+	f, ok := removedRefs(fs)["DaemonSet/monitoring/node-exporter"]
+	if !ok || !strings.Contains(f.Message, "which 1 node in the input carries:") {
+		t.Errorf("message %q", f.Message)
+	}
 }

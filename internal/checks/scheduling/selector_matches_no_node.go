@@ -335,11 +335,8 @@ func (r *selectorRun) noNodeFinding(w workload, sel selection) finding.Finding {
 		f.Remediation = fmt.Sprintf("Select %s (and tolerate the %s taint) instead of the master label; search Helm values, "+
 			"operators' custom resources and CNI configuration for other references to it before the next upgrade.", labelCtrlPlane, labelCtrlPlane)
 		f.Cases = []string{caseReddit, caseDell}
-		carry := "carry"
-		if r.ctrl == 1 {
-			carry = "carries"
-		}
-		ev = append(ev, fmt.Sprintf("%s %s %s, 0 carry %s (%s)", check.Plural(r.ctrl, "node", "nodes"), carry, labelCtrlPlane, labelMaster, strings.TrimSpace(lbl.Note)))
+		ev = append(ev, fmt.Sprintf("%s %s %s, 0 carry %s (%s)", check.Plural(r.ctrl, "node", "nodes"), carryVerb(r.ctrl), labelCtrlPlane,
+			labelMaster, strings.TrimSpace(lbl.Note)))
 		if r.version != "" {
 			ev = append(ev, "control plane "+r.version)
 		}
