@@ -555,15 +555,18 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 	var out []finding.Finding
 	for i := range s.PodDisruptionBudgets {
 		pdb := &s.PodDisruptionBudgets[i]
-		why := blocksEviction(pdb)
+		why, whyFields := blocksEviction(pdb)
 		if why == "" {
 			continue
 		}
 		nodes := map[string]bool{}
+		var held finding.Grouper // the budget's pods on nodes still to drain, by node
 		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && pdb.Spec.Selector != nil && !sel.Empty() {
 			for _, p := range ix.PodsMatching(pdb.Namespace, sel) {
 				if p.Spec.NodeName != "" && pendingNode(ix, p.Spec.NodeName, t) {
 					nodes[p.Spec.NodeName] = true
+					held.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+						finding.Value("spec.nodeName", p.Spec.NodeName))
 				}
 			}
 			if len(nodes) == 0 && len(ix.PodsMatching(pdb.Namespace, sel)) > 0 {
@@ -571,9 +574,13 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			}
 		}
 		pools := map[string]int{}
-		for n := range nodes {
+		var pooled []*corev1.Node // the nodes in the input that a pool label names
+		for _, n := range slices.Sorted(maps.Keys(nodes)) {
 			if node := ix.Node(n); node != nil {
 				pools[check.NodePool(node)]++
+				if check.NodePool(node) != "" {
+					pooled = append(pooled, node)
+				}
 			}
 		}
 		var poolText []string
@@ -598,8 +605,22 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 				"minAvailable/maxUnavailable for the upgrade window.",
 			Cases: []string{casePDBUpgrade, caseKubeflowPDBs},
 		}
-		fd.AddEvidence(finding.Quote(ref, finding.Value("status.disruptionsAllowed", pdb.Status.DisruptionsAllowed),
-			finding.Value("status.expectedPods", pdb.Status.ExpectedPods)))
+		// The fields the verdict rests on: the spec that forbids every
+		// eviction, or the status the controller wrote (never a zero of a
+		// budget without status).
+		fd.AddEvidence(finding.Quote(ref, whyFields...))
+		// Where its pods run, and the pool labels of those nodes: what the
+		// per-pool count is read from.
+		pods := held.Items()
+		if len(pods) > check.MaxEvidence {
+			pods = pods[:check.MaxEvidence]
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("the budget's pods on the first %d nodes:", check.MaxEvidence))
+		}
+		fd.AddEvidence(pods...)
+		fd.AddEvidence(check.NodeValues(pooled, func(n *corev1.Node) []finding.Field {
+			key, value, _ := strings.Cut(check.NodePool(n), "=")
+			return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
+		})...)
 		out = append(out, fd)
 	}
 	var bare, local []*snapshot.Pod
@@ -647,24 +668,29 @@ func pendingNode(ix *snapshot.Index, name string, t check.KubeVersion) bool {
 // allows no disruption while its pods are healthy (a budget short of
 // healthy pods blocks too, but that is the workload's state, which
 // pdb-blocks-drain reports).
-func blocksEviction(pdb *policyv1.PodDisruptionBudget) string {
+func blocksEviction(pdb *policyv1.PodDisruptionBudget) (string, []finding.Field) {
 	if mu := pdb.Spec.MaxUnavailable; mu != nil &&
 		(mu.Type == intstr.Int && mu.IntVal == 0 || mu.Type == intstr.String && mu.StrVal == "0%") {
-		return fmt.Sprintf("spec.maxUnavailable=%s: no pod may ever be evicted", mu.String())
+		return fmt.Sprintf("spec.maxUnavailable=%s: no pod may ever be evicted", mu.String()),
+			[]finding.Field{finding.Value("spec.maxUnavailable", mu.String())}
 	}
 	if ma := pdb.Spec.MinAvailable; ma != nil {
 		switch {
 		case ma.Type == intstr.String && ma.StrVal == "100%":
-			return "spec.minAvailable=100%: no pod may ever be evicted"
+			return "spec.minAvailable=100%: no pod may ever be evicted", []finding.Field{finding.Value("spec.minAvailable", "100%")}
 		case ma.Type == intstr.Int && pdb.Status.ExpectedPods > 0 && ma.IntVal >= pdb.Status.ExpectedPods:
 			return fmt.Sprintf("spec.minAvailable=%d for status.expectedPods=%d: even with every pod healthy no eviction is allowed",
-				ma.IntVal, pdb.Status.ExpectedPods)
+					ma.IntVal, pdb.Status.ExpectedPods),
+				[]finding.Field{finding.Value("spec.minAvailable", ma.IntVal), finding.Value("status.expectedPods", pdb.Status.ExpectedPods)}
 		}
 	}
 	if pdb.Status.ExpectedPods > 0 && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
-		return fmt.Sprintf("status.disruptionsAllowed=0 with currentHealthy=%d, desiredHealthy=%d", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+		return fmt.Sprintf("status.disruptionsAllowed=0 with currentHealthy=%d, desiredHealthy=%d", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy),
+			[]finding.Field{finding.Value("status.disruptionsAllowed", pdb.Status.DisruptionsAllowed),
+				finding.Value("status.expectedPods", pdb.Status.ExpectedPods),
+				finding.Value("status.currentHealthy", pdb.Status.CurrentHealthy), finding.Value("status.desiredHealthy", pdb.Status.DesiredHealthy)}
 	}
-	return ""
+	return "", nil
 }
 
 func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, bool) {
@@ -687,8 +713,10 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 	ev = append(ev, "kubectl drain reference: "+kubectlDrainDocURL)
 	fd := finding.Finding{
 		Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
-		Title:       fmt.Sprintf("%s %s hold up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes")),
-		Message:     fmt.Sprintf("%s %s run on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes"), why),
+		Title: fmt.Sprintf("%s %s %s up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, drainVerb(len(pods), "holds", "hold"),
+			check.Plural(len(nodes), "node", "nodes")),
+		Message: fmt.Sprintf("%s %s %s on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, drainVerb(len(pods), "runs", "run"),
+			check.Plural(len(nodes), "node", "nodes"), why),
 		Objects:     refs,
 		Evidence:    ev,
 		Remediation: fix,
@@ -696,6 +724,14 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 	}
 	fd.AddEvidence(where.Items()...)
 	return fd, true
+}
+
+// drainVerb is the verb for n subjects: one or many.
+func drainVerb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // nodesRun is "1 node runs" or "3 nodes run".
