@@ -170,6 +170,10 @@ type auditFlags struct {
 	// ignoreProviderOwned leaves out the findings a managed provider owns
 	// (--ignore-provider-owned).
 	ignoreProviderOwned bool
+
+	// onReport, when set, receives the report before it is written: the
+	// fleet audit (--contexts) sums each context's report up.
+	onReport func(*report.Report)
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -200,7 +204,8 @@ could not run, 130 interrupted.`,
   kubegap audit --context prod -o json
   kubectl get nodes,pods,daemonsets -A -o yaml | kubegap audit --from -
   kubegap audit --from manifests/ -o sarif --output-file kubegap.sarif
-  kubegap audit --baseline last.json --fail-on-new --fail-on medium`,
+  kubegap audit --baseline last.json --fail-on-new --fail-on medium
+  kubegap audit --contexts staging,prod -o json --output-dir reports`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
@@ -233,10 +238,17 @@ could not run, 130 interrupted.`,
 		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
+	fleet := addFleetFlags(cmd, src)
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
 			return withCode(ExitError, err)
+		}
+		if fleet.active() {
+			return runFleet(cmd.Context(), app, src, fl, fleet)
+		}
+		if fleet.outputDir != "" {
+			return withCode(ExitError, errors.New("--output-dir writes one report per context: use it with --contexts or --all-contexts (one report: --output-file)"))
 		}
 		return runAudit(cmd.Context(), app, src, fl)
 	}
@@ -352,6 +364,9 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if out.locations && len(src.from) > 0 {
 		locate(rep, snapshot.Positions(src.from))
+	}
+	if fl.onReport != nil {
+		fl.onReport(rep)
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
