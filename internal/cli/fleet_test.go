@@ -3,11 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // fleetKubeconfig writes a kubeconfig whose contexts name the given
@@ -181,5 +184,64 @@ func TestContextFileNames(t *testing.T) {
 	}
 	if got[0] == "prod.json" || !strings.HasPrefix(got[0], "prod-") {
 		t.Errorf("prod and Prod would share a file on a case-insensitive file system: %q", got[:2])
+	}
+}
+
+// gatedVersion holds each /version request until limit of them are in
+// flight (or a bound passes), recording the most seen at once: a run that
+// read more clusters at a time than --max-concurrent-contexts shows it.
+type gatedVersion struct {
+	api      *liveAPI
+	limit    int
+	mu       sync.Mutex
+	inflight int
+	most     int
+	arrived  chan struct{}
+}
+
+func (g *gatedVersion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/version" {
+		g.api.ServeHTTP(w, r)
+		return
+	}
+	g.mu.Lock()
+	g.inflight++
+	g.most = max(g.most, g.inflight)
+	wait := g.arrived
+	if g.inflight >= g.limit {
+		// Release this group and start the next.
+		close(g.arrived)
+		g.arrived = make(chan struct{})
+	}
+	g.mu.Unlock()
+	select {
+	case <-wait:
+	case <-time.After(2 * time.Second):
+	}
+	g.mu.Lock()
+	g.inflight--
+	g.mu.Unlock()
+	g.api.ServeHTTP(w, r)
+}
+
+func TestFleetBoundedConcurrency(t *testing.T) {
+	g := &gatedVersion{api: &liveAPI{}, limit: 2, arrived: make(chan struct{})}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	servers := map[string]string{}
+	for _, n := range []string{"c1", "c2", "c3", "c4", "c5"} {
+		servers[n] = srv.URL
+	}
+	kc := fleetKubeconfig(t, servers)
+	code, out, errOut := runKubegap(t, "audit", "--kubeconfig", kc, "--all-contexts", "--max-concurrent-contexts", "2", "-q", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr %q", code, errOut)
+	}
+	var sum FleetSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Totals.Audited != 5 {
+		t.Fatalf("%v %+v", err, sum.Totals)
+	}
+	if g.most != 2 {
+		t.Errorf("at most %d clusters were read at once, want 2 (--max-concurrent-contexts 2)", g.most)
 	}
 }
