@@ -80,9 +80,11 @@ func TestAuditContextsOneStoppedMidRun(t *testing.T) {
 	}
 
 	// beta is reached through a proxy that, on the first request that is
-	// not discovery, stops beta for real and then forwards it: from then
-	// on every request meets a closed port, and the proxy drops the
-	// client's connection as a dead server would.
+	// not discovery, stops beta for real, stops accepting connections
+	// itself and then forwards the request: it meets beta's closed port,
+	// and the proxy drops the client's connection as a dead server's
+	// kernel would. From then on a new connection is refused, as beta's
+	// own address refuses it.
 	var stopped atomic.Bool
 	var once sync.Once
 	target, err := url.Parse(beta.Host)
@@ -94,10 +96,12 @@ func TestAuditContextsOneStoppedMidRun(t *testing.T) {
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	rp.ErrorHandler = func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) }
-	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var proxy *httptest.Server
+	proxy = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isDiscovery(r.URL.Path) {
 			once.Do(func() {
 				beta.Stop(t)
+				proxy.Listener.Close()
 				stopped.Store(true)
 			})
 		}
