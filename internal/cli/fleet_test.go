@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -243,5 +245,36 @@ func TestFleetBoundedConcurrency(t *testing.T) {
 	}
 	if g.most != 2 {
 		t.Errorf("at most %d clusters were read at once, want 2 (--max-concurrent-contexts 2)", g.most)
+	}
+}
+
+// TestFleetInterrupted: Ctrl-C while contexts are being read ends the run
+// with exit 130 and no summary, whichever context it was waiting on.
+func TestFleetInterrupted(t *testing.T) {
+	release := make(chan struct{})
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer stalled.Close()
+	defer close(release)
+	kc := fleetKubeconfig(t, map[string]string{"a": stalled.URL, "b": stalled.URL, "c": stalled.URL})
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, &App{Out: &out, ErrOut: &errOut}, []string{"audit", "--kubeconfig", kc, "--all-contexts", "--max-concurrent-contexts", "2"})
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitInterrupted || out.Len() != 0 {
+			t.Errorf("exit %d, stdout %q; want 130 and no summary", code, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the fleet audit still waits on the stalled discovery after Ctrl-C")
 	}
 }
