@@ -138,6 +138,10 @@ func (f *sourceFlags) namespace() string {
 }
 
 type auditFlags struct {
+	// onReport, when set, receives the report before it is written: the
+	// fleet audit (--contexts) sums each context's report up.
+	onReport func(*report.Report)
+
 	output        string
 	outputFile    string
 	failOn        string
@@ -170,10 +174,6 @@ type auditFlags struct {
 	// ignoreProviderOwned leaves out the findings a managed provider owns
 	// (--ignore-provider-owned).
 	ignoreProviderOwned bool
-
-	// onReport, when set, receives the report before it is written: the
-	// fleet audit (--contexts) sums each context's report up.
-	onReport func(*report.Report)
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -209,6 +209,7 @@ could not run, 130 interrupted.`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
+	fleet := addFleetFlags(cmd, src)
 	f := cmd.Flags()
 	f.StringVarP(&fl.output, "output", "o", "text", "output format: "+outputList())
 	f.StringVar(&fl.outputFile, "output-file", "", "write the report to this file instead of standard output (written only when the audit ran)")
@@ -238,7 +239,6 @@ could not run, 130 interrupted.`,
 		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
-	fleet := addFleetFlags(cmd, src)
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -362,11 +362,11 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		}
 		baseline.Compare(rep, fl.baseline, kept)
 	}
-	if out.locations && len(src.from) > 0 {
-		locate(rep, snapshot.Positions(src.from))
-	}
 	if fl.onReport != nil {
 		fl.onReport(rep)
+	}
+	if out.locations && len(src.from) > 0 {
+		locate(rep, snapshot.Positions(src.from))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
