@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -255,6 +256,33 @@ func TestAuditContextsOneStoppedMidRun(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) != 2 {
 		t.Errorf("--output-dir holds %d files (%v), want alpha's and beta's", len(entries), err)
+	}
+
+	// The fleet run sent alpha nothing but reads.
+	for _, r := range alpha.Requests(t, testcluster.UserReader) {
+		if r.Verb != "get" && r.Verb != "list" && r.Verb != "watch" {
+			t.Errorf("alpha: the reader sent %s %s", r.Verb, r.RequestURI)
+		}
+	}
+
+	// The Markdown summary of the clusters still up names each row with
+	// the same counts.
+	md := exec.Command(testcluster.Kubegap(t), "audit", "--kubeconfig", kc, "--contexts", ctxGamma+","+ctxAlpha, "-o", "markdown", "-q")
+	var mdOut strings.Builder
+	md.Stdout = &mdOut
+	err = md.Run()
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("--contexts gamma,alpha -o markdown: exit %v, want 2", err)
+	}
+	wantRow := fmt.Sprintf("| %s | v1.37.2 | %d | %d | %d | %d | %d | %d | %d | %d | 0 | 1 | - |", ctxAlpha,
+		a.Findings.Critical, a.Findings.High, a.Findings.Medium, a.Findings.Low, a.Findings.Info, a.Checks.Fail, a.Checks.Pass, a.Checks.Partial+a.Checks.NotEvaluated)
+	for _, want := range []string{"1 context audited, 1 could not be audited", wantRow, "| gamma | - | - |", "could not audit: cannot read the API server"} {
+		if !strings.Contains(mdOut.String(), want) {
+			t.Errorf("Markdown summary lacks %q:\n%s", want, mdOut.String())
+		}
+	}
+	if ig, ia := strings.Index(mdOut.String(), "| gamma |"), strings.Index(mdOut.String(), "| alpha |"); ig > ia {
+		t.Errorf("rows are not in the order --contexts gives them:\n%s", mdOut.String())
 	}
 }
 
