@@ -1,0 +1,314 @@
+// Package policyreport renders an audit report as the in-cluster report
+// objects that policy engines write and Policy Reporter, RHACM, Rancher and
+// Fairwinds Insights collect: wgpolicyk8s.io/v1alpha2 PolicyReport and
+// ClusterPolicyReport (kubernetes-sigs/wg-policy-prototypes), or their
+// successor openreports.io/v1alpha1 Report and ClusterReport
+// (openreports/reports-api).
+//
+// One namespaced report per namespace that holds an object of a finding,
+// one cluster report for findings on cluster-scoped objects only and for
+// how every check went. Every object is named "kubegap" and labelled
+// app.kubernetes.io/managed-by=kubegap, so a new run replaces the last one
+// and a publisher can find (and delete) the reports of namespaces that no
+// longer have findings.
+package policyreport
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	openreportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/report"
+)
+
+// Format is one of the two report APIs.
+type Format string
+
+// The formats, as -o and publish --format name them.
+const (
+	PolicyReport Format = "policyreport"
+	OpenReports  Format = "openreports"
+)
+
+// ParseFormat reads a format name.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case PolicyReport, OpenReports:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("unknown report format %q (want %s or %s)", s, PolicyReport, OpenReports)
+}
+
+// Name is the name of every object kubegap writes: one per namespace and
+// one cluster report, so the next run's objects replace these.
+const Name = "kubegap"
+
+// Source is the results' (and an OpenReports report's) source.
+const Source = "kubegap"
+
+// Labels on every object written. ManagedByLabel=kubegap is what a
+// publisher selects to find its own reports among those other engines
+// write.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	NameLabel      = "app.kubernetes.io/name"
+)
+
+// Selector selects kubegap's reports.
+const Selector = ManagedByLabel + "=" + Source
+
+// Resources are the API resources of a format: the namespaced report and
+// the cluster report.
+func Resources(f Format) (namespaced, cluster schema.GroupVersionResource) {
+	if f == OpenReports {
+		gv := openreportsv1alpha1.SchemeGroupVersion
+		return gv.WithResource("reports"), gv.WithResource("clusterreports")
+	}
+	gv := WGPolicyGroupVersion
+	return gv.WithResource("policyreports"), gv.WithResource("clusterpolicyreports")
+}
+
+// Options are what the mapping needs besides the report.
+type Options struct {
+	// FailOn: findings at or above it are "fail", below it "warn".
+	// NoFail (--fail-on none) makes every finding "warn".
+	FailOn finding.Severity
+	NoFail bool
+	// Area names the area of a check, the results' category ("" leaves it
+	// out).
+	Area func(checkID string) string
+	// UID returns an object's UID where the input held it ("" when not).
+	UID func(finding.ObjectRef) types.UID
+}
+
+// result is one result, common to both APIs (their result structs have
+// the same fields and JSON names).
+type result = openreportsv1alpha1.ReportResult
+
+// Objects maps rep onto report objects of format f: the namespaced
+// reports sorted by namespace, then the cluster report.
+func Objects(rep *report.Report, f Format, o Options) []runtime.Object {
+	byNS, cluster := results(rep, o)
+	var out []runtime.Object
+	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+		out = append(out, object(f, ns, byNS[ns]))
+	}
+	return append(out, object(f, "", cluster))
+}
+
+// results sorts rep's results into namespaces (a finding goes to the
+// report of each namespace that holds one of its objects) and the cluster
+// report (findings on cluster-scoped objects alone, and how each check
+// went where no finding says it).
+func results(rep *report.Report, o Options) (map[string][]result, []result) {
+	ts := metav1.Timestamp{Seconds: rep.GeneratedAt.Unix()}
+	if rep.GeneratedAt.IsZero() {
+		ts = metav1.Timestamp{}
+	}
+	byNS := map[string][]result{}
+	var cluster []result
+	// ruled: the rules of each check that findings are known to come from.
+	ruled := map[string]map[string]bool{}
+	rulesOf := map[string][]report.RuleResult{}
+	for _, c := range rep.Checks {
+		rulesOf[c.ID] = c.Rules
+	}
+	for _, f := range rep.Findings {
+		r := findingResult(rep, f, ts, o)
+		if r.Rule == "" && len(rulesOf[f.Check]) == 1 {
+			r.Rule = rulesOf[f.Check][0].ID
+		}
+		if ruled[f.Check] == nil {
+			ruled[f.Check] = map[string]bool{}
+		}
+		ruled[f.Check][r.Rule] = true
+		var namespaces []string
+		for _, obj := range f.Objects {
+			if obj.Namespace != "" && !slices.Contains(namespaces, obj.Namespace) {
+				namespaces = append(namespaces, obj.Namespace)
+			}
+		}
+		if len(namespaces) == 0 {
+			cluster = append(cluster, r)
+			continue
+		}
+		for _, ns := range namespaces {
+			byNS[ns] = append(byNS[ns], r)
+		}
+	}
+	for _, c := range rep.Checks {
+		cluster = append(cluster, checkResults(c, ruled[c.ID], ts, o)...)
+	}
+	return byNS, cluster
+}
+
+func findingResult(rep *report.Report, f finding.Finding, ts metav1.Timestamp, o Options) result {
+	r := result{
+		Source:      Source,
+		Policy:      f.Check,
+		Rule:        f.Rule,
+		Severity:    openreportsv1alpha1.ResultSeverity(f.Severity.String()),
+		Timestamp:   ts,
+		Result:      "warn",
+		Description: f.Message,
+		Properties: map[string]string{
+			"findingID": f.ID,
+			"title":     f.Title,
+		},
+	}
+	if !o.NoFail && f.Severity >= o.FailOn {
+		r.Result = "fail"
+	}
+	if o.Area != nil {
+		r.Category = o.Area(f.Check)
+	}
+	for _, obj := range f.Objects {
+		ref := corev1.ObjectReference{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}
+		if o.UID != nil {
+			ref.UID = o.UID(obj)
+		}
+		r.Subjects = append(r.Subjects, ref)
+	}
+	if len(f.Cases) > 0 {
+		cited := make([]string, len(f.Cases))
+		for i, id := range f.Cases {
+			cited[i] = id
+			if rel := f.RelationTo(id); rel != "" {
+				cited[i] += " (" + string(rel) + ")"
+			}
+		}
+		r.Properties["cases"] = strings.Join(cited, ", ")
+		if rep.CaseBaseURL != "" {
+			r.Properties["caseURL"] = rep.CaseBaseURL + f.Cases[0]
+		}
+	}
+	if ev := evidenceSummary(f.Evidence); ev != "" {
+		r.Properties["evidence"] = ev
+	}
+	if f.Preflight != "" {
+		r.Properties["preflight"] = f.Preflight
+	}
+	if f.Owner != nil {
+		r.Properties["owner"] = f.Owner.Provider
+	}
+	return r
+}
+
+// evidenceMax is how many evidence lines a result quotes; the JSON report
+// holds them all.
+const evidenceMax = 3
+
+func evidenceSummary(lines []string) string {
+	if len(lines) <= evidenceMax {
+		return strings.Join(lines, "; ")
+	}
+	return fmt.Sprintf("%s; (%d more in the kubegap report)", strings.Join(lines[:evidenceMax], "; "), len(lines)-evidenceMax)
+}
+
+// checkResults says how a check went where its findings do not: pass for
+// a rule that ran on complete input and found nothing, skip (with the
+// reason) for a rule that ran on incomplete input or not at all, error for
+// a check that could not be evaluated. Unknown is never pass.
+func checkResults(c report.CheckResult, ruled map[string]bool, ts metav1.Timestamp, o Options) []result {
+	base := result{Source: Source, Policy: c.ID, Timestamp: ts}
+	if o.Area != nil {
+		base.Category = o.Area(c.ID)
+	}
+	if c.Status == report.NotEvaluated {
+		r := base
+		r.Result = "error"
+		r.Description = "not evaluated: " + c.Reason
+		if c.Reason == "" {
+			r.Description = "not evaluated"
+		}
+		return []result{r}
+	}
+	var out []result
+	for _, rr := range c.Rules {
+		r := base
+		r.Rule = rr.ID
+		switch {
+		case rr.Status != report.RuleEvaluated:
+			r.Result = "skip"
+			r.Description = string(rr.Status) + ": " + rr.Reason
+			if rr.Reason == "" {
+				r.Description = string(rr.Status)
+			}
+			if len(rr.Missing) > 0 {
+				r.Properties = map[string]string{"missing": strings.Join(rr.Missing, ", ")}
+			}
+		case ruled[rr.ID]:
+			continue // its findings are its results
+		case c.Status == report.Fail && ruled[""]:
+			// A finding that names no rule may be this rule's: do not
+			// call the rule passed.
+			continue
+		default:
+			r.Result = "pass"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// object builds one report of format f: a namespaced one for namespace
+// ns, the cluster report for "".
+func object(f Format, ns string, results []result) runtime.Object {
+	meta := metav1.ObjectMeta{
+		Name:      Name,
+		Namespace: ns,
+		Labels:    map[string]string{ManagedByLabel: Source, NameLabel: Source},
+	}
+	sum := summarize(results)
+	if f == OpenReports {
+		gv := openreportsv1alpha1.SchemeGroupVersion.String()
+		if ns == "" {
+			return &openreportsv1alpha1.ClusterReport{
+				TypeMeta:   metav1.TypeMeta{APIVersion: gv, Kind: "ClusterReport"},
+				ObjectMeta: meta, Source: Source, Summary: sum, Results: results,
+			}
+		}
+		return &openreportsv1alpha1.Report{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gv, Kind: "Report"},
+			ObjectMeta: meta, Source: Source, Summary: sum, Results: results,
+		}
+	}
+	kind := "PolicyReport"
+	if ns == "" {
+		kind = "ClusterPolicyReport"
+	}
+	return &WGPolicyReport{
+		TypeMeta:   metav1.TypeMeta{APIVersion: WGPolicyGroupVersion.String(), Kind: kind},
+		ObjectMeta: meta,
+		Summary:    sum,
+		Results:    results,
+	}
+}
+
+func summarize(results []result) openreportsv1alpha1.ReportSummary {
+	var s openreportsv1alpha1.ReportSummary
+	for _, r := range results {
+		switch r.Result {
+		case "pass":
+			s.Pass++
+		case "fail":
+			s.Fail++
+		case "warn":
+			s.Warn++
+		case "error":
+			s.Error++
+		case "skip":
+			s.Skip++
+		}
+	}
+	return s
+}
