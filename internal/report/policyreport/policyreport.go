@@ -232,8 +232,18 @@ func checkResults(c report.CheckResult, ruled map[string]bool, ts metav1.Timesta
 		}
 		return []result{r}
 	}
+	rules := c.Rules
+	if len(rules) == 0 && c.Status != report.Fail {
+		// A report written before checks listed their rules: the check
+		// stands for its one rule.
+		st := report.RuleEvaluated
+		if c.Status != report.Pass {
+			st = report.RulePartial
+		}
+		rules = []report.RuleResult{{Status: st, Reason: c.Reason}}
+	}
 	var out []result
-	for _, rr := range c.Rules {
+	for _, rr := range rules {
 		r := base
 		r.Rule = rr.ID
 		switch {
