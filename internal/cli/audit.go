@@ -42,6 +42,9 @@ type sourceFlags struct {
 	offline bool
 	// notes are what loading files skipped, for the report's warnings.
 	notes []string
+	// instead is what a command that reads no files suggests when no
+	// cluster is configured (publish); empty for audit and snapshot.
+	instead string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
