@@ -28,53 +28,29 @@ import (
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/reportapi"
 )
 
-// Format is one of the two report APIs.
-type Format string
+// Format is one of the two report APIs (reportapi.Format).
+type Format = reportapi.Format
 
-// The formats, as -o and publish --format name them.
+// The formats and the names of kubegap's objects, from reportapi.
 const (
-	PolicyReport Format = "policyreport"
-	OpenReports  Format = "openreports"
+	PolicyReport   = reportapi.PolicyReport
+	OpenReports    = reportapi.OpenReports
+	Name           = reportapi.Name
+	Source         = reportapi.Source
+	ManagedByLabel = reportapi.ManagedByLabel
+	NameLabel      = reportapi.NameLabel
+	Selector       = reportapi.Selector
 )
 
 // ParseFormat reads a format name.
-func ParseFormat(s string) (Format, error) {
-	switch Format(s) {
-	case PolicyReport, OpenReports:
-		return Format(s), nil
-	}
-	return "", fmt.Errorf("unknown report format %q (want %s or %s)", s, PolicyReport, OpenReports)
-}
+func ParseFormat(s string) (Format, error) { return reportapi.ParseFormat(s) }
 
-// Name is the name of every object kubegap writes: one per namespace and
-// one cluster report, so the next run's objects replace these.
-const Name = "kubegap"
-
-// Source is the results' (and an OpenReports report's) source.
-const Source = "kubegap"
-
-// Labels on every object written. ManagedByLabel=kubegap is what a
-// publisher selects to find its own reports among those other engines
-// write.
-const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	NameLabel      = "app.kubernetes.io/name"
-)
-
-// Selector selects kubegap's reports.
-const Selector = ManagedByLabel + "=" + Source
-
-// Resources are the API resources of a format: the namespaced report and
-// the cluster report.
+// Resources are the namespaced and the cluster report resource of f.
 func Resources(f Format) (namespaced, cluster schema.GroupVersionResource) {
-	if f == OpenReports {
-		gv := openreportsv1alpha1.SchemeGroupVersion
-		return gv.WithResource("reports"), gv.WithResource("clusterreports")
-	}
-	gv := WGPolicyGroupVersion
-	return gv.WithResource("policyreports"), gv.WithResource("clusterpolicyreports")
+	return reportapi.Resources(f)
 }
 
 // Options are what the mapping needs besides the report.
@@ -280,7 +256,7 @@ func object(f Format, ns string, results []result) runtime.Object {
 	}
 	sum := summarize(results)
 	if f == OpenReports {
-		gv := openreportsv1alpha1.SchemeGroupVersion.String()
+		gv := reportapi.OpenReportsGroupVersion.String()
 		if ns == "" {
 			return &openreportsv1alpha1.ClusterReport{
 				TypeMeta:   metav1.TypeMeta{APIVersion: gv, Kind: "ClusterReport"},
@@ -297,7 +273,7 @@ func object(f Format, ns string, results []result) runtime.Object {
 		kind = "ClusterPolicyReport"
 	}
 	return &WGPolicyReport{
-		TypeMeta:   metav1.TypeMeta{APIVersion: WGPolicyGroupVersion.String(), Kind: kind},
+		TypeMeta:   metav1.TypeMeta{APIVersion: reportapi.WGPolicyGroupVersion.String(), Kind: kind},
 		ObjectMeta: meta,
 		Summary:    sum,
 		Results:    results,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/reportapi"
 )
 
 func sampleReport() *report.Report {
@@ -203,6 +204,13 @@ func TestWritePolicyReportKinds(t *testing.T) {
 		if _, ok := meta["creationTimestamp"]; ok {
 			t.Errorf("document %d carries creationTimestamp", i)
 		}
+	}
+}
+
+// The group version kubegap names is the upstream module's.
+func TestOpenReportsGroupVersion(t *testing.T) {
+	if reportapi.OpenReportsGroupVersion != openreportsv1alpha1.SchemeGroupVersion {
+		t.Errorf("reportapi names %v, the openreports module %v", reportapi.OpenReportsGroupVersion, openreportsv1alpha1.SchemeGroupVersion)
 	}
 }
 

@@ -4,13 +4,7 @@ import (
 	openreportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// WGPolicyGroupVersion is the PolicyReport API kubegap writes: v1alpha2,
-// the version Kyverno, Policy Reporter and the other adapters write and
-// read.
-var WGPolicyGroupVersion = schema.GroupVersion{Group: "wgpolicyk8s.io", Version: "v1alpha2"}
 
 // WGPolicyReport is a wgpolicyk8s.io/v1alpha2 PolicyReport or (without a
 // namespace) ClusterPolicyReport, as far as kubegap fills it. kubegap does not
