@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/report/policyreport"
 )
 
@@ -53,7 +54,7 @@ func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured
 		res.Applied++
 		written[u.GetNamespace()+"/"+u.GetName()] = true
 		results, _, _ := unstructured.NestedSlice(u.Object, "results")
-		logf(o.Log, "applied %s %s (%d results)\n", u.GetKind(), objName(u), len(results))
+		logf(o.Log, "applied %s %s (%s)\n", u.GetKind(), objName(u), report.Plural(len(results), "result", "results"))
 	}
 
 	sel := metav1.ListOptions{LabelSelector: policyreport.Selector}
