@@ -37,8 +37,10 @@ type Result struct {
 // Publish server-side applies objs (policyreport.Unstructured's output:
 // namespaced reports, then the cluster report) and deletes kubegap's
 // reports (by the managed-by label) that this run did not write: those of
-// namespaces in scope that no longer have findings, and any cluster report
-// of another name. The client must be one of ReportsOnly's.
+// namespaces in scope that no longer have findings, and, after a
+// cluster-wide audit, any cluster report of another name (a namespace
+// audit's, see policyreport.ClusterReportName). The client must be one of
+// ReportsOnly's.
 func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured.Unstructured, o Options) (Result, error) {
 	var res Result
 	nsGVR, clusterGVR := policyreport.Resources(o.Format)
@@ -80,7 +82,7 @@ func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured
 			res.Deleted++
 			why := "no finding there now"
 			if it.GetNamespace() == "" {
-				why = "not this run's cluster report"
+				why = "a namespace audit's cluster report, replaced by this cluster-wide run"
 			}
 			logf(o.Log, "deleted %s %s (%s)\n", it.GetKind(), objName(it), why)
 		}
@@ -98,8 +100,13 @@ func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured
 			}
 		}
 	}
-	if err := stale(client.Resource(clusterGVR), clusterGVR.Resource, func(string) bool { return true }); err != nil {
-		return res, err
+	// A cluster-wide run's cluster report replaces every earlier one,
+	// namespace audits' included; a namespace audit's replaces only its
+	// own, which it just applied.
+	if len(o.Scope) == 0 {
+		if err := stale(client.Resource(clusterGVR), clusterGVR.Resource, func(string) bool { return true }); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }

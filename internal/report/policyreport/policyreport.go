@@ -14,6 +14,8 @@
 package policyreport
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -76,9 +78,9 @@ func Objects(rep *report.Report, f Format, o Options) []runtime.Object {
 	byNS, cluster := results(rep, o)
 	var out []runtime.Object
 	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
-		out = append(out, object(f, ns, byNS[ns]))
+		out = append(out, object(f, ns, byNS[ns], Name))
 	}
-	return append(out, object(f, "", cluster))
+	return append(out, object(f, "", cluster, ClusterReportName(rep.Source.Scope.Namespaces)))
 }
 
 // results sorts rep's results into namespaces (a finding goes to the
@@ -246,11 +248,29 @@ func checkResults(c report.CheckResult, ruled map[string]bool, ts metav1.Timesta
 	return out
 }
 
+// ClusterReportName is the cluster report's name for an audit of scope
+// (the namespaces read; none for every namespace): "kubegap" for a
+// cluster-wide audit, "kubegap-NS" for one of namespace NS, so that a
+// namespace audit's check results, which hold for that namespace only,
+// never replace the cluster-wide ones. A cluster-wide publish deletes
+// the namespace audits' cluster reports.
+func ClusterReportName(scope []string) string {
+	if len(scope) == 0 {
+		return Name
+	}
+	name := Name + "-" + strings.Join(scope, "-")
+	if len(name) > 253 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:236] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name
+}
+
 // object builds one report of format f: a namespaced one for namespace
 // ns, the cluster report for "".
-func object(f Format, ns string, results []result) runtime.Object {
+func object(f Format, ns string, results []result, name string) runtime.Object {
 	meta := metav1.ObjectMeta{
-		Name:      Name,
+		Name:      name,
 		Namespace: ns,
 		Labels:    map[string]string{ManagedByLabel: Source, NameLabel: Source},
 	}

@@ -224,3 +224,27 @@ func TestParseFormat(t *testing.T) {
 		t.Error("ParseFormat accepted a wrong name")
 	}
 }
+
+// A namespace audit's cluster report has a name of its own, so it never
+// replaces the cluster-wide one.
+func TestClusterReportNameByScope(t *testing.T) {
+	rep := sampleReport()
+	rep.Source.Scope.Namespaces = []string{"shop"}
+	objs := Objects(rep, PolicyReport, Options{})
+	cluster := objs[len(objs)-1].(*WGPolicyReport)
+	if cluster.Kind != "ClusterPolicyReport" || cluster.Name != "kubegap-shop" {
+		t.Errorf("a namespace audit's cluster report: %s %s", cluster.Kind, cluster.Name)
+	}
+	for _, o := range objs[:len(objs)-1] {
+		if n := o.(*WGPolicyReport).Name; n != Name {
+			t.Errorf("namespaced report named %q", n)
+		}
+	}
+	long := ClusterReportName([]string{strings.Repeat("a", 63), strings.Repeat("b", 63), strings.Repeat("c", 63), strings.Repeat("d", 63)})
+	if len(long) > 253 || !strings.HasPrefix(long, "kubegap-aaa") {
+		t.Errorf("a long scope's name: %d characters, %q", len(long), long)
+	}
+	if ClusterReportName(nil) != "kubegap" {
+		t.Error("a cluster-wide audit's cluster report is not kubegap")
+	}
+}

@@ -266,7 +266,7 @@ func TestCronJobAuditsThenPublishes(t *testing.T) {
 	// in a namespace of the test's own.
 	ns := c.Namespace(t)
 	var objs []runtime.Object
-	for _, k := range []string{"ServiceAccount/kubegap", "ServiceAccount/kubegap-publisher"} {
+	for _, k := range []string{"ServiceAccount/kubegap", "ServiceAccount/kubegap-publisher", "Secret/kubegap-publisher-token"} {
 		m[k].SetNamespace(ns)
 		objs = append(objs, m[k])
 	}
@@ -354,6 +354,29 @@ func TestCronJobAuditsThenPublishes(t *testing.T) {
 		if _, err := dyn.Resource(policyReports).Namespace(gns).Get(ctx, "kubegap", metav1.GetOptions{}); err != nil {
 			t.Errorf("%s's report after the second run: %v", gns, err)
 		}
+	}
+
+	// A namespace audit publishes its namespace's report and a cluster
+	// report of its own name; the other namespaces' reports and the
+	// cluster-wide report stay. The next cluster-wide run deletes it.
+	nsReport := filepath.Join(dir, "ns.json")
+	if _, stderr, code := kubegap(t, "audit", "-n", "knative-serving", "-o", "json", "--fail-on", "none", "-q", "--output-file", nsReport, "--kubeconfig", auditKC); code != 0 {
+		t.Fatalf("audit -n: exit %d\n%s", code, stderr)
+	}
+	if out, stderr, code := kubegap(t, "publish", "--from", nsReport, "--kubeconfig", publishKC); code != 0 {
+		t.Fatalf("publish of a namespace audit: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, name := range []string{"kubegap", "kubegap-knative-serving"} {
+		if _, err := dyn.Resource(clusterPolicyReports).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("ClusterPolicyReport %s after a namespace audit's publish: %v", name, err)
+		}
+	}
+	if _, err := dyn.Resource(policyReports).Namespace("azure-workload-identity-system").Get(ctx, "kubegap", metav1.GetOptions{}); err != nil {
+		t.Errorf("a namespace audit's publish removed another namespace's report: %v", err)
+	}
+	out = run()
+	if _, err := dyn.Resource(clusterPolicyReports).Get(ctx, "kubegap-knative-serving", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the namespace audit's cluster report after a cluster-wide run: %v\n%s", err, out)
 	}
 
 	// The same publisher writes OpenReports too (its role grants both).
