@@ -89,8 +89,12 @@ is not a kubegap JSON report, or is cut short, writes nothing (exit 2).`,
 			return withCode(ExitError, fmt.Errorf("publish: %w (%s written, %s deleted before it)",
 				err, report.Plural(res.Applied, "report", "reports"), report.Plural(res.Deleted, "report", "reports")))
 		}
-		_, err = fmt.Fprintf(app.Out, "kubegap publish: %s written, %s of namespaces without findings deleted (%s)\n",
-			report.Plural(res.Applied, "report", "reports"), report.Plural(res.Deleted, "stale report", "stale reports"), pf)
+		skipped := ""
+		if res.Skipped > 0 {
+			skipped = fmt.Sprintf(", %s of namespaces deleted since the audit skipped", report.Plural(res.Skipped, "report", "reports"))
+		}
+		_, err = fmt.Fprintf(app.Out, "kubegap publish: %s written, %s deleted%s (%s)\n",
+			report.Plural(res.Applied, "report", "reports"), report.Plural(res.Deleted, "stale report", "stale reports"), skipped, pf)
 		return err
 	}
 	return cmd

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -29,9 +30,10 @@ type Options struct {
 	Log io.Writer
 }
 
-// Result counts what Publish did.
+// Result counts what Publish did. Skipped counts the reports of
+// namespaces deleted since the audit.
 type Result struct {
-	Applied, Deleted int
+	Applied, Deleted, Skipped int
 }
 
 // Publish server-side applies objs (policyreport.Unstructured's output:
@@ -51,6 +53,13 @@ func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured
 			ri = client.Resource(nsGVR).Namespace(ns)
 		}
 		if _, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+			if ns := u.GetNamespace(); ns != "" && namespaceGone(err, ns) {
+				// Deleted since the audit: there is nothing left to
+				// report on, nor a report to keep.
+				res.Skipped++
+				logf(o.Log, "skipped %s %s (namespace %s no longer exists)\n", u.GetKind(), objName(u), ns)
+				continue
+			}
 			return res, fmt.Errorf("writing %s %s: %w", u.GetKind(), objName(u), explain(err, o.Format))
 		}
 		res.Applied++
@@ -109,6 +118,18 @@ func Publish(ctx context.Context, client dynamic.Interface, objs []*unstructured
 		}
 	}
 	return res, nil
+}
+
+// namespaceGone reports whether err is the API server's "namespaces NS
+// not found", which it answers for a write into a namespace that does not
+// exist.
+func namespaceGone(err error, ns string) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == ns
 }
 
 // explain says what to check when the server answers 404 for the report

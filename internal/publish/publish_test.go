@@ -41,3 +41,44 @@ func TestPublishWithoutTheCRDs(t *testing.T) {
 		t.Errorf("applied %d, %d requests: publish went on after the first 404", res.Applied, requests)
 	}
 }
+
+// A namespace deleted between the audit and publish: its report is
+// skipped, the rest is written.
+func TestPublishSkipsADeletedNamespace(t *testing.T) {
+	var applied []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/namespaces/gone/"):
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"namespaces \"gone\" not found","reason":"NotFound","details":{"name":"gone","kind":"namespaces"},"code":404}`))
+		case r.Method == http.MethodPatch:
+			applied = append(applied, r.URL.Path)
+			w.Write([]byte(`{"kind":"PolicyReport","apiVersion":"wgpolicyk8s.io/v1alpha2","metadata":{"name":"kubegap"}}`))
+		default:
+			w.Write([]byte(`{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`))
+		}
+	}))
+	defer ts.Close()
+	client, err := dynamic.NewForConfig(ReportsOnly(&rest.Config{Host: ts.URL}, policyreport.PolicyReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(kind, ns string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("wgpolicyk8s.io/v1alpha2")
+		u.SetKind(kind)
+		u.SetName("kubegap")
+		u.SetNamespace(ns)
+		return u
+	}
+	var log strings.Builder
+	res, err := Publish(context.Background(), client, []*unstructured.Unstructured{obj("PolicyReport", "gone"), obj("PolicyReport", "shop"), obj("ClusterPolicyReport", "")},
+		Options{Format: policyreport.PolicyReport, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied != 2 || res.Skipped != 1 || len(applied) != 2 || !strings.Contains(log.String(), "namespace gone no longer exists") {
+		t.Errorf("result %+v, applied %v, log:\n%s", res, applied, log.String())
+	}
+}
