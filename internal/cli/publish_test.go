@@ -16,6 +16,10 @@ func TestPublishBadInput(t *testing.T) {
 	if err := os.WriteFile(cut, []byte(report[:len(report)/3]), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	demoReport := filepath.Join(dir, "demo.json")
+	if err := os.WriteFile(demoReport, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	snapshotFile := filepath.Join(dir, "snap.json")
 	if err := os.WriteFile(snapshotFile, []byte(`{"apiVersion":"kubegap.dev/v1alpha1","kind":"Snapshot"}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -26,6 +30,7 @@ func TestPublishBadInput(t *testing.T) {
 		want string
 	}{
 		"truncated":      {[]string{"publish", "--from", cut}, "truncated"},
+		"the demo's":     {[]string{"publish", "--from", demoReport}, "demo cluster"},
 		"not a report":   {[]string{"publish", "--from", snapshotFile}, `kind "Snapshot"`},
 		"missing file":   {[]string{"publish", "--from", filepath.Join(dir, "none.json")}, "no such file"},
 		"no --from":      {[]string{"publish"}, `"from" not set`},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // maxReport bounds how much of the input is read: a JSON report of a
@@ -40,6 +41,9 @@ func LoadReport(r io.Reader, name string) (*report.Report, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&rep); err != nil {
 		return nil, fmt.Errorf("%s: not a readable kubegap JSON report: %s", name, jsonError(b, err))
+	}
+	if rep.Source.Type == snapshot.SourceDemo {
+		return nil, fmt.Errorf("%s: a report of the embedded demo cluster (audit --demo), which describes no cluster to publish into", name)
 	}
 	if len(rep.Checks) == 0 {
 		return nil, fmt.Errorf("%s: a kubegap report with no checks, which an audit never writes", name)
