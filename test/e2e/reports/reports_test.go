@@ -337,6 +337,20 @@ func TestCronJobAuditsThenPublishes(t *testing.T) {
 		t.Error("the cluster report counts no passed rule")
 	}
 
+	// -o policyreport of a live audit names each object with the UID the
+	// API server gave it.
+	pdb, err := admin.PolicyV1().PodDisruptionBudgets("knative-serving").Get(ctx, "activator-pdb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, stderr, code := kubegap(t, "audit", "-o", "policyreport", "-q", "--kubeconfig", auditKC)
+	if code != 1 {
+		t.Fatalf("audit -o policyreport: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(live, "    name: activator-pdb\n    namespace: knative-serving\n    uid: "+string(pdb.UID)+"\n") {
+		t.Errorf("-o policyreport of the live cluster does not name PodDisruptionBudget knative-serving/activator-pdb with its UID %s", pdb.UID)
+	}
+
 	// Fix istio-system's gap: the next run deletes its report and keeps
 	// the others.
 	if err := admin.PolicyV1().PodDisruptionBudgets("istio-system").Delete(ctx, "istiod", metav1.DeleteOptions{}); err != nil {
@@ -400,7 +414,7 @@ func TestCronJobAuditsThenPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	badMark := c.Mark(t)
-	_, stderr, code := kubegap(t, "publish", "--from", cut, "--kubeconfig", publishKC)
+	_, stderr, code = kubegap(t, "publish", "--from", cut, "--kubeconfig", publishKC)
 	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "truncated") {
 		t.Errorf("publish of a truncated report: exit %d, stderr %q", code, stderr)
 	}
