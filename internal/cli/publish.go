@@ -47,6 +47,9 @@ is not a kubegap JSON report, or is cut short, writes nothing (exit 2).`,
 		Args: cobra.NoArgs,
 	}
 	kube := genericclioptions.NewConfigFlags(true)
+	// The report says which namespaces to write; a -n of kubectl's would
+	// be ignored, so publish has none.
+	kube.Namespace = nil
 	kube.AddFlags(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "the kubegap JSON report to publish (audit -o json); - reads standard input")
