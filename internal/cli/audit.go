@@ -42,6 +42,9 @@ type sourceFlags struct {
 	offline bool
 	// notes are what loading files skipped, for the report's warnings.
 	notes []string
+	// instead is what a command that reads no files suggests when no
+	// cluster is configured (publish); empty for audit and snapshot.
+	instead string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
@@ -370,7 +373,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != ""})
+			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap)})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}

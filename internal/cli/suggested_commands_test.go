@@ -485,6 +485,8 @@ func (e *commandEnv) runnable(root *cobra.Command, command string) (args []strin
 		return nil, "a server that runs until stopped"
 	case "snapshot":
 		return nil, "reads a live cluster only (the e2e tests run it)"
+	case "publish":
+		return nil, "writes report objects into a live cluster (test/e2e/reports runs it)"
 	case "image inspect":
 		return nil, "reads an image from a registry, or from a tarball the docs do not ship"
 	}
