@@ -32,8 +32,6 @@ var freeTextOnly = []string{
 	"component-cve-versions",
 	"control-plane-restarts",
 	"coredns-capacity",
-	"credential-broker-duration",
-	"gitops-global-prune",
 	"image-manifest-compat",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
