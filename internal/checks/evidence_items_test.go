@@ -30,7 +30,6 @@ var freeTextOnly = []string{
 	"api-heavy-node-agents",
 	"certificate-expiry",
 	"component-cve-versions",
-	"control-plane-restarts",
 	"coredns-capacity",
 	"image-manifest-compat",
 	"nodelocal-dns-hazards",
