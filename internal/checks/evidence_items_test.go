@@ -29,7 +29,6 @@ var freeTextOnly = []string{
 	"addon-rbac-gap",
 	"api-heavy-node-agents",
 	"certificate-expiry",
-	"component-cve-versions",
 	"coredns-capacity",
 	"image-manifest-compat",
 	"nodelocal-dns-hazards",
