@@ -29,7 +29,6 @@ var freeTextOnly = []string{
 	"addon-rbac-gap",
 	"api-heavy-node-agents",
 	"certificate-expiry",
-	"coredns-capacity",
 	"image-manifest-compat",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
