@@ -29,7 +29,6 @@ var freeTextOnly = []string{
 	"addon-rbac-gap",
 	"api-heavy-node-agents",
 	"certificate-expiry",
-	"image-manifest-compat",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
 	"pv-zone-schedulability",
@@ -49,6 +48,7 @@ var freeTextOnly = []string{
 // checktest.EvidenceTrue instead.
 var resolvedInOwnTests = []string{
 	"eks-coredns-version",
+	"image-manifest-compat",
 	"jvm-cgroup-compat",
 }
 
