@@ -1,9 +1,7 @@
 package agents
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -235,27 +233,15 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 	// container's command and arguments: those are quoted whole.
 	fields := []finding.Field{finding.Value(check.ContainerField(b.kind, "", b.c.Name, "image"), b.c.Image)}
 	if len(b.c.Command) > 0 {
-		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "command"), jsonText(b.c.Command)))
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "command"), jsonValue(b.c.Command)))
 	}
 	if len(b.c.Args) > 0 {
-		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "args"), jsonText(b.c.Args)))
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "args"), jsonValue(b.c.Args)))
 	}
 	f.AddEvidence(finding.Quote(ref, fields...))
 	f.AddEvidence(rolePods(ctx)...)
 	f.Evidence = append(f.Evidence, ev...)
 	return f, true
-}
-
-// jsonText prints a list as kubectl's JSONPath output prints a list
-// field: compact JSON, HTML characters unescaped.
-func jsonText(v []string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // rolePods quotes the pods that ask a broker for a role, pods asking for
