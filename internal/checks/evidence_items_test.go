@@ -26,7 +26,6 @@ import (
 // a finding without one. A check that makes no finding anywhere in the
 // corpus must be listed, since nothing shows its evidence true.
 var freeTextOnly = []string{
-	"certificate-expiry",
 	"nodelocal-dns-hazards",
 	"object-count-explosion",
 	"pv-zone-schedulability",
