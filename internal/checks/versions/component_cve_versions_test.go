@@ -103,6 +103,8 @@ func TestComponentCVEVersionsEvidenceItems(t *testing.T) {
 		"component-cve-versions/static-pods.yaml": {
 			"2 Pods (kube-system/kube-apiserver-cp-0, kube-system/kube-apiserver-cp-1): spec.containers[name=kube-apiserver].image=k8s.gcr.io/kube-apiserver:v1.12.2",
 			"Pod/kube-system/kube-apiserver-cp-2: spec.containers[name=kube-apiserver].image=k8s.gcr.io/kube-apiserver:v1.12.3",
+		},
+		"component-cve-versions/webhook-off.yaml": {
 			"Deployment/ingress-nginx/ingress-nginx-controller: spec.template.spec.containers[name=controller].image=registry.k8s.io/ingress-nginx/controller:v1.10.1, " +
 				`spec.template.spec.containers[name=controller].args=["/nginx-ingress-controller","--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller","--election-id=ingress-nginx-leader"]`,
 		},
