@@ -26,17 +26,8 @@ import (
 // a finding without one. A check that makes no finding anywhere in the
 // corpus must be listed, since nothing shows its evidence true.
 var freeTextOnly = []string{
-	"nodelocal-dns-hazards",
 	"object-count-explosion",
-	"pv-zone-schedulability",
-	"pool-scales-to-zero",
-	"probe-cascade",
 	"removed-apis",
-	"removed-node-labels",
-	"selector-matches-no-node",
-	"stale-token-clients",
-	"unrequested-memory",
-	"upgrade-preflight",
 }
 
 // resolvedInOwnTests are checks that the corpus cannot make fire (they
