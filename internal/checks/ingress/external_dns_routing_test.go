@@ -113,3 +113,19 @@ func TestExternalDNSRoutingEvidenceItems(t *testing.T) {
 		t.Errorf("%d items resolved, want 2", n)
 	}
 }
+
+// TestExternalDNSRoutingProviderAsTwoArguments: "--provider aws" written
+// as two arguments is quoted as both elements.
+func TestExternalDNSRoutingProviderAsTwoArguments(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, externalDNSDir+"gap.yaml"))
+	s.Deployments[0].Spec.Template.Spec.Containers[0].Args = []string{"--source=ingress", "--provider", "aws"}
+	fs, _, _ := checktest.Run(t, externalDNSRoutingCheck(), s)
+	if len(fs) != 1 || len(fs[0].EvidenceItems) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := "Deployment/kube-system/external-dns: spec.template.spec.containers[name=external-dns].image=registry.k8s.io/external-dns/external-dns:v0.10.2, " +
+		"spec.template.spec.containers[name=external-dns].args[1]=--provider, spec.template.spec.containers[name=external-dns].args[2]=aws"
+	if got := fs[0].EvidenceItems[1].String(); got != want {
+		t.Errorf("controller item %q, want %q", got, want)
+	}
+}
