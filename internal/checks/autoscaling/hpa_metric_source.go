@@ -85,7 +85,7 @@ func hpaMetricSourceCheck() check.Check {
 			"metrics, which those versions scaled down when a metric could not be fetched. The check does not " +
 			"query the metrics APIs themselves, and cannot tell whether an adapter serves the named metric.",
 		Reads: []check.Input{{Resource: snapshot.HorizontalPodAutoscalers}, {Resource: snapshot.Deployments},
-			{Resource: snapshot.StatefulSets}, check.Optional(snapshot.ReplicaSets), {Resource: snapshot.APIServices}},
+			{Resource: snapshot.StatefulSets}, check.Optional(snapshot.ReplicaSets), {Resource: snapshot.APIServices}, check.Optional(snapshot.Pods)},
 		Rules: []check.Rule{
 			{ID: ruleInactive, Summary: "HPAs reporting ScalingActive False",
 				Needs: []snapshot.Resource{snapshot.HorizontalPodAutoscalers}},

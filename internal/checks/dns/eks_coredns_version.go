@@ -67,7 +67,7 @@ func eksCorednsVersionCheck() check.Check {
 			"CoreDNS for a newer Kubernetes), and a CoreDNS at or above it is left unjudged (partial). Other clusters are " +
 			"not judged and pass. Cannot see: whether the add-on is EKS-managed or self-managed (the EKS API, not " +
 			"Kubernetes, says), and vendor-specific Corefile changes a version bump needs.",
-		Reads: append(check.Needs(snapshot.Deployments), check.Optional(snapshot.Nodes)),
+		Reads: append(check.Needs(snapshot.Deployments), check.Optional(snapshot.Nodes), check.Optional(snapshot.Pods)),
 		Rules: []check.Rule{
 			{ID: ruleEKSCoredns, Summary: "on EKS, CoreDNS is at or above the version the EKS user guide lists for the control plane's minor",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.Nodes}},

@@ -97,7 +97,8 @@ func removedNodeLabelsCheck() check.Check {
 			"not reported. When every Node is in the input, selector-matches-no-node judges the selectors against the nodes " +
 			"themselves, at high, and this check leaves them to it.",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
-			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs)),
+			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
+			check.Optional(snapshot.Pods)),
 		Rules: []check.Rule{
 			{ID: ruleRemovedLabel, Summary: "templates requiring a node label the cluster's release no longer applies",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}},

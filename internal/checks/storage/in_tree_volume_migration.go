@@ -85,7 +85,7 @@ func inTreeVolumeMigrationCheck() check.Check {
 			"other StorageClasses; low one minor before migration turns on. A CSI driver always registers a " +
 			"CSIDriver object, so its absence is reliable when CSIDrivers were read completely.",
 		Reads: []check.Input{{Resource: snapshot.StorageClasses}, {Resource: snapshot.PersistentVolumes},
-			{Resource: snapshot.PersistentVolumeClaims}, {Resource: snapshot.CSIDrivers}},
+			{Resource: snapshot.PersistentVolumeClaims}, {Resource: snapshot.CSIDrivers}, check.Optional(snapshot.Pods)},
 		Rules: []check.Rule{
 			{ID: ruleMigration, Summary: "In-tree StorageClasses, volumes and claims whose migrated CSI driver is missing",
 				Needs: []snapshot.Resource{snapshot.StorageClasses, snapshot.PersistentVolumes, snapshot.PersistentVolumeClaims, snapshot.CSIDrivers}},

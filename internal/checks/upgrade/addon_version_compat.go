@@ -27,7 +27,7 @@ func addonVersionCompatCheck() check.Check {
 			"list, or a cluster whose version the input does not show, leaves the rule partial. Managed providers' own " +
 			"builds come from other image repositories and are not judged. With --target-version the upgrade preflight " +
 			"reads the same tables against the target.",
-		Reads: check.Needs(snapshot.DaemonSets, snapshot.Deployments),
+		Reads: append(check.Needs(snapshot.DaemonSets, snapshot.Deployments), check.Optional(snapshot.Pods)), // Pods: kube-apiserver's image gives the version when the input has no /version
 		Rules: []check.Rule{
 			{ID: ruleAddonVersion, Summary: "every tabled add-on release lists the minor the cluster runs",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},

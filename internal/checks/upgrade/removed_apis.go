@@ -54,7 +54,8 @@ func removedAPIsCheck() check.Check {
 			"control plane's minor and the target are preflight findings to fix before upgrading. Kinds kubegap " +
 			"does not list live (PodSecurityPolicy, FlowSchema, RuntimeClass, Lease) are only seen in files. " +
 			"Without a server version, manifests are judged against every removal and the check is partial.",
-		Reads: check.Needs(removedAPIReads...),
+		// Pods: a kube-apiserver Pod's image gives the control plane's version when the input has no /version.
+		Reads: append(check.Needs(removedAPIReads...), check.Optional(snapshot.Pods)),
 		Rules: []check.Rule{
 			{ID: ruleRemovedInManifests, Summary: "no manifest in the input is written in a removed API version",
 				Needs: removedAPIReads},
