@@ -47,7 +47,7 @@ func recipeResource(path string) (Resource, bool) {
 	for _, ext := range []string{".json", ".yaml", ".yml"} {
 		if name, ok := strings.CutSuffix(base, ext); ok {
 			for _, r := range Known() {
-				if RecipeName(r) == name {
+				if RecipeName(r) == name && r.NonResourceURL == "" {
 					return r, true
 				}
 			}
@@ -282,6 +282,12 @@ dump() { # dump FILE ARGS...: kubectl's output to FILE, or no FILE at all
 	fmt.Fprintf(&b, "dump %s version -o json\n", RecipeVersion)
 	fmt.Fprintf(&b, "dump %s api-resources -o name\n", RecipeAPIResources)
 	for _, r := range rs {
+		if r.NonResourceURL != "" {
+			// The API server's own metrics: what clients requested of it,
+			// deprecated versions included. Forbidden leaves no file.
+			fmt.Fprintf(&b, "dump %s get --raw %s\n", RecipeMetrics, r.NonResourceURL)
+			continue
+		}
 		if r.Named {
 			// One GET per object, as deploy/rbac.yaml grants them; an
 			// object that does not exist leaves an empty file.
