@@ -14,10 +14,12 @@ import (
 // A recipe dump is what `kubegap recipe` tells kubectl to write: one file
 // per resource, named after it as kubectl names resources ("pods.json",
 // "daemonsets.apps.json"), each holding what `kubectl get RESOURCE -A -o
-// json` printed, plus two files about the server:
+// json` printed, plus files about the server:
 //
 //	api-resources.txt  kubectl api-resources -o name: what the server serves
 //	version.json       kubectl version -o json: the server's version
+//	metrics.txt        kubectl get --raw /metrics: what clients requested,
+//	                   deprecated versions included (when a check reads it)
 //
 // kubectl prints an empty result as a List with no items and no item type,
 // so plain files can never say "there are none". A file named after its
