@@ -262,7 +262,9 @@ func fixes(r *Report, ways map[string]bool) []Fix {
 			}
 		}
 	}
-	if ways[wayMetrics] {
+	if ways[wayMetrics] && !ways[wayDump] {
+		// The recipe dumps /metrics too; alone (a recipe dump made before
+		// it did), the one command that adds it.
 		out = append(out, Fix{"kubectl get --raw /metrics > " + snapshot.RecipeMetrics,
 			"the API server's count of deprecated API requests; give the file to --from beside the rest (kubegap recipe dumps it too)"})
 	}

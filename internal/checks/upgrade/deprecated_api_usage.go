@@ -32,12 +32,11 @@ var deprecatedUsageCases = []string{
 
 // Sources the findings and notes quote.
 const (
-	aksBlockSource  = "https://learn.microsoft.com/en-us/azure/aks/stop-cluster-upgrade-api-breaking-changes"
-	aksOneReplica   = "https://learn.microsoft.com/en-us/azure/aks/control-plane-metrics-monitor#can-i-scrape-control-plane-metrics-with-self-hosted-prometheus"
-	eksInsights     = "https://docs.aws.amazon.com/eks/latest/userguide/cluster-insights.html"
-	eksArchitecture = "https://docs.aws.amazon.com/eks/latest/userguide/eks-architecture.html"
-	gkeInsights     = "https://cloud.google.com/kubernetes-engine/docs/deprecations/viewing-deprecation-insights-and-recommendations"
-	deprecationDoc  = "https://kubernetes.io/docs/reference/using-api/deprecation-guide/"
+	aksBlockSource = "https://learn.microsoft.com/en-us/azure/aks/stop-cluster-upgrade-api-breaking-changes"
+	aksOneReplica  = "https://learn.microsoft.com/en-us/azure/aks/control-plane-metrics-monitor#can-i-scrape-control-plane-metrics-with-self-hosted-prometheus"
+	eksInsights    = "https://docs.aws.amazon.com/eks/latest/userguide/cluster-insights.html"
+	gkeInsights    = "https://cloud.google.com/kubernetes-engine/docs/deprecations/viewing-deprecation-insights-and-recommendations"
+	deprecationDoc = "https://kubernetes.io/docs/reference/using-api/deprecation-guide/"
 )
 
 func deprecatedAPIUsageCheck() check.Check {
@@ -52,11 +51,14 @@ func deprecatedAPIUsageCheck() check.Check {
 			"recorded in managedFields and last-applied configuration) cannot see. With --target-version, versions " +
 			"removed at or before the target are high, fix before: the upgrade breaks those clients (AKS blocks such a " +
 			"minor upgrade while the usage is recent). Without it, each deprecated version still served is low, with its " +
-			"removal release. /metrics answers from one API server: on a control plane with several, the others' " +
-			"clients are not counted.",
-		Reads: check.Needs(snapshot.APIServerMetrics),
-		Rules: []check.Rule{{ID: ruleRequested, Summary: "no client requested a deprecated API version since the API server started",
-			Needs: []snapshot.Resource{snapshot.APIServerMetrics}}},
+			"removal release. /metrics answers from one API server, which counts only its own clients since it " +
+			"started: on a self-managed control plane with several kube-apiserver pods the rule is partial until every " +
+			"server's /metrics is given; AKS and EKS run several API servers and answer from one, so their own upgrade " +
+			"checks (AKS UpgradeBlockedOnDeprecatedAPIUsage, EKS upgrade insights) see more.",
+		// Pods: the kube-apiserver mirror pods say how many servers count.
+		Reads: check.Needs(snapshot.APIServerMetrics, snapshot.Pods),
+		Rules: []check.Rule{{ID: ruleRequested, Summary: "the API server that answered counted no request to a deprecated API version since it started",
+			Needs: []snapshot.Resource{snapshot.APIServerMetrics, snapshot.Pods}}},
 		Cases: check.Graded(deprecatedUsageCases, check.Related(deprecatedUsageCases...)),
 		Run:   runDeprecatedAPIUsage,
 	}
@@ -183,14 +185,11 @@ func noteWhatIsUnseen(ctx *check.Context, s *snapshot.Snapshot, provider string)
 		}
 		return
 	}
-	switch apiservers := kubeAPIServerPods(s); {
-	case provider == "AKS":
-		ctx.Unknowable(ruleRequested, "AKS runs several API server replicas and /metrics answers from one of them, "+
-			"whose clients alone are counted (%s); AKS's own upgrade check sees them all (%s)", aksOneReplica, aksBlockSource)
-	case provider == "EKS":
-		ctx.Unknowable(ruleRequested, "EKS runs at least two API server instances (%s) and /metrics answers from one of "+
-			"them, whose clients alone are counted; EKS upgrade insights see them all (%s)", eksArchitecture, eksInsights)
-	case len(apiservers) > 1 && len(metricsSources(s)) < len(apiservers):
+	// A complete read is one API server's count. On a managed control
+	// plane the replicas cannot be counted from the API (AKS and EKS run
+	// several, see the docs); a self-managed one shows its kube-apiserver
+	// mirror pods.
+	if apiservers := kubeAPIServerPods(s); len(apiservers) > 1 && len(metricsSources(s)) < len(apiservers) {
 		ctx.Incomplete(ruleRequested, "%d kube-apiserver pods in kube-system (%s) and /metrics read from %d: each API "+
 			"server counts only its own clients; give every server's /metrics to --from (kubectl get --raw /metrics "+
 			"reaches one through the load balancer)", len(apiservers), check.ListText(apiservers, 5), len(metricsSources(s)))
