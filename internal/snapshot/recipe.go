@@ -263,7 +263,8 @@ func RecipeScript(rs []Resource) string {
 	b.WriteString(`#!/bin/sh
 # Dump what kubegap's checks read, with kubectl alone, so that
 # 'kubegap audit --from "$DIR"' treats each resource as complete: one file
-# per resource, plus what the server serves and its version.
+# per resource, plus what the server serves, its version and (when a check
+# reads it) its /metrics.
 # KUBECTL="kubectl --context prod" DIR=prod-dump sh recipe.sh
 set -u
 KUBECTL=${KUBECTL:-kubectl}
