@@ -154,8 +154,7 @@ func usageFinding(ctx *check.Context, k usageKey, series []snapshot.DeprecatedAP
 		fd.Severity = finding.Low
 		fd.Title = fmt.Sprintf("Clients request deprecated %s (%s), no removal release announced", gv, list)
 		fd.Message = fmt.Sprintf("The API server counted requests to %s for %s since it started. The server marks "+
-			"them deprecated without a release that removes them (removed_release is empty): they are served for now, "+
-			"and a replacement exists.", gv, list)
+			"them deprecated without a release that removes them (removed_release is empty): they are served for now.", gv, list)
 	}
 	if known && hasRemoval && !cp.Less(removed) {
 		// Not possible from one API server (it counts only what it
