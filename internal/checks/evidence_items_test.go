@@ -38,17 +38,8 @@ var freeTextOnly = []string{
 	"image-manifest-compat",
 	"ingress-controller-resilience",
 	"ingress-nginx-legacy-tls",
-	"nodelocal-dns-hazards",
 	"object-count-explosion",
-	"pv-zone-schedulability",
-	"pool-scales-to-zero",
-	"probe-cascade",
 	"removed-apis",
-	"removed-node-labels",
-	"selector-matches-no-node",
-	"stale-token-clients",
-	"unrequested-memory",
-	"upgrade-preflight",
 }
 
 // resolvedInOwnTests are checks that the corpus cannot make fire (they
