@@ -99,6 +99,16 @@ func Read(r io.Reader, keep ...string) (map[string][]Series, error) {
 		if chunk.Len() == 0 {
 			return nil
 		}
+		if chunkName != apiServerFamily && !slices.Contains(keep, chunkName) {
+			// A family not kept is only checked to be its own lines:
+			// parsing every histogram of a busy API server would cost
+			// seconds for series nobody reads.
+			if err := ownLines(chunk.Bytes(), chunkName, chunkLine); err != nil {
+				return err
+			}
+			chunk.Reset()
+			return nil
+		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		fams, err := p.TextToMetricFamilies(bytes.NewReader(chunk.Bytes()))
 		if err != nil {
@@ -165,6 +175,31 @@ func Read(r io.Reader, keep ...string) (map[string][]Series, error) {
 		}
 	}
 	return out, nil
+}
+
+// ownLines checks that every line of a family's block is a comment or a
+// sample of that family (its name, or name_bucket, _sum, _count, then
+// labels or a space), as the exposition format lays families out.
+func ownLines(block []byte, name string, from int) error {
+	for i, line := range bytes.Split(bytes.TrimSuffix(block, []byte("\n")), []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		rest, ok := bytes.CutPrefix(line, []byte(name))
+		if ok {
+			for _, suffix := range []string{"_bucket", "_sum", "_count", "_total", "_created"} {
+				if r, cut := bytes.CutPrefix(rest, []byte(suffix)); cut {
+					rest = r
+					break
+				}
+			}
+		}
+		if !ok || len(rest) == 0 || (rest[0] != '{' && rest[0] != ' ') {
+			return &Error{Line: from + i, Msg: "not the Prometheus text format kubectl get --raw /metrics prints: a line that is no sample of metric family " + name}
+		}
+	}
+	return nil
 }
 
 // familyStart reads the family a # HELP or # TYPE line names.
