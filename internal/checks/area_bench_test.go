@@ -160,7 +160,8 @@ func BenchmarkBatchDChecks(b *testing.B) {
 }
 
 // upgradeBenchChecks are the checks BenchmarkUpgradeChecks times.
-var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight", "addon-version-compat")
+var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight", "addon-version-compat",
+	"deprecated-api-usage")
 
 // BenchmarkUpgradeChecks times removed-apis and the upgrade preflight
 // (with a target one minor up) at 5,000 nodes and 100,000 pods:
@@ -176,6 +177,11 @@ func BenchmarkUpgradeChecks(b *testing.B) {
 	s.DaemonSets[1].Spec.Template.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.16.5"
 	s.Deployments[0].Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/coredns/coredns:v1.11.1"
 	s.Deployments[1].Spec.Template.Spec.Containers[0].Image = "docker.io/rook/ceph:v1.16.4"
+	// What /metrics counts on a busy cluster: a few deprecated versions.
+	for _, r := range []string{"deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"} {
+		s.AddDeprecatedAPIRequests(snapshot.DeprecatedAPIRequest{Group: "resource.k8s.io", Version: "v1beta1", Resource: r,
+			RemovedRelease: "1.38", Value: "1", From: "GET /metrics"})
+	}
 	for _, id := range upgradeBenchChecks {
 		c, ok := checks.Lookup(id)
 		if !ok {

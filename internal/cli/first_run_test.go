@@ -93,7 +93,8 @@ func layout(out string) (first, outside int) {
 
 // TestFirstRunFindingsFirst keeps the budgets of the first real run: on a
 // partial dump or a namespace scope, the first finding within the first
-// 25 lines and at most 60 lines outside the findings.
+// 25 lines and at most 61 lines outside the findings (60 until the API
+// server's /metrics became an input, with its own coverage line).
 func TestFirstRunFindingsFirst(t *testing.T) {
 	three := demoDump(t, "Node", "Pod", "DaemonSet")
 	getAll := demoDump(t, "Pod", "Service", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob")
@@ -108,8 +109,8 @@ func TestFirstRunFindingsFirst(t *testing.T) {
 			t.Fatalf("%s: exit 2: %s", name, errOut)
 		}
 		first, outside := layout(out)
-		if first == 0 || first > 25 || outside > 60 {
-			t.Errorf("%s: first finding on line %d (budget 25), %d lines outside the findings (budget 60):\n%s", name, first, outside, out)
+		if first == 0 || first > 25 || outside > 61 {
+			t.Errorf("%s: first finding on line %d (budget 25), %d lines outside the findings (budget 61):\n%s", name, first, outside, out)
 		}
 		if !strings.Contains(out, "COVERAGE") || !strings.Contains(out, "--explain-coverage") {
 			t.Errorf("%s: no coverage block after the findings:\n%s", name, out)

@@ -17,7 +17,9 @@ func newRecipeCommand(app *App) *cobra.Command {
 		Short: "Print the kubectl commands that dump what the checks read, in a form the audit trusts as complete",
 		Long: `Recipe prints a shell script that dumps, with kubectl alone, every resource
 the selected checks read: one file per resource (kubectl get RESOURCE -A -o json),
-plus kubectl api-resources and kubectl version. 'kubegap audit --from DIR' then
+plus kubectl api-resources, kubectl version and, when a selected check reads it,
+kubectl get --raw /metrics (the API server's count of deprecated-API requests,
+as metrics.txt). 'kubegap audit --from DIR' then
 treats each dumped resource as complete, as a live audit would: an object missing
 from it does not exist. Plain dumps (kubectl get a,b,c -A -o yaml > dump.yaml)
 cannot say that, so the audit reports what they lack as unknown.`,

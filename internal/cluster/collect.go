@@ -124,8 +124,14 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 		snap.Source.Scope.Namespaces = []string{opts.Namespace}
 	}
 
-	r := &reader{opts: opts}
-	served, err := r.servedResources(ctx, dc.RESTClient(), resources)
+	r := &reader{opts: opts, raw: dc.RESTClient()}
+	var apiResources []snapshot.Resource
+	for _, res := range resources {
+		if res.NonResourceURL == "" {
+			apiResources = append(apiResources, res)
+		}
+	}
+	served, err := r.servedResources(ctx, dc.RESTClient(), apiResources)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -167,13 +173,26 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			part, err := r.list(ctx, out.res)
+			var part *snapshot.Snapshot
+			var err error
+			if out.res.NonResourceURL != "" {
+				part, err = r.getNonResource(ctx, out.res)
+			} else {
+				part, err = r.list(ctx, out.res)
+			}
 			out.part = part
+			var unreadable *unreadableError
 			switch {
+			case errors.As(err, &unreadable):
+				out.status, out.message = snapshot.StatusError, err.Error()
 			case err == nil:
 				out.status = snapshot.StatusRead
 			case apierrors.IsForbidden(err):
 				out.status, out.message = snapshot.StatusForbidden, statusMessage(err)
+			case apierrors.IsNotFound(err) && out.res.NonResourceURL != "":
+				// Not "none": the server does not let clients read it.
+				out.status, out.message = snapshot.StatusError,
+					"GET "+out.res.NonResourceURL+" answered 404 Not Found: the API server does not expose it to clients"
 			case apierrors.IsNotFound(err):
 				// Discovery announced the resource, so a 404 is a failed
 				// read (a proxy, a CRD deleted meanwhile), never "none".
@@ -332,6 +351,8 @@ func getJSON(ctx context.Context, rc rest.Interface, path string, into any) erro
 }
 
 type reader struct {
+	// raw GETs non-resource URLs (/metrics).
+	raw   rest.Interface
 	typed rest.Interface
 	dyn   dynamic.Interface
 	opts  Options
@@ -635,4 +656,35 @@ func serverVersion(ctx context.Context, dc *discovery.DiscoveryClient) (*version
 		return nil, fmt.Errorf("unable to parse the server version: %w", err)
 	}
 	return &info, nil
+}
+
+// unreadableError: a non-resource URL answered, but not with what kubegap
+// reads there. The input is unknown; the read goes on.
+type unreadableError struct{ err error }
+
+func (e *unreadableError) Error() string { return e.err.Error() }
+
+// getNonResource GETs a non-resource URL: the API server's /metrics,
+// streamed through the reader that keeps only the deprecated-API series,
+// so that tens of megabytes of metrics are never held whole.
+func (r *reader) getNonResource(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
+	part := snapshot.New(snapshot.Source{})
+	var series []snapshot.DeprecatedAPIRequest
+	err := r.retry(ctx, func() error {
+		body, err := r.raw.Get().AbsPath(res.NonResourceURL).Stream(ctx)
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		series, err = snapshot.ReadAPIServerMetrics(body, "GET "+res.NonResourceURL)
+		if err != nil && ctx.Err() == nil {
+			return &unreadableError{fmt.Errorf("GET %s: %w", res.NonResourceURL, err)}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	part.AddDeprecatedAPIRequests(series...)
+	return part, nil
 }

@@ -95,7 +95,7 @@ func TestFaultInjectionProperty(t *testing.T) {
 	t.Run("resource", func(t *testing.T) {
 		for _, res := range resources {
 			for _, f := range allFaults {
-				if f == faultRepeat && (res.Named || res.CountOnly) {
+				if f == faultRepeat && (res.Named || res.CountOnly || res.NonResourceURL != "") {
 					// A GET has no pages; a count stops at the first
 					// page's remainingItemCount, which the fixture sends.
 					continue
@@ -117,6 +117,9 @@ func TestFaultInjectionProperty(t *testing.T) {
 	t.Run("discovery", func(t *testing.T) {
 		byGV := map[string][]snapshot.Resource{}
 		for _, res := range resources {
+			if res.NonResourceURL != "" {
+				continue // no discovery document: one GET, faulted above
+			}
 			byGV[res.APIVersion()] = append(byGV[res.APIVersion()], res)
 		}
 		for _, gv := range slices.Sorted(mapsKeys(byGV)) {
@@ -276,6 +279,8 @@ type fixtureAPI struct {
 	items   map[snapshot.Resource][]json.RawMessage
 	counts  map[snapshot.Resource]int
 	byPath  map[string]snapshot.Resource
+	// metrics is what GET /metrics answers: kube-apiserver v1.37.2's.
+	metrics []byte
 }
 
 func newFixtureAPI(t *testing.T) *fixtureAPI {
@@ -313,8 +318,17 @@ func newFixtureAPI(t *testing.T) *fixtureAPI {
 		if res.CountOnly {
 			fx.counts[res] = 3 + len(res.Resource) // some objects, of no interest
 		}
+		if res.NonResourceURL != "" {
+			fx.byPath[res.NonResourceURL] = res
+			continue
+		}
 		fx.byPath[listPath(res)] = res
 	}
+	metrics, err := os.ReadFile("../snapshot/testdata/metrics/metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.metrics = metrics
 	srv := httptest.NewServer(fx)
 	t.Cleanup(srv.Close)
 	fx.url = srv.URL
@@ -362,6 +376,11 @@ func (fx *fixtureAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		json.NewEncoder(w).Encode(map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+		return
+	}
+	if res, ok := fx.byPath[p]; ok && res.NonResourceURL != "" {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(fx.metrics)
 		return
 	}
 	if res, ok := fx.byPath[p]; ok && !res.Named {

@@ -40,6 +40,16 @@ func TestRBACMatchesChecks(t *testing.T) {
 			}
 			continue
 		}
+		if len(rule.NonResourceURLs) > 0 {
+			// The API server's /metrics: get alone, on exactly that URL.
+			if strings.Join(verbs, ",") != "get" || len(rule.APIGroups)+len(rule.Resources) > 0 {
+				t.Errorf("non-resource rule %+v, want get alone", rule)
+			}
+			for _, u := range rule.NonResourceURLs {
+				granted[u] = true
+			}
+			continue
+		}
 		if strings.Join(verbs, ",") != "get,list,watch" {
 			t.Errorf("rule %v grants verbs %v, want exactly get, list, watch", rule.Resources, rule.Verbs)
 		}
@@ -57,8 +67,12 @@ func TestRBACMatchesChecks(t *testing.T) {
 	}
 	needed := map[string]bool{}
 	for _, r := range audit.Resources(checks.All()) {
-		needed[r.Group+"/"+r.Resource] = true
-		if !granted[r.Group+"/"+r.Resource] {
+		key := r.Group + "/" + r.Resource
+		if r.NonResourceURL != "" {
+			key = r.NonResourceURL
+		}
+		needed[key] = true
+		if !granted[key] {
 			t.Errorf("checks read %s but deploy/rbac.yaml does not grant it", r)
 		}
 	}

@@ -25,8 +25,53 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/kubegap/kubegap/internal/apimetrics"
 	"github.com/kubegap/kubegap/internal/finding"
 )
+
+// metricsFile is the name the recipe gives kubectl get --raw /metrics.
+const metricsFile = "metrics.txt"
+
+// seriesKind is the kind evidence gives a /metrics series: no Kubernetes
+// object, a document of its labels and value (see addSeries).
+const seriesKind = "APIServerMetric"
+
+// readMetrics reads a saved /metrics output: each
+// apiserver_requested_deprecated_apis series becomes a document named as
+// the exposition names the series, with its labels under "labels" (empty
+// ones left out, as the API omits empty fields) and its value.
+func (in *Input) readMetrics(name string, r io.Reader) error {
+	fams, err := apimetrics.Read(r, apimetrics.DeprecatedAPIs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for _, s := range fams[apimetrics.DeprecatedAPIs] {
+		l := s.Labels
+		in.addSeries(l["group"], l["version"], l["resource"], l["subresource"], l["removed_release"], s.ValueText())
+	}
+	return nil
+}
+
+func (in *Input) addSeries(group, version, resource, subresource, removed, value string) {
+	name := fmt.Sprintf(`%s{group=%q,removed_release=%q,resource=%q,subresource=%q,version=%q}`,
+		apimetrics.DeprecatedAPIs, group, removed, resource, subresource, version)
+	labels := map[string]any{}
+	for k, v := range map[string]string{"group": group, "version": version, "resource": resource,
+		"subresource": subresource, "removed_release": removed} {
+		if v != "" {
+			labels[k] = v
+		}
+	}
+	doc := map[string]any{"kind": seriesKind, "metadata": map[string]any{"name": name}, "labels": labels, "value": value}
+	key := objectKey{seriesKind, "", name}
+	in.objects[key] = append(in.objects[key], doc)
+	in.count++
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
 
 // Input is the objects of some input files, as plain JSON values, keyed
 // by kind, namespace and name.
@@ -81,6 +126,9 @@ func ReadFS(fsys fs.FS, names []string) (*Input, error) {
 }
 
 func isInputFile(name string) bool {
+	if filepath.Base(name) == metricsFile {
+		return true
+	}
 	name = strings.TrimSuffix(strings.ToLower(name), ".gz")
 	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".json")
 }
@@ -94,7 +142,11 @@ func (in *Input) read(name string, r io.Reader) error {
 		defer z.Close()
 		r = z
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bufio.NewReader(r), 1<<16)
+	br := bufio.NewReaderSize(r, 1<<16)
+	if head, _ := br.Peek(4096); apimetrics.Looks(head) {
+		return in.readMetrics(name, br)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(br, 1<<16)
 	for {
 		var doc map[string]any
 		err := dec.Decode(&doc)
@@ -119,6 +171,17 @@ func (in *Input) add(doc map[string]any, apiVersion, kind string) {
 	}
 	if k, ok := doc["kind"].(string); ok {
 		kind = k
+	}
+	if kind == "Snapshot" {
+		// A kubegap snapshot keeps the /metrics series in its head.
+		if ds, ok := doc["deprecatedAPIRequests"].([]any); ok {
+			for _, d := range ds {
+				if m, ok := d.(map[string]any); ok {
+					in.addSeries(str(m["group"]), str(m["version"]), str(m["resource"]), str(m["subresource"]),
+						str(m["removedRelease"]), str(m["value"]))
+				}
+			}
+		}
 	}
 	if items, ok := doc["items"].([]any); ok {
 		itemKind := ""

@@ -41,11 +41,13 @@ func YAML(resources []snapshot.Resource, o Options) string {
 	var b strings.Builder
 	b.WriteString(`# kubegap's least-privilege access: get, list and watch on exactly the
 # resources its checks read, and nothing else. No Secrets; ConfigMaps only
-# by name (get on the few kubegap reads, never list); no write verb, no
-# subresource. Written from the checks by kubegap rbac (add --checks,
-# --skip-checks, --namespace, --user or --service-account to narrow and
-# bind it); deploy/rbac.yaml is its output for every check, kept in step
-# by go test ./internal/rbacgen (UPDATE_DOCS=1 rewrites it).
+# by name (get on the few kubegap reads, never list); get on the API
+# server's /metrics when a check reads it (which deprecated API versions
+# clients requested); no write verb, no subresource. Written from the
+# checks by kubegap rbac (add --checks, --skip-checks, --namespace, --user
+# or --service-account to narrow and bind it); deploy/rbac.yaml is its
+# output for every check, kept in step by go test ./internal/rbacgen
+# (UPDATE_DOCS=1 rewrites it).
 `)
 	if o.Namespace == "" {
 		if o.Subject.Name == "" {
@@ -124,8 +126,12 @@ func writeRole(b *strings.Builder, kind, name, ns string, resources []snapshot.R
 	}
 	b.WriteString("  labels:\n    app.kubernetes.io/name: kubegap\nrules:\n")
 	groups := map[string][]string{}
-	var named []snapshot.Resource
+	var named, urls []snapshot.Resource
 	for _, r := range resources {
+		if r.NonResourceURL != "" {
+			urls = append(urls, r)
+			continue
+		}
 		if r.Named {
 			named = append(named, r)
 			continue
@@ -141,6 +147,11 @@ func writeRole(b *strings.Builder, kind, name, ns string, resources []snapshot.R
 	}
 	for _, r := range named {
 		fmt.Fprintf(b, "- apiGroups: [%q]\n  resources: [%s]\n  resourceNames: [%s]\n  verbs: [get]\n", r.Group, r.Resource, strings.Join(names(r, ns), ", "))
+	}
+	// Non-resource URLs (the API server's /metrics) are granted by
+	// ClusterRoles only; resources never go to a Role with them.
+	for _, r := range urls {
+		fmt.Fprintf(b, "- nonResourceURLs: [%q]\n  verbs: [get]\n", r.NonResourceURL)
 	}
 }
 
@@ -162,6 +173,9 @@ func writeBinding(b *strings.Builder, kind, role, ns, roleKind string, s Subject
 // Rule is the one-line ClusterRole rule that grants reading r, as the
 // report's TO COMPLETE and explain_check give it.
 func Rule(r snapshot.Resource) string {
+	if r.NonResourceURL != "" {
+		return fmt.Sprintf("{nonResourceURLs: [%q], verbs: [get]}", r.NonResourceURL)
+	}
 	if r.Named {
 		return fmt.Sprintf("{apiGroups: [%q], resources: [%s], resourceNames: [%s], verbs: [get]}", r.Group, r.Resource, strings.Join(names(r, ""), ", "))
 	}

@@ -93,6 +93,10 @@ func objects(t *testing.T, out string) (roles []rbacv1.ClusterRole, nsRoles []rb
 func granted(rules []rbacv1.PolicyRule) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rules {
+		// A non-resource URL is keyed as a Resource names it: "/metrics".
+		for _, u := range r.NonResourceURLs {
+			out[u] = true
+		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				out[g+"/"+res] = true
@@ -166,5 +170,26 @@ func TestNamespace(t *testing.T) {
 				t.Errorf("kube-system role grants ConfigMap %q, not one kubegap reads there", n)
 			}
 		}
+	}
+}
+
+// TestMetricsRule: the API server's /metrics is granted as a non-resource
+// URL, get alone, in the ClusterRole, and Rule says so for TO COMPLETE.
+func TestMetricsRule(t *testing.T) {
+	roles, _, _, _ := objects(t, rbacgen.YAML(audit.Resources(checks.All()), rbacgen.Options{}))
+	found := false
+	for _, r := range roles[0].Rules {
+		if len(r.NonResourceURLs) > 0 {
+			found = true
+			if len(r.NonResourceURLs) != 1 || r.NonResourceURLs[0] != "/metrics" || len(r.Verbs) != 1 || r.Verbs[0] != "get" {
+				t.Errorf("non-resource rule %+v, want get on /metrics alone", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no /metrics rule")
+	}
+	if got := rbacgen.Rule(snapshot.APIServerMetrics); got != `{nonResourceURLs: ["/metrics"], verbs: [get]}` {
+		t.Errorf("Rule = %s", got)
 	}
 }

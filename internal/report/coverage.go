@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubegap/kubegap/internal/rbacgen"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -222,6 +223,8 @@ const (
 	wayRBAC   = "rbac"
 	wayError  = "error"
 	wayReread = "reread"
+	// wayMetrics: offline input without the API server's /metrics.
+	wayMetrics = "metrics"
 )
 
 func wayOf(src snapshot.Source, cov snapshot.Coverage) string {
@@ -233,6 +236,9 @@ func wayOf(src snapshot.Source, cov snapshot.Coverage) string {
 	}
 	switch src.Type {
 	case snapshot.SourceFiles, snapshot.SourceSnapshot:
+		if res, ok := snapshot.Parse(cov.Resource); ok && res.NonResourceURL != "" {
+			return wayMetrics
+		}
 		return wayDump
 	}
 	return wayReread
@@ -246,7 +252,21 @@ func fixes(r *Report, ways map[string]bool) []Fix {
 			"kubectl dumps each resource whole, so that what is absent from the dump is absent from the cluster"})
 	}
 	if ways[wayRBAC] {
-		out = append(out, rbacRule(r))
+		if fix, ok := rbacRule(r); ok {
+			out = append(out, fix)
+		}
+		for _, cov := range r.Coverage {
+			if res, ok := snapshot.Parse(cov.Resource); ok && res.NonResourceURL != "" && cov.Status == snapshot.StatusForbidden {
+				out = append(out, Fix{rbacgen.Rule(res), "a ClusterRole rule for the audit's identity, or kubectl get --raw " +
+					res.NonResourceURL + " > " + snapshot.RecipeMetrics + " as a user who may, then kubegap audit --from " + snapshot.RecipeMetrics})
+			}
+		}
+	}
+	if ways[wayMetrics] && !ways[wayDump] {
+		// The recipe dumps /metrics too; alone (a recipe dump made before
+		// it did), the one command that adds it.
+		out = append(out, Fix{"kubectl get --raw /metrics > " + snapshot.RecipeMetrics,
+			"the API server's count of deprecated API requests; give the file to --from beside the rest (kubegap recipe dumps it too)"})
 	}
 	if ways[wayError] {
 		out = append(out, Fix{Note: "run the audit again: the API server failed while listing some resources"})
@@ -257,15 +277,16 @@ func fixes(r *Report, ways map[string]bool) []Fix {
 	return out
 }
 
-// rbacRule is one ClusterRole rule that grants every forbidden read.
-func rbacRule(r *Report) Fix {
+// rbacRule is one ClusterRole rule that grants every forbidden read of a
+// resource; ok is false when only non-resource URLs were forbidden.
+func rbacRule(r *Report) (Fix, bool) {
 	var groups, resources []string
 	for _, cov := range r.Coverage {
 		if cov.Status != snapshot.StatusForbidden {
 			continue
 		}
 		res, ok := snapshot.Parse(cov.Resource)
-		if !ok {
+		if !ok || res.NonResourceURL != "" {
 			continue
 		}
 		g := fmt.Sprintf("%q", res.Group)
@@ -276,6 +297,9 @@ func rbacRule(r *Report) Fix {
 			resources = append(resources, r)
 		}
 	}
+	if len(resources) == 0 {
+		return Fix{}, false
+	}
 	return Fix{fmt.Sprintf("{apiGroups: [%s], resources: [%s], verbs: [get, list, watch]}", strings.Join(groups, ", "), strings.Join(resources, ", ")),
-		"a ClusterRole rule for the audit's identity; " + rbacHint}
+		"a ClusterRole rule for the audit's identity; " + rbacHint}, true
 }

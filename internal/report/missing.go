@@ -66,6 +66,10 @@ func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
 		if known {
 			group, plural = res.Group, res.Resource
 		}
+		if known && res.NonResourceURL != "" {
+			return "grant get on it: a ClusterRole rule " + rbacgen.Rule(res) + " (" + rbacHint + "), or save it with kubectl get --raw " +
+				res.NonResourceURL + " > " + snapshot.RecipeMetrics + " as a user who may and give it to --from"
+		}
 		if known && res.Named {
 			// Read object by object: get on the names, never list.
 			return "grant get on the names kubegap reads: a ClusterRole rule " + rbacgen.Rule(res) + " (" + rbacHint + ")"
@@ -76,6 +80,12 @@ func fixFor(src snapshot.Source, cov snapshot.Coverage) string {
 	}
 	if cov.Complete && len(cov.Namespaces) > 0 {
 		return "audit without -n/--namespace, as a user who may list " + name + " in every namespace"
+	}
+	if known && res.NonResourceURL != "" {
+		if src.Type == snapshot.SourceFiles || src.Type == snapshot.SourceSnapshot {
+			return "save it: kubectl get --raw " + res.NonResourceURL + " > " + snapshot.RecipeMetrics + ", and add it to --from (kubegap recipe dumps it too)"
+		}
+		return "read it again: the API server did not answer GET " + res.NonResourceURL + " with its metrics"
 	}
 	switch src.Type {
 	case snapshot.SourceFiles, snapshot.SourceSnapshot:

@@ -73,6 +73,9 @@ func LoadPathsWith(paths []string, opts LoadOptions) (s *Snapshot, notes []strin
 // reads what `kubectl kustomize` or `helm template` renders.
 func skipReason(path string) string {
 	base := filepath.Base(path)
+	if base == RecipeMetrics {
+		return "" // kubectl get --raw /metrics, judged by its content
+	}
 	if isRecipeMeta(path) && inRecipeDump(path) {
 		return "" // a recipe dump's api-resources.txt or version.json
 	}

@@ -19,6 +19,8 @@ import (
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubegap/kubegap/internal/apimetrics"
 )
 
 // SnapshotAPIVersion and SnapshotKind mark a kubegap snapshot file.
@@ -170,7 +172,7 @@ func expand(paths []string) ([]inputFile, error) {
 			if err != nil {
 				return &InputError{File: path, Err: unwrapPathError(err)}
 			}
-			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources) {
+			if !d.IsDir() && (isInputFile(d.Name()) || d.Name() == RecipeAPIResources || d.Name() == RecipeMetrics) {
 				// A pipe, device or socket among the files is refused, not
 				// skipped: the user meant it as input, and it cannot be.
 				if _, err := statInput(path); err != nil {
@@ -253,6 +255,9 @@ type loader struct {
 	// miscount says, per resource, how a snapshot's coverage count and
 	// its items disagreed (see miscounted).
 	miscount map[Resource]string
+	// metricsRead: the input held a kube-apiserver /metrics output;
+	// wantMetrics: the file being read is named as the recipe names one.
+	metricsRead, wantMetrics bool
 	// streamed counts the objects of each resource the items of a
 	// streamed YAML document held so far: a snapshot's head comes after.
 	streamed map[Resource]int
@@ -298,6 +303,10 @@ func (l *loader) loadFile(name string) error {
 		if st, err := f.Stat(); err == nil && st.Size() == 0 {
 			return nil // kubectl --ignore-not-found: the object does not exist
 		}
+	}
+	if filepath.Base(name) == RecipeMetrics {
+		l.wantMetrics = true
+		defer func() { l.wantMetrics = false }()
 	}
 	r, named := recipeResource(name)
 	named = named && inRecipeDump(name)
@@ -359,6 +368,13 @@ func (l *loader) load(name string, r io.Reader) error {
 	}
 	if err != nil {
 		return &InputError{File: name, Err: readErr(err)}
+	}
+	if first == '#' || l.wantMetrics {
+		// kube-apiserver's /metrics, saved with kubectl get --raw, is
+		// known by its content: it starts with a # HELP or # TYPE line.
+		if head, _ := br.Peek(4096); l.wantMetrics || apimetrics.Looks(head) {
+			return l.loadMetrics(name, br)
+		}
 	}
 	if first == '{' || first == '[' {
 		return l.loadJSON(name, br)
@@ -682,12 +698,14 @@ func groupOf(apiVersion string) string {
 
 // snapshotFile is the on-disk form of a kubegap snapshot (see Save).
 type snapshotFile struct {
-	APIVersion    string           `json:"apiVersion"`
-	Kind          string           `json:"kind"`
-	FormatVersion int              `json:"formatVersion,omitempty"`
-	Source        Source           `json:"source"`
-	Coverage      []Coverage       `json:"coverage"`
-	Items         []jsontext.Value `json:"items"`
+	APIVersion    string     `json:"apiVersion"`
+	Kind          string     `json:"kind"`
+	FormatVersion int        `json:"formatVersion,omitempty"`
+	Source        Source     `json:"source"`
+	Coverage      []Coverage `json:"coverage"`
+	// DeprecatedAPIRequests are the /metrics series the snapshot kept.
+	DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
+	Items                 []jsontext.Value       `json:"items"`
 }
 
 func (l *loader) addSnapshot(raw []byte) error {
@@ -725,6 +743,11 @@ func (l *loader) snapshotHead(sf snapshotFile, held map[Resource]int) error {
 		if r.CountOnly && c.Status == StatusRead {
 			// A counted resource has no items: its count is all there is.
 			l.snap.AddCount(r, c.Count)
+		}
+		if r == APIServerMetrics {
+			// Its series are in the head, not among the items.
+			held[r] = len(sf.DeprecatedAPIRequests)
+			l.snap.AddDeprecatedAPIRequests(sf.DeprecatedAPIRequests...)
 		}
 		if !r.CountOnly && c.Status == StatusRead && held[r] != c.Count {
 			l.miscounted(r, c.Count, held[r])
@@ -814,6 +837,8 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 				}
 			case "source":
 				err = json.Unmarshal(v, &head.Source)
+			case "deprecatedAPIRequests":
+				err = json.Unmarshal(v, &head.DeprecatedAPIRequests)
 			case "coverage":
 				err = json.Unmarshal(v, &head.Coverage)
 				// Write puts the coverage, with counts, before the items:
@@ -1000,6 +1025,12 @@ func (l *loader) finish() *Snapshot {
 	for _, r := range Known() {
 		c, fromSnapshot := l.coverage[r]
 		switch {
+		case r == APIServerMetrics && l.metricsRead:
+			// A /metrics output holds every series the server had.
+			s.SetCoverage(r, StatusRead, "")
+			s.SetComplete(r, nil)
+		case r == APIServerMetrics && !fromSnapshot:
+			s.SetCoverage(r, StatusNotInInput, "the input holds no kube-apiserver /metrics output (kubectl get --raw /metrics > "+RecipeMetrics+")")
 		case fromSnapshot && l.miscount[r] != "":
 			s.SetCoverage(r, StatusRead, l.miscount[r])
 		case fromSnapshot && (c.Status != StatusRead || s.Count(r) > 0 || l.files == 0):

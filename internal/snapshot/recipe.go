@@ -14,10 +14,12 @@ import (
 // A recipe dump is what `kubegap recipe` tells kubectl to write: one file
 // per resource, named after it as kubectl names resources ("pods.json",
 // "daemonsets.apps.json"), each holding what `kubectl get RESOURCE -A -o
-// json` printed, plus two files about the server:
+// json` printed, plus files about the server:
 //
 //	api-resources.txt  kubectl api-resources -o name: what the server serves
 //	version.json       kubectl version -o json: the server's version
+//	metrics.txt        kubectl get --raw /metrics: what clients requested,
+//	                   deprecated versions included (when a check reads it)
 //
 // kubectl prints an empty result as a List with no items and no item type,
 // so plain files can never say "there are none". A file named after its
@@ -47,7 +49,7 @@ func recipeResource(path string) (Resource, bool) {
 	for _, ext := range []string{".json", ".yaml", ".yml"} {
 		if name, ok := strings.CutSuffix(base, ext); ok {
 			for _, r := range Known() {
-				if RecipeName(r) == name {
+				if RecipeName(r) == name && r.NonResourceURL == "" {
 					return r, true
 				}
 			}
@@ -261,7 +263,8 @@ func RecipeScript(rs []Resource) string {
 	b.WriteString(`#!/bin/sh
 # Dump what kubegap's checks read, with kubectl alone, so that
 # 'kubegap audit --from "$DIR"' treats each resource as complete: one file
-# per resource, plus what the server serves and its version.
+# per resource, plus what the server serves, its version and (when a check
+# reads it) its /metrics.
 # KUBECTL="kubectl --context prod" DIR=prod-dump sh recipe.sh
 set -u
 KUBECTL=${KUBECTL:-kubectl}
@@ -282,6 +285,12 @@ dump() { # dump FILE ARGS...: kubectl's output to FILE, or no FILE at all
 	fmt.Fprintf(&b, "dump %s version -o json\n", RecipeVersion)
 	fmt.Fprintf(&b, "dump %s api-resources -o name\n", RecipeAPIResources)
 	for _, r := range rs {
+		if r.NonResourceURL != "" {
+			// The API server's own metrics: what clients requested of it,
+			// deprecated versions included. Forbidden leaves no file.
+			fmt.Fprintf(&b, "dump %s get --raw %s\n", RecipeMetrics, r.NonResourceURL)
+			continue
+		}
 		if r.Named {
 			// One GET per object, as deploy/rbac.yaml grants them; an
 			// object that does not exist leaves an empty file.

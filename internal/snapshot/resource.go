@@ -25,6 +25,10 @@ type Resource struct {
 	// one object (limit=1) and adds the server's remainingItemCount; the
 	// count lands in Snapshot.Counts and the coverage's Count.
 	CountOnly bool
+	// NonResourceURL is set for an input that is a URL of the API server,
+	// not a resource (APIServerMetrics): it is read with one GET of the
+	// URL, and RBAC grants it as nonResourceURLs.
+	NonResourceURL string
 }
 
 // NamesOf lists the objects, as namespace/name, that a Named resource is
@@ -180,6 +184,7 @@ func Known() []Resource {
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
+		APIServerMetrics,
 	}
 }
 

@@ -33,7 +33,9 @@ func (s *Snapshot) Write(w io.Writer) error {
 		FormatVersion int        `json:"formatVersion"`
 		Source        Source     `json:"source"`
 		Coverage      []Coverage `json:"coverage"`
-	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage()}
+		// The /metrics series, which are no objects: before the items.
+		DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
+	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage(), s.DeprecatedAPIRequests}
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err

@@ -170,6 +170,10 @@ type Snapshot struct {
 	// files), keyed by apiVersion/kind, e.g. "k8s.cni.cncf.io/v1/NetworkAttachmentDefinition".
 	Custom map[string][]unstructured.Unstructured
 
+	// DeprecatedAPIRequests are the apiserver_requested_deprecated_apis
+	// series of the API server's /metrics (APIServerMetrics), sorted.
+	DeprecatedAPIRequests []DeprecatedAPIRequest
+
 	// Counts holds how many objects of each CountOnly resource there are
 	// (in scope); their objects are never kept.
 	Counts map[Resource]int
@@ -246,6 +250,9 @@ func (s *Snapshot) CustomObjects(r Resource) []unstructured.Unstructured {
 
 // Count is the number of objects of r in the snapshot.
 func (s *Snapshot) Count(r Resource) int {
+	if r == APIServerMetrics {
+		return len(s.DeprecatedAPIRequests)
+	}
 	if r.CountOnly {
 		return s.Counts[r]
 	}
@@ -344,6 +351,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	for r, n := range o.Counts {
 		s.AddCount(r, n)
 	}
+	s.AddDeprecatedAPIRequests(o.DeprecatedAPIRequests...)
 }
 
 // Restrict limits the snapshot to some namespaces, as a live read with -n

@@ -23,14 +23,19 @@ type Allow struct {
 // allow-list: GET, LIST or WATCH of a resource of the catalogue
 // (snapshot.Known) at its own path, never a subresource (proxy, log,
 // exec, ...) nor a Secret; ConfigMaps only by GET of the names kubegap
-// names; and the discovery documents (/version, /api, /apis, /api/v1,
-// /apis/GROUP/VERSION) as non-resource GETs. It returns the number of
+// names; the discovery documents (/version, /api, /apis, /api/v1,
+// /apis/GROUP/VERSION) and the catalogue's non-resource URLs (/metrics)
+// as non-resource GETs. It returns the number of
 // requests checked, so a caller can tell "all allowed" from "none".
 func CheckRequests(t testing.TB, reqs []Request, allow Allow) int {
 	t.Helper()
 	known := map[[2]string]snapshot.Resource{}
 	discovery := map[string]bool{"/version": true, "/api": true, "/apis": true}
 	for _, r := range snapshot.Known() {
+		if r.NonResourceURL != "" {
+			discovery[r.NonResourceURL] = true // GET /metrics
+			continue
+		}
 		known[[2]string{r.Group, r.Resource}] = r
 		discovery[discoveryPath(r)] = true
 	}

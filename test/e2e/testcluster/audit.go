@@ -49,6 +49,12 @@ type Request struct {
 	Code int
 	// Time is when the response completed.
 	Time time.Time
+	// APIVersion is the group/version the request named ("v1",
+	// "apps/v1"); empty for non-resource URLs.
+	APIVersion string
+	// Annotations are the event's audit annotations, e.g.
+	// "k8s.io/deprecated": "true" on a request to a deprecated version.
+	Annotations map[string]string
 }
 
 // Mark is a position in the audit log; see Cluster.Mark.
@@ -173,12 +179,14 @@ type auditEvent struct {
 		Namespace   string `json:"namespace"`
 		Name        string `json:"name"`
 		APIGroup    string `json:"apiGroup"`
+		APIVersion  string `json:"apiVersion"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	StageTimestamp time.Time         `json:"stageTimestamp"`
+	Annotations    map[string]string `json:"annotations"`
 }
 
 // readAudit parses the ResponseComplete events between two offsets.
@@ -213,15 +221,20 @@ func parseAudit(r io.Reader, user string) ([]Request, error) {
 			continue
 		}
 		req := Request{
-			User:       ev.User.Username,
-			Verb:       ev.Verb,
-			RequestURI: ev.RequestURI,
-			UserAgent:  ev.UserAgent,
-			Time:       ev.StageTimestamp,
+			User:        ev.User.Username,
+			Verb:        ev.Verb,
+			RequestURI:  ev.RequestURI,
+			UserAgent:   ev.UserAgent,
+			Time:        ev.StageTimestamp,
+			Annotations: ev.Annotations,
 		}
 		if o := ev.ObjectRef; o != nil {
 			req.APIGroup, req.Resource, req.Subresource = o.APIGroup, o.Resource, o.Subresource
 			req.Namespace, req.Name = o.Namespace, o.Name
+			req.APIVersion = o.APIVersion
+			if o.APIGroup != "" {
+				req.APIVersion = o.APIGroup + "/" + o.APIVersion
+			}
 		}
 		if ev.ResponseStatus != nil {
 			req.Code = ev.ResponseStatus.Code

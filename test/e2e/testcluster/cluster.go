@@ -79,6 +79,8 @@ type suite struct {
 	cluster *Cluster
 	err     error
 	main    bool
+	// apiFlags are kube-apiserver flags the package added (MainWith).
+	apiFlags []string
 }
 
 var current struct {
@@ -90,8 +92,13 @@ var current struct {
 // exit code for os.Exit. The cluster starts when the first test calls Get,
 // so a run that selects no cluster test starts nothing, and it is torn down
 // after the last test, whatever the outcome.
-func Main(m *testing.M) int {
-	s := &suite{main: true}
+func Main(m *testing.M) int { return MainWith(m) }
+
+// MainWith is Main with kube-apiserver flags added to the test bed's own,
+// for a package whose tests need the server configured otherwise: e.g.
+// --runtime-config to serve a deprecated beta version.
+func MainWith(m *testing.M, apiServerFlags ...string) int {
+	s := &suite{main: true, apiFlags: apiServerFlags}
 	current.mu.Lock()
 	current.s = s
 	current.mu.Unlock()
@@ -127,7 +134,7 @@ func Get(t testing.TB) *Cluster {
 		t.Fatal("testcluster: no cluster; the package needs func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }")
 		return nil
 	}
-	s.once.Do(func() { s.cluster, s.err = start() })
+	s.once.Do(func() { s.cluster, s.err = start(s.apiFlags) })
 	if s.err != nil {
 		t.Fatalf("testcluster: %v", s.err)
 	}

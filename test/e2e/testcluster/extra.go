@@ -11,7 +11,14 @@ import (
 // or stopped earlier with Stop. It takes as long to start as the first.
 func StartAnother(t testing.TB) *Cluster {
 	t.Helper()
-	c, err := start()
+	// The package's kube-apiserver flags (MainWith), as its first cluster.
+	var flags []string
+	current.mu.Lock()
+	if current.s != nil {
+		flags = current.s.apiFlags
+	}
+	current.mu.Unlock()
+	c, err := start(flags)
 	if err != nil {
 		t.Fatalf("testcluster: another cluster: %v", err)
 	}

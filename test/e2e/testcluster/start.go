@@ -63,7 +63,7 @@ rules:
 // start brings up etcd and kube-apiserver, creates the users' RBAC and
 // writes the kubeconfigs. A port taken between choosing and binding it
 // (another test package starting its own cluster) is retried.
-func start() (*Cluster, error) {
+func start(apiFlags []string) (*Cluster, error) {
 	began := time.Now()
 	root, err := repoRoot()
 	if err != nil {
@@ -77,7 +77,7 @@ func start() (*Cluster, error) {
 
 	var c *Cluster
 	for attempt := 1; ; attempt++ {
-		c, err = startOnce(root, binDir)
+		c, err = startOnce(root, binDir, apiFlags)
 		if err == nil {
 			break
 		}
@@ -94,7 +94,7 @@ func start() (*Cluster, error) {
 
 var errPortInUse = errors.New("a chosen port was taken")
 
-func startOnce(root, binDir string) (c *Cluster, err error) {
+func startOnce(root, binDir string, apiFlags []string) (c *Cluster, err error) {
 	sweepStaleDirs()
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
@@ -184,6 +184,7 @@ func startOnce(root, binDir string) (c *Cluster, err error) {
 		"--max-requests-inflight=2000",
 		"--max-mutating-requests-inflight=1000",
 	}
+	apiArgs = append(apiArgs, apiFlags...)
 	api, err := startProcess(dir, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"), apiArgs)
 	if err != nil {
 		return c, err

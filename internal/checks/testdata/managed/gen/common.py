@@ -517,9 +517,27 @@ class Cluster:
                 open(path, "w").close()  # kubectl --ignore-not-found: none
         with open(os.path.join(outdir, "api-resources.txt"), "w") as f:
             f.write("\n".join(api_resources) + "\n")
+        # kubectl get --raw /metrics: the API server's request counter and no
+        # apiserver_requested_deprecated_apis series (no client has asked
+        # for a deprecated version). A stand-in of the shape kube-apiserver
+        # prints (families sorted by name, HELP and TYPE before each), not
+        # a scrape of a real cluster of this kind.
+        with open(os.path.join(outdir, "metrics.txt"), "w") as f:
+            f.write(API_SERVER_METRICS)
         with open(os.path.join(outdir, "version.json"), "w") as f:
             json.dump(version, f, indent=2)
             f.write("\n")
+
+
+# The families of /metrics the fixtures hold, their HELP and TYPE lines as
+# kube-apiserver v1.37.2 prints them.
+API_SERVER_METRICS = """# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="nodes",scope="cluster",subresource="",verb="LIST",version="v1"} 12
+# HELP workqueue_depth [BETA] Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{name="APIServiceRegistrationController"} 0
+"""
 
 
 # The recipe file names of every resource kubegap reads (kubegap recipe).
