@@ -100,7 +100,7 @@ func TestPageLinksResolve(t *testing.T) {
 
 func TestText(t *testing.T) {
 	for in, want := range map[string]string{
-		"a *b* [c]\n  d":            `a \*b\* \[c\] d`,
+		"a *b* [c]\n  d":              `a \*b\* \[c\] d`,
 		"run `kubectl get <x>_y` now": "run `kubectl get <x>_y` now",
 		"odd ` tick_":                 "odd \\` tick\\_",
 	} {
