@@ -170,6 +170,10 @@ type auditFlags struct {
 	// ignoreProviderOwned leaves out the findings a managed provider owns
 	// (--ignore-provider-owned).
 	ignoreProviderOwned bool
+
+	// caseURL is where case links point and caseURLFrom which setting
+	// chose it (resolveCaseURL).
+	caseURL, caseURLFrom string
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -233,6 +237,8 @@ could not run, 130 interrupted.`,
 		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
+	f.StringVar(&fl.caseURL, "case-base-url", report.DefaultCaseURL,
+		"where case links point: a base the case ID is appended to (a 'kubegap site' at https://HOST/cases/, 'kubegap serve' at http://HOST:PORT/cases/) or a URL with {id} for it; else "+caseURLEnv+", else the config's case-base-url")
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -325,6 +331,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep := audit.Run(snap, selected, opts)
 	rep.GeneratedAt = app.Now().UTC().Truncate(time.Second)
 	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
+	rep.SetCaseURL(fl.caseURL, fl.caseURLFrom)
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
 	rep.Source.Config = configUse(fl, selected, target, rep)

@@ -7,9 +7,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"slices"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/report/reporttest"
 )
 
 type placedObject struct {
@@ -148,4 +152,131 @@ func TestHTMLReportShowsFindingIDs(t *testing.T) {
 			t.Errorf("HTML finding %d lacks its ID %s", i+1, f.ID)
 		}
 	}
+}
+
+// linkSources are the inputs the link tests render: the demo (every
+// founding gap), manifests (file:line, suppressions) and a preflight (the
+// upgrade plan).
+var linkSources = [][]string{
+	{"--demo"},
+	{"--from", "testdata/manifests"},
+	{"--demo", "--target-version", "1.36"},
+}
+
+// TestRenderedLinksStayHome renders every -o format and fails on any URL
+// whose host the repository does not control: links go to kubegap's own
+// repository (the docs/cases pages) or to the sources the data cites,
+// never to kubegap.dev unless configured.
+func TestRenderedLinksStayHome(t *testing.T) {
+	caseLink := regexp.MustCompile(regexp.QuoteMeta(report.RepositoryURL) + `/blob/main/docs/cases/([a-z0-9-]+)\.md`)
+	for _, format := range outputNames() {
+		cited := 0
+		for _, src := range linkSources {
+			args := append([]string{"audit", "-o", format, "-q", "--color", "never"}, src...)
+			code, out, errOut := runWith(t, fixedApp(nil), args...)
+			if code == ExitError {
+				t.Fatalf("%v: %s", args, errOut)
+			}
+			if foreign := reporttest.ForeignLinks(out); len(foreign) > 0 {
+				t.Errorf("%v links outside the repository and the cited sources: %v", args, foreign)
+			}
+			// Each case page linked is one the repository holds.
+			for _, m := range caseLink.FindAllStringSubmatch(out, -1) {
+				cited++
+				if _, err := os.Stat(filepath.Join("..", "..", "docs", "cases", m[1]+".md")); err != nil {
+					t.Errorf("-o %s links to %s: %v", format, m[0], err)
+				}
+			}
+		}
+		// Formats that link cases link them to the repository's pages.
+		switch format {
+		case "text", "markdown", "sarif", "junit":
+			if cited == 0 {
+				t.Errorf("-o %s links no case page", format)
+			}
+		}
+	}
+}
+
+// TestCaseBaseURLSettings: --case-base-url, KUBEGAP_CASE_BASE_URL and the
+// config's case-base-url point every case link at other pages, in that
+// order of precedence; the report records which one; a value that is no
+// http(s) URL is refused (exit 2, one line), the variable's value unsaid.
+func TestCaseBaseURLSettings(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ".kubegap.yaml"), []byte("case-base-url: https://config.example.com/kg/cases/\n"), 0o644)
+	t.Chdir(dir)
+	const flagBase, envBase, cfgBase = "https://flag.example.com/cases/", "https://env.example.com/c/{id}.html", "https://config.example.com/kg/cases/"
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		flags     []string
+		base, url string // the case page of azure-cni-v2-glibc
+		from      string
+	}{
+		{"flag over env and config", map[string]string{caseURLEnv: envBase}, []string{"--case-base-url", flagBase}, flagBase, flagBase + "azure-cni-v2-glibc", "--case-base-url"},
+		{"env over config", map[string]string{caseURLEnv: envBase}, nil, envBase, "https://env.example.com/c/azure-cni-v2-glibc.html", caseURLEnv},
+		{"config", nil, nil, cfgBase, cfgBase + "azure-cni-v2-glibc", "config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, out, errOut := runWith(t, fixedApp(tc.env), append([]string{"audit", "--demo", "-o", "json"}, tc.flags...)...)
+			var r struct {
+				CaseBaseURL, CaseURL, CaseURLFrom string
+				Source                            struct{ Config *struct{ Settings []string } }
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v: %s", err, errOut)
+			}
+			if r.CaseURL != tc.base || r.CaseURLFrom != tc.from {
+				t.Errorf("caseURL %q from %q, want %q from %q", r.CaseURL, r.CaseURLFrom, tc.base, tc.from)
+			}
+			if want := strings.TrimSuffix(tc.base, "{id}.html"); strings.Contains(tc.base, "{id}") == (r.CaseBaseURL != "") || (r.CaseBaseURL != "" && r.CaseBaseURL != want) {
+				t.Errorf("caseBaseURL %q for %q", r.CaseBaseURL, tc.base)
+			}
+			fromConfig := r.Source.Config != nil && slices.Contains(r.Source.Config.Settings, "case-base-url")
+			if fromConfig != (tc.from == "config") {
+				t.Errorf("source.config settings %+v (case URL from %s)", r.Source.Config, tc.from)
+			}
+			for _, format := range []string{"text", "markdown", "sarif", "junit"} {
+				_, got, _ := runWith(t, fixedApp(merge(tc.env, map[string]string{"COLUMNS": "1000"})), append([]string{"audit", "--demo", "-o", format, "-q"}, tc.flags...)...)
+				if !strings.Contains(got, tc.url) {
+					t.Errorf("-o %s does not link %s", format, tc.url)
+				}
+				if strings.Contains(got, "/docs/cases/") {
+					t.Errorf("-o %s still links the default pages", format)
+				}
+				if foreign := reporttest.ForeignLinks(got, tc.base); len(foreign) > 0 {
+					t.Errorf("-o %s: %v", format, foreign)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		env   map[string]string
+		flags []string
+		want  string
+	}{
+		{nil, []string{"--case-base-url", "kubegap.example.com/cases"}, `--case-base-url "kubegap.example.com/cases": want an http or https URL`},
+		{map[string]string{caseURLEnv: "file:///secret-ish"}, nil, caseURLEnv + ": want an http or https URL"},
+	} {
+		code, out, errOut := runWith(t, fixedApp(tc.env), append([]string{"audit", "--demo"}, tc.flags...)...)
+		if code != ExitError || out != "" || !strings.HasPrefix(errOut, "kubegap: "+tc.want) || strings.Count(errOut, "\n") != 1 || strings.Contains(errOut, "secret-ish") {
+			t.Errorf("%v %v: exit %d, stdout %q, stderr %q", tc.env, tc.flags, code, out, errOut)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".kubegap.yaml"), []byte("case-base-url: /cases/\n"), 0o644)
+	if code, _, errOut := runWith(t, fixedApp(nil), "audit", "--demo"); code != ExitError || !strings.Contains(errOut, `case-base-url "/cases/": want an http or https URL`) {
+		t.Errorf("relative case-base-url in the config: exit %d, %q", code, errOut)
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
 }

@@ -35,6 +35,8 @@ type File struct {
 	Suppressions []suppress.Rule `yaml:"suppressions"`
 	// IgnoreProviderOwned is --ignore-provider-owned; nil when not set.
 	IgnoreProviderOwned *bool `yaml:"ignore-provider-owned"`
+	// CaseBaseURL is --case-base-url: where case links point.
+	CaseBaseURL string `yaml:"case-base-url"`
 
 	// Path is where the file was read from; empty when none was found.
 	Path string `yaml:"-"`

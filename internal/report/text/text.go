@@ -58,7 +58,7 @@ var severityColor = map[finding.Severity]string{
 // WriteText writes the report for a person at a terminal: findings grouped
 // by severity, each with its objects, evidence, fix and cited cases.
 func Write(w io.Writer, r *report.Report, opts Options) error {
-	tw := &textWriter{w: w, opts: opts}
+	tw := &textWriter{w: w, opts: opts, caseURL: r.CaseURL}
 	if opts.MaxObjects == 0 {
 		tw.opts.MaxObjects = 20
 	}
@@ -149,6 +149,8 @@ type textWriter struct {
 	w    io.Writer
 	opts Options
 	err  error
+	// caseURL is the report's case page (report.(*Report).CaseURL).
+	caseURL func(string) string
 }
 
 func (t *textWriter) printf(format string, args ...any) {
@@ -348,7 +350,7 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		t.wrapped(c.ID+" — "+c.Phrase(), "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
-		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+report.CaseURL(f.Cases[0]), t.opts.Width-6) {
+		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+t.caseURL(f.Cases[0]), t.opts.Width-6) {
 			t.printf("    %s\n", t.color(ansiDim, line))
 		}
 	}
@@ -452,7 +454,7 @@ func (t *textWriter) summary(r *report.Report) {
 // coverage block and the findings resolved since the baseline: the view
 // for a quick look or a CI log.
 func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
-	tw := &textWriter{w: w, opts: opts}
+	tw := &textWriter{w: w, opts: opts, caseURL: r.CaseURL}
 	if tw.opts.Width <= 0 {
 		tw.opts.Width = 80
 	}
