@@ -362,7 +362,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != ""})
+			whole: !app.OutIsTerminal || fl.outputFile != "", subject: findingSubjects(snap)})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/report/junit"
 	"github.com/kubegap/kubegap/internal/report/markdown"
@@ -22,6 +23,9 @@ type renderContext struct {
 	explainCoverage bool
 	// whole: the report does not go to a terminal, so rows stay uncut.
 	whole bool
+	// subject names what a finding is about, for the text index
+	// (findingSubjects); nil: its first object.
+	subject func(finding.Finding) string
 }
 
 // output is one -o format of the audit report.
@@ -37,7 +41,7 @@ type output struct {
 // entry here and a renderer package.
 var outputs = map[string]output{
 	"text": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
+		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage, Subject: rc.subject})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width, Whole: rc.whole})

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -279,4 +279,71 @@ func merge(a, b map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// TestTextIndexGroupsBySubject: the text report opens with an index, one
+// line per finding with its severity and ID, most severe first, within
+// the width; findings about nodes of one pool are listed together under
+// the pool (the demo's legacy1804 pool: its OS support, its OS image and
+// its kubelet skew), and every finding appears in it once.
+func TestTextIndexGroupsBySubject(t *testing.T) {
+	_, out, _ := runWith(t, fixedApp(nil), "audit", "--demo", "--color", "never")
+	_, js, _ := runWith(t, fixedApp(nil), "audit", "--demo", "-o", "json")
+	var r struct {
+		Findings []struct {
+			ID, Severity, Check string
+			Objects             []struct{ Kind, Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "INDEX (") })
+	if start < 0 || start > 6 {
+		t.Fatalf("no index at the top:\n%s", out)
+	}
+	entry := regexp.MustCompile(`^( {2}| {4})(CRITICAL|HIGH|MEDIUM|LOW|INFO) +(kg-[0-9a-f]{16}) \S`)
+	var ids, group []string
+	inGroup := ""
+	for _, l := range lines[start+1:] {
+		if l == "" {
+			break
+		}
+		if len([]rune(l)) > 80 {
+			t.Errorf("index line of %d columns: %q", len([]rune(l)), l)
+		}
+		if m := entry.FindStringSubmatch(l); m != nil {
+			ids = append(ids, m[3])
+			if len(m[1]) == 4 && inGroup == "node pool legacy1804 (kubernetes.azure.com/agentpool)" {
+				group = append(group, m[3])
+			}
+			continue
+		}
+		if !strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "   ") {
+			t.Errorf("index line %q is neither an entry nor a subject", l)
+		}
+		inGroup, _, _ = strings.Cut(strings.TrimSpace(l), ": ")
+	}
+	if len(ids) != len(r.Findings) {
+		t.Fatalf("%d index entries for %d findings:\n%s", len(ids), len(r.Findings), strings.Join(lines[start:start+len(r.Findings)+5], "\n"))
+	}
+	var legacy []string
+	for _, f := range r.Findings {
+		if !slices.Contains(ids, f.ID) {
+			t.Errorf("finding %s not in the index", f.ID)
+		}
+		if len(f.Objects) > 0 && f.Objects[0].Kind == "Node" && strings.HasPrefix(f.Objects[0].Name, "aks-legacy1804-") && len(f.Objects) == 1 {
+			legacy = append(legacy, f.ID)
+		}
+	}
+	slices.Sort(group)
+	slices.Sort(legacy)
+	if len(legacy) < 3 || !slices.Equal(group, legacy) {
+		t.Errorf("legacy1804 pool group %v, want its findings %v", group, legacy)
+	}
+	// The demo's most severe findings are high: the index opens with one.
+	if len(ids) > 0 && !strings.Contains(lines[start+1], "HIGH") && !strings.Contains(lines[start+1], "CRITICAL") {
+		t.Errorf("index does not start with the most severe: %q", lines[start+1])
+	}
 }

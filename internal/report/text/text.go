@@ -35,6 +35,11 @@ type Options struct {
 	// check with each open rule and its reason (--explain-coverage). The
 	// JSON report always carries it.
 	ExplainCoverage bool
+	// Subject names what a finding is about, for the index, which lists
+	// findings about the same subject together: an object, or a node pool
+	// for findings about nodes of one pool. "" keeps a finding on its own;
+	// nil is FirstObject.
+	Subject func(f finding.Finding) string
 	// Whole leaves -o summary rows uncut, for stdout that is not a
 	// terminal: kubectl never truncates in a pipe, and a script reading
 	// the rows wants every title whole.
@@ -66,6 +71,7 @@ func Write(w io.Writer, r *report.Report, opts Options) error {
 		tw.opts.Width = 80
 	}
 	tw.header(r)
+	tw.index(r)
 	for _, sev := range finding.Severities() {
 		var group []finding.Finding
 		for _, f := range r.Findings {
@@ -151,6 +157,8 @@ type textWriter struct {
 	err  error
 	// caseURL is the report's case page (report.(*Report).CaseURL).
 	caseURL func(string) string
+	// sevWidth is the index's severity column width.
+	sevWidth int
 }
 
 func (t *textWriter) printf(format string, args ...any) {
