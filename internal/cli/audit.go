@@ -42,12 +42,17 @@ type sourceFlags struct {
 	offline bool
 	// notes are what loading files skipped, for the report's warnings.
 	notes []string
+	// progress prints progress on stderr even when it is not a terminal
+	// (--progress).
+	progress bool
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true), offline: offline}
 	f.kube.AddFlags(cmd.Flags())
 	registerKubeCompletions(cmd, f)
+	cmd.Flags().BoolVar(&f.progress, "progress", false,
+		"print what a live read is doing on stderr (contacting the server, discovering APIs, the lists) even when stderr is not a terminal; at a terminal it is always shown unless -q")
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false,
 		"read every namespace (the default unless -n is given; accepted for kubectl habits)")
 	if offline {
@@ -61,6 +66,9 @@ func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 // load reads the snapshot the flags choose. Progress goes to stderr.
 func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.Resource, quiet bool) (*snapshot.Snapshot, error) {
 	tuneGC(app)
+	if quiet && f.progress {
+		return nil, errors.New("--progress and -q/--quiet cannot be combined")
+	}
 	if f.allNamespaces && f.namespace() != "" {
 		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
 	}
@@ -98,7 +106,8 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	opts := cluster.Options{Namespace: f.namespace(), Context: contextName}
 	if !quiet {
 		p := newProgress(app)
-		opts.Progress = p.update
+		p.asked = f.progress
+		opts.Progress, opts.Stage = p.update, p.stage
 		defer p.done()
 	}
 	s, err := cluster.Collect(ctx, cfg, resources, opts)
@@ -495,6 +504,8 @@ type progress struct {
 	start   time.Time
 	last    time.Time
 	printed bool
+	// asked: --progress, so the stages print off a terminal too.
+	asked bool
 }
 
 // progressEvery is how often progress prints off a terminal.
@@ -528,6 +539,22 @@ func (p *progress) update(res snapshot.Resource, n int, done bool) {
 	p.last = now
 	p.printed = true
 	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %s (%s)", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
+}
+
+// stage prints what the read does before its lists start ("contacting
+// https://HOST", "discovering APIs"), from the first request on: in place
+// at a terminal, as a line of its own with --progress elsewhere, and not
+// at all in a pipe or CI log that did not ask.
+func (p *progress) stage(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.app.ErrIsTerminal:
+		p.printed = true
+		fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s", s)
+	case p.asked:
+		fmt.Fprintf(p.app.ErrOut, "kubegap: %s\n", s)
+	}
 }
 
 // done ends the progress line, if one was printed.
