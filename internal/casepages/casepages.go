@@ -1,7 +1,7 @@
 // Package casepages writes docs/cases: one Markdown page per incident case
 // of the library (docs/cases/ID.md) and an index (docs/cases/README.md).
 // They are what a report's case links point at by default
-// (report.DefaultCaseBaseURL), so that a link works wherever the
+// (report.DefaultCaseURL), so that a link works wherever the
 // repository is published, with no site to host. A test keeps the files
 // in step with the library; UPDATE_DOCS=1 rewrites them.
 package casepages
