@@ -306,7 +306,7 @@ func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []re
 			rr.Noted = true
 			if n.Skipped {
 				rr.Status = report.RuleSkipped
-			} else if rr.Status == report.RuleEvaluated {
+			} else if rr.Status == report.RuleEvaluated && n.Kind != check.Settled {
 				rr.Status = report.RulePartial
 			}
 			// Missing input is the user's to complete, whatever else

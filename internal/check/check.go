@@ -119,6 +119,10 @@ const (
 	// NeedsKnowledge: a fact kubegap does not hold (an OS release with no
 	// sourced end of support) or the Kubernetes API does not show.
 	NeedsKnowledge NoteKind = "knowledge"
+	// Settled: the rule ran on complete input and its note says why
+	// nothing was left to judge (an upgrade already done); the rule stays
+	// evaluated, never partial.
+	Settled NoteKind = "settled"
 )
 
 // Complete reports whether every object of r in the whole cluster is in
@@ -180,6 +184,12 @@ func (c *Context) Unknowable(rule, format string, args ...any) {
 	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...), Kind: NeedsKnowledge})
 }
 
+// Done records that a rule ran on complete input and found its subject
+// already settled, with the reason: evaluated, not partial.
+func (c *Context) Done(rule, format string, args ...any) {
+	c.note(rule, RuleNote{Reason: fmt.Sprintf(format, args...), Kind: Settled})
+}
+
 func (c *Context) note(rule string, n RuleNote) {
 	if c.notes == nil {
 		c.notes = map[string]RuleNote{}
@@ -197,6 +207,8 @@ func (c *Context) note(rule string, n RuleNote) {
 			n.Kind = NeedsInput
 		} else if old.Kind == NeedsOptIn {
 			n.Kind = NeedsOptIn
+		} else if n.Kind == Settled {
+			n.Kind = old.Kind // a partial note outranks a settled one
 		}
 	}
 	c.notes[rule] = n

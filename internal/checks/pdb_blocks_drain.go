@@ -149,6 +149,7 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 	}
 	ix := s.Index()
 	nodesRead := s.Status(snapshot.Nodes).Status == snapshot.StatusRead
+	templates := newPDBTemplates(s)
 
 	var out []finding.Finding
 	views := make([]pdbView, 0, len(s.PodDisruptionBudgets))
@@ -177,10 +178,10 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 				// policy/v1: an empty selector selects every pod of the namespace.
 				candidates = ix.PodsInNamespace(p.Namespace)
 				v.selector = "{} (every pod in the namespace)"
-				v.workloads = pdbWorkloads(s, p.Namespace, labels.Everything())
+				v.workloads = templates.matching(p.Namespace, labels.Everything())
 			default:
 				candidates = ix.PodsMatching(p.Namespace, sel)
-				v.workloads = pdbWorkloads(s, p.Namespace, sel)
+				v.workloads = templates.matching(p.Namespace, sel)
 			}
 		}
 		for _, pod := range candidates {
@@ -206,20 +207,40 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-// pdbWorkloads lists the Deployments and StatefulSets of namespace ns in
-// the input whose pod template sel matches.
-func pdbWorkloads(s *snapshot.Snapshot, ns string, sel labels.Selector) []pdbWorkload {
-	var out []pdbWorkload
+// pdbTemplates holds the pod templates of the input's Deployments and
+// StatefulSets by namespace, so matching a budget against them costs the
+// workloads of its namespace rather than of the cluster: scanning every
+// workload for every budget made this check quadratic (at 1M pods it was
+// most of the checks' CPU time).
+type pdbTemplates map[string][]pdbTemplate
+
+type pdbTemplate struct {
+	labels labels.Set
+	pdbWorkload
+}
+
+func newPDBTemplates(s *snapshot.Snapshot) pdbTemplates {
+	t := pdbTemplates{}
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		if d.Namespace == ns && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-			out = append(out, pdbWorkload{kind: snapshot.Deployments.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
-		}
+		t[d.Namespace] = append(t[d.Namespace], pdbTemplate{labels.Set(d.Spec.Template.Labels),
+			pdbWorkload{kind: snapshot.Deployments.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)}})
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
-		if d.Namespace == ns && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-			out = append(out, pdbWorkload{kind: snapshot.StatefulSets.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
+		t[d.Namespace] = append(t[d.Namespace], pdbTemplate{labels.Set(d.Spec.Template.Labels),
+			pdbWorkload{kind: snapshot.StatefulSets.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)}})
+	}
+	return t
+}
+
+// matching lists the Deployments and StatefulSets of namespace ns whose
+// pod template sel matches, Deployments first, in input order.
+func (t pdbTemplates) matching(ns string, sel labels.Selector) []pdbWorkload {
+	var out []pdbWorkload
+	for _, w := range t[ns] {
+		if sel.Matches(w.labels) {
+			out = append(out, w.pdbWorkload)
 		}
 	}
 	return out

@@ -45,6 +45,9 @@ type sourceFlags struct {
 	// progress prints progress on stderr even when it is not a terminal
 	// (--progress).
 	progress bool
+	// instead is what a command that reads no files suggests when no
+	// cluster is configured (publish); empty for audit and snapshot.
+	instead string
 }
 
 func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
@@ -147,6 +150,10 @@ func (f *sourceFlags) namespace() string {
 }
 
 type auditFlags struct {
+	// onReport, when set, receives the report before it is written: the
+	// fleet audit (--contexts) sums each context's report up.
+	onReport func(*report.Report)
+
 	output        string
 	outputFile    string
 	failOn        string
@@ -213,10 +220,12 @@ could not run, 130 interrupted.`,
   kubegap audit --context prod -o json
   kubectl get nodes,pods,daemonsets -A -o yaml | kubegap audit --from -
   kubegap audit --from manifests/ -o sarif --output-file kubegap.sarif
-  kubegap audit --baseline last.json --fail-on-new --fail-on medium`,
+  kubegap audit --baseline last.json --fail-on-new --fail-on medium
+  kubegap audit --contexts staging,prod -o json --output-dir reports`,
 		Args: cobra.NoArgs,
 	}
 	src := newSourceFlags(cmd, true)
+	fleet := addFleetFlags(cmd, src)
 	f := cmd.Flags()
 	f.StringVarP(&fl.output, "output", "o", "text", "output format: "+outputList())
 	f.StringVar(&fl.outputFile, "output-file", "", "write the report to this file instead of standard output (written only when the audit ran)")
@@ -252,6 +261,12 @@ could not run, 130 interrupted.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
 			return withCode(ExitError, err)
+		}
+		if fleet.active() {
+			return runFleet(cmd.Context(), app, src, fl, fleet)
+		}
+		if fleet.outputDir != "" {
+			return withCode(ExitError, errors.New("--output-dir writes one report per context: use it with --contexts or --all-contexts (one report: --output-file)"))
 		}
 		return runAudit(cmd.Context(), app, src, fl)
 	}
@@ -366,12 +381,15 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		}
 		baseline.Compare(rep, fl.baseline, kept)
 	}
+	if fl.onReport != nil {
+		fl.onReport(rep)
+	}
 	if out.locations && len(src.from) > 0 {
 		locate(rep, snapshot.Positions(src.from))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != "", subject: findingSubjects(snap)})
+			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap), subject: findingSubjects(snap)})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}

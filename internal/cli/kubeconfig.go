@@ -90,7 +90,10 @@ func (f *sourceFlags) namesCluster(ctx *clientcmdapi.Context, clusters map[strin
 
 func (f *sourceFlags) noCluster(why string) error {
 	instead := "audit files with 'kubegap audit --from FILE' or the demo cluster with 'kubegap audit --demo'"
-	if f.offline {
+	switch {
+	case f.instead != "":
+		instead = f.instead
+	case f.offline:
 		instead = "audit files with --from FILE, or the demo cluster with --demo"
 	}
 	return errors.New("no cluster is configured (" + why + "; kubegap does not fall back to http://localhost:8080): " +

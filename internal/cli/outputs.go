@@ -5,13 +5,17 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/report/junit"
 	"github.com/kubegap/kubegap/internal/report/markdown"
+	"github.com/kubegap/kubegap/internal/report/policyreport"
 	"github.com/kubegap/kubegap/internal/report/sarif"
 	"github.com/kubegap/kubegap/internal/report/text"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // renderContext is what a renderer may need besides the report.
@@ -26,6 +30,9 @@ type renderContext struct {
 	// subject names what a finding is about, for the text index
 	// (findingSubjects); nil: its first object.
 	subject func(finding.Finding) string
+	// reportObjects is what -o policyreport and -o openreports map by:
+	// --fail-on and the snapshot's UIDs.
+	reportObjects policyreport.Options
 }
 
 // output is one -o format of the audit report.
@@ -56,6 +63,12 @@ var outputs = map[string]output{
 		return markdown.WriteWith(w, rep, markdown.Options{ExplainCoverage: rc.explainCoverage})
 	}},
 	"html": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+	"policyreport": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+		return policyreport.Write(w, rep, policyreport.PolicyReport, rc.reportObjects)
+	}},
+	"openreports": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
+		return policyreport.Write(w, rep, policyreport.OpenReports, rc.reportObjects)
+	}},
 }
 
 // outputNames lists the formats, for help, errors and completion.
@@ -76,4 +89,18 @@ func sarifRules() []sarif.Rule {
 		out = append(out, sarif.Rule{ID: c.ID, Title: c.Title, Description: c.Description, Severity: c.Severity, Cases: c.Cases})
 	}
 	return out
+}
+
+// reportObjectOptions are the -o policyreport and -o openreports options
+// of an audit: results at or above --fail-on are fail, below it warn;
+// objects carry the UID the snapshot holds for them.
+func reportObjectOptions(failOn finding.Severity, never bool, snap *snapshot.Snapshot) policyreport.Options {
+	return policyreport.Options{FailOn: failOn, NoFail: never, Area: checks.AreaOf,
+		UID: func(o finding.ObjectRef) types.UID {
+			if snap == nil {
+				return ""
+			}
+			m, _ := snap.Meta(o.Kind, o.Namespace, o.Name)
+			return m.UID
+		}}
 }

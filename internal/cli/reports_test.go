@@ -93,6 +93,14 @@ func TestAuditEveryOutputFormatToStdoutAndFile(t *testing.T) {
 				if !strings.HasPrefix(out, "## kubegap audit") {
 					t.Errorf("markdown starts %q", out[:20])
 				}
+			case "policyreport", "openreports":
+				// The objects themselves are judged by the upstream CRDs
+				// in test/e2e/reports; here, that the stream is the
+				// format's kinds.
+				kinds := map[string]string{"policyreport": "kind: ClusterPolicyReport\n", "openreports": "kind: ClusterReport\n"}
+				if !strings.Contains(out, kinds[name]) || !strings.Contains(out, "\n---\n") {
+					t.Errorf("%s: no cluster report, or a single document:\n%.300s", name, out)
+				}
 			}
 		})
 	}

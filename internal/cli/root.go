@@ -94,7 +94,9 @@ func NewRootCommand(app *App) *cobra.Command {
 		Short: "Audit Kubernetes clusters, read-only, for the gaps behind public incidents",
 		Long: `kubegap reads a cluster (or files dumped from one) without writing anything,
 and reports the gaps that public incidents show are dangerous. Every finding
-names the objects, the evidence, the fix and the incidents behind it.
+names the objects, the evidence, the fix and the incidents behind it. Only
+'kubegap publish', a separate explicit step, writes: its report objects
+(PolicyReport or OpenReports), nothing else.
 
 Its incident library is browsable with 'kubegap cases'.`,
 		SilenceUsage:  true,
@@ -118,6 +120,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newMCPCommand(app),
 		newRecipeCommand(app),
 		newRBACCommand(app),
+		newPublishCommand(app),
 		newServeCommand(app),
 		newSiteCommand(app),
 	)

@@ -189,7 +189,13 @@ func (in *Input) Resolve(item finding.EvidenceItem) []Mismatch {
 					continue
 				}
 				// A field set to null or "" is as good as absent: the API
-				// omits both.
+				// omits both. A map keeps an entry with an empty value
+				// (a label such as node-role.kubernetes.io/control-plane:
+				// ""), so "" also agrees with an item quoting "".
+				if found && v == "" && !f.Absent && f.Value == "" {
+					agreed = true
+					break
+				}
 				if found && (v == nil || v == "") {
 					found = false
 				}

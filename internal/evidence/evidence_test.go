@@ -29,6 +29,10 @@ func TestResolve(t *testing.T) {
 		{item: finding.Quote(node, finding.Absent("spec.taints"))},
 		{item: finding.Quote(node, finding.Value("spec.providerID", ""))}, // "" is absent, as the API omits it
 		{item: finding.Quote(node, finding.Absent("status.nodeInfo")), bad: []string{"evidence says no such field"}},
+		// A label present with an empty value is quoted as "", not absent.
+		{item: finding.Quote(node, finding.Entry("metadata.labels[node-role.kubernetes.io/control-plane]", ""))},
+		{item: finding.Quote(node, finding.Entry("metadata.labels[kubernetes.io/os]", "")), bad: []string{`input has "linux"`}},
+		{item: finding.Quote(node, finding.Entry("metadata.labels[node-role.kubernetes.io/master]", "")), bad: []string{"input has no such field"}},
 		{item: finding.Quote(ds, finding.Value("spec.template.spec.containers[name=b].image", "example.com/b:2"),
 			finding.Value("spec.template.spec.containers[0].image", "example.com/a:1"),
 			finding.Value("spec.template.spec.containers[name=b].ports[0].containerPort", 8080))},

@@ -69,6 +69,12 @@ func Value(path string, value any) Field {
 // Absent is a field that is not there.
 func Absent(path string) Field { return Field{Path: path, Absent: true} }
 
+// Entry is a map entry (a label, an annotation, a ConfigMap key) read at
+// value. Unlike a string field, a map keeps an entry whose value is empty,
+// and node-role.kubernetes.io/control-plane: "" is as present as any
+// label, so an empty value stays a value here and prints as "".
+func Entry(path, value string) Field { return Field{Path: path, Value: value} }
+
 // valueText prints a value as kubectl's JSONPath output does.
 func valueText(v any) string {
 	switch x := v.(type) {
@@ -96,6 +102,10 @@ func (e EvidenceItem) String() string {
 		}
 		if f.Absent {
 			b.WriteString(f.Path + " absent")
+			continue
+		}
+		if f.Value == "" {
+			b.WriteString(f.Path + `=""`)
 			continue
 		}
 		b.WriteString(f.Path + "=" + f.Value)

@@ -21,6 +21,8 @@ func TestEvidenceItemLine(t *testing.T) {
 			"2 objects (Node/a, Pod/x/p): metadata.name=a"},
 		{EvidenceItem{Objects: []ObjectRef{{Kind: "NetworkPolicy", Namespace: "x", Name: "p"}, {Kind: "NetworkPolicy", Namespace: "y", Name: "p"}},
 			Fields: []Field{Value("spec.podSelector", "{}")}}, "2 NetworkPolicies (x/p, y/p): spec.podSelector={}"},
+		{Quote(n("a"), Entry("metadata.labels[node-role.kubernetes.io/control-plane]", "")),
+			`Node/a: metadata.labels[node-role.kubernetes.io/control-plane]=""`},
 	} {
 		if got := tc.item.String(); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)

@@ -58,6 +58,7 @@ const (
 // files, demo, or (by default) a live cluster.
 type AuditInput struct {
 	Context       string   `json:"context,omitempty" jsonschema:"kube context to audit live; default: the server's --context, else the kubeconfig's current context"`
+	Contexts      []string `json:"contexts,omitempty" jsonschema:"audit each of these kube contexts live (at most 8 per call, 4 read at a time, each within the server's --allow-context): the response lists each context with its own audit_id to page, its summary, or why it could not be audited (one unreachable context does not stop the others); not with context, files or demo; default: none (one context)"`
 	Kubeconfig    string   `json:"kubeconfig,omitempty" jsonschema:"path of a kubeconfig file for a live audit; default: the server's --kubeconfig, else KUBECONFIG, else ~/.kube/config"`
 	Namespace     string   `json:"namespace,omitempty" jsonschema:"audit only this namespace (cluster-scoped objects such as nodes are still read); checks that need other namespaces report partial, never pass; applies to live, files and demo; default: all namespaces"`
 	Files         []string `json:"files,omitempty" jsonschema:"audit these YAML/JSON files or directories (kubectl get -o yaml output, List objects, multi-document, gzip, kubegap snapshots) instead of a cluster; paths on the machine running kubegap, relative ones resolved against the server's working directory; default: none (a live audit)"`
@@ -110,6 +111,9 @@ type AuditOutput struct {
 	// CurrentVersion and Plan are a preflight's (target_version), page 1.
 	CurrentVersion *report.CurrentVersion `json:"current_version,omitempty" jsonschema:"page 1 only, with target_version: the control plane's version as the input states it or bounds it (inferred: true), and the basis"`
 	Plan           []PlanStepBrief        `json:"plan,omitempty" jsonschema:"page 1 only, with target_version: the upgrade plan, every finding of any check to fix before (phase before) or watch during (phase during) the upgrade, in order; get_finding gives each step's remediation"`
+
+	// Contexts is a several-context audit's one row per context.
+	Contexts []ContextAudit `json:"contexts,omitempty" jsonschema:"with contexts: each context's audit (audit_id, summary, checks failed and incomplete) or error; summary adds them up and findings is empty: page each context by its audit_id"`
 }
 
 // PlanStepBrief is one step of the upgrade plan.
@@ -188,6 +192,9 @@ func (h *handlers) audit(ctx context.Context, req *sdk.CallToolRequest, in Audit
 				return nil, AuditOutput{}, err
 			}
 			break
+		}
+		if len(in.Contexts) > 0 {
+			return h.auditContexts(ctx, req, in)
 		}
 		rep, err := h.runAudit(ctx, in)
 		if err != nil {

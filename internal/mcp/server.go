@@ -90,6 +90,8 @@ Parameters, all optional:
 - min_severity: critical, high, medium, low or info (default: low).
 - page_size: 1 to 50 findings per page (default 10); a page also stops before about 10 KB.
 - page (from 1, default 1) with audit_id pages an earlier audit; cursor (a next_cursor) gives its next page.
+- contexts: audit several kube contexts at once (at most 8, each within --allow-context): the response
+  lists each with its own audit_id to page, its summary, or why it could not be audited.
 Each finding has a finding_id (stable within this audit), check, severity, title, a few objects with their
 total, the first evidence line and the incident case IDs it cites. Page 1 also lists coverage (resources not
 read completely), checks that did not pass with the resources they lacked (explain_check with audit_id gives

@@ -345,8 +345,15 @@ func CaseURLFor(base, id string) string {
 	return base + id
 }
 
-// CaseURL is the page of a cited case, under the report's configured base.
-func (r *Report) CaseURL(id string) string { return CaseURLFor(r.CaseURLPattern, id) }
+// CaseURL is the page of a cited case, under the report's configured base
+// (a report with only caseBaseURL, as written before caseURL existed:
+// that base plus the ID).
+func (r *Report) CaseURL(id string) string {
+	if r.CaseURLPattern == "" && r.CaseBaseURL != "" {
+		return r.CaseBaseURL + id
+	}
+	return CaseURLFor(r.CaseURLPattern, id)
+}
 
 // SetCaseURL sets where the report's case links point (see CaseURLFor)
 // and from where that setting came: "--case-base-url",

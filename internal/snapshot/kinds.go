@@ -278,7 +278,7 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 				return Meta{}, false
 			}
 			o := object(&objs[i]).(metav1.Object)
-			return Meta{Labels: o.GetLabels(), Annotations: o.GetAnnotations()}, true
+			return Meta{Labels: o.GetLabels(), Annotations: o.GetAnnotations(), UID: o.GetUID()}, true
 		},
 		each: func(s *Snapshot, fn func(runtime.Object) error) error {
 			objs := *field(s)

@@ -1,5 +1,7 @@
 package snapshot
 
+import "k8s.io/apimachinery/pkg/types"
+
 // Annotations that suppress findings on an object. They survive trimming.
 const (
 	// IgnoreAnnotation lists the check IDs not to report on the object,
@@ -10,10 +12,12 @@ const (
 )
 
 // Meta is what suppressions match on: an object's labels and the
-// annotations kept through trimming.
+// annotations kept through trimming; and its UID, which report objects
+// (-o policyreport) name where the input held it.
 type Meta struct {
 	Labels      map[string]string
 	Annotations map[string]string
+	UID         types.UID
 }
 
 // Meta finds an object by kind, namespace and name (binary search over the
@@ -28,7 +32,7 @@ func (s *Snapshot) Meta(kind, namespace, name string) (Meta, bool) {
 	for _, objs := range s.Custom {
 		for i := range objs {
 			if objs[i].GetKind() == kind && objs[i].GetNamespace() == namespace && objs[i].GetName() == name {
-				return Meta{Labels: objs[i].GetLabels(), Annotations: objs[i].GetAnnotations()}, true
+				return Meta{Labels: objs[i].GetLabels(), Annotations: objs[i].GetAnnotations(), UID: objs[i].GetUID()}, true
 			}
 		}
 	}

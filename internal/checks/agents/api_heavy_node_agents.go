@@ -1,7 +1,9 @@
 package agents
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -117,22 +119,53 @@ func apiHeavyNodeAgentsCheck() check.Check {
 	}
 }
 
-// grant is one way a ServiceAccount may list or watch a resource.
-type grant struct{ role, binding string }
+// grant is one way a ServiceAccount may list or watch a resource: the
+// ClusterRoleBinding subject naming it, the ClusterRole bound, and the
+// rule that allows the read (in that role, or one it aggregates).
+type grant struct {
+	role, binding string
+	subject       int
+	subjectKind   string
+	subjectName   string
+	subjectNS     string
+	ruleRole      string
+	ruleIndex     int
+	rule          rbacv1.PolicyRule
+}
+
+// ownedRule is a policy rule and where it is written.
+type ownedRule struct {
+	role  string
+	index int
+	rule  rbacv1.PolicyRule
+}
+
+// boundSubject is one subject of a ClusterRoleBinding.
+type boundSubject struct {
+	binding *rbacv1.ClusterRoleBinding
+	subject int
+}
 
 // rbacIndex answers which cluster-wide read grants a ServiceAccount holds.
 type rbacIndex struct {
 	// rules of each ClusterRole, aggregation applied.
-	rules map[string][]rbacv1.PolicyRule
+	rules map[string][]ownedRule
 	// bindings by subject: "sa:ns/name", "group:name", "user:name".
-	bindings map[string][]*rbacv1.ClusterRoleBinding
+	bindings map[string][]boundSubject
 }
 
 func newRBACIndex(s *snapshot.Snapshot) *rbacIndex {
-	ix := &rbacIndex{rules: map[string][]rbacv1.PolicyRule{}, bindings: map[string][]*rbacv1.ClusterRoleBinding{}}
+	ix := &rbacIndex{rules: map[string][]ownedRule{}, bindings: map[string][]boundSubject{}}
+	own := func(cr *rbacv1.ClusterRole) []ownedRule {
+		out := make([]ownedRule, len(cr.Rules))
+		for i, r := range cr.Rules {
+			out[i] = ownedRule{cr.Name, i, r}
+		}
+		return out
+	}
 	for i := range s.ClusterRoles {
 		cr := &s.ClusterRoles[i]
-		ix.rules[cr.Name] = append(ix.rules[cr.Name], cr.Rules...)
+		ix.rules[cr.Name] = append(ix.rules[cr.Name], own(cr)...)
 	}
 	// An aggregated role holds the rules of every role its selectors
 	// match. The API server fills them in; objects from files may not.
@@ -148,7 +181,7 @@ func newRBACIndex(s *snapshot.Snapshot) *rbacIndex {
 			}
 			for j := range s.ClusterRoles {
 				if j != i && ls.Matches(labels.Set(s.ClusterRoles[j].Labels)) {
-					ix.rules[cr.Name] = append(ix.rules[cr.Name], s.ClusterRoles[j].Rules...)
+					ix.rules[cr.Name] = append(ix.rules[cr.Name], own(&s.ClusterRoles[j])...)
 				}
 			}
 		}
@@ -158,7 +191,7 @@ func newRBACIndex(s *snapshot.Snapshot) *rbacIndex {
 		if b.RoleRef.Kind != "ClusterRole" {
 			continue
 		}
-		for _, sub := range b.Subjects {
+		for j, sub := range b.Subjects {
 			var key string
 			switch sub.Kind {
 			case rbacv1.ServiceAccountKind:
@@ -170,7 +203,7 @@ func newRBACIndex(s *snapshot.Snapshot) *rbacIndex {
 			default:
 				continue
 			}
-			ix.bindings[key] = append(ix.bindings[key], b)
+			ix.bindings[key] = append(ix.bindings[key], boundSubject{b, j})
 		}
 	}
 	return ix
@@ -183,18 +216,65 @@ func (ix *rbacIndex) reads(ns, name string, want []struct{ group, resource strin
 	keys := []string{"sa:" + ns + "/" + name, "user:system:serviceaccount:" + ns + ":" + name,
 		"group:system:serviceaccounts", "group:system:serviceaccounts:" + ns}
 	for _, k := range keys {
-		for _, b := range ix.bindings[k] {
+		for _, bs := range ix.bindings[k] {
+			b := bs.binding
+			sub := b.Subjects[bs.subject]
 			for _, rule := range ix.rules[b.RoleRef.Name] {
 				for _, w := range want {
 					key := w.resource
-					if _, seen := out[key]; !seen && allowsRead(rule, w.group, w.resource) {
-						out[key] = grant{role: b.RoleRef.Name, binding: b.Name}
+					if _, seen := out[key]; !seen && allowsRead(rule.rule, w.group, w.resource) {
+						out[key] = grant{role: b.RoleRef.Name, binding: b.Name, subject: bs.subject, subjectKind: sub.Kind,
+							subjectName: sub.Name, subjectNS: sub.Namespace, ruleRole: rule.role, ruleIndex: rule.index, rule: rule.rule}
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// grantItems quotes the bindings and rules behind grants: each
+// ClusterRoleBinding subject once, each rule once, in the order given.
+func grantItems(gs []grant) []finding.EvidenceItem {
+	var out []finding.EvidenceItem
+	seen := map[string]bool{}
+	add := func(it finding.EvidenceItem) {
+		if line := it.String(); !seen[line] {
+			seen[line] = true
+			out = append(out, it)
+		}
+	}
+	for _, g := range gs {
+		sub := fmt.Sprintf("subjects[%d].", g.subject)
+		fields := []finding.Field{finding.Value("roleRef.name", g.role), finding.Value(sub+"kind", g.subjectKind), finding.Value(sub+"name", g.subjectName)}
+		if g.subjectNS != "" {
+			fields = append(fields, finding.Value(sub+"namespace", g.subjectNS))
+		}
+		add(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Name: g.binding}, fields...))
+		add(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: g.ruleRole},
+			finding.Value(fmt.Sprintf("rules[%d]", g.ruleIndex), jsonValue(g.rule))))
+	}
+	return out
+}
+
+// jsonValue prints a value as kubectl's JSONPath output prints a map or
+// list field: compact JSON, keys in order, HTML characters unescaped.
+func jsonValue(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var plain any
+	if json.Unmarshal(raw, &plain) != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(plain) != nil {
+		return ""
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // allowsRead reports whether a policy rule allows list or watch of every
@@ -235,6 +315,32 @@ func weight(ds *appsv1.DaemonSet, nodes []corev1.Node) (n int, how string, ok bo
 	n = len(p.Nodes(nodes))
 	return n, fmt.Sprintf("%d of %d nodes in the input match its nodeSelector and required node affinity and "+
 		"tolerate their taints (no status in the input)", n, len(nodes)), true
+}
+
+// daemonSetItem quotes what a finding reads of a DaemonSet: its node
+// count from status (or, when that comes from the nodes, its
+// nodeSelector), its service account as the template names it (absent:
+// "default"), and more fields a caller adds.
+func daemonSetItem(ds *appsv1.DaemonSet, more ...finding.Field) finding.EvidenceItem {
+	var fields []finding.Field
+	if st := &ds.Status; st.DesiredNumberScheduled > 0 || st.ObservedGeneration > 0 {
+		fields = append(fields, finding.Value("status.desiredNumberScheduled", st.DesiredNumberScheduled))
+	} else if sel := ds.Spec.Template.Spec.NodeSelector; len(sel) > 0 {
+		fields = append(fields, finding.Value("spec.template.spec.nodeSelector", jsonValue(sel)))
+	} else {
+		fields = append(fields, finding.Absent("spec.template.spec.nodeSelector"))
+	}
+	spec := &ds.Spec.Template.Spec
+	switch {
+	case spec.ServiceAccountName != "":
+		fields = append(fields, finding.Value("spec.template.spec.serviceAccountName", spec.ServiceAccountName))
+	case spec.DeprecatedServiceAccount != "":
+		fields = append(fields, finding.Absent("spec.template.spec.serviceAccountName"),
+			finding.Value("spec.template.spec.serviceAccount", spec.DeprecatedServiceAccount))
+	default:
+		fields = append(fields, finding.Absent("spec.template.spec.serviceAccountName"), finding.Absent("spec.template.spec.serviceAccount"))
+	}
+	return finding.Quote(check.Ref("apps/v1", "DaemonSet", ds), append(fields, more...)...)
 }
 
 func images(ds *appsv1.DaemonSet) []string {
@@ -324,7 +430,13 @@ func calicoWithoutTypha(ctx *check.Context, ds *appsv1.DaemonSet, n int, how str
 	if n >= fanInHigh {
 		sev = finding.High
 	}
-	return finding.Finding{
+	var images []finding.Field // the calico-node containers' images
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if ds.Name == f.AgentDaemonSet || c.Name == f.AgentDaemonSet {
+			images = append(images, finding.Value(check.ContainerField("DaemonSet", "", c.Name, "image"), c.Image))
+		}
+	}
+	out := finding.Finding{
 		Check:    "api-heavy-node-agents",
 		Severity: sev,
 		Title:    fmt.Sprintf("calico-node runs on %d nodes without Typha", n),
@@ -332,12 +444,14 @@ func calicoWithoutTypha(ctx *check.Context, ds *appsv1.DaemonSet, n int, how str
 			"calico-node lists and watches the API server itself; on a restart or an API server failover they all "+
 			"re-list pods at once, and one slow answer makes each retry the full LIST.", ds.Namespace, ds.Name, n),
 		Objects: []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
-		Evidence: []string{how, "Deployments read completely: none named calico-typha or running a typha image",
-			strings.TrimSpace(f.Fact)},
 		Remediation: "Install Typha (the Tigera operator does so itself; with manifests, use the ones for more than 50 " +
 			"nodes) with at least three replicas, and point calico-node at it.",
 		Cases: []string{"calico-node-full-resync-list-storm-eks-2021"},
-	}, true
+	}
+	out.AddEvidence(daemonSetItem(ds, images...))
+	out.Evidence = append(out.Evidence, how, "Deployments read completely: none named calico-typha or running a typha image",
+		strings.TrimSpace(f.Fact))
+	return out, true
 }
 
 func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts *agentFacts, calico fanInFact, typha *appsv1.Deployment) (finding.Finding, bool) {
@@ -350,22 +464,28 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 	imgs := images(ds)
 	logAgent := slices.ContainsFunc(imgs, func(i string) bool { return slices.Contains(logAgentImages, i) })
 	var ev []string
-	ev = append(ev, how, fmt.Sprintf("spec.template.spec.serviceAccountName: %s", sa))
+	var items []finding.EvidenceItem
+	var dsFields []finding.Field // further DaemonSet fields the judgement reads
+	var used []grant
+	ev = append(ev, how)
 	var heavy []string
 	for _, r := range heavyResources {
 		if g, ok := grants[r.resource]; ok {
 			heavy = append(heavy, r.resource)
+			used = append(used, g)
 			ev = append(ev, fmt.Sprintf("may list/watch %s cluster-wide: ClusterRole %s via ClusterRoleBinding %s", r.resource, g.role, g.binding))
 		}
 	}
 	g, secrets := grants["secrets"]
 	if secrets {
+		used = append(used, g)
 		ev = append(ev, fmt.Sprintf("may list/watch secrets cluster-wide: ClusterRole %s via ClusterRoleBinding %s", g.role, g.binding))
 	}
 	// Fan-in and kubelet mode take the pod reads off the API server.
 	if isCalicoNode(ds, calico) && typha != nil {
 		heavy = nil
 		ev = append(ev, fmt.Sprintf("Typha runs (Deployment %s/%s): calico-node reads through it", typha.Namespace, typha.Name))
+		items = append(items, typhaItem(typha, calico))
 	}
 	args := argsText(ds)
 	for _, km := range facts.KubeletMode {
@@ -375,6 +495,7 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 		if strings.Contains(strings.ToLower(args), strings.ToLower(km.Setting)) {
 			heavy = slices.DeleteFunc(heavy, func(r string) bool { return r == "pods" })
 			ev = append(ev, fmt.Sprintf("%s appears in the container arguments: pod metadata comes from the kubelet", km.Setting))
+			dsFields = append(dsFields, argsWith(ds, km.Setting)...)
 		} else {
 			ev = append(ev, fmt.Sprintf("%s is not in the container arguments; it may be set in the agent's configuration file, "+
 				"which kubegap does not read. %s", km.Setting, strings.TrimSpace(km.Fact)))
@@ -390,8 +511,9 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 	// lists every pod of the cluster itself, the load Typha exists to
 	// take (the fan-in fact of the data file).
 	var perNode []string
-	if wiring := nodeNameWiring(ds); len(wiring) > 0 && !logAgent && !isCalicoNode(ds, calico) && len(heavy) > 0 {
+	if wiring, fields := nodeNameWiring(ds); len(wiring) > 0 && !logAgent && !isCalicoNode(ds, calico) && len(heavy) > 0 {
 		ev = append(ev, wiring...)
+		dsFields = append(dsFields, fields...)
 		heavy = slices.DeleteFunc(heavy, func(r string) bool {
 			if r == "pods" || r == "nodes" {
 				perNode = append(perNode, r)
@@ -447,19 +569,53 @@ func readerFinding(ds *appsv1.DaemonSet, n int, how string, ix *rbacIndex, facts
 	if len(ev) > check.MaxEvidence {
 		ev = ev[:check.MaxEvidence]
 	}
-	return finding.Finding{
+	out := finding.Finding{
 		Check:    "api-heavy-node-agents",
 		Severity: sev,
 		Title:    fmt.Sprintf("DaemonSet %s/%s may list %s cluster-wide from %d nodes", ds.Namespace, ds.Name, strings.Join(what, " and "), n),
 		Message:  msg,
 		Objects:  []finding.ObjectRef{check.Ref("apps/v1", "DaemonSet", ds)},
-		Evidence: ev,
 		Remediation: "Make the agent read only its own node's objects (a fieldSelector on spec.nodeName, the kubelet's " +
 			"API, or kubelet mode for log agents) or through a fan-in layer, narrow its ClusterRole to what it uses, " +
 			"and give its ServiceAccount a FlowSchema with a bounded priority level so it cannot starve the rest of the " +
 			"API server.",
 		Cases: cases,
-	}, true
+	}
+	out.AddEvidence(daemonSetItem(ds, dsFields...))
+	out.AddEvidence(grantItems(used)...)
+	out.AddEvidence(items...)
+	out.Evidence = append(out.Evidence, ev...)
+	return out, true
+}
+
+// typhaItem quotes the Deployment taken for Typha: its Typha container's
+// image when it was found by image, else its name.
+func typhaItem(d *appsv1.Deployment, f fanInFact) finding.EvidenceItem {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if check.ImageName(c.Image) == f.FanInImage {
+			return finding.Quote(check.Ref("apps/v1", "Deployment", d), finding.Value(check.ContainerField("Deployment", "", c.Name, "image"), c.Image))
+		}
+	}
+	return finding.Quote(check.Ref("apps/v1", "Deployment", d), finding.Value("metadata.name", d.Name))
+}
+
+// argsWith quotes the command and argument elements of a DaemonSet's
+// containers that contain setting (case-insensitive, as it is matched).
+func argsWith(ds *appsv1.DaemonSet, setting string) []finding.Field {
+	var out []finding.Field
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, list := range []struct {
+			name string
+			argv []string
+		}{{"command", c.Command}, {"args", c.Args}} {
+			for i, a := range list.argv {
+				if strings.Contains(strings.ToLower(a), strings.ToLower(setting)) {
+					out = append(out, finding.Value(check.ContainerField("DaemonSet", "", c.Name, fmt.Sprintf("%s[%d]", list.name, i)), a))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // nodeNameFlags are argument flags by which agents are told their node's
@@ -471,22 +627,30 @@ var nodeNameFlags = []string{"--node-name", "--nodename", "--node-id", "--nodeid
 // downward API's spec.nodeName (the variable's name is structure; no value
 // is read or printed), and node-name flags in the arguments. Empty when
 // nothing in the template tells the agent its node.
-func nodeNameWiring(ds *appsv1.DaemonSet) []string {
-	var out []string
+func nodeNameWiring(ds *appsv1.DaemonSet) (text []string, fields []finding.Field) {
 	for _, c := range ds.Spec.Template.Spec.Containers {
 		for _, e := range c.Env {
 			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName" {
-				out = append(out, fmt.Sprintf("container %s: env %s is set from fieldRef spec.nodeName (its own node's name)", c.Name, e.Name))
+				text = append(text, fmt.Sprintf("container %s: env %s is set from fieldRef spec.nodeName (its own node's name)", c.Name, e.Name))
+				// The variable's source, never a value.
+				fields = append(fields, finding.Value(check.ContainerField("DaemonSet", "", c.Name, "env[name="+e.Name+"].valueFrom.fieldRef.fieldPath"), "spec.nodeName"))
 				break
 			}
 		}
-		for _, a := range append(slices.Clone(c.Command), c.Args...) {
-			flag, _, _ := strings.Cut(a, "=")
-			if slices.Contains(nodeNameFlags, flag) {
-				out = append(out, fmt.Sprintf("container %s: argument %s names its node", c.Name, flag))
-				break
+	flags:
+		for _, list := range []struct {
+			name string
+			argv []string
+		}{{"command", c.Command}, {"args", c.Args}} {
+			for i, a := range list.argv {
+				flag, _, _ := strings.Cut(a, "=")
+				if slices.Contains(nodeNameFlags, flag) {
+					text = append(text, fmt.Sprintf("container %s: argument %s names its node", c.Name, flag))
+					fields = append(fields, finding.Value(check.ContainerField("DaemonSet", "", c.Name, fmt.Sprintf("%s[%d]", list.name, i)), a))
+					break flags
+				}
 			}
 		}
 	}
-	return out
+	return text, fields
 }

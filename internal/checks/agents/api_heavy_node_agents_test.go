@@ -2,6 +2,7 @@ package agents
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,74 @@ func TestWeightZeroFromStatus(t *testing.T) {
 	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: 3}
 	if n, how, ok := weight(&ds, nodePool(300, 0)); !ok || n != 0 {
 		t.Errorf("weight = %d (%s), %v; want 0 from the status", n, how, ok)
+	}
+}
+
+// TestAPIHeavyNodeAgentsEvidenceItems: each finding quotes the
+// DaemonSet's node count and service account, the ClusterRoleBinding
+// subject and the ClusterRole rule (an aggregated role's rule where it is
+// written) that allow the read, as the fixture writes them, and resolves
+// against it.
+func TestAPIHeavyNodeAgentsEvidenceItems(t *testing.T) {
+	const file = "api-heavy-node-agents/gap.yaml"
+	fs, _, _ := checktest.Run(t, apiHeavyNodeAgentsCheck(), checktest.Complete(checktest.Load(t, file)))
+	want := map[string][]string{
+		"calico-node runs on 700 nodes without Typha": {
+			"DaemonSet/kube-system/calico-node: status.desiredNumberScheduled=700, spec.template.spec.serviceAccountName=calico-node, " +
+				"spec.template.spec.containers[name=calico-node].image=docker.io/calico/node:v3.19.1",
+		},
+		"DaemonSet logging/fluent-bit may list pods cluster-wide from 1200 nodes": {
+			"DaemonSet/logging/fluent-bit: status.desiredNumberScheduled=1200, spec.template.spec.serviceAccountName=fluent-bit",
+			"ClusterRoleBinding/fluent-bit: roleRef.name=logging-reader, subjects[0].kind=ServiceAccount, subjects[0].name=fluent-bit, subjects[0].namespace=logging",
+			`ClusterRole/logging-pods: rules[0]={"apiGroups":[""],"resources":["pods","namespaces"],"verbs":["get","list","watch"]}`,
+		},
+		"DaemonSet edge/edge-agent may list secrets cluster-wide from 80 nodes": {
+			"DaemonSet/edge/edge-agent: status.desiredNumberScheduled=80, spec.template.spec.serviceAccountName=edge-agent",
+			"ClusterRoleBinding/edge-admin: roleRef.name=edge-admin, subjects[0].kind=ServiceAccount, subjects[0].name=edge-agent, subjects[0].namespace=edge",
+			`ClusterRole/edge-admin: rules[0]={"apiGroups":["*"],"resources":["*"],"verbs":["*"]}`,
+		},
+		"DaemonSet kube-system/calico-node may list pods, nodes cluster-wide from 700 nodes": {
+			"DaemonSet/kube-system/calico-node: status.desiredNumberScheduled=700, spec.template.spec.serviceAccountName=calico-node",
+			"ClusterRoleBinding/calico-node: roleRef.name=calico-node, subjects[0].kind=ServiceAccount, subjects[0].name=calico-node, subjects[0].namespace=kube-system",
+			`ClusterRole/calico-node: rules[0]={"apiGroups":[""],"resources":["pods","nodes","namespaces"],"verbs":["get","list","watch"]}`,
+		},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("%d findings, want %d", len(fs), len(want))
+	}
+	for _, f := range fs {
+		var got []string
+		for _, it := range f.EvidenceItems {
+			got = append(got, it.String())
+		}
+		if w, ok := want[f.Title]; !ok || !slices.Equal(got, w) {
+			t.Errorf("%q: items\n  %s\nwant\n  %s", f.Title, strings.Join(got, "\n  "), strings.Join(w, "\n  "))
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != 10 {
+		t.Errorf("%d items resolved, want 10", n)
+	}
+}
+
+// TestAPIHeavyNodeAgentsNodeWiringItems: an agent told its node's name
+// quotes where (the env variable's fieldRef, never a value), and an agent
+// counted from the nodes quotes its nodeSelector; the DaemonSet and RBAC
+// items resolve against the fixture (the nodes are made in memory).
+func TestAPIHeavyNodeAgentsNodeWiringItems(t *testing.T) {
+	const file = "api-heavy-node-agents/node-scoped.yaml"
+	s := checktest.Complete(checktest.Load(t, file))
+	s.Nodes = nodePool(300, 6)
+	fs, _, _ := checktest.Run(t, apiHeavyNodeAgentsCheck(), s)
+	var awsNode string
+	for _, f := range fs {
+		if f.Objects[0].Name == "aws-node" && len(f.EvidenceItems) > 0 {
+			awsNode = f.EvidenceItems[0].String()
+		}
+	}
+	if !strings.Contains(awsNode, ".env[name=MY_NODE_NAME].valueFrom.fieldRef.fieldPath=spec.nodeName") {
+		t.Errorf("aws-node item %q does not quote its node-name variable's source", awsNode)
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n == 0 {
+		t.Error("no item resolved")
 	}
 }

@@ -212,7 +212,8 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 	}
 	ev = append(ev, fmt.Sprintf("credentials handed to pods have between %s and %s left", lo, hi),
 		strings.TrimSpace(b.fact.Fact), strings.TrimSpace(sdk.Fact), served)
-	return finding.Finding{
+	ref := check.Ref("apps/v1", b.kind, b.obj)
+	f := finding.Finding{
 		Check:    brokerCheckID,
 		Severity: sev,
 		Title: fmt.Sprintf("%s %s/%s hands out credentials with at most %s left: %s refreshes on %s",
@@ -221,14 +222,40 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 			"fetches new credentials once the ones it holds expire within %s, so a JVM service using it calls the "+
 			"metadata endpoint, through %s, before %s: each call waits for that round trip.",
 			b.kind, b.obj.GetNamespace(), b.obj.GetName(), b.fact.Name, lo, hi, sdk.Name, threshold, b.fact.Name, share),
-		Objects:  []finding.ObjectRef{check.Ref("apps/v1", b.kind, b.obj)},
-		Evidence: ev,
+		Objects: []finding.ObjectRef{ref},
 		Remediation: fmt.Sprintf("Set %s so that credentials keep more than %s left when served (kiam: a longer "+
 			"--session-duration and a --session-refresh above 15m; kube2iam: --iam-role-session-ttl of at least 15m), "+
 			"within the role's maximum session duration; or move the services to IAM roles for service accounts.",
 			b.fact.DurationFlag, threshold),
 		Cases: []string{"adevinta-kiam-sdk-credential-latency-2019"},
-	}, true
+	}
+	// The flags (and their absence, for defaults) are read from the
+	// container's command and arguments: those are quoted whole.
+	fields := []finding.Field{finding.Value(check.ContainerField(b.kind, "", b.c.Name, "image"), b.c.Image)}
+	if len(b.c.Command) > 0 {
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "command"), jsonValue(b.c.Command)))
+	}
+	if len(b.c.Args) > 0 {
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "args"), jsonValue(b.c.Args)))
+	}
+	f.AddEvidence(finding.Quote(ref, fields...))
+	f.AddEvidence(rolePods(ctx)...)
+	f.Evidence = append(f.Evidence, ev...)
+	return f, true
+}
+
+// rolePods quotes the pods that ask a broker for a role, pods asking for
+// the same role together.
+func rolePods(ctx *check.Context) []finding.EvidenceItem {
+	var g finding.Grouper
+	for i := range ctx.Snapshot.Pods {
+		p := &ctx.Snapshot.Pods[i]
+		if role := p.Annotations[roleAnnotation]; role != "" {
+			g.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				finding.Value("metadata.annotations["+roleAnnotation+"]", role))
+		}
+	}
+	return g.Items()
 }
 
 // servedPods says how many pods ask a broker for a role, as evidence;

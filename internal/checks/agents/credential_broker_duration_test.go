@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,36 @@ func TestCredentialBrokerDurationUnusedIsLow(t *testing.T) {
 	}
 	if len(fs) != 2 {
 		t.Errorf("%d findings, want 2", len(fs))
+	}
+}
+
+// TestCredentialBrokerDurationEvidenceItems: each broker's image, command
+// and arguments (where its flags are set, or not) and the pods asking for
+// a role are quoted as the fixture writes them and resolve against it.
+func TestCredentialBrokerDurationEvidenceItems(t *testing.T) {
+	const file = "credential-broker-duration/gap.yaml"
+	fs, _, _ := checktest.Run(t, credentialBrokerDurationCheck(), checktest.Complete(checktest.Load(t, file)))
+	pod := "Pod/shop/search-7d9f: metadata.annotations[iam.amazonaws.com/role]=search-reader"
+	want := map[string][]string{
+		"kiam-server": {"DaemonSet/kube-system/kiam-server: spec.template.spec.containers[name=kiam].image=quay.io/uswitch/kiam:v3.6, " +
+			`spec.template.spec.containers[name=kiam].command=["/kiam"], ` +
+			`spec.template.spec.containers[name=kiam].args=["server","--role-base-arn-autodetect","--sync=1m"]`, pod},
+		"kube2iam": {"DaemonSet/kube-system/kube2iam: spec.template.spec.containers[name=kube2iam].image=jtblin/kube2iam:0.11.2, " +
+			`spec.template.spec.containers[name=kube2iam].args=["--auto-discover-base-arn","--iam-role-session-ttl","10m"]`, pod},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("findings %+v", fs)
+	}
+	for _, f := range fs {
+		var got []string
+		for _, it := range f.EvidenceItems {
+			got = append(got, it.String())
+		}
+		if w := want[f.Objects[0].Name]; !slices.Equal(got, w) {
+			t.Errorf("%q: items\n  %s\nwant\n  %s", f.Title, strings.Join(got, "\n  "), strings.Join(w, "\n  "))
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != 4 {
+		t.Errorf("%d items resolved, want 4", n)
 	}
 }

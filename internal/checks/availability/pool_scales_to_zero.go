@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -146,6 +147,7 @@ type zeroWorkload struct {
 	kind, ns, name string
 	pools          map[string]int
 	pods           int
+	running        []*snapshot.Pod
 }
 
 func runPoolScalesToZero(ctx *check.Context) ([]finding.Finding, error) {
@@ -213,6 +215,7 @@ func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *chec
 		}
 		w.pods++
 		w.pools[poolOf[p.Spec.NodeName]]++
+		w.running = append(w.running, p)
 	}
 	byPool := map[string][]*zeroWorkload{}
 	for _, w := range work {
@@ -229,12 +232,18 @@ func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *chec
 	sort.Strings(names)
 	var out []finding.Finding
 	for _, pool := range names {
-		out = append(out, zeroPoolFinding(pool, pools[pool], byPool[pool], facts))
+		var nodes []*corev1.Node
+		for i := range s.Nodes {
+			if poolOf[s.Nodes[i].Name] == pool {
+				nodes = append(nodes, &s.Nodes[i])
+			}
+		}
+		out = append(out, zeroPoolFinding(pool, pools[pool], nodes, byPool[pool], facts))
 	}
 	return out
 }
 
-func zeroPoolFinding(pool, group string, ws []*zeroWorkload, facts *check.Statements) finding.Finding {
+func zeroPoolFinding(pool, group string, nodes []*corev1.Node, ws []*zeroWorkload, facts *check.Statements) finding.Finding {
 	sort.Slice(ws, func(i, j int) bool {
 		if ws[i].ns != ws[j].ns {
 			return ws[i].ns < ws[j].ns
@@ -243,28 +252,54 @@ func zeroPoolFinding(pool, group string, ws []*zeroWorkload, facts *check.Statem
 	})
 	var objs []finding.ObjectRef
 	var names []string
+	// The workloads' pods, grouped by node, phase and controller: what
+	// "every running pod in the pool" is read from.
+	var pods finding.Grouper
 	for _, w := range ws {
 		if len(objs) < check.MaxListedObjects {
 			objs = append(objs, finding.ObjectRef{APIVersion: "apps/v1", Kind: w.kind, Namespace: w.ns, Name: w.name})
 		}
 		names = append(names, fmt.Sprintf("%s %s/%s (%s)", w.kind, w.ns, w.name, check.Plural(w.pods, "pod", "pods")))
+		for _, p := range w.running {
+			pods.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				append([]finding.Field{finding.Value("spec.nodeName", p.Spec.NodeName), finding.Value("status.phase", string(p.Status.Phase))},
+					poolZeroController(p.OwnerReferences)...)...)
+		}
 	}
 	objs = append(objs, finding.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: caStatusNS, Name: caStatusName})
-	ev := []string{
-		fmt.Sprintf("ConfigMap %s/%s: node group %s has minSize 0; its nodes carry %s", caStatusNS, caStatusName, group, pool),
-		"every running pod of: " + check.ListText(names, check.MaxEvidence),
-	}
-	ev = append(ev, facts.Evidence()...)
-	return finding.Finding{
+	key, value, _ := strings.Cut(pool, "=")
+	f := finding.Finding{
 		Check: poolZeroID, Rule: ruleOnlyPool, Severity: finding.Medium,
 		Title: fmt.Sprintf("%s run only in %s, which the autoscaler may shrink to zero nodes",
 			check.Plural(len(ws), "workload", "workloads"), pool),
 		Message: "Every running pod of these workloads is on nodes of one autoscaled node group whose minimum is 0. " +
 			"When the autoscaler removes the group's last node they all stop together, and nothing serves until " +
 			"a new node has started and pulled their images.",
-		Objects: objs, Evidence: ev,
+		Objects: objs,
+		// The minimum is a line inside the status text (data.status), not
+		// a field of its own: it stays a sentence.
+		Evidence: []string{fmt.Sprintf("ConfigMap %s/%s: its data.status gives node group %s minSize 0; its nodes carry %s",
+			caStatusNS, caStatusName, group, pool)},
 		Remediation: "Give the node group a minimum of at least 1 (2 across zones for anything every service needs), " +
 			"or run these workloads with more than one replica across pools that do not scale to zero.",
 		Cases: []string{caseBerkeleyCore},
 	}
+	f.AddEvidence(check.NodeValues(nodes, func(*corev1.Node) []finding.Field {
+		return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
+	})...)
+	f.Evidence = append(f.Evidence, "every running pod of: "+check.ListText(names, check.MaxEvidence))
+	f.AddEvidence(pods.Items()...)
+	f.Evidence = append(f.Evidence, facts.Evidence()...)
+	return f
+}
+
+// poolZeroController quotes an object's controller owner, or its absence.
+func poolZeroController(refs []metav1.OwnerReference) []finding.Field {
+	const path = "metadata.ownerReferences[controller=true]"
+	for _, o := range refs {
+		if o.Controller != nil && *o.Controller {
+			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
+		}
+	}
+	return []finding.Field{finding.Absent(path)}
 }

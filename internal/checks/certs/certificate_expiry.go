@@ -283,6 +283,23 @@ type webhookOne struct {
 	name   string
 	bundle []byte
 	fail   bool
+	// policy quotes failurePolicy as written: its value, or absent (and
+	// then the apiVersion the object was written in, which decides the
+	// default, when that was v1beta1).
+	policy []finding.Field
+}
+
+// policyFields quotes a webhook's failurePolicy as the object writes it.
+func policyFields(name string, p *admissionv1.FailurePolicyType, annotations map[string]string) []finding.Field {
+	path := "webhooks[name=" + name + "].failurePolicy"
+	if p != nil {
+		return []finding.Field{finding.Value(path, string(*p))}
+	}
+	out := []finding.Field{finding.Absent(path)}
+	if v := annotations[originalAPIVersionAnnotation]; v != "" {
+		out = append(out, finding.Value("apiVersion", v))
+	}
+	return out
 }
 
 func (r *expiryRun) webhooks(s *snapshot.Snapshot) {
@@ -290,7 +307,8 @@ func (r *expiryRun) webhooks(s *snapshot.Snapshot) {
 		cfg := &s.ValidatingWebhookConfigurations[i]
 		var hooks []webhookOne
 		for _, w := range cfg.Webhooks {
-			hooks = append(hooks, webhookOne{w.Name, w.ClientConfig.CABundle, failsClosed(w.FailurePolicy, cfg.Annotations)})
+			hooks = append(hooks, webhookOne{w.Name, w.ClientConfig.CABundle, failsClosed(w.FailurePolicy, cfg.Annotations),
+				policyFields(w.Name, w.FailurePolicy, cfg.Annotations)})
 		}
 		r.webhookConfig("ValidatingWebhookConfiguration", check.Ref("admissionregistration.k8s.io/v1",
 			"ValidatingWebhookConfiguration", cfg), hooks)
@@ -299,7 +317,8 @@ func (r *expiryRun) webhooks(s *snapshot.Snapshot) {
 		cfg := &s.MutatingWebhookConfigurations[i]
 		var hooks []webhookOne
 		for _, w := range cfg.Webhooks {
-			hooks = append(hooks, webhookOne{w.Name, w.ClientConfig.CABundle, failsClosed(w.FailurePolicy, cfg.Annotations)})
+			hooks = append(hooks, webhookOne{w.Name, w.ClientConfig.CABundle, failsClosed(w.FailurePolicy, cfg.Annotations),
+				policyFields(w.Name, w.FailurePolicy, cfg.Annotations)})
 		}
 		r.webhookConfig("MutatingWebhookConfiguration", check.Ref("admissionregistration.k8s.io/v1",
 			"MutatingWebhookConfiguration", cfg), hooks)
@@ -320,6 +339,7 @@ func (r *expiryRun) webhookConfig(kind string, ref finding.ObjectRef, hooks []we
 	var worst *certInfo
 	var worstHook webhookOne
 	var ev []string
+	var fields []finding.Field // each reported webhook's caBundle and failurePolicy
 	anyFail := false
 	for _, h := range hooks {
 		if len(h.bundle) == 0 {
@@ -338,6 +358,10 @@ func (r *expiryRun) webhookConfig(kind string, ref finding.ObjectRef, hooks []we
 		anyFail = anyFail || h.fail && left < 0
 		ev = append(ev, fmt.Sprintf("webhooks[%s].clientConfig.caBundle: latest certificate %q %s (failurePolicy %s)",
 			h.name, c.Subject, r.when(c), map[bool]string{true: "Fail", false: "Ignore"}[h.fail]))
+		// The bundle as the API shows it (base64), from which the dates
+		// are read, and the policy that decides what expiry does.
+		fields = append(fields, finding.Value("webhooks[name="+h.name+"].clientConfig.caBundle", base64.StdEncoding.EncodeToString(h.bundle)))
+		fields = append(fields, h.policy...)
 		if worst == nil || c.NotAfter.Before(worst.NotAfter) {
 			cc := c
 			worst, worstHook = &cc, h
@@ -362,32 +386,37 @@ func (r *expiryRun) webhookConfig(kind string, ref finding.ObjectRef, hooks []we
 	if len(ev) > check.MaxEvidence {
 		ev = ev[:check.MaxEvidence]
 	}
-	r.findings = append(r.findings, finding.Finding{
+	f := finding.Finding{
 		Check:    "certificate-expiry",
 		Severity: sev,
 		Title:    fmt.Sprintf("%s %s: webhook CA bundle %s", kind, ref.Name, r.horizonText(left)),
 		Message:  msg,
 		Objects:  []finding.ObjectRef{ref},
-		Evidence: ev,
 		Remediation: "Renew the webhook's CA and serving certificate and update the caBundle (cert-manager's CA injector " +
 			"can keep both in step); then make renewal someone's job: an operator that rotates its own certificates, " +
 			"or cert-manager.",
 		Cases: []string{"admission-webhook-cabundle-expired-2020", "istio-citadel-root-ca-expiry-2019",
 			"linkerd-trust-anchor-one-year-expiry-2020"},
-	})
+	}
+	// The dates first, in one line each; then the bundles they are read
+	// from, which are long (and a PEM spans lines).
+	f.Evidence = append(f.Evidence, ev...)
+	f.AddEvidence(finding.Quote(ref, fields...))
+	r.findings = append(r.findings, f)
 }
 
-// bundleField reads a base64 caBundle string from an unstructured object.
-func bundleField(u *unstructured.Unstructured, fields ...string) ([]byte, bool, error) {
+// bundleField reads a base64 caBundle string from an unstructured object:
+// decoded, and as written.
+func bundleField(u *unstructured.Unstructured, fields ...string) (b []byte, raw string, found bool, err error) {
 	v, found, err := unstructured.NestedString(u.Object, fields...)
 	if err != nil || !found || v == "" {
-		return nil, false, err
+		return nil, "", false, err
 	}
-	b, err := base64.StdEncoding.DecodeString(v)
+	b, err = base64.StdEncoding.DecodeString(v)
 	if err != nil {
-		return nil, true, fmt.Errorf("is not base64: %w", err)
+		return nil, v, true, fmt.Errorf("is not base64: %w", err)
 	}
-	return b, true, nil
+	return b, v, true, nil
 }
 
 func (r *expiryRun) apiServices(s *snapshot.Snapshot) {
@@ -398,9 +427,15 @@ func (r *expiryRun) apiServices(s *snapshot.Snapshot) {
 		if skip, _, _ := unstructured.NestedBool(u.Object, "spec", "insecureSkipTLSVerify"); skip {
 			continue // no CA is checked at all; another matter
 		}
-		b, found, err := bundleField(u, "spec", "caBundle")
+		b, raw, found, err := bundleField(u, "spec", "caBundle")
 		if err == nil && found {
-			r.bundle(rule, "APIService "+u.GetName(), "spec.caBundle", b, check.Ref("apiregistration.k8s.io/v1", "APIService", u),
+			// insecureSkipTLSVerify, read above, is quoted with the bundle:
+			// not set (or false), so the bundle is what is checked.
+			skip := finding.Absent("spec.insecureSkipTLSVerify")
+			if v, found, _ := unstructured.NestedBool(u.Object, "spec", "insecureSkipTLSVerify"); found {
+				skip = finding.Value("spec.insecureSkipTLSVerify", v)
+			}
+			r.bundle(rule, "APIService "+u.GetName(), "spec.caBundle", raw, b, []finding.Field{skip}, check.Ref("apiregistration.k8s.io/v1", "APIService", u),
 				"The API server stops trusting the aggregated API server when the last certificate in the bundle expires: "+
 					"its API group fails, and with it discovery and namespace deletion.",
 				"Renew the aggregated API server's certificate and the APIService caBundle together (cert-manager's CA injector can).",
@@ -419,9 +454,10 @@ func (r *expiryRun) crdConversions(s *snapshot.Snapshot) {
 		if st, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "strategy"); st != "Webhook" {
 			continue
 		}
-		b, found, err := bundleField(u, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+		b, raw, found, err := bundleField(u, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 		if err == nil && found {
-			r.bundle(rule, "CustomResourceDefinition "+u.GetName(), "spec.conversion.webhook.clientConfig.caBundle", b,
+			r.bundle(rule, "CustomResourceDefinition "+u.GetName(), "spec.conversion.webhook.clientConfig.caBundle", raw, b,
+				[]finding.Field{finding.Value("spec.conversion.strategy", "Webhook")},
 				check.Ref("apiextensions.k8s.io/v1", "CustomResourceDefinition", u),
 				"The API server stops trusting the conversion webhook when the last certificate in the bundle expires: "+
 					"reads and writes of the resource in any version but the stored one fail.",
@@ -434,7 +470,9 @@ func (r *expiryRun) crdConversions(s *snapshot.Snapshot) {
 }
 
 // bundle reports one PEM bundle that expires inside the warning horizon.
-func (r *expiryRun) bundle(rule, what, field string, data []byte, ref finding.ObjectRef, impact, fix string,
+// raw is the field as the object writes it (base64 or PEM), quoted with
+// more of the object's fields; the dates are derived from it.
+func (r *expiryRun) bundle(rule, what, field, raw string, data []byte, more []finding.Field, ref finding.ObjectRef, impact, fix string,
 	cases []string, expiredSev finding.Severity) (certInfo, []certInfo, bool) {
 	certs, err := parseBundle(data)
 	if err != nil {
@@ -456,16 +494,18 @@ func (r *expiryRun) bundle(rule, what, field string, data []byte, ref finding.Ob
 	if left >= 0 && left < r.failDays {
 		ev = append(ev, fmt.Sprintf("%d days: %s", r.failDays, strings.TrimSpace(r.fail.Fact)))
 	}
-	r.findings = append(r.findings, finding.Finding{
+	f := finding.Finding{
 		Check:       "certificate-expiry",
 		Severity:    sev,
 		Title:       fmt.Sprintf("%s: certificate %s", upperFirst(what), r.horizonText(left)),
 		Message:     fmt.Sprintf("The %s of %s %s. %s", field, what, r.when(c), impact),
 		Objects:     []finding.ObjectRef{ref},
-		Evidence:    ev,
 		Remediation: fix,
 		Cases:       cases,
-	})
+	}
+	f.Evidence = append(f.Evidence, ev...)
+	f.AddEvidence(finding.Quote(ref, append([]finding.Field{finding.Value(field, raw)}, more...)...))
+	r.findings = append(r.findings, f)
 	return c, certs, true
 }
 
@@ -490,7 +530,7 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 		}
 		ref := check.Ref("v1", "ConfigMap", cm)
 		field := "data[" + rc.key + "]"
-		c, certs, ok := r.bundle("trust-roots", "the "+rc.what+" in ConfigMap "+rc.nn, field, []byte(data), ref,
+		c, certs, ok := r.bundle("trust-roots", "the "+rc.what+" in ConfigMap "+rc.nn, field, data, []byte(data), nil, ref,
 			"Everything that trusts this root stops trusting its peers at once when it expires.",
 			"Plan the rotation of the "+rc.what+" as a change of your own, before any automatic or forced rotation: "+
 				"list the clients that pin the old CA (kubeconfigs, CI, static ServiceAccount token Secrets) and follow "+
@@ -515,7 +555,7 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 		for _, h := range facts.OneYear {
 			why = append(why, strings.TrimSpace(h.Fact))
 		}
-		r.findings = append(r.findings, finding.Finding{
+		f := finding.Finding{
 			Check:    "certificate-expiry",
 			Severity: finding.Low,
 			Title:    fmt.Sprintf("The %s in ConfigMap %s lives only %d days and no cert-manager Certificate rotates it", rc.what, rc.nn, lifetime),
@@ -523,15 +563,19 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 				"owns its renewal, so unless something outside the cluster does, it will expire the way one-year roots "+
 				"installers generated once have expired before.", rc.what, lifetime, r.when(c), cm.Namespace),
 			Objects: []finding.ObjectRef{ref},
-			Evidence: append(certEvidence(field, certs[:1]),
-				append([]string{fmt.Sprintf("lifetime %d days (%s to %s); cert-manager Certificates read completely, none with isCA in %s",
-					lifetime, c.NotBefore.UTC().Format(time.DateOnly), c.NotAfter.UTC().Format(time.DateOnly), cm.Namespace)},
-					why...)...),
 			Remediation: "Give the root an owner: issue it (or an intermediate under a long-lived offline root) from " +
 				"cert-manager or trust-manager with renewal, or record its end date where an alert will fire months ahead.",
 			Cases: []string{"istio-citadel-root-ca-expiry-2019", "linkerd-trust-anchor-one-year-expiry-2020",
 				"rancher-rke-one-year-cluster-certs-2019"},
-		})
+		}
+		// The root as the ConfigMap holds it, after the lines that give
+		// its lifetime and dates, which are derived from it.
+		f.Evidence = append(f.Evidence, certEvidence(field, certs[:1])...)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("lifetime %d days (%s to %s); cert-manager Certificates read completely, none with isCA in %s",
+			lifetime, c.NotBefore.UTC().Format(time.DateOnly), c.NotAfter.UTC().Format(time.DateOnly), cm.Namespace))
+		f.Evidence = append(f.Evidence, why...)
+		f.AddEvidence(finding.Quote(ref, finding.Value(field, data)))
+		r.findings = append(r.findings, f)
 	}
 }
 
@@ -567,43 +611,57 @@ func (r *expiryRun) certManager(s *snapshot.Snapshot) {
 		if !ok {
 			continue
 		}
-		ev := []string{fmt.Sprintf("status.notAfter: %s", na)}
+		fields := []finding.Field{finding.Value("status.notAfter", na)}
+		var ev []string
 		if rt, found, _ := unstructured.NestedString(u.Object, "status", "renewalTime"); found && rt != "" {
 			renewal, err := time.Parse(time.RFC3339, rt)
 			if err == nil && renewal.After(r.at) && left >= 0 {
 				continue // cert-manager has not tried yet: its renewal is due later
 			}
-			ev = append(ev, fmt.Sprintf("status.renewalTime: %s (passed)", rt))
+			fields = append(fields, finding.Value("status.renewalTime", rt))
+			ev = append(ev, fmt.Sprintf("status.renewalTime %s has passed", rt))
+		} else {
+			fields = append(fields, finding.Absent("status.renewalTime"))
 		}
-		if reason := readyReason(u); reason != "" {
-			ev = append(ev, reason)
-		}
+		fields = append(fields, readyFields(u)...)
 		c := certInfo{NotAfter: notAfter}
-		r.findings = append(r.findings, finding.Finding{
+		f := finding.Finding{
 			Check:    "certificate-expiry",
 			Severity: sev,
 			Title:    fmt.Sprintf("cert-manager Certificate %s/%s %s and was not renewed", u.GetNamespace(), u.GetName(), r.horizonText(left)),
 			Message: fmt.Sprintf("The certificate %s, and its renewal time has passed: cert-manager tried to renew it "+
 				"and failed, or is not running.", r.when(c)),
-			Objects:  []finding.ObjectRef{check.Ref("cert-manager.io/v1", "Certificate", u)},
-			Evidence: ev,
+			Objects: []finding.ObjectRef{check.Ref("cert-manager.io/v1", "Certificate", u)},
 			Remediation: "Find why renewal fails (kubectl describe certificate, the CertificateRequest and the issuer's " +
 				"status; cert-manager's logs) and fix the issuer; cmctl renew forces a new attempt.",
 			Cases: []string{"linkerd-trust-anchor-one-year-expiry-2020"},
-		})
+		}
+		f.AddEvidence(finding.Quote(check.Ref("cert-manager.io/v1", "Certificate", u), fields...))
+		f.Evidence = append(f.Evidence, ev...)
+		r.findings = append(r.findings, f)
 	}
 }
 
-// readyReason is the Ready condition of a cert-manager Certificate when it
-// is not True, as evidence.
-func readyReason(u *unstructured.Unstructured) string {
+// readyFields quotes the Ready condition of a cert-manager Certificate
+// when it is not True: its status, reason and message, each as written or
+// absent (the old text printed a missing reason as "<nil>").
+func readyFields(u *unstructured.Unstructured) []finding.Field {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
 		if !ok || m["type"] != "Ready" || m["status"] == "True" {
 			continue
 		}
-		return fmt.Sprintf("status.conditions[Ready]: %v (%v) %v", m["status"], m["reason"], m["message"])
+		var out []finding.Field
+		for _, key := range []string{"status", "reason", "message"} {
+			path := "status.conditions[type=Ready]." + key
+			if v, ok := m[key].(string); ok && v != "" {
+				out = append(out, finding.Value(path, v))
+			} else {
+				out = append(out, finding.Absent(path))
+			}
+		}
+		return out
 	}
-	return ""
+	return nil
 }

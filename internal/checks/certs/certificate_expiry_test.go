@@ -150,3 +150,88 @@ func TestFactsParse(t *testing.T) {
 }
 
 func TestFactsSourced(t *testing.T) { checktest.FactsSourced(t) }
+
+// TestCertificateExpiryEvidenceItems: every finding quotes the field its
+// dates are read from, as the object writes it (a caBundle in base64, a
+// ConfigMap's PEM, cert-manager's status.notAfter), with the fields that
+// decide its severity (failurePolicy, insecureSkipTLSVerify, the
+// conversion strategy, renewalTime and the Ready condition), and each item
+// resolves against the fixture.
+func TestCertificateExpiryEvidenceItems(t *testing.T) {
+	atTestNow(t)
+	const file = "certificate-expiry/gap.yaml"
+	fs, _, _ := checktest.Run(t, certificateExpiryCheck(), checktest.Complete(checktest.Load(t, file)))
+	// Per reported object, the item's paths and the values short enough
+	// to write here ("*" where the value is a certificate bundle).
+	want := map[string][][2]string{
+		"auto-tracing-validator": {{"webhooks[name=validate.auto-tracing.example.com].clientConfig.caBundle", "*"},
+			{"webhooks[name=validate.auto-tracing.example.com].failurePolicy", "Fail"}},
+		"v1beta1.metrics.k8s.io":       {{"spec.caBundle", "*"}, {"spec.insecureSkipTLSVerify", ""}},
+		"widgets.example.com":          {{"spec.conversion.webhook.clientConfig.caBundle", "*"}, {"spec.conversion.strategy", "Webhook"}},
+		"kube-root-ca.crt":             {{"data[ca.crt]", "*"}},
+		"linkerd-identity-trust-roots": {{"data[ca-bundle.crt]", "*"}},
+		"webhook-serving": {{"status.notAfter", "2026-06-10T00:00:00Z"}, {"status.renewalTime", "2026-05-11T00:00:00Z"},
+			{"status.conditions[type=Ready].status", "False"}, {"status.conditions[type=Ready].reason", "Failed"},
+			{"status.conditions[type=Ready].message", "issuer not ready"}},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("%d findings, want %d", len(fs), len(want))
+	}
+	for _, f := range fs {
+		w := want[f.Objects[0].Name]
+		if len(f.EvidenceItems) != 1 || len(f.EvidenceItems[0].Fields) != len(w) || f.EvidenceItems[0].Objects[0] != f.Objects[0] {
+			t.Errorf("%q: items %v, want one on %v with fields %v", f.Title, f.EvidenceItems, f.Objects[0], w)
+			continue
+		}
+		for i, fl := range f.EvidenceItems[0].Fields {
+			switch {
+			case fl.Path != w[i][0]:
+				t.Errorf("%q: field %d path %q, want %q", f.Title, i, fl.Path, w[i][0])
+			case w[i][1] == "*" && !strings.Contains(fl.Value, "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t") && !strings.HasPrefix(fl.Value, "-----BEGIN CERTIFICATE-----"):
+				t.Errorf("%q: %s is not the bundle as written: %.60q", f.Title, fl.Path, fl.Value)
+			case w[i][1] == "" && !fl.Absent, w[i][1] != "" && w[i][1] != "*" && fl.Value != w[i][1]:
+				t.Errorf("%q: %s = %q (absent %v), want %q", f.Title, fl.Path, fl.Value, fl.Absent, w[i][1])
+			}
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != len(want) {
+		t.Errorf("%d items resolved, want %d", n, len(want))
+	}
+}
+
+// TestCertificateExpiryReadyWithoutReason: a Ready condition without
+// reason or message is quoted with both absent; the evidence used to print
+// "status.conditions[Ready]: False (<nil>) <nil>".
+func TestCertificateExpiryReadyWithoutReason(t *testing.T) {
+	atTestNow(t)
+	const file = "certificate-expiry/ready-without-reason.yaml"
+	fs, _, _ := checktest.Run(t, certificateExpiryCheck(), checktest.Complete(checktest.Load(t, file)))
+	if len(fs) != 1 || fs[0].Severity != finding.High {
+		t.Fatalf("findings %+v, want the one high renewal finding", fs)
+	}
+	want := "Certificate/shop/api-serving: status.notAfter=2026-06-10T00:00:00Z, status.renewalTime=2026-05-11T00:00:00Z, " +
+		"status.conditions[type=Ready].status=False, status.conditions[type=Ready].reason absent, status.conditions[type=Ready].message absent"
+	if len(fs[0].EvidenceItems) != 1 || fs[0].EvidenceItems[0].String() != want {
+		t.Errorf("items %v, want %q", fs[0].EvidenceItems, want)
+	}
+	for _, e := range fs[0].Evidence {
+		if strings.Contains(e, "<nil>") {
+			t.Errorf("evidence prints a missing field as <nil>: %q", e)
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != 1 {
+		t.Errorf("%d items resolved, want 1", n)
+	}
+}
+
+// TestCertificateExpiryFirstLineIsOneLine: the first evidence line, which
+// briefs show alone, is the one-line date summary, never the PEM quote.
+func TestCertificateExpiryFirstLineIsOneLine(t *testing.T) {
+	atTestNow(t)
+	fs, _, _ := checktest.Run(t, certificateExpiryCheck(), checktest.Complete(checktest.Load(t, "certificate-expiry/gap.yaml")))
+	for _, f := range fs {
+		if len(f.Evidence) == 0 || strings.Contains(f.Evidence[0], "\n") {
+			t.Errorf("%q: first evidence line %q", f.Title, f.Evidence)
+		}
+	}
+}

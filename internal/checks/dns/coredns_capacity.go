@@ -148,17 +148,18 @@ func runCorednsCapacity(ctx *check.Context) ([]finding.Finding, error) {
 		out = append(out, f)
 	}
 	if len(oom) > 0 {
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    capacityID,
 			Severity: finding.High,
 			Title:    fmt.Sprintf("CoreDNS pods were OOM-killed (%s)", check.Plural(len(oom), "pod", "pods")),
 			Message: fmt.Sprintf("%s of Deployment kube-system/%s last terminated with reason OOMKilled: cluster DNS ran out of "+
 				"memory. When load rises on every replica at once they die together and restart into the same load.", check.Plural(len(oom), "pod", "pods"), d.Name),
 			Objects:     append([]finding.ObjectRef{check.Ref("apps/v1", "Deployment", d)}, podRefs(oom)...),
-			Evidence:    oomEvidence(oom),
 			Remediation: "Raise the CoreDNS memory limit well above its peak (see the scaling guide's estimate), add replicas or an autoscaler, and consider NodeLocal DNSCache to absorb bursts on each node.",
 			Cases:       []string{caseZalandoDNS},
-		})
+		}
+		f.AddEvidence(oomEvidence(oom)...)
+		out = append(out, f)
 	}
 	return out, nil
 }
@@ -192,17 +193,26 @@ func podRefs(ps []*snapshot.Pod) []finding.ObjectRef {
 	return out
 }
 
-func oomEvidence(ps []*snapshot.Pod) []string {
-	var ev []string
+// oomEvidence quotes the OOM-killed containers' statuses, pods with the
+// same values together.
+func oomEvidence(ps []*snapshot.Pod) []finding.EvidenceItem {
+	var g finding.Grouper
 	for _, p := range ps {
+		var fields []finding.Field
 		for _, c := range p.Status.ContainerStatuses {
-			if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && len(ev) < check.MaxEvidence {
-				ev = append(ev, fmt.Sprintf("Pod %s/%s container %s: lastState.terminated.reason OOMKilled, restartCount %d",
-					p.Namespace, p.Name, c.Name, c.RestartCount))
+			if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
+				status := "status.containerStatuses[name=" + c.Name + "]."
+				fields = append(fields, finding.Value(status+"lastState.terminated.reason", t.Reason))
+				// A restart count of 0 reads the same as a status
+				// without the field: quoted only when there are restarts.
+				if c.RestartCount > 0 {
+					fields = append(fields, finding.Value(status+"restartCount", c.RestartCount))
+				}
 			}
 		}
+		g.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, fields...)
 	}
-	return ev
+	return g.Items()
 }
 
 // autopath reports whether the Corefile enables the autopath plugin; ok
@@ -258,21 +268,29 @@ func memoryFinding(ctx *check.Context, facts *capacityFacts, d *appsv1.Deploymen
 	if !complete {
 		count = "at least " + count + " (the input is partial)"
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    capacityID,
 		Severity: sev,
 		Title:    fmt.Sprintf("CoreDNS memory limit %s is below the scaling guide's %d MB for this cluster", lim.String(), needMB),
 		Message: fmt.Sprintf("The %s container of Deployment kube-system/%s is limited to %s. The CoreDNS maintainers estimate %d MB "+
 			"per instance for %s (%s), before any query burst: under load every replica can be OOM-killed at once and the "+
 			"whole cluster loses DNS, as Zalando's did with a 100Mi limit.", c.Name, d.Name, lim.String(), needMB, count, basis.Description),
-		Objects: []finding.ObjectRef{check.Ref("apps/v1", "Deployment", d)},
-		Evidence: []string{
-			fmt.Sprintf("containers[%s].resources.limits.memory: %s (%d bytes)", c.Name, lim.String(), limitBytes),
-			fmt.Sprintf("estimate: (%d pods + Services) / %d + %d = %d MB (%s)", objects, basis.PerPodsAndServices, basis.BaseMB, needMB, basis.Sources[0]),
-		},
+		Objects:     []finding.ObjectRef{check.Ref("apps/v1", "Deployment", d)},
 		Remediation: "Raise the CoreDNS memory limit (and request) above the estimate with headroom for bursts, or let a VerticalPodAutoscaler manage it; NodeLocal DNSCache reduces the load a burst puts on CoreDNS.",
 		Cases:       []string{caseZalandoDNS},
-	}, true
+	}
+	f.AddEvidence(finding.Quote(check.Ref("apps/v1", "Deployment", d),
+		finding.Value(check.ContainerField("Deployment", "", c.Name, "resources.limits.memory"), lim.String())))
+	corefile := "the Corefile is not in the input"
+	if apKnown {
+		corefile = "the Corefile (ConfigMap kube-system/coredns) has no autopath line"
+		if ap {
+			corefile = "the Corefile (ConfigMap kube-system/coredns) has an autopath line"
+		}
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("limit %s = %d bytes", lim.String(), limitBytes),
+		fmt.Sprintf("estimate: (%d pods + Services) / %d + %d = %d MB (%s); %s", objects, basis.PerPodsAndServices, basis.BaseMB, needMB, basis.Sources[0], corefile))
+	return f, true
 }
 
 // dnsAutoscaler names what scales CoreDNS, or "".
@@ -304,17 +322,22 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 	if a := dnsAutoscaler(s, d); a != "" {
 		return finding.Finding{}, false
 	}
-	// As the autoscaler counts: schedulable nodes and their allocatable CPU.
+	// As the autoscaler counts: schedulable nodes and their allocatable
+	// CPU, quoted grouped by value.
 	var nodes, milli int64
+	var cpu finding.Grouper
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if n.Spec.Unschedulable {
 			continue
 		}
 		nodes++
+		field := finding.Absent("status.allocatable.cpu")
 		if q, ok := n.Status.Allocatable[corev1.ResourceCPU]; ok {
 			milli += q.MilliValue()
+			field = finding.Value("status.allocatable.cpu", q.String())
 		}
+		cpu.Add(check.NodeRef(n.Name), field)
 	}
 	cores := milli / 1000
 	want := max(ceilDiv(cores, b.CoresPerReplica), ceilDiv(nodes, b.NodesPerReplica), b.Min)
@@ -341,7 +364,7 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 	if !complete {
 		size = "at least " + size
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    capacityID,
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("CoreDNS runs %d replicas for %d schedulable nodes, with no autoscaler", replicas, nodes),
@@ -350,15 +373,22 @@ func replicasFinding(ctx *check.Context, b replicaBasis, d *appsv1.Deployment) (
 			"is more, and never a single replica on a multi-node cluster. Every pod's lookups land on these replicas.",
 			d.Name, replicas, size, want, b.CoresPerReplica, b.NodesPerReplica),
 		Objects: []finding.ObjectRef{check.Ref("apps/v1", "Deployment", d)},
-		Evidence: []string{
-			fmt.Sprintf("spec.replicas %d", replicas),
-			fmt.Sprintf("%s: max(ceil(%d/%d), ceil(%d/%d), %d) = %d", size, cores, b.CoresPerReplica, nodes, b.NodesPerReplica, b.Min, want),
-			"no cluster-proportional-autoscaler targets it and no HorizontalPodAutoscaler scales it",
-		},
 		Remediation: "Deploy the DNS horizontal autoscaler (cluster-proportional-autoscaler targeting deployment/" + d.Name +
 			") or enable your provider's CoreDNS autoscaling, and spread the replicas over nodes and zones.",
 		Cases: []string{caseZalandoDNS, caseEKSResolver, caseRebelMouse},
-	}, true
+	}
+	// Without spec.replicas a Deployment runs one: the field is quoted
+	// absent, not as a 1 the object does not hold.
+	replicasField := finding.Absent("spec.replicas")
+	if d.Spec.Replicas != nil {
+		replicasField = finding.Value("spec.replicas", *d.Spec.Replicas)
+	}
+	f.AddEvidence(finding.Quote(check.Ref("apps/v1", "Deployment", d), replicasField))
+	f.AddEvidence(cpu.Items()...)
+	f.Evidence = append(f.Evidence,
+		fmt.Sprintf("%s: max(ceil(%d/%d), ceil(%d/%d), %d) = %d", size, cores, b.CoresPerReplica, nodes, b.NodesPerReplica, b.Min, want),
+		"no cluster-proportional-autoscaler targets it and no HorizontalPodAutoscaler scales it")
+	return f, true
 }
 
 func ceilDiv(a, b int64) int64 {

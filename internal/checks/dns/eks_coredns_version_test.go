@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -59,15 +60,16 @@ func TestEKSCorednsPatchBehindIsLow(t *testing.T) {
 	}
 }
 
-// A control plane newer than the table: the newest row is a lower bound.
+// A control plane newer than the table (its newest row is 1.36, 1.14.3):
+// the newest row is a lower bound.
 func TestEKSCorednsNewerThanTable(t *testing.T) {
-	s := eksCoredns(t, "clean.yaml", "v1.36.1-eks-0a1b2c3")
-	setCorednsTag(s, "v1.11.4-eksbuild.24")
+	s := eksCoredns(t, "clean.yaml", "v1.37.1-eks-0a1b2c3")
+	setCorednsTag(s, "v1.12.4-eksbuild.24")
 	fs, _ := run(t, eksCorednsVersionCheck(), s)
 	if len(fs) != 1 || fs[0].Severity != finding.Medium || !strings.Contains(fs[0].Message, "lower bound") {
 		t.Errorf("below the lower bound: %v", fs)
 	}
-	setCorednsTag(s, "v1.12.4-eksbuild.1")
+	setCorednsTag(s, "v1.14.3-eksbuild.3")
 	fs, ctx := run(t, eksCorednsVersionCheck(), s)
 	if len(fs) != 0 || ctx.Notes()[ruleEKSCoredns].Reason == "" {
 		t.Errorf("at the lower bound: findings %v, notes %v; want none and partial", titles(fs), ctx.Notes())
@@ -111,5 +113,26 @@ func TestEKSCorednsOlderThanTableIsPartial(t *testing.T) {
 	fs, ctx := run(t, eksCorednsVersionCheck(), s)
 	if len(fs) != 0 || ctx.Notes()[ruleEKSCoredns].Reason == "" {
 		t.Errorf("findings %v, notes %v", titles(fs), ctx.Notes())
+	}
+}
+
+// TargetEKSCoreDNS serves the same rows to the upgrade preflight: exact
+// for a tabled minor, the newest row as a lower bound past the table,
+// nothing before it.
+func TestTargetEKSCoreDNS(t *testing.T) {
+	for _, tt := range []struct {
+		minor, coredns string
+		ok, exact      bool
+	}{
+		{"1.35", "1.14.3", true, true},
+		{"1.20", "1.8.3", true, true},
+		{"1.37", "1.14.3", true, false},
+		{"1.12", "", false, false},
+	} {
+		m, _ := check.ParseKubeVersion(tt.minor)
+		r, ok, err := TargetEKSCoreDNS(m)
+		if err != nil || ok != tt.ok || r.Exact != tt.exact || r.CoreDNS != tt.coredns || ok && len(r.Sources) == 0 {
+			t.Errorf("TargetEKSCoreDNS(%s) = %+v, %v, %v", tt.minor, r, ok, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package dns
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -69,23 +70,53 @@ func nodelocalDaemonSet(s *snapshot.Snapshot) *appsv1.DaemonSet {
 	return nil
 }
 
-// calicoEvidence says why the cluster runs Calico, or "".
-func calicoEvidence(s *snapshot.Snapshot) string {
+// calicoEvidence is why the cluster reads as running Calico: the image of
+// a calico/node container, or a Calico CRD's name; nil when neither.
+func calicoEvidence(s *snapshot.Snapshot) *finding.EvidenceItem {
 	for i := range s.DaemonSets {
 		d := &s.DaemonSets[i]
 		for _, c := range d.Spec.Template.Spec.Containers {
 			repo, _, _ := check.ImageParts(c.Image)
 			if strings.HasSuffix(repo, "calico/node") {
-				return fmt.Sprintf("DaemonSet %s/%s runs %s", d.Namespace, d.Name, c.Image)
+				it := finding.Quote(check.Ref("apps/v1", "DaemonSet", d),
+					finding.Value(check.ContainerField("DaemonSet", "", c.Name, "image"), c.Image))
+				return &it
 			}
 		}
 	}
 	for _, u := range s.CustomObjects(snapshot.CustomResourceDefinitions) {
 		if strings.HasSuffix(u.GetName(), ".crd.projectcalico.org") {
-			return "CustomResourceDefinition " + u.GetName()
+			it := finding.Quote(finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: u.GetName()},
+				finding.Value("metadata.name", u.GetName()))
+			return &it
 		}
 	}
-	return ""
+	return nil
+}
+
+// nodelocalEvidence is why the DaemonSet reads as NodeLocal DNSCache: its
+// node-cache container's image, else its name.
+func nodelocalEvidence(ds *appsv1.DaemonSet, ref finding.ObjectRef) finding.EvidenceItem {
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if check.ImageName(c.Image) == "k8s-dns-node-cache" {
+			return finding.Quote(ref, finding.Value(check.ContainerField("DaemonSet", "", c.Name, "image"), c.Image))
+		}
+	}
+	return finding.Quote(ref, finding.Value("metadata.name", ds.Name))
+}
+
+// policyTypesField is a policy's spec.policyTypes as kubectl prints the
+// list (JSON), or absent when unset (Ingress is then implied).
+func policyTypesField(p *networkingv1.NetworkPolicy) finding.Field {
+	const path = "spec.policyTypes"
+	if len(p.Spec.PolicyTypes) == 0 {
+		return finding.Absent(path)
+	}
+	b, err := json.Marshal(p.Spec.PolicyTypes)
+	if err != nil {
+		return finding.Absent(path)
+	}
+	return finding.Value(path, string(b))
 }
 
 // restrictsIngress reports whether a policy limits ingress to its pods:
@@ -118,20 +149,23 @@ func runNodelocalDNSHazards(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	dsRef := check.Ref("apps/v1", "DaemonSet", ds)
 	var out []finding.Finding
-	if calico := calicoEvidence(s); calico != "" {
+	if calico := calicoEvidence(s); calico != nil {
 		var names []string
 		refs := []finding.ObjectRef{dsRef}
+		var types finding.Grouper
 		for i := range s.NetworkPolicies {
 			p := &s.NetworkPolicies[i]
 			if restrictsIngress(p) {
 				names = append(names, p.Namespace+"/"+p.Name)
+				ref := check.Ref("networking.k8s.io/v1", "NetworkPolicy", p)
 				if len(refs) <= check.MaxListedObjects {
-					refs = append(refs, check.Ref("networking.k8s.io/v1", "NetworkPolicy", p))
+					refs = append(refs, ref)
 				}
+				types.Add(ref, policyTypesField(p))
 			}
 		}
 		if len(names) > 0 {
-			out = append(out, finding.Finding{
+			f := finding.Finding{
 				Check:    nodelocalID,
 				Severity: finding.Medium,
 				Title:    fmt.Sprintf("NodeLocal DNSCache runs with Calico and %s that restrict ingress", check.Plural(len(names), "NetworkPolicy", "NetworkPolicies")),
@@ -140,16 +174,18 @@ func runNodelocalDNSHazards(ctx *check.Context) ([]finding.Finding, error) {
 					"policies allow DNS out but restrict ingress. The pods selected by these %d policies may fail every lookup.",
 					ds.Namespace, ds.Name, len(names)),
 				Objects: refs,
-				Evidence: []string{
-					"Calico: " + calico,
-					fmt.Sprintf("node-local-dns: DaemonSet %s/%s", ds.Namespace, ds.Name),
-					"policies restricting ingress: " + check.ListText(names, 10),
-				},
 				Remediation: "Resolve a name from a pod under each policy (kubectl exec POD -- nslookup kubernetes.default); " +
 					"where replies are dropped, allow the DNS replies in those policies or follow your Calico version's " +
 					"guidance for NodeLocal DNSCache before relying on it.",
 				Cases: []string{caseNotrack},
-			})
+			}
+			// Calico, the cache, and the policies' types (grouped): each
+			// policy also has no ingress rule open to all, which is what
+			// restrictsIngress read beside the types.
+			f.AddEvidence(*calico, nodelocalEvidence(ds, dsRef))
+			f.AddEvidence(types.Items()...)
+			f.Evidence = append(f.Evidence, "policies restricting ingress (Ingress among their types, no rule allowing all): "+check.ListText(names, 10))
+			out = append(out, f)
 		}
 	}
 	out = append(out, crashFindings(ctx, ds, dsRef)...)
@@ -157,22 +193,24 @@ func runNodelocalDNSHazards(ctx *check.Context) ([]finding.Finding, error) {
 }
 
 func crashFindings(ctx *check.Context, ds *appsv1.DaemonSet, dsRef finding.ObjectRef) []finding.Finding {
-	var oom, restarts []string
+	var oom, restarts []finding.EvidenceItem
 	refs := []finding.ObjectRef{dsRef}
 	for _, p := range ctx.Snapshot.Index().PodsControlledBy(snapshot.IDOf("DaemonSet", &ds.ObjectMeta)) {
 		bad := false
+		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 		for _, c := range p.Status.ContainerStatuses {
-			line := fmt.Sprintf("Pod %s on node %s, container %s: restartCount %d", p.Name, p.Spec.NodeName, c.Name, c.RestartCount)
+			status := "status.containerStatuses[name=" + c.Name + "]."
+			fields := []finding.Field{finding.Value("spec.nodeName", p.Spec.NodeName), finding.Value(status+"restartCount", c.RestartCount)}
 			if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
-				oom = append(oom, line+", last terminated OOMKilled")
+				oom = append(oom, finding.Quote(ref, append(fields, finding.Value(status+"lastState.terminated.reason", t.Reason))...))
 				bad = true
 			} else if c.RestartCount > maxCacheRestarts {
-				restarts = append(restarts, line)
+				restarts = append(restarts, finding.Quote(ref, fields...))
 				bad = true
 			}
 		}
 		if bad && len(refs) <= check.MaxListedObjects {
-			refs = append(refs, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+			refs = append(refs, ref)
 		}
 	}
 	if len(oom) == 0 && len(restarts) == 0 {
@@ -187,11 +225,7 @@ func crashFindings(ctx *check.Context, ds *appsv1.DaemonSet, dsRef finding.Objec
 		sev = finding.High
 		title = fmt.Sprintf("node-local-dns pods were OOM-killed (%d)", len(oom))
 	}
-	ev := append(oom, restarts...)
-	if len(ev) > check.MaxEvidence {
-		ev = append(ev[:check.MaxEvidence], fmt.Sprintf("and %d more", len(ev)-check.MaxEvidence))
-	}
-	return []finding.Finding{{
+	f := finding.Finding{
 		Check:    nodelocalID,
 		Severity: sev,
 		Title:    title,
@@ -200,8 +234,15 @@ func crashFindings(ctx *check.Context, ds *appsv1.DaemonSet, dsRef finding.Objec
 			"sending DNS to a listener that is gone; some node-cache builds also re-added their rules on every sync until node load climbed.",
 			ds.Namespace, ds.Name),
 		Objects:     refs,
-		Evidence:    ev,
 		Remediation: "Raise the node-local-dns memory limit, upgrade the node-cache image, and check the affected nodes' iptables rules (iptables-save | grep -c NODE-LOCAL or the cache's chain) for leftovers or duplicates.",
 		Cases:       []string{caseRuleGrowth},
-	}}
+	}
+	ev := append(oom, restarts...)
+	if len(ev) > check.MaxEvidence {
+		f.AddEvidence(ev[:check.MaxEvidence]...)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(ev)-check.MaxEvidence))
+	} else {
+		f.AddEvidence(ev...)
+	}
+	return []finding.Finding{f}
 }

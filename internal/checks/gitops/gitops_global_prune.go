@@ -89,10 +89,11 @@ func runGitopsGlobalPrune(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	facts := argo.fact
 	s := ctx.Snapshot
-	dests := destinationsByOwner(s.CustomObjects(snapshot.ArgoApplications))
+	apps := s.CustomObjects(snapshot.ArgoApplications)
+	dests := destinationsByOwner(apps)
 	var out []finding.Finding
 	for _, as := range s.CustomObjects(snapshot.ArgoApplicationSets) {
-		if f, ok := judgeAppSet(ctx, as, dests, facts); ok {
+		if f, ok := judgeAppSet(ctx, as, apps, dests, facts); ok {
 			out = append(out, f)
 		}
 	}
@@ -125,11 +126,41 @@ func destinationsByOwner(apps []unstructured.Unstructured) map[string][]string {
 }
 
 func destination(obj map[string]any) string {
+	_, dest := destinationField(obj)
+	return dest
+}
+
+// destinationField is the field that names an Application's cluster, and
+// its value: spec.destination.server, else spec.destination.name.
+func destinationField(obj map[string]any) (path, value string) {
 	if s, _, _ := unstructured.NestedString(obj, "spec", "destination", "server"); s != "" {
-		return s
+		return "spec.destination.server", s
 	}
 	n, _, _ := unstructured.NestedString(obj, "spec", "destination", "name")
-	return n
+	return "spec.destination.name", n
+}
+
+// destinationItems quotes the destinations of the Applications an
+// ApplicationSet owns, Applications with the same cluster together.
+func destinationItems(as unstructured.Unstructured, apps []unstructured.Unstructured) []finding.EvidenceItem {
+	var g finding.Grouper
+	for i := range apps {
+		app := &apps[i]
+		if app.GetNamespace() != as.GetNamespace() {
+			continue
+		}
+		path, dest := destinationField(app.Object)
+		if dest == "" {
+			continue
+		}
+		for _, ref := range app.GetOwnerReferences() {
+			if ref.Kind == snapshot.ArgoApplicationSets.Kind && ref.Name == as.GetName() {
+				g.Add(check.Ref("argoproj.io/v1alpha1", "Application", app), finding.Value(path, dest))
+				break
+			}
+		}
+	}
+	return g.Items()
 }
 
 // pruning reports whether a template's sync policy prunes automatically,
@@ -154,7 +185,7 @@ func pruning(as unstructured.Unstructured) (bool, string) {
 	return true, ""
 }
 
-func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, dests map[string][]string, facts map[string]string) (finding.Finding, bool) {
+func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, apps []unstructured.Unstructured, dests map[string][]string, facts map[string]string) (finding.Finding, bool) {
 	name := appSetKey(as.GetNamespace(), as.GetName())
 	if patch, _, _ := unstructured.NestedString(as.Object, "spec", "templatePatch"); strings.Contains(patch, "syncPolicy") {
 		ctx.Incomplete(rule, "ApplicationSet %s sets its sync policy through templatePatch, which kubegap does not render", name)
@@ -174,22 +205,24 @@ func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, dests map[str
 		}
 		return finding.Finding{}, false
 	}
-	return globalPruneFinding(as, clusters, facts), true
+	return globalPruneFinding(as, apps, clusters, facts), true
 }
 
-func globalPruneFinding(as unstructured.Unstructured, clusters []string, facts map[string]string) finding.Finding {
+func globalPruneFinding(as unstructured.Unstructured, apps []unstructured.Unstructured, clusters []string, facts map[string]string) finding.Finding {
 	sort.Strings(clusters)
 	name := appSetKey(as.GetNamespace(), as.GetName())
 	policy, _, _ := unstructured.NestedString(as.Object, "spec", "syncPolicy", "applicationsSync")
 	preserve, _, _ := unstructured.NestedBool(as.Object, "spec", "syncPolicy", "preserveResourcesOnDeletion")
-	ev := []string{
-		"spec.template.spec.syncPolicy.automated.prune: true",
-		"spec.strategy: none or AllAtOnce (no RollingSync)",
-		fmt.Sprintf("its Applications deploy to %d clusters: %s", len(clusters), check.ListText(clusters, maxListed)),
-		deletionEvidence(policy, preserve),
-		facts["automated-prune"], facts["all-at-once"], facts["generated-deletion"],
+	strategy, _, _ := unstructured.NestedString(as.Object, "spec", "strategy", "type")
+	ref := check.Ref("argoproj.io/v1alpha1", "ApplicationSet", &as)
+	// The template's prune, the strategy (absent or not RollingSync) and
+	// the two settings that decide what a generator change deletes.
+	fields := []finding.Field{finding.Value("spec.template.spec.syncPolicy.automated.prune", true),
+		finding.Value("spec.strategy.type", strategy), finding.Value("spec.syncPolicy.applicationsSync", policy)}
+	if preserve {
+		fields = append(fields, finding.Value("spec.syncPolicy.preserveResourcesOnDeletion", true))
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    checkID,
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("ApplicationSet %s prunes automatically in %d clusters at once", name, len(clusters)),
@@ -198,14 +231,20 @@ func globalPruneFinding(as unstructured.Unstructured, clusters []string, facts m
 			"from the rendered manifests, even one reviewed as a no-op, deletes those objects in every one of these "+
 			"clusters at the same moment, bypassing whatever isolation the clusters give each other.",
 			name, len(clusters)),
-		Objects:  []finding.ObjectRef{check.Ref("argoproj.io/v1alpha1", "ApplicationSet", &as)},
-		Evidence: ev,
+		Objects: []finding.ObjectRef{ref},
 		Remediation: "Stage the rollout: a RollingSync strategy with a canary step (and progressive syncs enabled on " +
 			"the controller), or one ApplicationSet per ring; keep prune off, or set Prune=false on critical " +
 			"resources; show reviewers the rendered diff of template changes; and consider applicationsSync " +
 			"create-update with preserveResourcesOnDeletion so a generator change cannot delete whole Applications.",
 		Cases: []string{caseID},
 	}
+	f.AddEvidence(finding.Quote(ref, fields...))
+	f.AddEvidence(destinationItems(as, apps)...)
+	f.Evidence = append(f.Evidence,
+		fmt.Sprintf("its Applications deploy to %d clusters: %s", len(clusters), check.ListText(clusters, maxListed)),
+		deletionEvidence(policy, preserve),
+		facts["automated-prune"], facts["all-at-once"], facts["generated-deletion"])
+	return f
 }
 
 func deletionEvidence(policy string, preserve bool) string {

@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,5 +71,31 @@ func TestArgoObjectsTrimmed(t *testing.T) {
 	}
 	if destination(apps[0].Object) == "" || len(apps[0].GetOwnerReferences()) != 1 {
 		t.Error("destination or owner dropped")
+	}
+}
+
+// TestGitopsGlobalPruneEvidenceItems: the ApplicationSet's prune and
+// strategy, and its Applications grouped by destination, are quoted as
+// the fixture writes them and resolve against it.
+func TestGitopsGlobalPruneEvidenceItems(t *testing.T) {
+	fs, _, _ := checktest.Run(t, gitopsGlobalPruneCheck(), checktest.Complete(checktest.Load(t, "gitops-global-prune/gap.yaml")))
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := []string{
+		"ApplicationSet/argocd/cells: spec.template.spec.syncPolicy.automated.prune=true, spec.strategy.type absent, spec.syncPolicy.applicationsSync absent",
+		"Application/argocd/cells-0: spec.destination.server=https://eu-west-1a.cells.example.com",
+		"Application/argocd/cells-1: spec.destination.server=https://eu-west-1b.cells.example.com",
+		"Application/argocd/cells-2: spec.destination.server=https://ap-southeast-1a.cells.example.com",
+	}
+	var got []string
+	for _, it := range fs[0].EvidenceItems {
+		got = append(got, it.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("items\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if n := checktest.EvidenceTrue(t, fs, "gitops-global-prune/gap.yaml"); n != len(want) {
+		t.Errorf("%d items resolved, want %d", n, len(want))
 	}
 }

@@ -70,6 +70,7 @@ func externalDNSRoutingCheck() check.Check {
 type externalDNS struct {
 	ref          finding.ObjectRef
 	image        string
+	quote        finding.EvidenceItem // the container's image and its --provider argument
 	version      check.KubeVersion
 	versionKnown bool
 }
@@ -87,6 +88,19 @@ func findAWSExternalDNS(s *snapshot.Snapshot, f *externalDNSFacts) []externalDNS
 				continue
 			}
 			e := externalDNS{ref: check.Ref("apps/v1", "Deployment", d), image: c.Image}
+			fields := []finding.Field{finding.Value(check.ContainerField("Deployment", "", c.Name, "image"), c.Image)}
+			for _, list := range []struct {
+				name string
+				argv []string
+			}{{"command", c.Command}, {"args", c.Args}} {
+				for j, a := range list.argv {
+					pair := a == "--provider" && j+1 < len(list.argv) && list.argv[j+1] == f.Provider
+					if a == "--provider="+f.Provider || pair || (a == f.Provider && j > 0 && list.argv[j-1] == "--provider") {
+						fields = append(fields, finding.Value(check.ContainerField("Deployment", "", c.Name, fmt.Sprintf("%s[%d]", list.name, j)), a))
+					}
+				}
+			}
+			e.quote = finding.Quote(e.ref, fields...)
 			e.version, e.versionKnown = check.ParseKubeVersion(tag)
 			out = append(out, e)
 			break
@@ -174,8 +188,14 @@ func routingFinding(f *externalDNSFacts, controllers []externalDNS, ref finding.
 		return finding.Finding{}, false
 	}
 	prefix := strings.TrimSuffix(key, f.SetIdentifier)
-	ev := []string{fmt.Sprintf("%s annotation %s=%q, and none of %saws-weight, aws-region, aws-failover, aws-geolocation-*, aws-geoproximity-*, aws-multi-value-answer",
-		ref, key, id, prefix)}
+	// The set identifier as written, and every routing policy under its
+	// prefix as absent.
+	fields := []finding.Field{finding.Value("metadata.annotations["+key+"]", id)}
+	for _, r := range f.RoutingPolicies {
+		fields = append(fields, finding.Absent("metadata.annotations["+prefix+r+"]"))
+	}
+	ev := []finding.EvidenceItem{finding.Quote(ref, fields...)}
+	var versions []string
 	objects := []finding.ObjectRef{ref}
 	batched := false // some external-dns fails a whole batch on one rejected change
 	for _, c := range controllers {
@@ -185,7 +205,8 @@ func routingFinding(f *externalDNSFacts, controllers []externalDNS, ref finding.
 			v = "v" + c.version.String()
 			batched = batched || c.version.Less(f.oneByOne)
 		}
-		ev = append(ev, fmt.Sprintf("%s runs %s (%s) with --provider=%s", c.ref, c.image, v, f.Provider))
+		ev = append(ev, c.quote)
+		versions = append(versions, fmt.Sprintf("%s: external-dns %s, from the image tag", c.ref, v))
 	}
 	sev := finding.Medium
 	effect := "external-dns retries the rejected change on every loop and this object's hostname gets no record, " +
@@ -196,18 +217,20 @@ func routingFinding(f *externalDNSFacts, controllers []externalDNS, ref finding.
 			"drops a whole batch when one change is rejected, so the record changes of other Ingresses in the zone fail with it: "+
 			"records that are deleted or changed are not restored until the annotation is fixed", f.OneByOneFrom)
 	}
-	return finding.Finding{
+	out := finding.Finding{
 		Check:    "external-dns-routing",
 		Severity: sev,
 		Title:    fmt.Sprintf("%s asks external-dns for a Route 53 routing record without a routing policy", ref),
 		Message: fmt.Sprintf("%s carries %s but no routing policy annotation, so the Route 53 record external-dns writes for it is "+
 			"rejected; %s.", ref, key, effect),
-		Objects:  objects,
-		Evidence: ev,
+		Objects: objects,
 		Remediation: fmt.Sprintf("Add the routing policy the set identifier is for (for weighted routing %saws-weight) or remove "+
 			"the set-identifier; validate external-dns annotations at admission in shared clusters; upgrade external-dns to "+
 			"v%s or later so one bad object cannot block a whole zone; alert on external-dns errors at high priority.",
 			prefix, f.OneByOneFrom),
 		Cases: []string{caseMoJExternalDNS},
-	}, true
+	}
+	out.AddEvidence(ev...)
+	out.Evidence = append(out.Evidence, versions...)
+	return out, true
 }

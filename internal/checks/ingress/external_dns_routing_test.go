@@ -85,3 +85,47 @@ func TestExternalDNSAnnotationsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalDNSRoutingEvidenceItems: the finding quotes the Ingress's
+// set-identifier with every routing-policy annotation absent, and the
+// controller's image and --provider argument, as the fixture writes them.
+func TestExternalDNSRoutingEvidenceItems(t *testing.T) {
+	fs, _, _ := checktest.Run(t, externalDNSRoutingCheck(), checktest.Complete(checktest.Load(t, externalDNSDir+"gap.yaml")))
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	items := fs[0].EvidenceItems
+	if len(items) != 2 {
+		t.Fatalf("items %v, want the Ingress and the controller", items)
+	}
+	ing := items[0].String()
+	if !strings.HasPrefix(ing, "Ingress/laa/fee-calculator: metadata.annotations[external-dns.alpha.kubernetes.io/set-identifier]=fee-calculator-green, ") ||
+		!strings.Contains(ing, "metadata.annotations[external-dns.alpha.kubernetes.io/aws-weight] absent") ||
+		!strings.Contains(ing, "metadata.annotations[external-dns.alpha.kubernetes.io/aws-multi-value-answer] absent") {
+		t.Errorf("Ingress item %q", ing)
+	}
+	want := "Deployment/kube-system/external-dns: spec.template.spec.containers[name=external-dns].image=registry.k8s.io/external-dns/external-dns:v0.10.2, " +
+		"spec.template.spec.containers[name=external-dns].args[1]=--provider=aws"
+	if got := items[1].String(); got != want {
+		t.Errorf("controller item %q, want %q", got, want)
+	}
+	if n := checktest.EvidenceTrue(t, fs, externalDNSDir+"gap.yaml"); n != 2 {
+		t.Errorf("%d items resolved, want 2", n)
+	}
+}
+
+// TestExternalDNSRoutingProviderAsTwoArguments: "--provider aws" written
+// as two arguments is quoted as both elements.
+func TestExternalDNSRoutingProviderAsTwoArguments(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, externalDNSDir+"gap.yaml"))
+	s.Deployments[0].Spec.Template.Spec.Containers[0].Args = []string{"--source=ingress", "--provider", "aws"}
+	fs, _, _ := checktest.Run(t, externalDNSRoutingCheck(), s)
+	if len(fs) != 1 || len(fs[0].EvidenceItems) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := "Deployment/kube-system/external-dns: spec.template.spec.containers[name=external-dns].image=registry.k8s.io/external-dns/external-dns:v0.10.2, " +
+		"spec.template.spec.containers[name=external-dns].args[1]=--provider, spec.template.spec.containers[name=external-dns].args[2]=aws"
+	if got := fs[0].EvidenceItems[1].String(); got != want {
+		t.Errorf("controller item %q, want %q", got, want)
+	}
+}

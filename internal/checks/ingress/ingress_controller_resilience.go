@@ -152,7 +152,8 @@ func runIngressControllerResilience(ctx *check.Context) ([]finding.Finding, erro
 type resilienceJudgement struct {
 	sev      finding.Severity
 	reasons  []string
-	evidence []string
+	items    []finding.EvidenceItem // quotes of the objects' fields
+	evidence []string               // what the items do not say: counts
 	objects  []finding.ObjectRef
 }
 
@@ -171,18 +172,28 @@ func (j *resilienceJudgement) oomKilled(s *snapshot.Snapshot, w controllerWorklo
 		return
 	}
 	var killed []string
+	var pods finding.Grouper // the killed containers, pods with the same values together
 	for _, p := range s.Index().PodsMatching(w.ref.Namespace, sel) {
 		for _, cs := range p.Status.ContainerStatuses {
 			if reason := oomReason(cs); reason != "" {
 				killed = append(killed, p.Name)
+				ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 				if len(j.objects) < check.MaxListedObjects {
-					j.objects = append(j.objects, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+					j.objects = append(j.objects, ref)
 				}
-				j.evidence = append(j.evidence, fmt.Sprintf("Pod %s/%s container %s: %s, restartCount=%d", p.Namespace, p.Name, cs.Name, reason, cs.RestartCount))
+				status := "status.containerStatuses[name=" + cs.Name + "]."
+				fields := []finding.Field{finding.Value(status+reason, "OOMKilled")}
+				// A restart count of 0 is what a status without the field
+				// reads as too: quoted only when the pod counts restarts.
+				if cs.RestartCount > 0 {
+					fields = append(fields, finding.Value(status+"restartCount", cs.RestartCount))
+				}
+				pods.Add(ref, fields...)
 				break
 			}
 		}
 	}
+	j.items = append(j.items, pods.Items()...)
 	if len(killed) > 0 {
 		j.raise(finding.High, fmt.Sprintf("%d of its pods (%s) were OOM-killed: the proxy reached its memory limit, "+
 			"and a slow backend that holds more requests open can push every replica there at once",
@@ -193,9 +204,9 @@ func (j *resilienceJudgement) oomKilled(s *snapshot.Snapshot, w controllerWorklo
 func oomReason(cs snapshot.ContainerStatus) string {
 	switch {
 	case cs.State.Terminated != nil && cs.State.Terminated.Reason == "OOMKilled":
-		return "state.terminated.reason=OOMKilled"
+		return "state.terminated.reason"
 	case cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.Reason == "OOMKilled":
-		return "lastState.terminated.reason=OOMKilled"
+		return "lastState.terminated.reason"
 	}
 	return ""
 }
@@ -203,6 +214,7 @@ func oomReason(cs snapshot.ContainerStatus) string {
 // memoryRequests flags controller containers that request no memory.
 func (j *resilienceJudgement) memoryRequests(w controllerWorkload) {
 	var none []string
+	var fields []finding.Field
 	for _, c := range w.spec.Containers {
 		if _, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
 			continue
@@ -211,9 +223,11 @@ func (j *resilienceJudgement) memoryRequests(w controllerWorkload) {
 			continue // a limit alone makes the request equal to it
 		}
 		none = append(none, c.Name)
-		j.evidence = append(j.evidence, fmt.Sprintf("%s %s/%s container %s: no resources.requests.memory or limits.memory", w.kind, w.ref.Namespace, w.ref.Name, c.Name))
+		fields = append(fields, finding.Absent(check.ContainerField(w.kind, "", c.Name, "resources.requests.memory")),
+			finding.Absent(check.ContainerField(w.kind, "", c.Name, "resources.limits.memory")))
 	}
 	if len(none) > 0 {
+		j.items = append(j.items, finding.Quote(w.ref, fields...))
 		j.raise(finding.Medium, fmt.Sprintf("container %s requests no memory, so the kubelet evicts it among the first when its node runs short of memory",
 			strings.Join(none, ", ")))
 	}
@@ -237,34 +251,39 @@ func (j *resilienceJudgement) singleReplica(ctx *check.Context, w controllerWork
 			if h.Spec.MinReplicas != nil && *h.Spec.MinReplicas >= 2 {
 				return
 			}
-			j.evidence = append(j.evidence, fmt.Sprintf("HorizontalPodAutoscaler %s/%s minReplicas %s", h.Namespace, h.Name, minText(h.Spec.MinReplicas)))
+			minimum := finding.Absent("spec.minReplicas") // unset: 1
+			if h.Spec.MinReplicas != nil {
+				minimum = finding.Value("spec.minReplicas", *h.Spec.MinReplicas)
+			}
+			j.items = append(j.items, finding.Quote(check.Ref("autoscaling/v2", "HorizontalPodAutoscaler", h), minimum))
 		}
 	}
-	j.evidence = append(j.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=1", w.ref.Namespace, w.ref.Name),
-		fmt.Sprintf("the input holds %d Ingresses", n))
+	// Without spec.replicas a Deployment runs one: the evidence says the
+	// field is absent rather than quoting a 1 the object does not hold.
+	replicas := finding.Absent("spec.replicas")
+	if w.replicas != nil {
+		replicas = finding.Value("spec.replicas", *w.replicas)
+	}
+	j.items = append(j.items, finding.Quote(w.ref, replicas))
+	j.evidence = append(j.evidence, fmt.Sprintf("the input holds %d Ingresses", n))
 	j.raise(finding.Medium, fmt.Sprintf("it runs one replica while the cluster has %d Ingresses: one pod's OOM kill, eviction or node loss stops all of their traffic", n))
 }
 
-func minText(m *int32) string {
-	if m == nil {
-		return "unset (1)"
-	}
-	return fmt.Sprint(*m)
-}
-
 func (j *resilienceJudgement) finding(w controllerWorkload) finding.Finding {
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "ingress-controller-resilience",
 		Severity: j.sev,
 		Title:    fmt.Sprintf("Shared ingress controller %s %s/%s (%s) can fail for every Ingress at once", w.kind, w.ref.Namespace, w.ref.Name, w.controller),
 		Message: fmt.Sprintf("%s %s/%s runs %s, which proxies the traffic of every Ingress of its class: %s.",
 			w.kind, w.ref.Namespace, w.ref.Name, w.controller, strings.Join(j.reasons, "; ")),
-		Objects:  append([]finding.ObjectRef{w.ref}, j.objects...),
-		Evidence: j.evidence,
+		Objects: append([]finding.ObjectRef{w.ref}, j.objects...),
 		Remediation: "Run at least 2 replicas (or an autoscaler whose minimum is 2) spread over nodes; give the controller a " +
 			"memory request sized for peak in-flight requests, and a limit with headroom above it; bound in-flight " +
 			"requests in the proxy (Skipper's scheduler, connection and rate limits elsewhere) so that one slow backend " +
 			"cannot exhaust it; alert on OOMKilled restarts of ingress pods.",
 		Cases: []string{caseZalando},
 	}
+	f.AddEvidence(j.items...)
+	f.Evidence = append(f.Evidence, j.evidence...)
+	return f
 }

@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,59 @@ func TestIngressControllerResilienceFilesArePartial(t *testing.T) {
 		if complete {
 			t.Errorf("rule %s has complete input from plain files: it would pass", r.ID)
 		}
+	}
+}
+
+// TestIngressControllerResilienceEvidenceItems: the OOM-killed pod's
+// status, the missing memory request and the replica count are quoted as
+// the fixture writes them, and resolve against it.
+func TestIngressControllerResilienceEvidenceItems(t *testing.T) {
+	fs, _, _ := checktest.Run(t, ingressControllerResilienceCheck(), checktest.Complete(checktest.Load(t, resilienceDir+"gap.yaml")))
+	want := map[string][]string{
+		"skipper-ingress": {"Pod/kube-system/skipper-ingress-7d9f-a1: status.containerStatuses[name=skipper-ingress].lastState.terminated.reason=OOMKilled, " +
+			"status.containerStatuses[name=skipper-ingress].restartCount=4"},
+		"ingress-nginx-controller": {
+			"Deployment/ingress-nginx/ingress-nginx-controller: spec.template.spec.containers[name=controller].resources.requests.memory absent, " +
+				"spec.template.spec.containers[name=controller].resources.limits.memory absent",
+			"Deployment/ingress-nginx/ingress-nginx-controller: spec.replicas=1",
+		},
+	}
+	for _, f := range fs {
+		var got []string
+		for _, it := range f.EvidenceItems {
+			got = append(got, it.String())
+		}
+		if w := want[f.Objects[0].Name]; !slices.Equal(got, w) {
+			t.Errorf("%q: items\n  %s\nwant\n  %s", f.Title, strings.Join(got, "\n  "), strings.Join(w, "\n  "))
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, resilienceDir+"gap.yaml"); n != 3 {
+		t.Errorf("%d items resolved, want 3", n)
+	}
+}
+
+// TestIngressControllerResilienceUnsetReplicas: a Deployment and an
+// autoscaler that do not write replicas are quoted as such; the evidence
+// used to say spec.replicas=1, a value the object does not hold.
+func TestIngressControllerResilienceUnsetReplicas(t *testing.T) {
+	fs, _, _ := checktest.Run(t, ingressControllerResilienceCheck(), checktest.Complete(checktest.Load(t, resilienceDir+"unset-replicas.yaml")))
+	if len(fs) != 1 || fs[0].Severity != finding.Medium {
+		t.Fatalf("findings %+v, want the one-replica finding", fs)
+	}
+	ev := strings.Join(fs[0].Evidence, "\n")
+	for _, w := range []string{
+		"HorizontalPodAutoscaler/ingress-nginx/ingress-nginx-controller: spec.minReplicas absent",
+		"Deployment/ingress-nginx/ingress-nginx-controller: spec.replicas absent",
+		"the input holds 2 Ingresses",
+	} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("evidence does not say %q:\n%s", w, ev)
+		}
+	}
+	if strings.Contains(ev, "replicas=1") || strings.Contains(ev, "minReplicas 1") {
+		t.Errorf("evidence quotes a replica count the objects do not write:\n%s", ev)
+	}
+	if n := checktest.EvidenceTrue(t, fs, resilienceDir+"unset-replicas.yaml"); n != 2 {
+		t.Errorf("%d items resolved, want 2", n)
 	}
 }

@@ -130,21 +130,20 @@ func judgeLegacyTLS(ctx *check.Context, facts *legacyTLSFacts, n nginxController
 		bothRules("the version of %s is unknown (image %s)", n.ref, n.image)
 		return finding.Finding{}, false
 	}
-	ev := []string{
-		fmt.Sprintf("%s image %s (ingress-nginx %s), --configmap=%s", n.ref, n.image, n.version, n.configMap),
-		fmt.Sprintf("ConfigMap %s ssl-protocols=%q", name, cm.Data["ssl-protocols"]),
-		fmt.Sprintf("ConfigMap %s ssl-ciphers=%q: no %s", name, cm.Data["ssl-ciphers"], facts.SecurityLevelZero),
-	}
 	cmRef := finding.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}
+	ev := []finding.EvidenceItem{nginxControllerQuote(ctx.Snapshot, n),
+		finding.Quote(cmRef, finding.Value("data[ssl-protocols]", cm.Data["ssl-protocols"]),
+			finding.Value("data[ssl-ciphers]", cm.Data["ssl-ciphers"]))}
 	asked := strings.Join(legacy, " and ")
+	derived := fmt.Sprintf("ingress-nginx %s, from the image tag; ssl-protocols lists %s; ssl-ciphers has no %s", n.version, asked, facts.SecurityLevelZero)
 	switch {
 	case !n.version.Less(facts.firstBroken):
-		return legacyFinding(finding.Medium, n, cmRef, ev,
+		return legacyFinding(finding.Medium, n, cmRef, ev, derived,
 			fmt.Sprintf("%s runs ingress-nginx %s and its ConfigMap %s asks for %s, but from %s the controller is built on OpenSSL 3, "+
 				"which offers TLS 1.0 and 1.1 only at security level 0, and ssl-ciphers does not select it. The clients the setting "+
 				"was written for cannot connect to any Ingress this controller serves.", n.ref, n.version, name, asked, facts.FirstBroken)), true
 	case !facts.lastWorking.Less(n.version):
-		return legacyFinding(finding.Low, n, cmRef, ev,
+		return legacyFinding(finding.Low, n, cmRef, ev, derived,
 			fmt.Sprintf("%s runs ingress-nginx %s and its ConfigMap %s asks for %s. Upgrading to %s or later drops them without an "+
 				"error unless ssl-ciphers also selects security level 0: the clients that need them lose every site at once, "+
 				"as Internet Explorer 11 users did in the MoJ case.", n.ref, n.version, name, asked, facts.FirstBroken)), true
@@ -165,21 +164,64 @@ func legacyIn(protocols string, legacy []string) []string {
 	return out
 }
 
-func legacyFinding(sev finding.Severity, n nginxController, cm finding.ObjectRef, ev []string, msg string) finding.Finding {
+func legacyFinding(sev finding.Severity, n nginxController, cm finding.ObjectRef, ev []finding.EvidenceItem, derived, msg string) finding.Finding {
 	title := fmt.Sprintf("%s does not offer the legacy TLS versions its ConfigMap asks for", n.ref)
 	if sev == finding.Low {
 		title = fmt.Sprintf("%s will stop offering the legacy TLS versions its ConfigMap asks for when upgraded", n.ref)
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "ingress-nginx-legacy-tls",
 		Severity: sev,
 		Title:    title,
 		Message:  msg,
 		Objects:  []finding.ObjectRef{n.ref, cm},
-		Evidence: ev,
 		Remediation: "Decide whether the legacy clients still matter. If they do, add @SECLEVEL=0 to ssl-ciphers (with a cipher " +
 			"list the clients share, such as Mozilla's 'old' profile) and test a TLS 1.0/1.1 handshake after every " +
 			"controller upgrade; if they do not, remove TLSv1 and TLSv1.1 from ssl-protocols so the setting says what is served.",
 		Cases: []string{caseMoJTLS},
 	}
+	f.AddEvidence(ev...)
+	f.Evidence = append(f.Evidence, derived)
+	return f
+}
+
+// nginxControllerQuote quotes the controller container's image and its
+// --configmap argument, as the workload's template writes them.
+func nginxControllerQuote(s *snapshot.Snapshot, n nginxController) finding.EvidenceItem {
+	var spec *corev1.PodSpec
+	switch n.ref.Kind {
+	case "Deployment":
+		for i := range s.Deployments {
+			if d := &s.Deployments[i]; d.Namespace == n.ref.Namespace && d.Name == n.ref.Name {
+				spec = &d.Spec.Template.Spec
+			}
+		}
+	case "DaemonSet":
+		for i := range s.DaemonSets {
+			if d := &s.DaemonSets[i]; d.Namespace == n.ref.Namespace && d.Name == n.ref.Name {
+				spec = &d.Spec.Template.Spec
+			}
+		}
+	}
+	var fields []finding.Field
+	if spec != nil {
+		for _, c := range spec.Containers {
+			if c.Image != n.image {
+				continue
+			}
+			fields = append(fields, finding.Value(check.ContainerField(n.ref.Kind, "", c.Name, "image"), c.Image))
+			for _, list := range []struct {
+				field string
+				argv  []string
+			}{{"command", c.Command}, {"args", c.Args}} {
+				for i, a := range list.argv {
+					if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "configmap" {
+						fields = append(fields, finding.Value(check.ContainerField(n.ref.Kind, "", c.Name, fmt.Sprintf("%s[%d]", list.field, i)), a))
+					}
+				}
+			}
+			break
+		}
+	}
+	return finding.Quote(n.ref, fields...)
 }

@@ -1,6 +1,7 @@
 package ingress
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,5 +52,32 @@ func TestIngressNginxLegacyTLSConfigMapNotInInput(t *testing.T) {
 	}
 	if n := ctx.Notes()[ruleLegacyDropped]; !strings.Contains(n.Reason, "not in the input") {
 		t.Errorf("notes %v", ctx.Notes())
+	}
+}
+
+// TestIngressNginxLegacyTLSEvidenceItems: the finding quotes the
+// controller's image and --configmap argument and the ConfigMap's two
+// settings as the fixture writes them, and each resolves against it.
+func TestIngressNginxLegacyTLSEvidenceItems(t *testing.T) {
+	fs, _, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"gap.yaml")))
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := []string{
+		"Deployment/ingress-nginx/ingress-nginx-controller: " +
+			"spec.template.spec.containers[name=controller].image=registry.k8s.io/ingress-nginx/controller:v1.11.3@sha256:d56f135b6462cfc476447cfe564b83a45e8bb7da2774963b00d12161112270b7, " +
+			"spec.template.spec.containers[name=controller].args[2]=--configmap=$(POD_NAMESPACE)/ingress-nginx-controller",
+		"ConfigMap/ingress-nginx/ingress-nginx-controller: data[ssl-protocols]=TLSv1 TLSv1.1 TLSv1.2, " +
+			"data[ssl-ciphers]=ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-SHA:AES128-SHA",
+	}
+	var got []string
+	for _, it := range fs[0].EvidenceItems {
+		got = append(got, it.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("items\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if n := checktest.EvidenceTrue(t, fs, legacyDir+"gap.yaml"); n != len(want) {
+		t.Errorf("%d items resolved, want %d", n, len(want))
 	}
 }

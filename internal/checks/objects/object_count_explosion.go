@@ -4,11 +4,15 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -126,7 +130,7 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 	if f, ok := terminatedPods(s, facts["terminated-pod-gc-threshold"]); ok {
 		out = append(out, f)
 	}
-	out = append(out, replicaSetHistory(s, facts["deployment-revision-history-limit"])...)
+	out = append(out, replicaSetHistory(ctx, facts["deployment-revision-history-limit"])...)
 	if f, ok := finishedJobs(s, facts["job-ttl-after-finished"]); ok {
 		out = append(out, f)
 	}
@@ -184,13 +188,33 @@ func counted(ctx *check.Context, r snapshot.Resource, ref finding.ObjectRef, war
 	}, true
 }
 
-func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) {
-	type group struct {
-		key string
-		n   int
+// controllerOwner is the pod's or Job's controller as an evidence field
+// pair (kind and name), or the controller's absence.
+func controllerOwner(refs []metav1.OwnerReference) []finding.Field {
+	const path = "metadata.ownerReferences[controller=true]"
+	for _, o := range refs {
+		if o.Controller != nil && *o.Controller {
+			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
+		}
 	}
-	byOwner := map[string]int{}
-	byReason := map[string]int{}
+	return []finding.Field{finding.Absent(path)}
+}
+
+// largestGroups is the n items naming the most objects, largest first
+// (ties in the order added), and how many items are left out.
+func largestGroups(items []finding.EvidenceItem, n int) ([]finding.EvidenceItem, int) {
+	items = slices.Clone(items)
+	slices.SortStableFunc(items, func(a, b finding.EvidenceItem) int { return b.Count() - a.Count() })
+	if len(items) <= n {
+		return items, 0
+	}
+	return items[:n], len(items) - n
+}
+
+func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) {
+	// Pods grouped by phase and reason, and by controller: the counts
+	// are derived, the fields they count are quoted.
+	var byReason, byOwner finding.Grouper
 	var refs []finding.ObjectRef
 	n := 0
 	for i := range s.Pods {
@@ -199,42 +223,15 @@ func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) 
 			continue
 		}
 		n++
-		owner := "no owner"
-		for _, o := range p.OwnerReferences {
-			if o.Controller != nil && *o.Controller {
-				owner = o.Kind + " " + p.Namespace + "/" + o.Name
-			}
-		}
-		byOwner[owner]++
-		reason := p.Status.Reason
-		if reason == "" {
-			reason = string(p.Status.Phase)
-		}
-		byReason[reason]++
+		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+		byReason.Add(ref, finding.Value("status.phase", string(p.Status.Phase)), finding.Value("status.reason", p.Status.Reason))
+		byOwner.Add(ref, controllerOwner(p.OwnerReferences)...)
 		if len(refs) < check.MaxListedObjects {
-			refs = append(refs, finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+			refs = append(refs, ref)
 		}
 	}
 	if n < terminatedPodsWarn {
 		return finding.Finding{}, false
-	}
-	top := func(m map[string]int) []group {
-		var gs []group
-		for k, v := range m {
-			gs = append(gs, group{k, v})
-		}
-		sort.Slice(gs, func(i, j int) bool { return gs[i].n > gs[j].n || gs[i].n == gs[j].n && gs[i].key < gs[j].key })
-		if len(gs) > 5 {
-			gs = gs[:5]
-		}
-		return gs
-	}
-	ev := []string{fmt.Sprintf("%d pods in phase Succeeded or Failed; PodGC deletes terminated pods only above %d by default", n, gc.Value)}
-	for _, g := range top(byReason) {
-		ev = append(ev, fmt.Sprintf("reason %s: %d pods", g.key, g.n))
-	}
-	for _, g := range top(byOwner) {
-		ev = append(ev, fmt.Sprintf("owner %s: %d terminated pods", g.key, g.n))
 	}
 	sev, msg := finding.Medium, fmt.Sprintf("%d terminated pods are kept, %d%% of the pod garbage collector's default "+
 		"threshold (%d): below it nothing deletes them, and every LIST or watch of pods carries them.", n, n*100/gc.Value, gc.Value)
@@ -244,21 +241,30 @@ func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) 
 			"(%d): the threshold was raised or collection does not keep up. A cluster in 2015 lost etcd and the API "+
 			"server to memory at 100,000 terminated pods, and 13,000 were already too many for a small master.", n, gc.Value)
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "object-count-explosion",
 		Severity: sev,
 		Title:    fmt.Sprintf("%d terminated pods are kept in the cluster", n),
 		Message:  msg + fmt.Sprintf(" (The first %d pods are listed.)", len(refs)),
 		Objects:  refs,
-		Evidence: ev,
+		Evidence: []string{fmt.Sprintf("%d pods in phase Succeeded or Failed; PodGC deletes terminated pods only above %d by default", n, gc.Value)},
 		Remediation: "Delete terminated pods (kubectl delete pods -A --field-selector=status.phase==Failed, and Succeeded) " +
 			"and stop their source: set ttlSecondsAfterFinished on Jobs, fix crash-looping Jobs, and on self-managed " +
 			"control planes lower kube-controller-manager's --terminated-pod-gc-threshold to what the masters can hold.",
 		Cases: []string{"unbounded-terminated-pods-apiserver-oom-2015"},
-	}, true
+	}
+	for _, g := range []*finding.Grouper{&byReason, &byOwner} {
+		top, left := largestGroups(g.Items(), 5)
+		f.AddEvidence(top...)
+		if left > 0 {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("and %s", check.Plural(left, "smaller group", "smaller groups")))
+		}
+	}
+	return f, true
 }
 
-func replicaSetHistory(s *snapshot.Snapshot, limitFact countFact) []finding.Finding {
+func replicaSetHistory(ctx *check.Context, limitFact countFact) []finding.Finding {
+	s := ctx.Snapshot
 	old := map[snapshot.OwnerID][]*appsv1.ReplicaSet{}
 	for i := range s.ReplicaSets {
 		rs := &s.ReplicaSets[i]
@@ -282,8 +288,9 @@ func replicaSetHistory(s *snapshot.Snapshot, limitFact countFact) []finding.Find
 		rss := old[snapshot.IDOf("Deployment", &d.ObjectMeta)]
 		n := int64(len(rss))
 		ref := check.Ref("apps/v1", "Deployment", d)
-		ev := []string{fmt.Sprintf("spec.revisionHistoryLimit: %d", limit),
-			fmt.Sprintf("%d ReplicaSets with spec.replicas 0 controlled by the Deployment", n)}
+		// With the namespace's ReplicaSets not all read, the count is a
+		// lower bound, and zero is not known to be zero.
+		allRead := ctx.CompleteIn(snapshot.ReplicaSets, d.Namespace)
 		switch {
 		case n > limit+historySlack:
 			sort.Slice(rss, func(i, j int) bool { return rss[i].CreationTimestamp.Before(&rss[j].CreationTimestamp) })
@@ -298,16 +305,22 @@ func replicaSetHistory(s *snapshot.Snapshot, limitFact countFact) []finding.Find
 			if limit >= hugeHistoryLimit && n > int64(limitFact.Value) {
 				sev = finding.Medium
 			}
-			msg := fmt.Sprintf("Deployment %s/%s keeps %d old ReplicaSets against a revisionHistoryLimit of %d.", d.Namespace, d.Name, n, limit)
+			msg := fmt.Sprintf("Deployment %s/%s keeps %s old ReplicaSets against a revisionHistoryLimit of %d.",
+				d.Namespace, d.Name, historyCount(n, allRead), limit)
 			if limit < hugeHistoryLimit {
 				sev = finding.Medium
 				msg += " The Deployment controller is not cleaning up: a rollout that is stuck keeps every old ReplicaSet, " +
 					"and each deploy adds one."
 			}
-			out = append(out, historyFinding(sev, d, objs, ev, msg))
+			out = append(out, historyFinding(sev, d, objs, historyEvidence(d, ref, rss, limitFact, allRead), msg))
 		case limit >= hugeHistoryLimit:
-			msg := fmt.Sprintf("Deployment %s/%s has revisionHistoryLimit %d, which keeps every old ReplicaSet (%d so far): "+
-				"%s", d.Namespace, d.Name, limit, n, limitFact.Fact)
+			so := fmt.Sprintf("%d so far", n)
+			if !allRead {
+				so = fmt.Sprintf("%d in the input, which does not hold all of the namespace's ReplicaSets", n)
+			}
+			msg := fmt.Sprintf("Deployment %s/%s has revisionHistoryLimit %d, which keeps every old ReplicaSet (%s): "+
+				"%s", d.Namespace, d.Name, limit, so, limitFact.Fact)
+			ev := historyEvidence(d, ref, rss, limitFact, allRead)
 			if n > int64(limitFact.Value) {
 				out = append(out, historyFinding(finding.Medium, d, []finding.ObjectRef{ref}, ev, msg))
 			} else {
@@ -318,15 +331,50 @@ func replicaSetHistory(s *snapshot.Snapshot, limitFact countFact) []finding.Find
 	return out
 }
 
-func historyFinding(sev finding.Severity, d *appsv1.Deployment, objs []finding.ObjectRef, ev []string, msg string) finding.Finding {
+// historyCount is n, or "at least n" when the ReplicaSets are not all read.
+func historyCount(n int64, allRead bool) string {
+	if allRead {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("at least %d", n)
+}
+
+// historyEvidence quotes the Deployment's revisionHistoryLimit (or its
+// absence, and the default it then has) and the old ReplicaSets' replicas
+// and controller, and counts them.
+func historyEvidence(d *appsv1.Deployment, ref finding.ObjectRef, rss []*appsv1.ReplicaSet, limitFact countFact, allRead bool) finding.Finding {
+	var f finding.Finding
+	if d.Spec.RevisionHistoryLimit != nil {
+		f.AddEvidence(finding.Quote(ref, finding.Value("spec.revisionHistoryLimit", *d.Spec.RevisionHistoryLimit)))
+	} else {
+		f.AddEvidence(finding.Quote(ref, finding.Absent("spec.revisionHistoryLimit")))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("spec.revisionHistoryLimit unset: the default is %d", limitFact.Value))
+	}
+	var g finding.Grouper
+	for _, rs := range rss {
+		g.Add(check.Ref("apps/v1", "ReplicaSet", rs), append([]finding.Field{finding.Value("spec.replicas", *rs.Spec.Replicas)},
+			controllerOwner(rs.OwnerReferences)...)...)
+	}
+	f.AddEvidence(g.Items()...)
+	count := fmt.Sprintf("%d ReplicaSets with spec.replicas 0 controlled by the Deployment", len(rss))
+	if !allRead {
+		count = fmt.Sprintf("%d ReplicaSets with spec.replicas 0 controlled by the Deployment in the input; "+
+			"the input does not hold all ReplicaSets of namespace %s, so there may be more", len(rss), d.Namespace)
+	}
+	f.Evidence = append(f.Evidence, count)
+	return f
+}
+
+func historyFinding(sev finding.Severity, d *appsv1.Deployment, objs []finding.ObjectRef, ev finding.Finding, msg string) finding.Finding {
 	return finding.Finding{
 		Check:    "object-count-explosion",
 		Severity: sev,
 		Title:    fmt.Sprintf("Deployment %s/%s accumulates old ReplicaSets", d.Namespace, d.Name),
 		Message: msg + " Revision history grows by one object per deploy until etcd and every client listing the kind " +
 			"pay for it; the same happened with Helm 2's release ConfigMaps.",
-		Objects:  objs,
-		Evidence: ev,
+		Objects:       objs,
+		Evidence:      ev.Evidence,
+		EvidenceItems: ev.EvidenceItems,
 		Remediation: "Set spec.revisionHistoryLimit to what rollbacks need (a few revisions), delete old ReplicaSets with " +
 			"0 replicas, and if cleanup still does not happen, find why the rollout is stuck (kubectl rollout status).",
 		Cases: []string{"replicaset-history-accumulation-2017", "sap-helm-release-configmaps-etcd-bloat-2017"},
@@ -338,6 +386,7 @@ func historyFinding(sev finding.Severity, d *appsv1.Deployment, objs []finding.O
 func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
 	byNS := map[string]int{}
 	var refs []finding.ObjectRef
+	var finished finding.Grouper
 	n := 0
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -353,8 +402,10 @@ func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
 		}
 		n++
 		byNS[j.Namespace]++
+		ref := check.Ref("batch/v1", "Job", j)
+		finished.Add(ref, finding.Absent("spec.ttlSecondsAfterFinished"), finishedField(j))
 		if len(refs) < check.MaxListedObjects {
-			refs = append(refs, check.Ref("batch/v1", "Job", j))
+			refs = append(refs, ref)
 		}
 	}
 	if n < finishedJobsWarn {
@@ -369,22 +420,38 @@ func finishedJobs(s *snapshot.Snapshot, ttl countFact) (finding.Finding, bool) {
 		top = append(top, nsCount{ns, c})
 	}
 	sort.Slice(top, func(i, j int) bool { return top[i].n > top[j].n || top[i].n == top[j].n && top[i].ns < top[j].ns })
-	ev := []string{fmt.Sprintf("%d finished Jobs with no spec.ttlSecondsAfterFinished and no CronJob owner", n), ttl.Fact}
-	for i, t := range top {
-		if i == 5 {
-			break
-		}
-		ev = append(ev, fmt.Sprintf("namespace %s: %d such Jobs", t.ns, t.n))
-	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "object-count-explosion",
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("%d finished Jobs are kept with nothing to delete them", n),
 		Message: fmt.Sprintf("%d Jobs have finished and have no ttlSecondsAfterFinished, so neither they nor their pods "+
 			"are deleted; their terminated pods count toward the PodGC threshold. (The first %d are listed.)", n, len(refs)),
 		Objects:     refs,
-		Evidence:    ev,
+		Evidence:    []string{fmt.Sprintf("%d finished Jobs with no spec.ttlSecondsAfterFinished and no CronJob owner", n), ttl.Fact},
 		Remediation: "Set spec.ttlSecondsAfterFinished on the Jobs (or in whatever creates them), and delete the finished ones.",
 		Cases:       []string{"unbounded-terminated-pods-apiserver-oom-2015"},
-	}, true
+	}
+	items, left := largestGroups(finished.Items(), 5)
+	f.AddEvidence(items...)
+	if left > 0 {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("and %s", check.Plural(left, "smaller group", "smaller groups")))
+	}
+	for i, t := range top {
+		if i == 5 {
+			break
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("namespace %s: %d such Jobs", t.ns, t.n))
+	}
+	return f, true
+}
+
+// finishedField is what makes the Job finished for check.JobFinished: a
+// Complete or Failed condition that is True, else its completion time.
+func finishedField(j *batchv1.Job) finding.Field {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return finding.Value("status.conditions[type="+string(c.Type)+"].status", string(c.Status))
+		}
+	}
+	return finding.Value("status.completionTime", j.Status.CompletionTime.UTC().Format(time.RFC3339))
 }

@@ -64,9 +64,16 @@ func TestObjectCountExplosionClean(t *testing.T) {
 	checktest.Quiet(t, objectCountExplosionCheck(), s)
 }
 
-// writePods writes n terminated pods (and running ones) and Jobs as a
+// writeObjects writes n terminated pods (and running ones) and Jobs as a
 // kubectl List, loaded through the real loader.
 func writeObjects(t *testing.T, terminated, finishedJobs, cronJobs int) *snapshot.Snapshot {
+	t.Helper()
+	s, _ := writeObjectsFile(t, terminated, finishedJobs, cronJobs)
+	return s
+}
+
+// writeObjectsFile is writeObjects, and the file it wrote.
+func writeObjectsFile(t *testing.T, terminated, finishedJobs, cronJobs int) (*snapshot.Snapshot, string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
@@ -97,7 +104,7 @@ func writeObjects(t *testing.T, terminated, finishedJobs, cronJobs int) *snapsho
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, p
 }
 
 func TestTerminatedPodsAndFinishedJobs(t *testing.T) {
@@ -119,7 +126,7 @@ func TestTerminatedPodsAndFinishedJobs(t *testing.T) {
 				switch f.Objects[0].Kind {
 				case "Pod":
 					pods = f.Severity
-					if !strings.Contains(strings.Join(f.Evidence, "\n"), "reason Evicted") {
+					if !strings.Contains(strings.Join(f.Evidence, "\n"), "status.reason=Evicted") {
 						t.Errorf("evidence does not break terminated pods down by reason: %v", f.Evidence)
 					}
 				case "Job":

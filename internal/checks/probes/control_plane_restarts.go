@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -176,12 +177,22 @@ func restartFinding(p *snapshot.Pod, comp string, single bool, threshold int32) 
 	if single {
 		sev, scope = finding.High, "the only "+comp+" pod in kube-system: each restart takes the control plane down"
 	}
-	ev := []string{fmt.Sprintf("Pod %s/%s container %s restartCount %d", p.Namespace, p.Name, worst.Name, worst.RestartCount)}
+	podRef := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+	status := "status.containerStatuses[name=" + worst.Name + "]."
+	fields := []finding.Field{finding.Value(status+"restartCount", worst.RestartCount)}
 	if t := worst.LastTerminationState.Terminated; t != nil {
-		ev = append(ev, fmt.Sprintf("last termination: reason %q, exit code %d, finished %s", t.Reason, t.ExitCode, t.FinishedAt.UTC().Format("2006-01-02T15:04:05Z")))
+		fields = append(fields, finding.Value(status+"lastState.terminated.reason", t.Reason),
+			finding.Value(status+"lastState.terminated.exitCode", t.ExitCode))
+		// A termination without finishedAt is not "finished at year 1".
+		if !t.FinishedAt.IsZero() {
+			fields = append(fields, finding.Value(status+"lastState.terminated.finishedAt", t.FinishedAt.UTC().Format(time.RFC3339)))
+		}
 	}
+	items := []finding.EvidenceItem{finding.Quote(podRef, fields...)}
+	var ev []string
 	if pr := livenessOf(p, worst.Name); pr != nil {
-		ev = append(ev, "liveness probe: "+probeSummary(pr))
+		items = append(items, finding.Quote(podRef, probeFields(worst.Name, pr)...))
+		ev = append(ev, fmt.Sprintf("container %s liveness probe: %s", worst.Name, probeKind(pr)))
 	}
 	f := finding.Finding{
 		Check:    cpRestartsID,
@@ -190,21 +201,15 @@ func restartFinding(p *snapshot.Pod, comp string, single bool, threshold int32) 
 		Message: fmt.Sprintf("Container %s of %s/%s has restarted %d times; it is %s. Repeated restarts of a control-plane "+
 			"container are an outage that repeats: find why it exits (its liveness probe, memory, certificates, disk latency) "+
 			"before it is rebuilt.", worst.Name, p.Namespace, p.Name, worst.RestartCount, scope),
-		Objects:  podObjects(p),
-		Evidence: ev,
+		Objects: podObjects(p),
 		Remediation: "Read the previous container's logs (kubectl logs --previous) and the kubelet's events for the pod " +
 			"(Unhealthy, Killing) before changing anything; keep the evidence before a rebuild. If the liveness probe kills " +
 			"a working member, make it tolerant (an HTTP /health or /livez probe on localhost, a longer timeout) in the " +
 			"static pod manifest; alert on control-plane restart counts; run three etcd members where the outage matters.",
 		Cases: []string{caseNRELabs},
 	}
-	status := "status.containerStatuses[name=" + worst.Name + "]."
-	fields := []finding.Field{finding.Value(status+"restartCount", worst.RestartCount)}
-	if t := worst.LastTerminationState.Terminated; t != nil {
-		fields = append(fields, finding.Value(status+"lastState.terminated.reason", t.Reason),
-			finding.Value(status+"lastState.terminated.exitCode", t.ExitCode))
-	}
-	f.AddEvidence(finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, fields...))
+	f.AddEvidence(items...)
+	f.Evidence = append(f.Evidence, ev...)
 	return f, true
 }
 
@@ -232,17 +237,18 @@ func etcdProbeFinding(facts *cpRestartsFacts, p *snapshot.Pod, single bool) (fin
 				Message: fmt.Sprintf("Container %s of %s/%s has an exec liveness probe that runs %s; %s. %s", c.Name, p.Namespace, p.Name,
 					known.ExecContains, scope, strings.TrimSpace(known.Note)),
 				Objects: podObjects(p),
-				Evidence: []string{
-					fmt.Sprintf("Pod %s/%s container %s liveness probe: %s", p.Namespace, p.Name, c.Name, probeSummary(pr)),
-					fmt.Sprintf("known probe %s: %s", known.ID, strings.Join(known.Sources, ", ")),
-				},
 				Remediation: "Regenerate the etcd static pod manifest with a current kubeadm (kubeadm upgrade), or replace the " +
 					"probe by hand with an HTTP GET of etcd's /health (or /livez on etcd 3.5.11+) on the localhost metrics port " +
 					"(--listen-metrics-urls), keeping a generous timeout and failure threshold.",
 				Cases: []string{caseNRELabs},
 			}
-			// No evidence item: the probe is described by its settings,
-			// never its command line, which can carry credentials.
+			// The probe is quoted by its settings, never its command
+			// line, which can carry credentials; what it runs is text.
+			fields := []finding.Field{finding.Value("metadata.annotations[kubernetes.io/config.mirror]", p.Annotations["kubernetes.io/config.mirror"]),
+				finding.Value(check.ContainerField("Pod", "", c.Name, "image"), c.Image)}
+			f.AddEvidence(finding.Quote(podObjects(p)[0], append(fields, probeFields(c.Name, pr)...)...))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("container %s liveness probe: %s", c.Name, probeKind(pr)),
+				fmt.Sprintf("known probe %s: %s", known.ID, strings.Join(known.Sources, ", ")))
 			return f, true
 		}
 	}
@@ -271,10 +277,9 @@ func livenessOf(p *snapshot.Pod, container string) *corev1.Probe {
 	return nil
 }
 
-// probeSummary describes a probe by its handler kind and settings, never
-// its full command line.
-func probeSummary(p *corev1.Probe) string {
-	kind := "unknown handler"
+// probeKind names a probe's handler: for exec, the known programs it
+// runs, never its full command line.
+func probeKind(p *corev1.Probe) string {
 	switch {
 	case p.Exec != nil:
 		var progs []string
@@ -284,16 +289,44 @@ func probeSummary(p *corev1.Probe) string {
 			}
 		}
 		sort.Strings(progs)
-		kind = "exec"
 		if len(progs) > 0 {
-			kind += " running " + strings.Join(progs, ", ")
+			return "exec running " + strings.Join(progs, ", ")
 		}
+		return "exec"
 	case p.HTTPGet != nil:
-		kind = fmt.Sprintf("httpGet %s port %s", p.HTTPGet.Path, p.HTTPGet.Port.String())
+		return "httpGet"
 	case p.TCPSocket != nil:
-		kind = "tcpSocket port " + p.TCPSocket.Port.String()
+		return "tcpSocket"
 	case p.GRPC != nil:
-		kind = fmt.Sprintf("grpc port %d", p.GRPC.Port)
+		return "grpc"
 	}
-	return fmt.Sprintf("%s, timeoutSeconds %d, periodSeconds %d, failureThreshold %d", kind, p.TimeoutSeconds, p.PeriodSeconds, p.FailureThreshold)
+	return "unknown handler"
+}
+
+// probeFields quotes a container's liveness probe: its endpoint (never
+// an exec command) and its timing. A timing field the object does not
+// set reads 0 in the typed probe and is quoted absent: the API server
+// defaults it (1s timeout, 10s period, 3 failures), which 0 is not.
+func probeFields(container string, p *corev1.Probe) []finding.Field {
+	path := check.ContainerField("Pod", "", container, "livenessProbe.")
+	var out []finding.Field
+	switch {
+	case p.HTTPGet != nil:
+		out = append(out, finding.Value(path+"httpGet.path", p.HTTPGet.Path), finding.Value(path+"httpGet.port", p.HTTPGet.Port.String()))
+	case p.TCPSocket != nil:
+		out = append(out, finding.Value(path+"tcpSocket.port", p.TCPSocket.Port.String()))
+	case p.GRPC != nil:
+		out = append(out, finding.Value(path+"grpc.port", p.GRPC.Port))
+	}
+	for _, t := range []struct {
+		name  string
+		value int32
+	}{{"timeoutSeconds", p.TimeoutSeconds}, {"periodSeconds", p.PeriodSeconds}, {"failureThreshold", p.FailureThreshold}} {
+		if t.value == 0 {
+			out = append(out, finding.Absent(path+t.name))
+		} else {
+			out = append(out, finding.Value(path+t.name, t.value))
+		}
+	}
+	return out
 }

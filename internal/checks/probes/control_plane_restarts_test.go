@@ -129,3 +129,58 @@ func TestControlPlaneRestartsProbelessEtcd(t *testing.T) {
 		}
 	}
 }
+
+// TestControlPlaneRestartsEvidenceItems: the restart counts, the last
+// termination and the liveness probes' settings are quoted as the fixture
+// writes them and resolve against it. The etcd probe sets no
+// periodSeconds: it is quoted absent, where the evidence used to say
+// "periodSeconds 0" (the API server defaults it to 10).
+func TestControlPlaneRestartsEvidenceItems(t *testing.T) {
+	fs, _ := cpRun(t, "gap.yaml", true)
+	const etcdProbe = "spec.containers[name=etcd].livenessProbe."
+	want := map[string][]string{
+		"etcd pod etcd-cp-0 has restarted 183 times": {
+			"Pod/kube-system/etcd-cp-0: status.containerStatuses[name=etcd].restartCount=183, " +
+				"status.containerStatuses[name=etcd].lastState.terminated.reason=Error, " +
+				"status.containerStatuses[name=etcd].lastState.terminated.exitCode=137, " +
+				"status.containerStatuses[name=etcd].lastState.terminated.finishedAt=2018-12-04T09:57:58Z",
+			"Pod/kube-system/etcd-cp-0: " + etcdProbe + "timeoutSeconds=15, " + etcdProbe + "periodSeconds absent, " + etcdProbe + "failureThreshold=8",
+		},
+		"kube-apiserver pod kube-apiserver-cp-0 has restarted 183 times": {
+			"Pod/kube-system/kube-apiserver-cp-0: status.containerStatuses[name=kube-apiserver].restartCount=183, " +
+				"status.containerStatuses[name=kube-apiserver].lastState.terminated.reason=Error, " +
+				"status.containerStatuses[name=kube-apiserver].lastState.terminated.exitCode=137, " +
+				"status.containerStatuses[name=kube-apiserver].lastState.terminated.finishedAt=2018-12-04T09:57:58Z",
+			"Pod/kube-system/kube-apiserver-cp-0: spec.containers[name=kube-apiserver].livenessProbe.httpGet.path=/livez, " +
+				"spec.containers[name=kube-apiserver].livenessProbe.httpGet.port=6443, " +
+				"spec.containers[name=kube-apiserver].livenessProbe.timeoutSeconds=15, " +
+				"spec.containers[name=kube-apiserver].livenessProbe.periodSeconds=10, " +
+				"spec.containers[name=kube-apiserver].livenessProbe.failureThreshold=8",
+		},
+		"etcd static pod etcd-cp-0 checks liveness by running etcdctl": {
+			"Pod/kube-system/etcd-cp-0: metadata.annotations[kubernetes.io/config.mirror]=0123456789abcdef, " +
+				"spec.containers[name=etcd].image=k8s.gcr.io/etcd:3.2.24, " +
+				etcdProbe + "timeoutSeconds=15, " + etcdProbe + "periodSeconds absent, " + etcdProbe + "failureThreshold=8",
+		},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("%d findings, want %d", len(fs), len(want))
+	}
+	for _, f := range fs {
+		var got []string
+		for _, it := range f.EvidenceItems {
+			got = append(got, it.String())
+		}
+		if w, ok := want[f.Title]; !ok || !slices.Equal(got, w) {
+			t.Errorf("%q: items\n  %s\nwant\n  %s", f.Title, strings.Join(got, "\n  "), strings.Join(w, "\n  "))
+		}
+		for _, e := range f.Evidence {
+			if strings.Contains(e, "periodSeconds 0") || strings.Contains(e, "periodSeconds=0") {
+				t.Errorf("%q: evidence states a period the probe does not set: %q", f.Title, e)
+			}
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, "control-plane-restarts/gap.yaml"); n != 5 {
+		t.Errorf("%d items resolved, want 5", n)
+	}
+}

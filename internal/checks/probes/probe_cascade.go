@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"regexp"
@@ -65,6 +66,11 @@ type hit struct {
 	ref    finding.ObjectRef
 	detail string
 	sev    finding.Severity
+	// fields are the probe fields the rule judged, their paths relative to
+	// the container ("livenessProbe.exec.command"); item is them quoted
+	// from the workload.
+	fields []finding.Field
+	item   finding.EvidenceItem
 }
 
 func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
@@ -80,6 +86,12 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 			c := &spec.Containers[i]
 			for rule, h := range judgeContainer(c, own) {
 				h.ref = ref
+				fields := make([]finding.Field, len(h.fields))
+				for i, f := range h.fields {
+					f.Path = check.ContainerField(ref.Kind, "", c.Name, f.Path)
+					fields[i] = f
+				}
+				h.item = finding.Quote(ref, fields...)
 				hits[rule] = append(hits[rule], h)
 			}
 		}
@@ -113,7 +125,6 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 		sort.SliceStable(hs, func(a, b int) bool { return hs[a].ref.String() < hs[b].ref.String() })
 		sev := finding.Info
 		var objs []finding.ObjectRef
-		var ev []string
 		seen := map[finding.ObjectRef]bool{}
 		for _, h := range hs {
 			sev = max(sev, h.sev)
@@ -121,22 +132,26 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 				objs = append(objs, h.ref)
 			}
 			seen[h.ref] = true
-			if len(ev) < check.MaxEvidence {
-				ev = append(ev, fmt.Sprintf("%s: %s", h.ref, h.detail))
-			}
 		}
-		if len(hs) > check.MaxEvidence {
-			ev = append(ev, fmt.Sprintf("and %d more", len(hs)-check.MaxEvidence))
-		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "probe-cascade", Severity: sev,
 			Title:       fmt.Sprintf("%s: %s", check.Plural(len(seen), "workload", "workloads"), r.title),
 			Message:     r.message,
 			Objects:     objs,
-			Evidence:    ev,
 			Remediation: r.remediation,
 			Cases:       []string{r.caseID},
-		})
+		}
+		// Each container's verdict in words, then the probe fields it
+		// rests on, quoted.
+		for i, h := range hs {
+			if i == check.MaxEvidence {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(hs)-check.MaxEvidence))
+				break
+			}
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s", h.ref, h.detail))
+			f.AddEvidence(h.item)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
@@ -160,8 +175,9 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 	out := map[string]hit{}
 	live, ready := c.LivenessProbe, c.ReadinessProbe
 	if live != nil {
-		if dep := dependencyOf(live, own); dep != "" {
-			out[ruleDependency] = hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium}
+		if dep, field := dependencyOf(live, own); dep != "" {
+			out[ruleDependency] = hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium,
+				fields: []finding.Field{field}}
 		}
 	}
 	// The same endpoint with a longer liveness failure window is the
@@ -170,9 +186,14 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 	// (https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/).
 	if live != nil && ready != nil && handlerSet(live) && equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) &&
 		failureWindow(live) <= failureWindow(ready) {
-		out[ruleSame] = hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low}
+		fields := append(handlerFields("livenessProbe", live), windowFields("livenessProbe", live)...)
+		fields = append(fields, handlerFields("readinessProbe", ready)...)
+		fields = append(fields, windowFields("readinessProbe", ready)...)
+		out[ruleSame] = hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low,
+			fields: fields}
 	}
 	var short []string
+	var fields []finding.Field
 	sev := finding.Severity(-1)
 	for _, p := range []struct {
 		kind  string
@@ -187,12 +208,61 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 			t = fmt.Sprintf("%d s", p.probe.TimeoutSeconds)
 		}
 		short = append(short, fmt.Sprintf("%s exec probe %q timeoutSeconds %s", p.kind, strings.Join(p.probe.Exec.Command, " "), t))
+		fields = append(fields, finding.Value(p.kind+"Probe.exec.command", jsonText(p.probe.Exec.Command)),
+			positive(p.kind+"Probe.timeoutSeconds", p.probe.TimeoutSeconds))
 		sev = max(sev, p.sev)
 	}
 	if len(short) > 0 {
-		out[ruleExecTime] = hit{detail: "container " + c.Name + ": " + strings.Join(short, "; "), sev: sev}
+		out[ruleExecTime] = hit{detail: "container " + c.Name + ": " + strings.Join(short, "; "), sev: sev, fields: fields}
 	}
 	return out
+}
+
+// handlerFields quotes a probe's handler, paths under kind
+// ("livenessProbe"): what describe says of it.
+func handlerFields(kind string, p *corev1.Probe) []finding.Field {
+	switch {
+	case p.Exec != nil:
+		return []finding.Field{finding.Value(kind+".exec.command", jsonText(p.Exec.Command))}
+	case p.HTTPGet != nil:
+		fs := []finding.Field{finding.Value(kind+".httpGet.path", p.HTTPGet.Path), finding.Value(kind+".httpGet.port", p.HTTPGet.Port.String())}
+		if p.HTTPGet.Host != "" {
+			fs = append(fs, finding.Value(kind+".httpGet.host", p.HTTPGet.Host))
+		}
+		return fs
+	case p.TCPSocket != nil:
+		return []finding.Field{finding.Value(kind+".tcpSocket.port", p.TCPSocket.Port.String())}
+	case p.GRPC != nil:
+		return []finding.Field{finding.Value(kind+".grpc.port", p.GRPC.Port)}
+	}
+	return nil
+}
+
+// windowFields quotes what failureWindow reads: periodSeconds and
+// failureThreshold, absent when unset (the API defaults 10 and 3 apply).
+func windowFields(kind string, p *corev1.Probe) []finding.Field {
+	return []finding.Field{positive(kind+".periodSeconds", p.PeriodSeconds), positive(kind+".failureThreshold", p.FailureThreshold)}
+}
+
+// positive is a field read at v, or absent when v is 0: the typed probe
+// reads 0 for a field the object does not set.
+func positive(path string, v int32) finding.Field {
+	if v == 0 {
+		return finding.Absent(path)
+	}
+	return finding.Value(path, v)
+}
+
+// jsonText is v as kubectl's JSONPath prints a list: JSON, without HTML
+// escaping (a probe command may hold "2>&1").
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func handlerSet(p *corev1.Probe) bool {
@@ -284,27 +354,29 @@ func local(host string) bool {
 	return strings.HasPrefix(host, "$")
 }
 
-// dependencyOf says which dependency a liveness probe calls, or "".
-func dependencyOf(p *corev1.Probe, own map[string]bool) string {
+// dependencyOf says which dependency a liveness probe calls, or "", and
+// the probe field that says so (its path relative to the container).
+func dependencyOf(p *corev1.Probe, own map[string]bool) (string, finding.Field) {
 	self := func(host string) bool { return local(host) || own[strings.Trim(host, "[]")] }
 	if p.HTTPGet != nil && p.HTTPGet.Host != "" && !self(p.HTTPGet.Host) {
-		return fmt.Sprintf("is an httpGet to host %s", p.HTTPGet.Host)
+		return fmt.Sprintf("is an httpGet to host %s", p.HTTPGet.Host), finding.Value("livenessProbe.httpGet.host", p.HTTPGet.Host)
 	}
 	if p.Exec == nil {
-		return ""
+		return "", finding.Field{}
 	}
 	cmd := strings.Join(p.Exec.Command, " ")
+	field := finding.Value("livenessProbe.exec.command", jsonText(p.Exec.Command))
 	if m := dbClient.FindStringSubmatch(cmd); m != nil {
 		if h := hostFlag.FindStringSubmatch(cmd); h != nil && !self(h[1]) {
-			return fmt.Sprintf("runs %s against host %s: %q", m[1], h[1], cmd)
+			return fmt.Sprintf("runs %s against host %s: %q", m[1], h[1], cmd), field
 		}
 	}
 	if m := fetcher.FindStringSubmatch(cmd); m != nil {
 		for _, u := range urlHost.FindAllStringSubmatch(cmd, -1) {
 			if !self(u[1]) {
-				return fmt.Sprintf("runs %s against %s: %q", m[1], u[1], cmd)
+				return fmt.Sprintf("runs %s against %s: %q", m[1], u[1], cmd), field
 			}
 		}
 	}
-	return ""
+	return "", finding.Field{}
 }

@@ -3,8 +3,11 @@
 package rbac
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,11 +126,13 @@ func addonRBACGapCheck() check.Check {
 
 // addonWorkload is one add-on found in the input.
 type addonWorkload struct {
-	ref   finding.ObjectRef
-	ns    string
-	sa    string
-	image string
-	v     check.KubeVersion
+	ref       finding.ObjectRef
+	ns        string
+	sa        string
+	image     string
+	v         check.KubeVersion
+	container string
+	saWritten string // spec.serviceAccountName as written ("" when not)
 }
 
 func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
@@ -163,7 +168,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 				continue
 			}
 			seen[key] = true
-			addons = append(addons, addonWorkload{ref, ref.Namespace, sa, c.Image, v})
+			addons = append(addons, addonWorkload{ref, ref.Namespace, sa, c.Image, v, c.Name, spec.ServiceAccountName})
 		}
 	}
 	for i := range s.Deployments {
@@ -185,7 +190,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 		var spec corev1.PodSpec
 		for _, c := range p.Spec.Containers {
 			if addonImage(c.Image, images) != "" {
-				spec.Containers = append(spec.Containers, corev1.Container{Image: c.Image})
+				spec.Containers = append(spec.Containers, corev1.Container{Name: c.Name, Image: c.Image})
 			}
 		}
 		if len(spec.Containers) == 0 {
@@ -207,6 +212,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 			}
 			var missing []string
 			var evidence []string
+			var namespaced []finding.EvidenceItem // RoleBindings granting a need in one namespace
 			for _, p := range need.perms {
 				for _, verb := range p.Verbs {
 					if via, ok := g.clusterAllows(a.ns, a.sa, p.APIGroup, p.Resource, verb); ok {
@@ -216,9 +222,14 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 						continue
 					}
 					missing = append(missing, fmt.Sprintf("%s %s.%s", verb, p.Resource, groupName(p.APIGroup)))
-					if ns := g.namespacedAllows(a.ns, a.sa, p.APIGroup, p.Resource, verb); ns != "" {
-						evidence = append(evidence, fmt.Sprintf("%s %s.%s is granted only in namespace %s (a RoleBinding), not cluster-wide",
-							verb, p.Resource, groupName(p.APIGroup), ns))
+					if b, ok := g.namespacedAllows(a.ns, a.sa, p.APIGroup, p.Resource, verb); ok {
+						evidence = append(evidence, fmt.Sprintf("%s %s.%s is granted only in namespace %s (RoleBinding %s), not cluster-wide",
+							verb, p.Resource, groupName(p.APIGroup), b.ns, b.binding))
+						it := finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: b.ns, Name: b.binding},
+							finding.Value("roleRef.kind", b.kind), finding.Value("roleRef.name", b.name))
+						if !slices.ContainsFunc(namespaced, func(o finding.EvidenceItem) bool { return o.String() == it.String() }) {
+							namespaced = append(namespaced, it)
+						}
 					}
 				}
 			}
@@ -234,7 +245,7 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 					a.ref, a.ns, a.sa, strings.Join(missing, ", "), reason)
 				continue
 			}
-			out = append(out, rbacFinding(a, need, missing, evidence, g))
+			out = append(out, rbacFinding(a, need, missing, evidence, namespaced, g))
 		}
 	}
 	return out, nil
@@ -265,7 +276,7 @@ func groupName(g string) string {
 	return g
 }
 
-func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, g *grants) finding.Finding {
+func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, namespaced []finding.EvidenceItem, g *grants) finding.Finding {
 	sev := finding.Medium
 	if need.Severity == "high" {
 		sev = finding.High
@@ -279,16 +290,67 @@ func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, g
 			"install the RBAC that ships with this %s release; upgrade RBAC and image together.", a.ns, a.sa,
 			strings.Join(missing, ", "), need.Name),
 	}
-	f.Evidence = append(f.Evidence, fmt.Sprintf("%s image %s", a.ref, a.image))
+	// The image (the version), the service account as the pod spec names
+	// it (absent: "default"), the bindings to it and the rules of the
+	// ClusterRoles they bind, from which the missing verbs are derived.
+	spec := check.PodSpecPath(a.ref.Kind)
+	f.AddEvidence(finding.Quote(a.ref, finding.Value(check.ContainerField(a.ref.Kind, "", a.container, "image"), a.image),
+		finding.Value(spec+".serviceAccountName", a.saWritten)))
+	bindings := g.bindingsOf(a.ns, a.sa)
+	for i, b := range bindings {
+		if i == maxRBACEvidence {
+			break
+		}
+		fields := []finding.Field{finding.Value("roleRef.name", b.role)}
+		sub := fmt.Sprintf("subjects[%d].", b.subject)
+		fields = append(fields, finding.Value(sub+"kind", b.subjectKind), finding.Value(sub+"name", b.subjectName))
+		if b.subjectKind == rbacv1.ServiceAccountKind {
+			fields = append(fields, finding.Value(sub+"namespace", a.ns))
+		}
+		f.AddEvidence(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Name: b.binding}, fields...))
+	}
 	roles := g.rolesOf(a.ns, a.sa)
 	if len(roles) == 0 {
 		f.Evidence = append(f.Evidence, "no ClusterRoleBinding names the service account or a group holding it")
 	} else {
 		f.Evidence = append(f.Evidence, "bound ClusterRoles: "+check.ListText(roles, maxRBACEvidence))
 	}
+	for i, r := range roles {
+		cr := g.clusterRoles[r]
+		if cr == nil || i == maxRBACEvidence {
+			continue
+		}
+		f.AddEvidence(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: cr.Name},
+			finding.Value("rules", jsonValue(cr.Rules))))
+		if cr.AggregationRule != nil {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("ClusterRole %s aggregates the rules of the ClusterRoles its aggregationRule selects", cr.Name))
+		}
+	}
+	f.AddEvidence(namespaced...)
 	f.Evidence = append(f.Evidence, evidence...)
 	f.Evidence = append(f.Evidence, "rule "+need.ID+": "+strings.Join(need.Sources, ", "))
 	return f
+}
+
+// jsonValue prints a value as kubectl's JSONPath output prints a list or
+// map field: compact JSON with the keys in order and HTML characters
+// unescaped ("" when it cannot be encoded, which no typed rule is).
+func jsonValue(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var plain any
+	if json.Unmarshal(raw, &plain) != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(plain) != nil {
+		return ""
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // grants resolves what a service account may do.
@@ -297,7 +359,9 @@ type grants struct {
 	roles        map[string]*rbacv1.Role // namespace/name
 	// crbBySubject maps "sa:ns/name" or "group:name" to the ClusterRoles bound to it.
 	crbBySubject map[string][]string
-	rbBySubject  map[string][]rbBinding
+	// crbs maps the same keys to the bindings themselves, for evidence.
+	crbs        map[string][]crbSubject
+	rbBySubject map[string][]rbBinding
 	// unresolved says why a service account's grants are unknown: a
 	// binding to a ClusterRole that is not in the input.
 	unresolved map[string]string
@@ -306,6 +370,16 @@ type grants struct {
 
 type rbBinding struct {
 	ns, kind, name string
+	binding        string // the RoleBinding's name
+}
+
+// crbSubject is one subject of a ClusterRoleBinding: the binding, the
+// subject's index and what it names, and the ClusterRole bound.
+type crbSubject struct {
+	binding                  string
+	subject                  int
+	subjectKind, subjectName string
+	role                     string
 }
 
 func subjectKeys(ns, sa string) []string {
@@ -315,7 +389,7 @@ func subjectKeys(ns, sa string) []string {
 
 func newGrants(s *snapshot.Snapshot) *grants {
 	g := &grants{clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{},
-		crbBySubject: map[string][]string{}, rbBySubject: map[string][]rbBinding{},
+		crbBySubject: map[string][]string{}, crbs: map[string][]crbSubject{}, rbBySubject: map[string][]rbBinding{},
 		unresolved: map[string]string{}, aggregated: map[string][]rbacv1.PolicyRule{}}
 	for i := range s.ClusterRoles {
 		g.clusterRoles[s.ClusterRoles[i].Name] = &s.ClusterRoles[i]
@@ -342,9 +416,10 @@ func newGrants(s *snapshot.Snapshot) *grants {
 		if b.RoleRef.Kind != "ClusterRole" {
 			continue
 		}
-		for _, sub := range b.Subjects {
+		for j, sub := range b.Subjects {
 			if k := key(sub, ""); k != "" {
 				g.crbBySubject[k] = append(g.crbBySubject[k], b.RoleRef.Name)
+				g.crbs[k] = append(g.crbs[k], crbSubject{b.Name, j, sub.Kind, sub.Name, b.RoleRef.Name})
 				if g.clusterRoles[b.RoleRef.Name] == nil && sub.Kind == rbacv1.ServiceAccountKind {
 					g.unresolved[strings.TrimPrefix(k, "sa:")] = fmt.Sprintf("ClusterRoleBinding %s refers to ClusterRole %s, which is not in the input",
 						b.Name, b.RoleRef.Name)
@@ -356,7 +431,7 @@ func newGrants(s *snapshot.Snapshot) *grants {
 		b := &s.RoleBindings[i]
 		for _, sub := range b.Subjects {
 			if k := key(sub, b.Namespace); k != "" {
-				g.rbBySubject[k] = append(g.rbBySubject[k], rbBinding{b.Namespace, b.RoleRef.Kind, b.RoleRef.Name})
+				g.rbBySubject[k] = append(g.rbBySubject[k], rbBinding{b.Namespace, b.RoleRef.Kind, b.RoleRef.Name, b.Name})
 			}
 		}
 	}
@@ -425,9 +500,9 @@ func (g *grants) clusterAllows(ns, sa, group, resource, verb string) (string, bo
 	return "", false
 }
 
-// namespacedAllows names a namespace in which a RoleBinding grants the
-// permission, or "".
-func (g *grants) namespacedAllows(ns, sa, group, resource, verb string) string {
+// namespacedAllows returns a RoleBinding that grants the permission in
+// its namespace.
+func (g *grants) namespacedAllows(ns, sa, group, resource, verb string) (rbBinding, bool) {
 	for _, k := range subjectKeys(ns, sa) {
 		for _, b := range g.rbBySubject[k] {
 			var rules []rbacv1.PolicyRule
@@ -437,11 +512,21 @@ func (g *grants) namespacedAllows(ns, sa, group, resource, verb string) string {
 				rules = r.Rules
 			}
 			if allows(rules, group, resource, verb) {
-				return b.ns
+				return b, true
 			}
 		}
 	}
-	return ""
+	return rbBinding{}, false
+}
+
+// bindingsOf lists the ClusterRoleBinding subjects that name the service
+// account or a group holding it.
+func (g *grants) bindingsOf(ns, sa string) []crbSubject {
+	var out []crbSubject
+	for _, k := range subjectKeys(ns, sa) {
+		out = append(out, g.crbs[k]...)
+	}
+	return out
 }
 
 func (g *grants) rolesOf(ns, sa string) []string {

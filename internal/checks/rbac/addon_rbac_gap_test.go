@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,5 +79,47 @@ func TestAddonRBACGapMirroredImage(t *testing.T) {
 	fs, _, _ := checktest.Run(t, addonRBACGapCheck(), s)
 	if !checktest.HasObject(fs, "Deployment", "kube-system", "coredns") {
 		t.Errorf("findings %+v: the mirrored CoreDNS image is CoreDNS", fs)
+	}
+}
+
+// TestAddonRBACGapEvidenceItems: the findings quote the add-on's image
+// and service account, the ClusterRoleBinding subject that binds it, the
+// bound ClusterRole's rules (from which the missing verbs are derived) and
+// the RoleBinding that grants the need in one namespace, as the fixture
+// writes them, and resolve against it.
+func TestAddonRBACGapEvidenceItems(t *testing.T) {
+	const file = "addon-rbac-gap/gap.yaml"
+	fs, _, _ := checktest.Run(t, addonRBACGapCheck(), checktest.Complete(checktest.Load(t, file)))
+	want := map[string][]string{
+		"coredns": {
+			"Deployment/kube-system/coredns: spec.template.spec.containers[name=coredns].image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/coredns:v1.8.3-eksbuild.1, " +
+				"spec.template.spec.serviceAccountName=coredns",
+			"ClusterRoleBinding/system:coredns: roleRef.name=system:coredns, subjects[0].kind=ServiceAccount, subjects[0].name=coredns, subjects[0].namespace=kube-system",
+			`ClusterRole/system:coredns: rules=[{"apiGroups":[""],"resources":["endpoints","services","pods","namespaces"],"verbs":["list","watch"]},` +
+				`{"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}]`,
+			"RoleBinding/kube-system/coredns-slices: roleRef.kind=Role, roleRef.name=coredns-slices",
+		},
+		"cluster-autoscaler": {
+			"Deployment/kube-system/cluster-autoscaler: spec.template.spec.containers[name=cluster-autoscaler].image=registry.k8s.io/autoscaling/cluster-autoscaler:v1.21.0, " +
+				"spec.template.spec.serviceAccountName=cluster-autoscaler",
+			"ClusterRoleBinding/cluster-autoscaler: roleRef.name=cluster-autoscaler, subjects[0].kind=ServiceAccount, subjects[0].name=cluster-autoscaler, subjects[0].namespace=kube-system",
+			`ClusterRole/cluster-autoscaler: rules=[{"apiGroups":["storage.k8s.io"],"resources":["storageclasses","csinodes"],"verbs":["watch","list","get"]},` +
+				`{"apiGroups":[""],"resources":["pods","services","nodes","persistentvolumeclaims","persistentvolumes","replicationcontrollers"],"verbs":["watch","list","get"]}]`,
+		},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("findings %+v", fs)
+	}
+	for _, f := range fs {
+		var got []string
+		for _, it := range f.EvidenceItems {
+			got = append(got, it.String())
+		}
+		if w := want[f.Objects[0].Name]; !slices.Equal(got, w) {
+			t.Errorf("%q: items\n  %s\nwant\n  %s", f.Title, strings.Join(got, "\n  "), strings.Join(w, "\n  "))
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != 7 {
+		t.Errorf("%d items resolved, want 7", n)
 	}
 }

@@ -44,8 +44,10 @@ const (
 	unrequestedID   = "unrequested-memory"
 	unrequestedRule = "pool-share"
 	appfarmCase     = "appfarm-gke-auto-upgrade-restart-storm-2023"
-	// noPool groups pods whose node is not in the input or names no pool.
-	noPool = "(no pool label)"
+	// noPool groups pods whose node names no pool; unknownNode those
+	// whose node is not in the input, whose pool is unknown.
+	noPool      = "(no pool label)"
+	unknownNode = "(node not in the input)"
 )
 
 func unrequestedMemoryCheck() check.Check {
@@ -74,6 +76,9 @@ func unrequestedMemoryCheck() check.Check {
 type poolTally struct {
 	pods, unrequested int
 	owners            map[string]int // ownerKey of the unrequested pods' owners
+	// bare groups the unrequested pods by the container that asks for no
+	// memory, its request and limit quoted absent.
+	bare finding.Grouper
 }
 
 func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
@@ -84,6 +89,7 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	pools := map[string]string{}
 	for i := range s.Nodes {
+		pools[s.Nodes[i].Name] = noPool
 		if p := check.NodePool(&s.Nodes[i]); p != "" {
 			pools[s.Nodes[i].Name] = p
 		}
@@ -96,7 +102,7 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		pool := pools[p.Spec.NodeName]
 		if pool == "" {
-			pool = noPool
+			pool = unknownNode
 		}
 		t := tallies[pool]
 		if t == nil {
@@ -104,18 +110,52 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 			tallies[pool] = t
 		}
 		t.pods++
-		if asksNoMemory(p) {
+		if c, ok := asksNoMemory(p); ok {
 			t.unrequested++
 			t.owners[ownerOf(p)]++
+			res := check.ContainerField("Pod", "", c, "resources.")
+			t.bare.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				finding.Absent(res+"requests.memory"), finding.Absent(res+"limits.memory"))
 		}
 	}
 	var out []finding.Finding
 	for _, pool := range slices.Sorted(maps.Keys(tallies)) {
 		if f, ok := poolFinding(pool, tallies[pool], facts); ok {
+			// The pool's nodes by the label that names it (nodes without
+			// one, and pods on nodes not in the input, have none to quote),
+			// then the pods asking for no memory.
+			if pool != unknownNode && pool != noPool {
+				key, value, _ := strings.Cut(pool, "=")
+				f.AddEvidence(check.NodeValues(poolNodes(s, pools, pool), func(*corev1.Node) []finding.Field {
+					return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
+				})...)
+			}
+			items := tallies[pool].bare.Items()
+			if len(items) > maxBareGroups {
+				f.AddEvidence(items[:maxBareGroups]...)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more groups of pods", len(items)-maxBareGroups))
+			} else {
+				f.AddEvidence(items...)
+			}
 			out = append(out, f)
 		}
 	}
 	return out, nil
+}
+
+// maxBareGroups bounds the groups of pods one finding quotes: pods group
+// by the name of the container that asks for no memory.
+const maxBareGroups = 10
+
+// poolNodes are the nodes of the input in pool.
+func poolNodes(s *snapshot.Snapshot, pools map[string]string, pool string) []*corev1.Node {
+	var out []*corev1.Node
+	for i := range s.Nodes {
+		if pools[s.Nodes[i].Name] == pool {
+			out = append(out, &s.Nodes[i])
+		}
+	}
+	return out
 }
 
 // isWorkloadPod keeps scheduled, live pods that an upgrade moves: not
@@ -136,15 +176,15 @@ func isWorkloadPod(p *snapshot.Pod) bool {
 	return true
 }
 
-// asksNoMemory reports whether a container of p has neither a memory
+// asksNoMemory names the first container of p with neither a memory
 // request nor a limit (a limit alone becomes the request).
-func asksNoMemory(p *snapshot.Pod) bool {
+func asksNoMemory(p *snapshot.Pod) (string, bool) {
 	for _, c := range p.Spec.Containers {
 		if c.Resources.MemoryRequest == 0 && c.Resources.MemoryLimit == 0 {
-			return true
+			return c.Name, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // ownerOf names p's controller (else p) as "namespace|apiVersion|kind|name".
@@ -226,8 +266,11 @@ func ownerRefs(owners []string) []finding.ObjectRef {
 
 // poolName names a pool in a sentence.
 func poolName(pool string) string {
-	if pool == noPool {
+	switch pool {
+	case noPool:
 		return "nodes without a pool label"
+	case unknownNode:
+		return "nodes that are not in the input"
 	}
 	return "pool " + pool
 }

@@ -95,6 +95,7 @@ type schema1Image struct {
 	image, mediaType string
 	users            []finding.ObjectRef
 	more             int
+	fields           finding.Grouper // the users' image fields, by path
 }
 
 func runImageManifestCompat(ctx *check.Context) ([]finding.Finding, error) {
@@ -139,8 +140,14 @@ func schema1Users(images map[string]check.ImageFacts, users []imageUser, facts *
 	unknown := map[string]bool{}
 	for _, u := range users {
 		seen := map[string]bool{}
-		for _, img := range u.images {
-			if img == "" || seen[img] || check.IsTemplated(img) {
+		for k, img := range u.images {
+			if img == "" || check.IsTemplated(img) {
+				continue
+			}
+			if seen[img] {
+				if im := byImage[img]; im != nil {
+					im.fields.Add(u.ref, finding.Value(u.paths[k], img))
+				}
 				continue
 			}
 			seen[img] = true
@@ -163,6 +170,7 @@ func schema1Users(images map[string]check.ImageFacts, users []imageUser, facts *
 			} else {
 				im.more++
 			}
+			im.fields.Add(u.ref, finding.Value(u.paths[k], img))
 		}
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].image < order[j].image })
@@ -194,7 +202,6 @@ func schema1Finding(im *schema1Image, refusing []*corev1.Node, facts *manifestCo
 	objs := append([]finding.ObjectRef(nil), im.users...)
 	ev := []string{
 		fmt.Sprintf("--inspect-images: %s has manifest media type %s (Docker image manifest v2, schema 1)", im.image, im.mediaType),
-		fmt.Sprintf("used by %s%s", refNames(im.users), moreUsers(im.more)),
 		fmt.Sprintf("containerd deprecated schema 1 pulls in %s, turned them off in %s and removed them in %s (%s)",
 			cr.DeprecatedIn, cr.From, cr.RemovedIn, strings.Join(cr.Sources, ", ")),
 	}
@@ -211,23 +218,24 @@ func schema1Finding(im *schema1Image, refusing []*corev1.Node, facts *manifestCo
 		Cases: []string{caseSchema1},
 	}
 	if len(refusing) > 0 {
-		refs, more := check.NodeRefs(refusing)
+		refs, _ := check.NodeRefs(refusing)
 		objs = append(objs, refs...)
-		ev = append(ev, fmt.Sprintf("%s run containerd %s or later: %s%s", check.Plural(len(refusing), "node", "nodes"), cr.From,
-			nodeRuntimes(refusing), check.MoreText(more)))
+		ev = append(ev, fmt.Sprintf("%s containerd %s or later", check.Plural(len(refusing), "node runs", "nodes run"), cr.From))
 		f.Severity = finding.High
 		f.Title = fmt.Sprintf("Image %s is Docker schema 1, which the containerd %s+ nodes refuse to pull", im.image, cr.From)
-		f.Message = fmt.Sprintf("%s is stored as a Docker schema 1 manifest, and %s run containerd %s or later, which does not "+
+		f.Message = fmt.Sprintf("%s is stored as a Docker schema 1 manifest, and %s containerd %s or later, which does not "+
 			"pull that format: a pod using it that is scheduled there, or restarted there without the image cached, stays "+
-			"in ImagePullBackOff.", im.image, check.Plural(len(refusing), "node", "nodes"), cr.From)
+			"in ImagePullBackOff.", im.image, check.Plural(len(refusing), "node runs", "nodes run"), cr.From)
 	}
 	f.Objects = objs
 	f.Evidence = ev
+	// The image as each user's container names it; the media type comes
+	// from the registry, not from an object, and stays text.
+	f.AddEvidence(im.fields.Items()...)
 	f.AddEvidence(check.NodeValues(refusing, nodeField("status.nodeInfo.containerRuntimeVersion",
 		func(n *corev1.Node) string { return n.Status.NodeInfo.ContainerRuntimeVersion }))...)
 	return f
 }
-
 func refNames(refs []finding.ObjectRef) string {
 	names := make([]string, 0, len(refs))
 	for _, r := range refs {
@@ -241,12 +249,4 @@ func moreUsers(more int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (and %d more)", more)
-}
-
-func nodeRuntimes(nodes []*corev1.Node) string {
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name + " (" + n.Status.NodeInfo.ContainerRuntimeVersion + ")"
-	}
-	return check.ListText(names, 5)
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,37 @@ func TestImageManifestCompatPartial(t *testing.T) {
 	fs, ctx, _ = checktest.RunImages(t, imageManifestCompatCheck(), clean, facts)
 	if n := ctx.Notes()[ruleSchema1]; len(fs) != 0 || !strings.Contains(n.Reason, "ops/tools:2.1") {
 		t.Fatalf("findings %+v, note %+v, want the unreadable image named", fs, n)
+	}
+}
+
+// TestImageManifestCompatEvidenceItems: the schema 1 image is quoted as
+// each user's container names it (the Deployment's init container, the
+// bare pod's container) and the containerd 2 node's runtime version, as the
+// fixture writes them. Files carry no manifest media types (only
+// --inspect-images reads them from a registry), so the corpus test cannot
+// make this check fire: its items are resolved here.
+func TestImageManifestCompatEvidenceItems(t *testing.T) {
+	const file = "image-manifest-compat/gap.yaml"
+	fs, _, _ := checktest.RunImages(t, imageManifestCompatCheck(), checktest.Complete(checktest.Load(t, file)), manifestFacts())
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	want := []string{
+		"Deployment/ops/legacy-tools: spec.template.spec.initContainers[name=wait].image=registry.example.com/library/busybox:latest",
+		"Pod/ops/debug: spec.containers[name=sh].image=registry.example.com/library/busybox:latest",
+		"Node/pool-b-1: status.nodeInfo.containerRuntimeVersion=containerd://2.0.5",
+	}
+	var got []string
+	for _, it := range fs[0].EvidenceItems {
+		got = append(got, it.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("items\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if n := checktest.EvidenceTrue(t, fs, file); n != len(want) {
+		t.Errorf("%d items resolved, want %d", n, len(want))
+	}
+	if !strings.Contains(strings.Join(fs[0].Evidence, "\n"), "1 node runs containerd 2.0 or later") {
+		t.Errorf("evidence %q", fs[0].Evidence)
 	}
 }

@@ -19,6 +19,7 @@ var imageResources = []snapshot.Resource{snapshot.Pods, snapshot.Deployments, sn
 type imageUser struct {
 	ref    finding.ObjectRef
 	images []string
+	paths  []string // the field path of each image, for evidence items
 }
 
 // imageUsers lists the workload templates and the pods not made by one of
@@ -30,9 +31,10 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, spec *corev1.PodSpec) {
 		covered[[3]string{kind, m.Namespace, m.Name}] = true
 		u := imageUser{ref: check.Ref(apiVersion, kind, m)}
-		for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for k, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 			for j := range cs {
 				u.images = append(u.images, cs[j].Image)
+				u.paths = append(u.paths, check.ContainerField(kind, []string{check.InitContainers, check.Containers}[k], cs[j].Name, "image"))
 			}
 		}
 		users = append(users, u)
@@ -59,7 +61,14 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 		if k, ok := podOwnerKey(ix, p); ok && covered[k] {
 			continue
 		}
-		users = append(users, imageUser{ref: podRef(p), images: podImages(p)})
+		u := imageUser{ref: podRef(p)}
+		for k, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
+			for j := range cs {
+				u.images = append(u.images, cs[j].Image)
+				u.paths = append(u.paths, check.ContainerField("Pod", []string{check.InitContainers, check.Containers, check.EphemeralContainers}[k], cs[j].Name, "image"))
+			}
+		}
+		users = append(users, u)
 	}
 	return users
 }

@@ -186,7 +186,8 @@ func runRemovedNodeLabels(ctx *check.Context) ([]finding.Finding, error) {
 		if k.Kind == "label" && haveVersion && !nodesComplete {
 			removed, note, sources := k.removedOn(raw)
 			if !v.Less(removed) && carrying(k) == 0 {
-				out = append(out, removedLabelFindings(s, k, removed, note, sources, verEv)...)
+				_, _, fromServer := check.ServerVersion(s)
+				out = append(out, removedLabelFindings(s, k, removed, note, sources, verEv, fromServer)...)
 			}
 		}
 		if k.Kind == "taint" && carrying(k) == 0 {
@@ -216,14 +217,18 @@ func requiresLabel(spec *corev1.PodSpec, key string) []string {
 	return out
 }
 
-func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.KubeVersion, note string, sources []string, verEv string) []finding.Finding {
+// removedLabelFindings reports the templates requiring k. fromServer is
+// whether the release was read from the API server rather than the
+// kubelets.
+func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.KubeVersion, note string, sources []string, verEv string,
+	fromServer bool) []finding.Finding {
 	var out []finding.Finding
 	for _, w := range workloads(s) {
 		reqs := requiresLabel(w.spec, k.Key)
 		if len(reqs) == 0 {
 			continue
 		}
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check:    removedLabelsID,
 			Severity: finding.Medium,
 			Title:    fmt.Sprintf("%s requires the node label %s, which the cluster's release no longer applies", w, k.Key),
@@ -241,7 +246,37 @@ func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.Kub
 			Remediation: fmt.Sprintf("Select %s instead of %s (and tolerate the taint those nodes carry); search Helm values and "+
 				"operators' custom resources for the old key, since they re-render it.", k.Replacement, k.Key),
 			Cases: []string{caseDell, caseReddit},
+		}
+		// The template's selection as read, and the nodes' kubelet versions
+		// (what the release is read from without an API server version)
+		// and their lack of the label, grouped.
+		if it, ok := selectionItem(w); ok {
+			f.AddEvidence(it)
+		}
+		addNodeGroups(&f, nodePtrs(s.Nodes), func(n *corev1.Node) []finding.Field {
+			fs := labelsOf(k.Key)(n)
+			if !fromServer {
+				fs = append([]finding.Field{finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion)}, fs...)
+			}
+			return fs
 		})
+		out = append(out, f)
+	}
+	return out
+}
+
+// carryVerb is "carries" for one node, "carry" for more.
+func carryVerb(n int) string {
+	if n == 1 {
+		return "carries"
+	}
+	return "carry"
+}
+
+func nodePtrs(nodes []corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
 	}
 	return out
 }
@@ -266,6 +301,7 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 		sel, hasSel := selectionOf(spec)
 		var repelled []string
 		var taint corev1.Taint
+		taintOf := map[string]corev1.Taint{} // each repelled node's taint
 		for j := range s.Nodes {
 			n := &s.Nodes[j]
 			if hasSel && !selects(sel, n) {
@@ -276,6 +312,7 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 					!tolerates(spec.Tolerations, t) {
 					repelled = append(repelled, n.Name)
 					taint = t
+					taintOf[n.Name] = t
 					break
 				}
 			}
@@ -288,9 +325,9 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 			Severity: finding.Medium,
 			Title:    fmt.Sprintf("%s tolerates the old %s taint but not %s, so it does not run on control-plane nodes", w, k.Key, k.Replacement),
 			Message: fmt.Sprintf("%s tolerates %s, the taint kubeadm put on control-plane nodes before %s, but not %s:%s, which %s "+
-				"in the input carry: the DaemonSet controller creates no pod for a node whose NoSchedule taint the template does "+
+				"in the input %s: the DaemonSet controller creates no pod for a node whose NoSchedule taint the template does "+
 				"not tolerate, so whatever this agent does is missing there.", w, k.Key, k.RemovedIn, taint.Key, taint.Effect,
-				check.Plural(len(repelled), "node", "nodes")),
+				check.Plural(len(repelled), "node", "nodes"), carryVerb(len(repelled))),
 			Objects: []finding.ObjectRef{w.ref()},
 			Evidence: []string{
 				fmt.Sprintf("tolerations name %s but none tolerates %s:%s", k.Key, taint.Key, taint.Effect),
@@ -307,6 +344,16 @@ func removedTaintFindings(s *snapshot.Snapshot, k *removedKey) []finding.Finding
 			}
 			f.Objects = append(f.Objects, check.NodeRef(n))
 		}
+		// The tolerations as read; the nodes carrying the replacement taint
+		// and none carrying the old one, grouped.
+		f.AddEvidence(tolerationsItem(w))
+		addNodeGroups(&f, nodePtrs(s.Nodes), func(n *corev1.Node) []finding.Field {
+			var fs []finding.Field
+			if t, ok := taintOf[n.Name]; ok {
+				fs = taintFields(n, t)
+			}
+			return append(fs, finding.Absent("spec.taints[key="+k.Key+"]"))
+		})
 		out = append(out, f)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -117,6 +118,10 @@ func (r *selectorRun) verdictFinding(g *verdictGroup, w *workload, sel selection
 		f.Cases = []string{caseDell}
 	}
 	f.Evidence = append(f.Evidence, v.Evidence())
+	// Where the scheduler's words were read, quoted.
+	if it, ok := r.verdictSource(v); ok {
+		f.AddEvidence(it)
+	}
 	if len(g.verdicts) > 1 {
 		var names []string
 		for _, o := range g.verdicts[1:] {
@@ -127,6 +132,19 @@ func (r *selectorRun) verdictFinding(g *verdictGroup, w *workload, sel selection
 	if g.via != "" {
 		f.Evidence = append(f.Evidence, "pods tied to "+g.String()+": "+g.via)
 	}
+	// The pods: not placed, and what ties them to the workload (their
+	// controller and pod-template-hash), grouped.
+	var pending finding.Grouper
+	for _, pv := range g.verdicts {
+		p := pv.Pod
+		fields := []finding.Field{finding.Value("status.phase", string(p.Status.Phase)), finding.Absent("spec.nodeName")}
+		fields = append(fields, podController(p.OwnerReferences)...)
+		if h := p.Labels["pod-template-hash"]; h != "" {
+			fields = append(fields, finding.Value("metadata.labels[pod-template-hash]", h))
+		}
+		pending.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, fields...)
+	}
+	f.AddEvidence(pending.Items()...)
 	how := ""
 	if w != nil && hasSel {
 		for ti, t := range sel.terms {
@@ -138,6 +156,9 @@ func (r *selectorRun) verdictFinding(g *verdictGroup, w *workload, sel selection
 		}
 		if sel.noTerms {
 			f.Evidence = append(f.Evidence, "the template's required node affinity has no non-empty nodeSelectorTerms, which matches no node")
+		}
+		if it, ok := selectionItem(*w); ok {
+			f.AddEvidence(it)
 		}
 		how = r.su.couldCreate(sel)
 	}
@@ -209,4 +230,40 @@ func (r *selectorRun) allRepel(w workload, nodes []int) bool {
 		}
 	}
 	return true
+}
+
+// verdictSource quotes where v's message was read: the pod's PodScheduled
+// condition, or the latest FailedScheduling Event of the pod whose message
+// it is.
+func (r *selectorRun) verdictSource(v check.SchedulerVerdict) (finding.EvidenceItem, bool) {
+	p := v.Pod
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Message == v.Message {
+			const cond = "status.conditions[type=PodScheduled]."
+			return finding.Quote(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				finding.Value(cond+"status", string(c.Status)), finding.Value(cond+"reason", c.Reason),
+				finding.Value(cond+"message", c.Message)), true
+		}
+	}
+	evs := r.ctx.Snapshot.Events
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Reason == "FailedScheduling" && e.InvolvedObject.Namespace == p.Namespace && e.InvolvedObject.Name == p.Name &&
+			e.Message == v.Message {
+			return finding.Quote(check.Ref("v1", "Event", e), finding.Value("involvedObject.name", e.InvolvedObject.Name),
+				finding.Value("reason", e.Reason), finding.Value("message", e.Message)), true
+		}
+	}
+	return finding.EvidenceItem{}, false
+}
+
+// podController quotes a pod's controller owner, or its absence.
+func podController(refs []metav1.OwnerReference) []finding.Field {
+	const path = "metadata.ownerReferences[controller=true]"
+	for _, o := range refs {
+		if o.Controller != nil && *o.Controller {
+			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
+		}
+	}
+	return []finding.Field{finding.Absent(path)}
 }

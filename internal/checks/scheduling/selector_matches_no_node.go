@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -334,11 +335,13 @@ func (r *selectorRun) noNodeFinding(w workload, sel selection) finding.Finding {
 		f.Remediation = fmt.Sprintf("Select %s (and tolerate the %s taint) instead of the master label; search Helm values, "+
 			"operators' custom resources and CNI configuration for other references to it before the next upgrade.", labelCtrlPlane, labelCtrlPlane)
 		f.Cases = []string{caseReddit, caseDell}
-		ev = append(ev, fmt.Sprintf("%d nodes carry %s, 0 carry %s (%s)", r.ctrl, labelCtrlPlane, labelMaster, strings.TrimSpace(lbl.Note)))
+		ev = append(ev, fmt.Sprintf("%s %s %s, 0 carry %s (%s)", check.Plural(r.ctrl, "node", "nodes"), carryVerb(r.ctrl), labelCtrlPlane,
+			labelMaster, strings.TrimSpace(lbl.Note)))
 		if r.version != "" {
 			ev = append(ev, "control plane "+r.version)
 		}
 		f.Evidence = ev
+		r.addSelectionEvidence(&f, w, sel)
 		return f
 	}
 	f.Cases = []string{caseReddit, caseDell}
@@ -370,7 +373,28 @@ func (r *selectorRun) noNodeFinding(w workload, sel selection) finding.Finding {
 		ev = append(ev, how)
 	}
 	f.Evidence = ev
+	r.addSelectionEvidence(&f, w, sel)
 	return f
+}
+
+// addSelectionEvidence quotes the template's node selection and the nodes'
+// values of the labels it names, grouped: what "k of n nodes meet it" is
+// counted from.
+func (r *selectorRun) addSelectionEvidence(f *finding.Finding, w workload, sel selection) {
+	if it, ok := selectionItem(w); ok {
+		f.AddEvidence(it)
+	}
+	var keys []string
+	for _, t := range sel.terms {
+		for _, q := range t {
+			if !q.field && !slices.Contains(keys, q.key) {
+				keys = append(keys, q.key)
+			}
+		}
+	}
+	if len(keys) > 0 {
+		addNodeGroups(f, r.ix.nodes, labelsOf(keys...))
+	}
 }
 
 // conditionTaint reports taints that reflect node state or lifecycle
@@ -443,10 +467,29 @@ func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodes
 	}
 	f.Remediation = "Add a toleration for the taint the intended nodes carry (for control-plane nodes: key " + labelCtrlPlane +
 		", effect NoSchedule), or select nodes the workload is allowed on."
-	for k, n := range repelled {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%d matching nodes carry taint %s, not tolerated", n, k))
+	keys := make([]string, 0, len(repelled))
+	for k := range repelled {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // map order is random; evidence is not
+	for _, k := range keys {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%d matching nodes carry taint %s, not tolerated", repelled[k], k))
 	}
 	f.Evidence = append(f.Evidence, "matching nodes: "+check.ListText(refs, 10))
+	// The template's selection and tolerations as read, and each matching
+	// node's taint that repels it, grouped.
+	if it, ok := selectionItem(w); ok {
+		f.AddEvidence(it)
+	}
+	f.AddEvidence(tolerationsItem(w))
+	matching := make([]*corev1.Node, 0, len(nodes))
+	for _, i := range nodes {
+		matching = append(matching, r.ix.nodes[i])
+	}
+	addNodeGroups(&f, matching, func(n *corev1.Node) []finding.Field {
+		t, _ := r.repelling(w, r.ix.byName[n.Name])
+		return taintFields(n, t)
+	})
 	return f, true
 }
 
@@ -457,7 +500,7 @@ func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodes
 // usually written for nodes that may join later (Fargate, virtual-kubelet,
 // Windows), and excluding nothing today is what they mean to do.
 func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, bool) {
-	var noop, ev []string
+	var noop, ev, keys []string
 	for _, t := range sel.terms {
 		for _, q := range t {
 			if q.field || q.positive() || len(r.ix.byKey[q.key]) > 0 {
@@ -468,6 +511,7 @@ func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, b
 				continue
 			}
 			noop = append(noop, q.String())
+			keys = append(keys, q.key, ren.New)
 			ev = append(ev, fmt.Sprintf("%s: no node of %d carries %s; %d carry %s (%s)", q, len(r.ix.nodes), q.key,
 				len(r.ix.byKey[ren.New]), ren.New, strings.TrimSpace(ren.Note)))
 		}
@@ -475,7 +519,7 @@ func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, b
 	if len(noop) == 0 {
 		return finding.Finding{}, false
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    "selector-matches-no-node",
 		Severity: finding.Medium,
 		Title:    fmt.Sprintf("%s excludes nodes by a removed label, so it excludes none", w),
@@ -486,5 +530,12 @@ func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, b
 		Evidence:    ev,
 		Remediation: "Exclude by the label the nodes carry now (for control-plane nodes: " + labelCtrlPlane + " DoesNotExist).",
 		Cases:       []string{caseHetzner},
-	}, true
+	}
+	// The selection as read, and the nodes' values of the excluded keys
+	// (absent on every node) and their new names where those have values.
+	if it, ok := selectionItem(w); ok {
+		f.AddEvidence(it)
+	}
+	addNodeGroups(&f, r.ix.nodes, labelsOf(keys...))
+	return f, true
 }

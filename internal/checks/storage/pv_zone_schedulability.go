@@ -119,11 +119,13 @@ func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	var usable []*corev1.Node
 	zones := map[string]bool{}
+	var zoneOf finding.Grouper // nodes by the zone label they carry
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		for _, l := range zoneLabels {
 			if z := n.Labels[l]; z != "" {
 				zones[z] = true
+				zoneOf.Add(check.NodeRef(n.Name), finding.Value("metadata.labels["+l+"]", z))
 				break
 			}
 		}
@@ -133,7 +135,7 @@ func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	var out []finding.Finding
 	out = append(out, volumeFindings(ctx, s, usable)...)
-	out = append(out, immediateFindings(ctx, facts, s, zones)...)
+	out = append(out, immediateFindings(ctx, facts, s, zones, zoneOf.Items())...)
 	out = append(out, nodeLocalCapacityFindings(ctx, s)...)
 	return out, nil
 }
@@ -195,6 +197,7 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 		sev := group.sev
 		var objs []finding.ObjectRef
 		var ev []string
+		var items []finding.EvidenceItem
 		for _, pv := range group.pvs {
 			key, _ := json.Marshal(pv.Spec.NodeAffinity.Required)
 			v := cache[string(key)]
@@ -211,6 +214,10 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 					line += "; Karpenter NodePool " + v.karpenter + " could create one there"
 				}
 				ev = append(ev, line)
+				items = append(items, finding.Quote(check.Ref("v1", "PersistentVolume", pv),
+					finding.Value("spec.claimRef.namespace", pv.Spec.ClaimRef.Namespace),
+					finding.Value("spec.claimRef.name", pv.Spec.ClaimRef.Name),
+					finding.Value("spec.nodeAffinity.required", compactJSON(pv.Spec.NodeAffinity.Required))))
 			}
 		}
 		if sev != group.sev {
@@ -223,7 +230,7 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 			}
 		}
 		ev = append(ev, fmt.Sprintf("%d of %d Nodes are Ready and schedulable", len(usable), len(s.Nodes)))
-		out = append(out, finding.Finding{
+		f := finding.Finding{
 			Check: "pv-zone-schedulability", Severity: sev,
 			Title: fmt.Sprintf("%s can be attached on %s", check.Plural(len(group.pvs), "bound volume", "bound volumes"), group.how),
 			Message: "A volume can only be used from nodes its node affinity allows (for a zonal disk, its zone). When " +
@@ -234,12 +241,51 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 			Evidence:    ev,
 			Remediation: "Keep schedulable capacity in every zone that holds volumes (a node group per zone, or a NodePool allowing the zone), or move the data to a volume in a zone with nodes.",
 			Cases:       []string{zoneCase},
-		})
+		}
+		// The volumes, then every node's Ready status and cordon, grouped:
+		// what the count of Ready, schedulable nodes is made of.
+		f.AddEvidence(items...)
+		f.AddEvidence(check.NodeValues(nodePtrs(s.Nodes), readyAndCordon)...)
+		out = append(out, f)
 	}
 	return out
 }
 
-func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapshot, zones map[string]bool) []finding.Finding {
+func nodePtrs(nodes []corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
+	}
+	return out
+}
+
+// readyAndCordon quotes a node's Ready condition (absent when it has none)
+// and spec.unschedulable when it is set.
+func readyAndCordon(n *corev1.Node) []finding.Field {
+	const ready = "status.conditions[type=Ready].status"
+	fs := []finding.Field{finding.Absent(ready)}
+	if st := check.NodeReady(n); st != "" {
+		fs[0] = finding.Value(ready, string(st))
+	}
+	if n.Spec.Unschedulable {
+		fs = append(fs, finding.Value("spec.unschedulable", true))
+	}
+	return fs
+}
+
+// compactJSON is v as kubectl's JSONPath prints an object: JSON without
+// HTML escaping.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapshot, zones map[string]bool, zoneItems []finding.EvidenceItem) []finding.Finding {
 	if len(zones) < 2 {
 		if !ctx.Complete(snapshot.Nodes) {
 			ctx.Incomplete(ruleImmediate, "the Nodes in the input span %d zones; other Nodes may span more", len(zones))
@@ -288,16 +334,20 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 		Cases:       []string{zoneCase},
 	}
 	f.AddEvidence(items...)
+	f.AddEvidence(zoneItems...)
 	return []finding.Finding{f}
 }
 
 func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []finding.Finding {
-	var autoscaler string
+	// The cluster-autoscaler's container image, quoted.
+	var autoscaler *finding.EvidenceItem
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
 		for _, c := range d.Spec.Template.Spec.Containers {
 			if check.ImageName(c.Image) == "cluster-autoscaler" {
-				autoscaler = "Deployment " + d.Namespace + "/" + d.Name + " runs " + c.Image
+				it := finding.Quote(check.Ref("apps/v1", "Deployment", d),
+					finding.Value(check.ContainerField("Deployment", "", c.Name, "image"), c.Image))
+				autoscaler = &it
 			}
 		}
 	}
@@ -311,7 +361,7 @@ func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []findi
 	if len(byDriver) == 0 {
 		return nil
 	}
-	if autoscaler == "" {
+	if autoscaler == nil {
 		if !ctx.Complete(snapshot.Deployments) {
 			ctx.Incomplete(ruleNodeLocal, "node-local capacity objects exist and the input does not hold every Deployment: cluster-autoscaler may run")
 		}
@@ -323,26 +373,42 @@ func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []findi
 	}
 	sort.Strings(classes)
 	var objs []finding.ObjectRef
-	ev := []string{autoscaler}
+	var ev []string
+	scoped := 0
+	// Each capacity object's class and node: the node differs from object
+	// to object, so each is its own item.
+	var items []finding.EvidenceItem
 	for _, cls := range classes {
 		caps := byDriver[cls]
+		scoped += len(caps)
 		for _, c := range caps {
+			ref := check.Ref("storage.k8s.io/v1", "CSIStorageCapacity", c)
 			if len(objs) < check.MaxListedObjects {
-				objs = append(objs, check.Ref("storage.k8s.io/v1", "CSIStorageCapacity", c))
+				objs = append(objs, ref)
+			}
+			if len(items) < check.MaxEvidence {
+				items = append(items, finding.Quote(ref, finding.Value("storageClassName", c.StorageClassName),
+					finding.Value("nodeTopology.matchLabels[kubernetes.io/hostname]", c.NodeTopology.MatchLabels["kubernetes.io/hostname"])))
 			}
 		}
 		ev = append(ev, fmt.Sprintf("StorageClass %s: %d CSIStorageCapacity objects scoped to one node each (kubernetes.io/hostname)", cls, len(caps)))
 	}
-	return []finding.Finding{{
+	f := finding.Finding{
 		Check: "pv-zone-schedulability", Severity: finding.Medium,
 		Title: "Node-local storage capacity with cluster-autoscaler: pods with such volumes may never scale up",
 		Message: "Capacity published per node says nothing about a node that does not exist yet, so cluster-autoscaler's " +
 			"simulation finds no storage on a new node and does not add one for pods waiting on these StorageClasses.",
 		Objects:     objs,
-		Evidence:    ev,
 		Remediation: "Publish capacity for node-group topologies the autoscaler can template, or keep enough existing nodes with free local capacity; check the driver's and autoscaler's guidance.",
 		Cases:       []string{capacityCase},
-	}}
+	}
+	f.AddEvidence(*autoscaler)
+	f.Evidence = append(f.Evidence, ev...)
+	f.AddEvidence(items...)
+	if scoped > len(items) {
+		f.Evidence = append(f.Evidence, "further node-scoped capacity objects are counted above, not quoted")
+	}
+	return []finding.Finding{f}
 }
 
 // matchesSelector reports whether a node satisfies a required node

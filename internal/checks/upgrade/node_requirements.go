@@ -329,14 +329,42 @@ func daemonSetOnlyNodes(ctx *check.Context, t check.KubeVersion) []finding.Findi
 		per = append(per, fmt.Sprintf("%s: %s", poolWhere(p), check.Plural(pools[p], "node", "nodes")))
 	}
 	refs, more := check.NodeRefs(nodes)
-	return []finding.Finding{{
+	f := finding.Finding{
 		Check: "upgrade-preflight", Severity: finding.Info, Preflight: finding.PreflightDuring,
-		Title: fmt.Sprintf("%s run only DaemonSet and mirror pods: they drain at once", check.Plural(len(nodes), "node", "nodes")),
+		Title: fmt.Sprintf("%s only DaemonSet and mirror pods: they drain at once", nodesRun(len(nodes))),
 		Message: fmt.Sprintf("kubectl drain skips DaemonSet pods (with --ignore-daemonsets) and cannot evict mirror pods, so these nodes "+
 			"have nothing to evict and no budget to wait for. Per pool: %s.%s", strings.Join(per, "; "), check.MoreText(more)),
 		Objects:     refs,
-		Evidence:    append([]string{"per pool: " + strings.Join(per, ", ")}, "kubectl drain reference: "+kubectlDrainDocURL),
+		Evidence:    []string{"per pool: " + strings.Join(per, ", ")},
 		Remediation: "Upgrade or replace these nodes first where you control the order: they free capacity without moving workloads.",
 		Cases:       []string{casePDBUpgrade},
-	}}
+	}
+	// The nodes' pool label and kubelet (below the target), grouped, and
+	// the pods they run, by node and first owner's kind, which is what
+	// makes them DaemonSet pods.
+	f.AddEvidence(check.NodeValues(nodes, func(n *corev1.Node) []finding.Field {
+		var fs []finding.Field
+		if key, value, ok := strings.Cut(check.NodePool(n), "="); ok {
+			fs = append(fs, finding.Value("metadata.labels["+key+"]", value))
+		}
+		return append(fs, finding.Value("status.nodeInfo.kubeletVersion", n.Status.NodeInfo.KubeletVersion))
+	})...)
+	var daemons finding.Grouper
+	for _, n := range nodes {
+		for _, p := range ix.PodsOnNode(n.Name) {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {
+				continue
+			}
+			daemons.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				finding.Value("spec.nodeName", p.Spec.NodeName), finding.Value("metadata.ownerReferences[0].kind", p.OwnerReferences[0].Kind))
+		}
+	}
+	items := daemons.Items()
+	if len(items) > check.MaxEvidence {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the DaemonSet pods of the first %d nodes:", check.MaxEvidence))
+		items = items[:check.MaxEvidence]
+	}
+	f.AddEvidence(items...)
+	f.Evidence = append(f.Evidence, "kubectl drain reference: "+kubectlDrainDocURL)
+	return []finding.Finding{f}
 }

@@ -39,7 +39,7 @@ const (
 
 var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
 	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025",
-	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver}
+	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver, caseDFDSCoreDNS}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -74,6 +74,10 @@ func upgradePreflightCheck() check.Check {
 			"release that kubeadm deploys only with minors older than 1.N. A release the table does not list leaves the rule partial. " +
 			"Other CSI drivers are not judged: the cloud drivers' and Longhorn's published ranges are open-ended minimums. Managed providers' own " +
 			"builds of these add-ons come from other repositories and are not judged. " +
+			"On EKS, the VPC CNI, CoreDNS and kube-proxy add-ons (AWS's own builds, read from their image tags) against the " +
+			"versions the EKS user guide lists for 1.N (data/eks-addons.yaml): older than the target's row is medium for an " +
+			"older minor line and low for an older patch, fix before when the current minor's row lists that version too and " +
+			"watch during (after the control plane) otherwise; kube-proxy is judged once the control plane is at 1.N. " +
 			"Removed API versions are the removed-apis check's, which also judges the target.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
 		Rules: []check.Rule{
@@ -90,8 +94,10 @@ func upgradePreflightCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleEKSAddons, Summary: "on EKS, the VPC CNI, CoreDNS and kube-proxy add-ons are at or above the versions the EKS user guide lists for the target",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022")),
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
 		Run:   runUpgradePreflight,
 	}
 }
@@ -115,9 +121,14 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	atTargetAlready := cur.Exact && !cp.Less(check.KubeVersion{Major: t.Major, Minor: t.Minor})
 	switch {
 	case atTargetAlready:
+		if nodes, done := nodePathDone(ctx, t); done {
+			// Proven done: nothing is unknown about either path.
+			noteUpgradeDone(ctx, cp, t, nodes)
+			break
+		}
 		// Mid-upgrade: the nodes below the target are still to go, and
 		// every rule below judges them.
-		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged", cp.MinorString())
+		ctx.Skip(ruleControlPlanePath, "the control plane is already at %s: only the nodes below it are judged%s", cp.MinorString(), nodesDoneUnproven(ctx, t))
 	case cur.Exact:
 		out = append(out, controlPlanePath(cp, t, cur.Basis)...)
 	case cur.Known():
@@ -137,6 +148,11 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	out = append(out, daemonSetOnlyNodes(ctx, t)...)
 	out = append(out, runtimeAtTarget(ctx, f, t)...)
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
+	eks, err := eksAddonsAt(ctx, cur, t)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, eks...)
 	return out, nil
 }
 
@@ -375,8 +391,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue // the change is not crossed by this upgrade
 		}
 		already := !cp.Less(pc.minor)
+		onlyUnknownBelow := false
 		if already && !providerNodesBelow(s, pc.Provider, pc.minor) {
-			continue // the control plane and every node are past it
+			if onlyUnknownBelow = unknownProviderNodesBelow(s, pc.minor) > 0; !onlyUnknownBelow {
+				continue // the control plane and every node are past it
+			}
 		}
 		ns, name, _ := strings.Cut(pc.DaemonSet, "/")
 		var ds *appsDaemonSet
@@ -400,6 +419,11 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		if current == "" || !switched && !strings.EqualFold(repo, pc.FromRepository) {
 			continue // neither the image the provider replaces nor its replacement
 		}
+		if onlyUnknownBelow {
+			ctx.Incomplete(ruleProviderChanges, "%s below %s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProviderNodesBelow(s, pc.minor), "node", "nodes"), pc.minor.MinorString(), pc.Image)
+			continue
+		}
 		need, how := pc.NeedsGlibc, fmt.Sprintf("kubegap data: %s installs %s needing GLIBC_%s (%s); not inspected", pc.Image, pc.Installs, pc.NeedsGlibc, strings.Join(pc.Sources, ", "))
 		if im, ok := ctx.Images[pc.Image]; ok && im.Err == "" && im.LayersRead {
 			need, how = im.MaxGlibc, fmt.Sprintf("--inspect-images: %s needs GLIBC_%s (%s)", pc.Image, im.MaxGlibc, strings.Join(im.Executables, "; "))
@@ -412,10 +436,13 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 			continue
 		}
 		var broken []*corev1.Node
-		var unknown int
+		var unknown, unknownProvider int
 		for i := range s.Nodes {
 			n := &s.Nodes[i]
-			if nodeos.ProviderOf(n.Spec.ProviderID, n.Labels) != nodeos.Provider(pc.Provider) {
+			if p := nodeos.ProviderOf(n.Spec.ProviderID, n.Labels); p != nodeos.Provider(pc.Provider) {
+				if p == nodeos.ProviderUnknown {
+					unknownProvider++ // the DaemonSet may reach it: never a silent pass
+				}
 				continue
 			}
 			info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
@@ -428,6 +455,10 @@ func providerChanges(ctx *check.Context, f *facts, cur check.CurrentVersion, t c
 		}
 		if unknown > 0 {
 			ctx.Incomplete(ruleProviderChanges, "%s with unknown glibc would run %s", check.Plural(unknown, "node", "nodes"), pc.Image)
+		}
+		if unknownProvider > 0 {
+			ctx.Incomplete(ruleProviderChanges, "%s whose provider the input does not show (no providerID or provider labels) may run %s: not judged",
+				check.Plural(unknownProvider, "node", "nodes"), pc.Image)
 		}
 		if len(broken) == 0 {
 			continue
@@ -524,15 +555,18 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 	var out []finding.Finding
 	for i := range s.PodDisruptionBudgets {
 		pdb := &s.PodDisruptionBudgets[i]
-		why := blocksEviction(pdb)
+		why, whyFields := blocksEviction(pdb)
 		if why == "" {
 			continue
 		}
 		nodes := map[string]bool{}
+		var held finding.Grouper // the budget's pods on nodes still to drain, by node
 		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && pdb.Spec.Selector != nil && !sel.Empty() {
 			for _, p := range ix.PodsMatching(pdb.Namespace, sel) {
 				if p.Spec.NodeName != "" && pendingNode(ix, p.Spec.NodeName, t) {
 					nodes[p.Spec.NodeName] = true
+					held.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+						finding.Value("spec.nodeName", p.Spec.NodeName))
 				}
 			}
 			if len(nodes) == 0 && len(ix.PodsMatching(pdb.Namespace, sel)) > 0 {
@@ -540,9 +574,13 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 			}
 		}
 		pools := map[string]int{}
-		for n := range nodes {
+		var pooled []*corev1.Node // the nodes in the input that a pool label names
+		for _, n := range slices.Sorted(maps.Keys(nodes)) {
 			if node := ix.Node(n); node != nil {
 				pools[check.NodePool(node)]++
+				if check.NodePool(node) != "" {
+					pooled = append(pooled, node)
+				}
 			}
 		}
 		var poolText []string
@@ -567,8 +605,22 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 				"minAvailable/maxUnavailable for the upgrade window.",
 			Cases: []string{casePDBUpgrade, caseKubeflowPDBs},
 		}
-		fd.AddEvidence(finding.Quote(ref, finding.Value("status.disruptionsAllowed", pdb.Status.DisruptionsAllowed),
-			finding.Value("status.expectedPods", pdb.Status.ExpectedPods)))
+		// The fields the verdict rests on: the spec that forbids every
+		// eviction, or the status the controller wrote (never a zero of a
+		// budget without status).
+		fd.AddEvidence(finding.Quote(ref, whyFields...))
+		// Where its pods run, and the pool labels of those nodes: what the
+		// per-pool count is read from.
+		pods := held.Items()
+		if len(pods) > check.MaxEvidence {
+			pods = pods[:check.MaxEvidence]
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("the budget's pods on the first %d nodes:", check.MaxEvidence))
+		}
+		fd.AddEvidence(pods...)
+		fd.AddEvidence(check.NodeValues(pooled, func(n *corev1.Node) []finding.Field {
+			key, value, _ := strings.Cut(check.NodePool(n), "=")
+			return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
+		})...)
 		out = append(out, fd)
 	}
 	var bare, local []*snapshot.Pod
@@ -616,24 +668,29 @@ func pendingNode(ix *snapshot.Index, name string, t check.KubeVersion) bool {
 // allows no disruption while its pods are healthy (a budget short of
 // healthy pods blocks too, but that is the workload's state, which
 // pdb-blocks-drain reports).
-func blocksEviction(pdb *policyv1.PodDisruptionBudget) string {
+func blocksEviction(pdb *policyv1.PodDisruptionBudget) (string, []finding.Field) {
 	if mu := pdb.Spec.MaxUnavailable; mu != nil &&
 		(mu.Type == intstr.Int && mu.IntVal == 0 || mu.Type == intstr.String && mu.StrVal == "0%") {
-		return fmt.Sprintf("spec.maxUnavailable=%s: no pod may ever be evicted", mu.String())
+		return fmt.Sprintf("spec.maxUnavailable=%s: no pod may ever be evicted", mu.String()),
+			[]finding.Field{finding.Value("spec.maxUnavailable", mu.String())}
 	}
 	if ma := pdb.Spec.MinAvailable; ma != nil {
 		switch {
 		case ma.Type == intstr.String && ma.StrVal == "100%":
-			return "spec.minAvailable=100%: no pod may ever be evicted"
+			return "spec.minAvailable=100%: no pod may ever be evicted", []finding.Field{finding.Value("spec.minAvailable", "100%")}
 		case ma.Type == intstr.Int && pdb.Status.ExpectedPods > 0 && ma.IntVal >= pdb.Status.ExpectedPods:
 			return fmt.Sprintf("spec.minAvailable=%d for status.expectedPods=%d: even with every pod healthy no eviction is allowed",
-				ma.IntVal, pdb.Status.ExpectedPods)
+					ma.IntVal, pdb.Status.ExpectedPods),
+				[]finding.Field{finding.Value("spec.minAvailable", ma.IntVal), finding.Value("status.expectedPods", pdb.Status.ExpectedPods)}
 		}
 	}
 	if pdb.Status.ExpectedPods > 0 && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
-		return fmt.Sprintf("status.disruptionsAllowed=0 with currentHealthy=%d, desiredHealthy=%d", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)
+		return fmt.Sprintf("status.disruptionsAllowed=0 with currentHealthy=%d, desiredHealthy=%d", pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy),
+			[]finding.Field{finding.Value("status.disruptionsAllowed", pdb.Status.DisruptionsAllowed),
+				finding.Value("status.expectedPods", pdb.Status.ExpectedPods),
+				finding.Value("status.currentHealthy", pdb.Status.CurrentHealthy), finding.Value("status.desiredHealthy", pdb.Status.DesiredHealthy)}
 	}
-	return ""
+	return "", nil
 }
 
 func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, bool) {
@@ -656,8 +713,10 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 	ev = append(ev, "kubectl drain reference: "+kubectlDrainDocURL)
 	fd := finding.Finding{
 		Check: "upgrade-preflight", Severity: finding.Medium, Preflight: finding.PreflightDuring,
-		Title:       fmt.Sprintf("%s %s hold up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes")),
-		Message:     fmt.Sprintf("%s %s run on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, check.Plural(len(nodes), "node", "nodes"), why),
+		Title: fmt.Sprintf("%s %s %s up the drain of %s", check.Plural(len(pods), "pod", "pods"), what, drainVerb(len(pods), "holds", "hold"),
+			check.Plural(len(nodes), "node", "nodes")),
+		Message: fmt.Sprintf("%s %s %s on %s: %s.", check.Plural(len(pods), "pod", "pods"), what, drainVerb(len(pods), "runs", "run"),
+			check.Plural(len(nodes), "node", "nodes"), why),
 		Objects:     refs,
 		Evidence:    ev,
 		Remediation: fix,
@@ -665,6 +724,14 @@ func podsFinding(pods []*snapshot.Pod, what, why, fix string) (finding.Finding, 
 	}
 	fd.AddEvidence(where.Items()...)
 	return fd, true
+}
+
+// drainVerb is the verb for n subjects: one or many.
+func drainVerb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // nodesRun is "1 node runs" or "3 nodes run".

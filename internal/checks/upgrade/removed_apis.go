@@ -70,6 +70,12 @@ func removedAPIsCheck() check.Check {
 type use struct {
 	ref      finding.ObjectRef
 	declared bool // the manifest says so (files); else managedFields history
+	// asRead: the object is kept in the version it was read in, so its
+	// apiVersion field is the removed version. Objects the loader
+	// converted carry that version in kubegap's annotation instead, which
+	// the input holds only when kubegap wrote it (a snapshot) and not when
+	// the loader converted a file's object: no field to quote for sure.
+	asRead bool
 }
 
 func runRemovedAPIs(ctx *check.Context) ([]finding.Finding, error) {
@@ -84,7 +90,7 @@ func runRemovedAPIs(ctx *check.Context) ([]finding.Finding, error) {
 		ctx.Incomplete(ruleWrittenThrough, "no API server version in the input")
 	}
 	uses := map[*removedAPI]map[string][]use{} // row -> kind -> objects
-	record := func(apiVersion, kind string, m metav1.Object, declared bool) {
+	record := func(apiVersion, kind string, m metav1.Object, declared, asRead bool) {
 		row := f.removedAs(apiVersion, kind)
 		if row == nil {
 			return
@@ -93,19 +99,19 @@ func runRemovedAPIs(ctx *check.Context) ([]finding.Finding, error) {
 			uses[row] = map[string][]use{}
 		}
 		ref := finding.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
-		uses[row][kind] = append(uses[row][kind], use{ref: ref, declared: declared})
+		uses[row][kind] = append(uses[row][kind], use{ref: ref, declared: declared, asRead: asRead})
 	}
 	s.EachObject(func(apiVersion, kind string, m metav1.Object) {
 		a := m.GetAnnotations()
 		switch {
 		case a[snapshot.OriginalAPIVersionAnnotation] != "":
-			record(a[snapshot.OriginalAPIVersionAnnotation], kind, m, true)
+			record(a[snapshot.OriginalAPIVersionAnnotation], kind, m, true, false)
 		case s.Source.Type == snapshot.SourceFiles && f.removedAs(apiVersion, kind) != nil:
-			record(apiVersion, kind, m, true) // a kind kubegap keeps as written
+			record(apiVersion, kind, m, true, true) // a kind kubegap keeps as written
 		}
 		for _, gv := range strings.Split(a[snapshot.AnnotationWrittenAs], ",") {
 			if gv != "" {
-				record(gv, kind, m, false)
+				record(gv, kind, m, false, false)
 			}
 		}
 	})
@@ -155,19 +161,31 @@ func removedFinding(ctx *check.Context, row *removedAPI, kind string, us []use, 
 	}
 	gvk := row.GroupVersion + " " + kind
 	fd := finding.Finding{Check: "removed-apis", Cases: removedAPICases}
+	// Objects kept as read quote their apiVersion, grouped. The others
+	// stay sentences: a converted object's original version and a live
+	// object's history are kubegap's annotations (the history made from
+	// managedFields it then drops), not fields the input is sure to hold.
+	var written finding.Grouper
+	lines := 0
 	for i, u := range us {
-		if i == check.MaxListedObjects {
-			break
+		if i < check.MaxListedObjects {
+			fd.Objects = append(fd.Objects, u.ref)
 		}
-		fd.Objects = append(fd.Objects, u.ref)
-		if i < check.MaxEvidence {
-			how := "apiVersion " + row.GroupVersion + " in the input"
-			if !declared {
-				how = snapshot.AnnotationWrittenAs + " lists " + row.GroupVersion + " (from managedFields or last-applied-configuration)"
-			}
-			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: %s", u.ref, how))
+		switch {
+		case u.asRead:
+			written.Add(u.ref, finding.Value("apiVersion", row.GroupVersion))
+		case lines == check.MaxEvidence:
+		case declared:
+			lines++
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: written in %s (read in it and converted on load, or so recorded in %s)",
+				u.ref, row.GroupVersion, snapshot.OriginalAPIVersionAnnotation))
+		default:
+			lines++
+			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: %s lists %s (from managedFields or last-applied-configuration)",
+				u.ref, snapshot.AnnotationWrittenAs, row.GroupVersion))
 		}
 	}
+	fd.AddEvidence(written.Items()...)
 	n := check.Plural(len(us), "object", "objects")
 	fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s is not served from Kubernetes %s on (%s)", gvk, row.removedIn.MinorString(), strings.Join(row.Sources, ", ")))
 	if known {

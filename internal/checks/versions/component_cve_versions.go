@@ -1,8 +1,12 @@
 package versions
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,6 +133,12 @@ func apiServerCVEs(ctx *check.Context, facts *cveFacts) []finding.Finding {
 			Remediation: "Upgrade the control plane to a supported Kubernetes release; until then, remove aggregated API " +
 				"servers that are not needed and revoke pods/exec, attach and portforward from users who should not reach kubelets.",
 		}
+		// From a static pod's image the version is a field of the input:
+		// the kube-apiserver pods are quoted, grouped by image. From the
+		// server's own version there is no object to quote.
+		if raw == "" {
+			f.AddEvidence(apiServerImages(s)...)
+		}
 		if vendorBuild(raw) {
 			f.Severity = finding.High
 			f.Message += " The version carries a vendor build marker (" + raw + "): the provider may have backported the fix, which the version does not show."
@@ -136,6 +146,33 @@ func apiServerCVEs(ctx *check.Context, facts *cveFacts) []finding.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// apiServerImages quotes the kube-apiserver containers of kube-system
+// pods, where check.ServerVersion reads the version when the server's own
+// is not in the input; pods with the same image together.
+func apiServerImages(s *snapshot.Snapshot) []finding.EvidenceItem {
+	var g finding.Grouper
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Namespace != "kube-system" {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			if check.ImageName(c.Image) == "kube-apiserver" {
+				if _, ok := check.ParseKubeVersion(imageTag(c.Image)); ok {
+					g.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+						finding.Value(check.ContainerField("Pod", "", c.Name, "image"), c.Image))
+				}
+			}
+		}
+	}
+	return g.Items()
+}
+
+func imageTag(image string) string {
+	_, tag, _ := check.ImageParts(image)
+	return tag
 }
 
 // ingressController recognises ingress-nginx controller images (not F5's
@@ -152,22 +189,26 @@ func ingressController(image string) (check.KubeVersion, string, bool) {
 
 func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []finding.Finding {
 	// Admission Services that a ValidatingWebhookConfiguration calls.
-	called := map[string]string{} // namespace/service -> webhook configuration
+	type caller struct{ configuration, webhook string }
+	called := map[string]caller{} // namespace/service -> the webhook calling it
 	for i := range s.ValidatingWebhookConfigurations {
 		vwc := &s.ValidatingWebhookConfigurations[i]
 		for _, w := range vwc.Webhooks {
 			if svc := w.ClientConfig.Service; svc != nil {
-				called[svc.Namespace+"/"+svc.Name] = vwc.Name
+				called[svc.Namespace+"/"+svc.Name] = caller{vwc.Name, w.Name}
 			}
 		}
 	}
 	webhooksKnown := ctx.Complete(snapshot.ValidatingWebhookConfigurations)
 	type controller struct {
-		ref   finding.ObjectRef
-		image string
-		v     check.KubeVersion
-		args  []string
-		known bool // args read from a template
+		ref       finding.ObjectRef
+		image     string
+		v         check.KubeVersion
+		args      []string
+		known     bool // args read from a template
+		container string
+		command   []string // the container's, as written, for quoting
+		argList   []string
 	}
 	var ctrls []controller
 	fromTemplate := map[string]bool{}
@@ -181,7 +222,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 				ctx.Incomplete(ruleCVEIngress, "%s runs an ingress-nginx image without a version tag", ref)
 				continue
 			}
-			ctrls = append(ctrls, controller{ref, c.Image, v, append(append([]string{}, c.Command...), c.Args...), true})
+			ctrls = append(ctrls, controller{ref, c.Image, v, append(append([]string{}, c.Command...), c.Args...), true, c.Name, c.Command, c.Args})
 			fromTemplate[ref.Namespace+"/"+check.ImageName(c.Image)] = true
 		}
 	}
@@ -203,7 +244,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 				continue
 			}
 			seenPod[p.Namespace+"/"+c.Image] = true
-			ctrls = append(ctrls, controller{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v, nil, false})
+			ctrls = append(ctrls, controller{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v, nil, false, c.Name, nil, nil})
 		}
 	}
 	var out []finding.Finding
@@ -212,25 +253,50 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 			if !affected(c.v, r.fixed) {
 				continue
 			}
-			f := finding.Finding{Check: cveID, Cases: []string{r.Case}, Objects: []finding.ObjectRef{c.ref},
-				Evidence: []string{fmt.Sprintf("%s image %s", c.ref, c.image), r.CVE + " sources: " + strings.Join(r.Sources, ", ")}}
+			f := finding.Finding{Check: cveID, Cases: []string{r.Case}, Objects: []finding.ObjectRef{c.ref}}
+			image := check.ContainerField(c.ref.Kind, "", c.container, "image")
+			items := []finding.EvidenceItem{finding.Quote(c.ref, finding.Value(image, c.image))}
 			webhook, how := "unknown", ""
-			for _, a := range c.args {
-				if strings.HasPrefix(a, webhookArgument) && len(a) > len(webhookArgument) {
-					webhook, how = "on", "argument "+a
+			for _, list := range []struct {
+				name string
+				argv []string
+			}{{"command", c.command}, {"args", c.argList}} {
+				for j, a := range list.argv {
+					if c.known && strings.HasPrefix(a, webhookArgument) && len(a) > len(webhookArgument) {
+						webhook, how = "on", "argument "+a
+						items[0].Fields = append(items[0].Fields,
+							finding.Value(check.ContainerField(c.ref.Kind, "", c.container, fmt.Sprintf("%s[%d]", list.name, j)), a))
+					}
 				}
 			}
 			if webhook == "unknown" {
-				for key, vwc := range called {
+				for _, key := range slices.Sorted(maps.Keys(called)) {
 					ns, svc, _ := strings.Cut(key, "/")
-					if ns == c.ref.Namespace && strings.HasSuffix(svc, "-admission") {
-						webhook, how = "on", fmt.Sprintf("ValidatingWebhookConfiguration %s calls Service %s", vwc, key)
+					if w := called[key]; ns == c.ref.Namespace && strings.HasSuffix(svc, "-admission") {
+						webhook, how = "on", fmt.Sprintf("ValidatingWebhookConfiguration %s calls Service %s", w.configuration, key)
+						hook := "webhooks[name=" + w.webhook + "].clientConfig.service."
+						items = append(items, finding.Quote(finding.ObjectRef{APIVersion: "admissionregistration.k8s.io/v1",
+							Kind: "ValidatingWebhookConfiguration", Name: w.configuration},
+							finding.Value(hook+"namespace", ns), finding.Value(hook+"name", svc)))
+						break
 					}
 				}
 			}
 			if webhook == "unknown" && c.known && webhooksKnown {
 				webhook, how = "off", "no --validating-webhook argument and no webhook configuration calls an admission Service in "+c.ref.Namespace
+				// The absence is read from the container's argument lists.
+				for _, list := range []struct {
+					name string
+					argv []string
+				}{{"command", c.command}, {"args", c.argList}} {
+					if len(list.argv) > 0 {
+						items[0].Fields = append(items[0].Fields,
+							finding.Value(check.ContainerField(c.ref.Kind, "", c.container, list.name), jsonList(list.argv)))
+					}
+				}
 			}
+			f.AddEvidence(items...)
+			f.Evidence = append(f.Evidence, r.CVE+" sources: "+strings.Join(r.Sources, ", "))
 			switch webhook {
 			case "on":
 				f.Severity = finding.Critical
@@ -260,6 +326,18 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 		}
 	}
 	return out
+}
+
+// jsonList prints a list as kubectl's JSONPath output prints a list
+// field: compact JSON, HTML characters unescaped.
+func jsonList(v []string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []finding.Finding {
@@ -304,8 +382,8 @@ func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []findi
 		g := groups[k]
 		refs, more := check.NodeRefs(g.nodes)
 		f := finding.Finding{Check: cveID, Severity: finding.Medium, Cases: []string{g.row.Case}, Objects: refs,
-			Title: fmt.Sprintf("%s run %s, older than the first release whose builds ship runc %s (%s)",
-				check.Plural(len(g.nodes), "node", "nodes"), g.raw, g.row.FixedRunc, g.row.CVE),
+			Title: fmt.Sprintf("%s %s, older than the first release whose builds ship runc %s (%s)",
+				check.Plural(len(g.nodes), "node runs", "nodes run"), g.raw, g.row.FixedRunc, g.row.CVE),
 			Message: fmt.Sprintf("%s: the %s project's own release builds before %s bundle a runc older than %s, which is open to %s "+
 				"(a container breakout through a leaked host file descriptor; an untrusted image is enough). Whether these nodes "+
 				"use that bundled runc or a distribution package is not visible through the API%s.",

@@ -93,6 +93,10 @@ type staleHit struct {
 	owners   []string // ownerKey of each affected pod's controller
 	oldest   time.Time
 	pods     int
+	// images groups the affected pods by the container and image that
+	// matched; oldestPod is the pod whose creationTimestamp is oldest.
+	images    finding.Grouper
+	oldestPod finding.ObjectRef
 }
 
 func runStaleTokenClients(ctx *check.Context, now time.Time) ([]finding.Finding, error) {
@@ -108,7 +112,7 @@ func runStaleTokenClients(ctx *check.Context, now time.Time) ([]finding.Finding,
 			continue
 		}
 		for _, c := range p.Spec.Containers {
-			judgeImage(ctx, facts, p, c.Image, hits)
+			judgeImage(ctx, facts, p, c, hits)
 		}
 	}
 	provider := clusterProvider(s)
@@ -124,7 +128,8 @@ func runStaleTokenClients(ctx *check.Context, now time.Time) ([]finding.Finding,
 	return out, nil
 }
 
-func judgeImage(ctx *check.Context, facts *staleTokenFacts, p *snapshot.Pod, image string, hits map[string]*staleHit) {
+func judgeImage(ctx *check.Context, facts *staleTokenFacts, p *snapshot.Pod, c snapshot.Container, hits map[string]*staleHit) {
+	image := c.Image
 	name := check.ImageName(image)
 	for i := range facts.Clients {
 		cl := &facts.Clients[i]
@@ -146,6 +151,8 @@ func judgeImage(ctx *check.Context, facts *staleTokenFacts, p *snapshot.Pod, ima
 			hits[cl.Name] = h
 		}
 		h.pods++
+		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+		h.images.Add(ref, finding.Value(check.ContainerField("Pod", "", c.Name, "image"), image))
 		if !slices.Contains(h.versions, tag) {
 			h.versions = append(h.versions, tag)
 		}
@@ -154,6 +161,7 @@ func judgeImage(ctx *check.Context, facts *staleTokenFacts, p *snapshot.Pod, ima
 		}
 		if t := p.CreationTimestamp.Time; !t.IsZero() && (h.oldest.IsZero() || t.Before(h.oldest)) {
 			h.oldest = t
+			h.oldestPod = ref
 		}
 		return
 	}
@@ -190,7 +198,7 @@ func sortedHitNames(m map[string]*staleHit) []string {
 
 func staleFinding(h *staleHit, provider string, facts *staleTokenFacts, now time.Time) finding.Finding {
 	sev, limit := finding.Low, "the API server's limit on old tokens (a flag kubegap does not read)"
-	ev := []string{fmt.Sprintf("%d pods run %s %s, below %s", h.pods, h.client.Name,
+	ev := []string{fmt.Sprintf("%s %s %s, below %s", check.Plural(h.pods, "pod runs", "pods run"), h.client.Name,
 		strings.Join(h.versions, ", "), h.client.Fixed), strings.TrimSpace(h.client.Fact)}
 	days, age := -1, ""
 	if !h.oldest.IsZero() && !now.IsZero() {
@@ -215,13 +223,13 @@ func staleFinding(h *staleHit, provider string, facts *staleTokenFacts, now time
 		parts := strings.Split(o, "|")
 		refs = append(refs, finding.ObjectRef{APIVersion: parts[1], Kind: parts[2], Namespace: parts[0], Name: parts[3]})
 	}
-	return finding.Finding{
+	f := finding.Finding{
 		Check:    staleTokenID,
 		Severity: sev,
 		Title:    fmt.Sprintf("%s %s keeps the ServiceAccount token it started with", h.client.Name, strings.Join(h.versions, ", ")),
-		Message: fmt.Sprintf("%d pods run %s %s, a release that reads its projected ServiceAccount token once and never "+
+		Message: fmt.Sprintf("%s %s %s, a release that reads its projected ServiceAccount token once and never "+
 			"again%s. Its API requests carry an ever older token and fail with 401 once the token passes %s; the "+
-			"kubelet keeps rotating the file, but the process does not look.", h.pods, h.client.Name,
+			"kubelet keeps rotating the file, but the process does not look.", check.Plural(h.pods, "pod runs", "pods run"), h.client.Name,
 			strings.Join(h.versions, ", "), age, limit),
 		Objects:  refs,
 		Evidence: ev,
@@ -230,4 +238,11 @@ func staleFinding(h *staleHit, provider string, facts *staleTokenFacts, now time
 			h.client.Name, h.client.Fixed),
 		Cases: []string{eks121Case},
 	}
+	// The pods' images, grouped, and the creation time the oldest pod's
+	// age is counted from.
+	f.AddEvidence(h.images.Items()...)
+	if !h.oldest.IsZero() {
+		f.AddEvidence(finding.Quote(h.oldestPod, finding.Value("metadata.creationTimestamp", h.oldest.UTC().Format(time.RFC3339))))
+	}
+	return f
 }

@@ -1,6 +1,7 @@
 // Package incluster_test runs kubegap the way deploy/cronjob.yaml does:
-// with the CronJob's own arguments, as its ServiceAccount (a token from the
-// TokenRequest API), against a real kube-apiserver with its audit log on.
+// with the CronJob's audit container's own arguments, as its ServiceAccount
+// (a token from the TokenRequest API), against a real kube-apiserver with
+// its audit log on. test/e2e/reports runs the publish container.
 package incluster_test
 
 import (
@@ -29,12 +30,17 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
 
-// manifest reads deploy/cronjob.yaml by kind.
+// manifest reads deploy/cronjob.yaml's audit objects by kind: the
+// Namespace, the read-only ServiceAccount kubegap, its ClusterRole and
+// binding, and the CronJob. (The publisher's objects are
+// test/e2e/reports' to test.)
 func manifest(t *testing.T) map[string]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string]*unstructured.Unstructured{}
 	for _, o := range testcluster.ReadYAML(t, "../../../deploy/cronjob.yaml") {
-		out[o.GetKind()] = o
+		if o.GetKind() == "Namespace" || o.GetKind() == "CronJob" || o.GetName() == "kubegap" || o.GetName() == "kubegap-reader" {
+			out[o.GetKind()] = o
+		}
 	}
 	for _, k := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "CronJob"} {
 		if out[k] == nil {
@@ -105,7 +111,17 @@ func TestCronJobServiceAccountAuditsReadOnly(t *testing.T) {
 	if pod.ServiceAccountName != sa.GetName() {
 		t.Fatalf("the CronJob runs as %q, not the file's ServiceAccount", pod.ServiceAccountName)
 	}
-	args := append(append([]string(nil), pod.Containers[0].Args...), "--kubeconfig", kcPath)
+	// The audit container's arguments, its report file in a directory of
+	// the test's own instead of the pod's emptyDir.
+	reportDir := t.TempDir()
+	var args []string
+	for _, a := range pod.InitContainers[0].Args {
+		if rest, ok := strings.CutPrefix(a, "/report/"); ok {
+			a = filepath.Join(reportDir, rest)
+		}
+		args = append(args, a)
+	}
+	args = append(args, "--kubeconfig", kcPath)
 	mark := c.Mark(t)
 	cmd := exec.Command(testcluster.Kubegap(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
@@ -119,8 +135,12 @@ func TestCronJobServiceAccountAuditsReadOnly(t *testing.T) {
 		Coverage []struct{ Resource, Status string }
 		Checks   []struct{ ID, Status string }
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Kind != "AuditReport" {
-		t.Fatalf("the log would not hold a JSON report: %v\n%.200s", err, stdout.String())
+	written, err := os.ReadFile(filepath.Join(reportDir, "report.json"))
+	if err != nil {
+		t.Fatalf("the audit wrote no report file: %v", err)
+	}
+	if err := json.Unmarshal(written, &rep); err != nil || rep.Kind != "AuditReport" {
+		t.Fatalf("the report file holds no JSON report: %v\n%.200s", err, written)
 	}
 	for _, cov := range rep.Coverage {
 		if cov.Status == "forbidden" {

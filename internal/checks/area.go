@@ -1,0 +1,53 @@
+package checks
+
+import (
+	"reflect"
+	"runtime"
+	"strings"
+)
+
+// foundingAreas places the founding checks of this package in the area
+// whose subject they share; every other check's area is its package.
+var foundingAreas = map[string]string{
+	"containerd-chained-cni": "runtime",
+	"host-binary-glibc":      "runtime",
+	"image-pull-always":      "registries",
+	"node-os-lifecycle":      "versions",
+	"pdb-blocks-drain":       "availability",
+	"pod-sandbox-failures":   "runtime",
+	"version-skew":           "versions",
+	"webhook-blast-radius":   "availability",
+}
+
+// Area names the area of check c: the package under internal/checks that
+// defines it (storage, dns, versions...), or for a founding check the area
+// foundingAreas gives. Reports use it as a result's category.
+func Area(c Check) string {
+	if a, ok := foundingAreas[c.ID]; ok {
+		return a
+	}
+	if c.Run == nil {
+		return ""
+	}
+	fn := runtime.FuncForPC(reflect.ValueOf(c.Run).Pointer())
+	if fn == nil {
+		return ""
+	}
+	// "github.com/kubegap/kubegap/internal/checks/storage.attachLimit.func1"
+	const prefix = "/internal/checks/"
+	name := fn.Name()
+	i := strings.Index(name, prefix)
+	if i < 0 {
+		return ""
+	}
+	pkg, _, _ := strings.Cut(name[i+len(prefix):], ".")
+	return pkg
+}
+
+// AreaOf is Area by check ID ("" for an ID no check has).
+func AreaOf(id string) string {
+	if c, ok := Lookup(id); ok {
+		return Area(c)
+	}
+	return ""
+}
