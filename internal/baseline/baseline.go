@@ -47,6 +47,7 @@ func Load(path string) ([]finding.Finding, error) {
 	for _, s := range prev.Suppressed {
 		all = append(all, s.Finding)
 	}
+	report.ForgetObjectPlaces(all)
 	for i := range all {
 		if all[i].ID == "" {
 			all[i].ID = finding.StableID(all[i])

@@ -42,6 +42,9 @@ type sourceFlags struct {
 	offline bool
 	// notes are what loading files skipped, for the report's warnings.
 	notes []string
+	// progress prints progress on stderr even when it is not a terminal
+	// (--progress).
+	progress bool
 	// instead is what a command that reads no files suggests when no
 	// cluster is configured (publish); empty for audit and snapshot.
 	instead string
@@ -51,6 +54,8 @@ func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 	f := &sourceFlags{kube: genericclioptions.NewConfigFlags(true), offline: offline}
 	f.kube.AddFlags(cmd.Flags())
 	registerKubeCompletions(cmd, f)
+	cmd.Flags().BoolVar(&f.progress, "progress", false,
+		"print what a live read is doing on stderr (contacting the server, discovering APIs, the lists) even when stderr is not a terminal; at a terminal it is always shown unless -q")
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false,
 		"read every namespace (the default unless -n is given; accepted for kubectl habits)")
 	if offline {
@@ -64,6 +69,9 @@ func newSourceFlags(cmd *cobra.Command, offline bool) *sourceFlags {
 // load reads the snapshot the flags choose. Progress goes to stderr.
 func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.Resource, quiet bool) (*snapshot.Snapshot, error) {
 	tuneGC(app)
+	if quiet && f.progress {
+		return nil, errors.New("--progress and -q/--quiet cannot be combined")
+	}
 	if f.allNamespaces && f.namespace() != "" {
 		return nil, errors.New("-A/--all-namespaces and -n/--namespace cannot be combined")
 	}
@@ -101,7 +109,8 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	opts := cluster.Options{Namespace: f.namespace(), Context: contextName}
 	if !quiet {
 		p := newProgress(app)
-		opts.Progress = p.update
+		p.asked = f.progress
+		opts.Progress, opts.Stage = p.update, p.stage
 		defer p.done()
 	}
 	s, err := cluster.Collect(ctx, cfg, resources, opts)
@@ -177,6 +186,10 @@ type auditFlags struct {
 	// ignoreProviderOwned leaves out the findings a managed provider owns
 	// (--ignore-provider-owned).
 	ignoreProviderOwned bool
+
+	// caseURL is where case links point and caseURLFrom which setting
+	// chose it (resolveCaseURL).
+	caseURL, caseURLFrom string
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -242,6 +255,8 @@ could not run, 130 interrupted.`,
 		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
+	f.StringVar(&fl.caseURL, "case-base-url", report.DefaultCaseURL,
+		"where case links point: a base the case ID is appended to (a 'kubegap site' at https://HOST/cases/, 'kubegap serve' at http://HOST:PORT/cases/) or a URL with {id} for it; else "+caseURLEnv+", else the config's case-base-url")
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -340,6 +355,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	rep := audit.Run(snap, selected, opts)
 	rep.GeneratedAt = app.Now().UTC().Truncate(time.Second)
 	rep.Tool = report.Tool{Name: "kubegap", Version: buildVersion()}
+	rep.SetCaseURL(fl.caseURL, fl.caseURLFrom)
 	rep.Warnings = append(rep.Warnings, src.notes...)
 	suppress.Apply(rep, snap, rules, app.Now())
 	rep.Source.Config = configUse(fl, selected, target, rep)
@@ -373,7 +389,7 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap)})
+			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap), subject: findingSubjects(snap)})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}
@@ -506,6 +522,8 @@ type progress struct {
 	start   time.Time
 	last    time.Time
 	printed bool
+	// asked: --progress, so the stages print off a terminal too.
+	asked bool
 }
 
 // progressEvery is how often progress prints off a terminal.
@@ -539,6 +557,22 @@ func (p *progress) update(res snapshot.Resource, n int, done bool) {
 	p.last = now
 	p.printed = true
 	fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s %s: %s (%s)", state, res.Resource, report.Plural(n, "object", "objects"), elapsed)
+}
+
+// stage prints what the read does before its lists start ("contacting
+// https://HOST", "discovering APIs"), from the first request on: in place
+// at a terminal, as a line of its own with --progress elsewhere, and not
+// at all in a pipe or CI log that did not ask.
+func (p *progress) stage(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.app.ErrIsTerminal:
+		p.printed = true
+		fmt.Fprintf(p.app.ErrOut, "\r\x1b[K%s", s)
+	case p.asked:
+		fmt.Fprintf(p.app.ErrOut, "kubegap: %s\n", s)
+	}
 }
 
 // done ends the progress line, if one was printed.

@@ -57,7 +57,7 @@ func applyConfig(cmd *cobra.Command, app *App, fl *auditFlags) error {
 		fl.skipChecks = cfg.SkipChecks
 		fl.cfgSettings = append(fl.cfgSettings, "skip-checks")
 	}
-	return nil
+	return resolveCaseURL(cmd, app, fl)
 }
 
 // configUse says what the config file did to this run: the settings it

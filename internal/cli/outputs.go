@@ -27,6 +27,9 @@ type renderContext struct {
 	explainCoverage bool
 	// whole: the report does not go to a terminal, so rows stay uncut.
 	whole bool
+	// subject names what a finding is about, for the text index
+	// (findingSubjects); nil: its first object.
+	subject func(finding.Finding) string
 	// reportObjects is what -o policyreport and -o openreports map by:
 	// --fail-on and the snapshot's UIDs.
 	reportObjects policyreport.Options
@@ -45,7 +48,7 @@ type output struct {
 // entry here and a renderer package.
 var outputs = map[string]output{
 	"text": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage})
+		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage, Subject: rc.subject})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width, Whole: rc.whole})

@@ -52,6 +52,9 @@ anyone who can reach that address can read the pages).`,
 				fmt.Fprintf(app.ErrOut, "kubegap: warning: serving on %s, which is not a loopback address: anyone who can reach it can read these pages and upload reports\n", ln.Addr())
 			}
 			fmt.Fprintf(app.ErrOut, "kubegap: serving the incident library on http://%s/cases (Ctrl-C stops)\n", ln.Addr())
+			// Its pages link to themselves; reports written elsewhere can
+			// link their cases here too.
+			fmt.Fprintf(app.ErrOut, "kubegap: audit reports link their cases here with --case-base-url http://%s/cases/ (or %s)\n", ln.Addr(), caseURLEnv)
 			return serve(cmd.Context(), ln, srv)
 		},
 	}

@@ -35,7 +35,7 @@ written; each file is written fresh (a new file renamed into place).`,
 			if err := web.WriteSite(dir, opts); err != nil {
 				return withCode(ExitError, err)
 			}
-			fmt.Fprintf(app.ErrOut, "kubegap: wrote the site to %s (open %s/cases/index.html)\n", dir, dir)
+			fmt.Fprintf(app.ErrOut, "kubegap: wrote the site to %s (open %s/cases/index.html); once it is published at https://HOST/PATH/, audit reports link their cases to it with --case-base-url https://HOST/PATH/cases/{id}/\n", dir, dir)
 			return nil
 		},
 	}

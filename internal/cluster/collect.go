@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,8 +43,30 @@ type Options struct {
 	// Progress, when set, is told how many objects of a resource have been
 	// read so far. It may be called from several goroutines.
 	Progress func(resource snapshot.Resource, objects int, done bool)
+	// Stage, when set, is told what the read does before the lists start:
+	// "contacting https://HOST" before the first request, "discovering
+	// APIs" before discovery, so that a slow server never leaves the user
+	// without a word.
+	Stage func(stage string)
 	// Context names the kubeconfig context, for the report.
 	Context string
+}
+
+func (o *Options) stage(s string) {
+	if o.Stage != nil {
+		o.Stage(s)
+	}
+}
+
+// hostOnly is the server's URL without any user information a
+// kubeconfig may have put in it.
+func hostOnly(host string) string {
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" {
+		return host
+	}
+	u.User = nil
+	return u.String()
 }
 
 func (o *Options) defaults() {
@@ -110,6 +133,7 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 	if err != nil {
 		return nil, &UnreachableError{Host: cfg.Host, Err: err}
 	}
+	opts.stage("contacting " + hostOnly(cfg.Host))
 	// The version request carries ctx (dc.ServerVersion would not), so
 	// that Ctrl-C ends a wait on a server that never answers.
 	ver, err := serverVersion(ctx, dc)
@@ -131,6 +155,7 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 			apiResources = append(apiResources, res)
 		}
 	}
+	opts.stage("discovering APIs")
 	served, err := r.servedResources(ctx, dc.RESTClient(), apiResources)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,5 +1,6 @@
 // Package config reads kubegap's config file: which checks to run, when to
-// fail, the minimum severity, the output format and the suppressions. It is
+// fail, the minimum severity, the output format, the suppressions and where
+// case links point. It is
 // found with --config, else as .kubegap.yaml in the working directory or
 // the nearest parent (as .golangci.yml and .editorconfig are), else as
 // $XDG_CONFIG_HOME/kubegap/config.yaml. Unknown keys are an error naming
@@ -35,6 +36,8 @@ type File struct {
 	Suppressions []suppress.Rule `yaml:"suppressions"`
 	// IgnoreProviderOwned is --ignore-provider-owned; nil when not set.
 	IgnoreProviderOwned *bool `yaml:"ignore-provider-owned"`
+	// CaseBaseURL is --case-base-url: where case links point.
+	CaseBaseURL string `yaml:"case-base-url"`
 
 	// Path is where the file was read from; empty when none was found.
 	Path string `yaml:"-"`

@@ -66,6 +66,18 @@ type ObjectRef struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name"`
+	// File and Line are where offline input defined the object, as
+	// findings[].locations says too: the JSON and YAML writers copy them
+	// here, on the reference itself, for readers that want them in place.
+	// Empty in memory and for a live read.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Same reports whether o and p name the same object, wherever each was
+// read from.
+func (o ObjectRef) Same(p ObjectRef) bool {
+	return o.APIVersion == p.APIVersion && o.Kind == p.Kind && o.Namespace == p.Namespace && o.Name == p.Name
 }
 
 func (o ObjectRef) String() string {

@@ -69,7 +69,7 @@ type AuditInput struct {
 	PageSize      int      `json:"page_size,omitempty" jsonschema:"most findings per page, 1 to 50 (0 is an error); a page also stops before about 10 KB; default: 10"`
 	Page          int      `json:"page,omitempty" jsonschema:"1-based page number; with audit_id it pages an earlier audit instead of running a new one; default: 1"`
 	Cursor        string   `json:"cursor,omitempty" jsonschema:"next_cursor from an earlier audit response: returns its next page without re-running; the other arguments are then ignored"`
-	TargetVersion string   `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, e.g. 1.35 (adds the preflight checks; findings about it carry preflight before or during); default: none"`
+	TargetVersion MinorArg `json:"target_version,omitempty" jsonschema:"upgrade preflight: also judge the cluster as it will be during and after an upgrade to this Kubernetes minor, as a string such as \"1.35\" (a number such as 1.35 is taken too, but not one that may have lost a trailing zero: 1.4 for 1.40); adds the preflight checks; findings about it carry preflight before or during; default: none"`
 	AuditID       string   `json:"audit_id,omitempty" jsonschema:"page an earlier audit (with page) instead of running a new one; default: run a new audit"`
 	CheckDetail   bool     `json:"check_detail,omitempty" jsonschema:"true: page 1 also gives, for each check that did not pass, the resources it lacked and its reason (a larger page, past the 10 KB a page keeps to otherwise); explain_check with audit_id gives one check rule by rule; default: false"`
 
@@ -250,7 +250,7 @@ func (h *handlers) runAudit(ctx context.Context, in AuditInput) (*report.Report,
 	if err := cluster.ValidateNamespace(in.Namespace); err != nil {
 		return nil, err
 	}
-	target, err := audit.ParseTarget("target_version", in.TargetVersion)
+	target, err := audit.ParseTarget("target_version", string(in.TargetVersion))
 	if err != nil {
 		return nil, err
 	}

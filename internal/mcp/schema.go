@@ -130,6 +130,10 @@ func auditSchema() *jsonschema.Schema {
 		oneOf(p["min_severity"], severityValues())
 		between(p["page_size"], 1, maxPageSize)
 		between(p["page"], 1, 0)
+		// A string, or a number as clients that read arguments as JSON
+		// scalars send it (MinorArg says which numbers are taken).
+		tv := p["target_version"]
+		*tv = jsonschema.Schema{Description: tv.Description, AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}}}
 		// No enum on checks and skip_checks: they take an ID in any case
 		// or a unique prefix, as the CLI does, and an enum would refuse
 		// one before the handler saw it; the handler names the nearest.

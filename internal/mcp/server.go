@@ -80,7 +80,9 @@ files (YAML/JSON paths on the machine running kubegap; relative ones are resolve
 working directory), or demo=true (the embedded demo cluster).
 Parameters, all optional:
 - namespace: audit one namespace (default: all); checks that need others report partial, never pass.
-- target_version: upgrade preflight to this Kubernetes minor, e.g. "1.35" (default: none); adds the
+- target_version: upgrade preflight to this Kubernetes minor, e.g. "1.35" (default: none; a string, or
+  a number whose minor has two digits not ending in 0: 1.36 is taken, 1.4 or 1.40 as numbers are refused
+  because JSON drops the trailing zero); adds the
   preflight checks, and findings about the upgrade carry preflight "before" (fix first) or "during";
   page 1 then also has current_version (stated or inferred, with its basis) and plan (the ordered steps,
   each a finding_id of any check, its phase and objects).

@@ -65,7 +65,7 @@ func HeaderLine(r *Report) string {
 // object the input files do not hold as a plain manifest.
 func Where(f finding.Finding, o finding.ObjectRef) string {
 	for _, l := range f.Locations {
-		if l.Object == o {
+		if l.Object.Same(o) {
 			if l.Line > 0 {
 				return l.File + ":" + strconv.Itoa(l.Line)
 			}

@@ -4,6 +4,7 @@ package report
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kubegap/kubegap/internal/finding"
@@ -108,8 +109,15 @@ type Report struct {
 	Findings []finding.Finding   `json:"findings"`
 	Summary  Summary             `json:"summary"`
 	// CaseBaseURL is where each cited case has its page: CaseBaseURL + the
-	// case ID (the same pages kubegap serve and kubegap site make).
+	// case ID. Absent when the pages are not at base + ID (the default
+	// docs/cases/ID.md pages); CaseURLPattern always says where they are.
 	CaseBaseURL string `json:"caseBaseURL,omitempty"`
+	// CaseURLPattern is each cited case's page with "{id}" for the case ID
+	// (or, with no "{id}", a base the ID is appended to); CaseURLFrom says
+	// which setting chose it (--case-base-url, KUBEGAP_CASE_BASE_URL,
+	// config or default).
+	CaseURLPattern string `json:"caseURL,omitempty"`
+	CaseURLFrom    string `json:"caseURLFrom,omitempty"`
 	// MissingInputs lists what kept rules from a full answer and how to
 	// complete it; empty when every rule ran on complete input.
 	MissingInputs []MissingInput `json:"missingInputs,omitempty"`
@@ -219,8 +227,10 @@ func New(src snapshot.Source, cov []snapshot.Coverage) *Report {
 	if cov == nil {
 		cov = []snapshot.Coverage{}
 	}
-	return &Report{APIVersion: APIVersion, Kind: Kind, CaseBaseURL: CaseBaseURL, Source: src, Coverage: cov,
+	r := &Report{APIVersion: APIVersion, Kind: Kind, Source: src, Coverage: cov,
 		Checks: []CheckResult{}, Findings: []finding.Finding{}}
+	r.SetCaseURL("", "default")
+	return r
 }
 
 // Finish gives each finding its stable ID, sorts findings (most severe
@@ -312,9 +322,57 @@ func (r *Report) DropProviderOwned() {
 	r.Finish()
 }
 
-// CaseBaseURL is where each library case has a stable page, at
-// CaseBaseURL + case ID. SARIF rules link there; so can any renderer.
-const CaseBaseURL = "https://kubegap.dev/cases/"
+// RepositoryURL is kubegap's home: the repository of its module path.
+const RepositoryURL = "https://github.com/kubegap/kubegap"
 
-// CaseURL is the stable page of a library case.
-func CaseURL(id string) string { return CaseBaseURL + id }
+// DefaultCaseURL is where a case's page is unless configured otherwise:
+// docs/cases/ID.md of kubegap's own repository (internal/casepages), which
+// exists as soon as the repository is published. "{id}" stands for the
+// case ID.
+const DefaultCaseURL = RepositoryURL + "/blob/main/docs/cases/{id}.md"
+
+// CaseURLFor is the page of case id under base: base with "{id}" replaced
+// by the ID, or, when base holds no "{id}", base + the ID (the pages of
+// 'kubegap serve' at http://HOST/cases/ID and of 'kubegap site' at
+// cases/ID/). An empty base is DefaultCaseURL.
+func CaseURLFor(base, id string) string {
+	if base == "" {
+		base = DefaultCaseURL
+	}
+	if strings.Contains(base, "{id}") {
+		return strings.ReplaceAll(base, "{id}", id)
+	}
+	return base + id
+}
+
+// CaseURL is the page of a cited case, under the report's configured base
+// (a report with only caseBaseURL, as written before caseURL existed:
+// that base plus the ID).
+func (r *Report) CaseURL(id string) string {
+	if r.CaseURLPattern == "" && r.CaseBaseURL != "" {
+		return r.CaseBaseURL + id
+	}
+	return CaseURLFor(r.CaseURLPattern, id)
+}
+
+// SetCaseURL sets where the report's case links point (see CaseURLFor)
+// and from where that setting came: "--case-base-url",
+// "KUBEGAP_CASE_BASE_URL", "config" or "default".
+func (r *Report) SetCaseURL(base, from string) {
+	if base == "" {
+		base = DefaultCaseURL
+	}
+	r.CaseURLPattern, r.CaseURLFrom = base, from
+	r.CaseBaseURL = ""
+	if !strings.Contains(base, "{id}") {
+		r.CaseBaseURL = base
+	} else if b, ok := strings.CutSuffix(base, "{id}"); ok && !strings.Contains(b, "{id}") {
+		r.CaseBaseURL = b
+	}
+}
+
+// CaseURL is the page of a library case under DefaultCaseURL.
+//
+// Deprecated: a renderer uses (*Report).CaseURL, which follows
+// --case-base-url.
+func CaseURL(id string) string { return CaseURLFor("", id) }

@@ -319,6 +319,10 @@ func ReadReport(r io.Reader) (*report.Report, error) {
 	if rep.APIVersion != report.APIVersion || rep.Kind != report.Kind {
 		return nil, fmt.Errorf("not a kubegap JSON report: apiVersion %q, kind %q (want %s, %s)", rep.APIVersion, rep.Kind, report.APIVersion, report.Kind)
 	}
+	report.ForgetObjectPlaces(rep.Findings)
+	for i := range rep.Suppressed {
+		report.ForgetObjectPlaces([]finding.Finding{rep.Suppressed[i].Finding})
+	}
 	return &rep, nil
 }
 

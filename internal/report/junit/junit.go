@@ -71,12 +71,12 @@ func Write(w io.Writer, rep *report.Report) error {
 		s := testSuite{Name: c.ID, Time: "0", Timestamp: stamp}
 		for _, f := range byCheck[c.ID] {
 			s.Cases = append(s.Cases, testCase{Name: caseName(f), Classname: c.ID, Time: "0",
-				Failure: &message{Message: f.Title, Type: f.Severity.String(), Body: body(f)}})
+				Failure: &message{Message: f.Title, Type: f.Severity.String(), Body: body(f, rep.CaseURL)}})
 			s.Failures++
 		}
 		for _, sup := range suppressed[c.ID] {
 			s.Cases = append(s.Cases, testCase{Name: caseName(sup.Finding), Classname: c.ID, Time: "0",
-				Skipped: &message{Message: fmt.Sprintf("suppressed by %s: %s", sup.By, sup.Reason), Body: body(sup.Finding)}})
+				Skipped: &message{Message: fmt.Sprintf("suppressed by %s: %s", sup.By, sup.Reason), Body: body(sup.Finding, rep.CaseURL)}})
 			s.Skipped++
 		}
 		switch {
@@ -109,7 +109,7 @@ func Write(w io.Writer, rep *report.Report) error {
 // names the gap, the ID tells apart two findings with the same title.
 func caseName(f finding.Finding) string { return f.Title + " [" + f.ID + "]" }
 
-func body(f finding.Finding) string {
+func body(f finding.Finding, caseURL func(string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nseverity: %s\nid: %s\n", f.Message, f.Severity, f.ID)
 	for _, o := range f.Objects {
@@ -126,7 +126,7 @@ func body(f finding.Finding) string {
 		fmt.Fprintf(&b, "fix: %s\n", f.Remediation)
 	}
 	for _, c := range f.Cases {
-		fmt.Fprintf(&b, "case: %s\n", report.CaseURL(c))
+		fmt.Fprintf(&b, "case: %s\n", caseURL(c))
 	}
 	return b.String()
 }

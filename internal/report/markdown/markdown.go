@@ -48,7 +48,7 @@ func WriteWith(w io.Writer, rep *report.Report, opts Options) error {
 		}
 		b.WriteString("\n")
 		for _, f := range rep.Findings {
-			details(&b, f)
+			details(&b, f, rep.CaseURL)
 		}
 	} else {
 		b.WriteString("No findings.\n\n")
@@ -191,7 +191,7 @@ func codes(ids []string) string {
 	return strings.Join(out, ", ")
 }
 
-func details(b *strings.Builder, f finding.Finding) {
+func details(b *strings.Builder, f finding.Finding, caseURL func(string) string) {
 	fmt.Fprintf(b, "<details>\n<summary><b>%s</b> %s</summary>\n\n",
 		html.EscapeString(strings.ToUpper(f.Severity.String())), html.EscapeString(f.Title))
 	for _, para := range strings.Split(f.Message, "\n") {
@@ -212,7 +212,7 @@ func details(b *strings.Builder, f finding.Finding) {
 	if len(f.Cases) > 0 {
 		var links []string
 		for _, c := range f.Cases {
-			link := fmt.Sprintf("[%s](%s)", esc(c), report.CaseURL(c))
+			link := fmt.Sprintf("[%s](%s)", esc(c), caseURL(c))
 			if r := f.RelationTo(c); r != "" {
 				link = r.Phrase() + " " + link
 			}

@@ -85,7 +85,7 @@ func TestDemoTablesAndFoldedDetails(t *testing.T) {
 	links := 0
 	for _, a := range all(doc, "a") {
 		for _, at := range a.Attr {
-			if at.Key == "href" && strings.HasPrefix(at.Val, report.CaseBaseURL) {
+			if at.Key == "href" && strings.HasPrefix(at.Val, report.RepositoryURL+"/blob/main/docs/cases/") && strings.HasSuffix(at.Val, ".md") {
 				links++
 			}
 		}

@@ -165,9 +165,7 @@ func findingResult(rep *report.Report, f finding.Finding, ts metav1.Timestamp, o
 			}
 		}
 		r.Properties["cases"] = strings.Join(cited, ", ")
-		if rep.CaseBaseURL != "" {
-			r.Properties["caseURL"] = rep.CaseBaseURL + f.Cases[0]
-		}
+		r.Properties["caseURL"] = rep.CaseURL(f.Cases[0])
 	}
 	if ev := evidenceSummary(f.Evidence); ev != "" {
 		r.Properties["evidence"] = ev

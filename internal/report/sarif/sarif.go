@@ -169,7 +169,7 @@ func Write(w io.Writer, rep *report.Report, opts Options) error {
 	rules, index := buildRules(rep, opts)
 	r := run{
 		Tool: tool{Driver: driver{Name: "kubegap", Version: rep.Tool.Version,
-			InformationURI: "https://kubegap.dev", Rules: rules}},
+			InformationURI: report.RepositoryURL, Rules: rules}},
 		Invocations: []invocation{{ExecutionSuccessful: true}},
 		Results:     []result{},
 		Properties:  &runProps{Source: rep.Source, Coverage: rep.Coverage, Suppressed: len(rep.Suppressed)},
@@ -197,10 +197,10 @@ func Write(w io.Writer, rep *report.Report, opts Options) error {
 			notification{Level: "warning", Message: text{Text: warn}})
 	}
 	for _, f := range rep.Findings {
-		r.Results = append(r.Results, toResult(f, index[f.Check]))
+		r.Results = append(r.Results, toResult(f, index[f.Check], rep.CaseURL))
 	}
 	for _, sup := range rep.Suppressed {
-		res := toResult(sup.Finding, index[sup.Finding.Check])
+		res := toResult(sup.Finding, index[sup.Finding.Check], rep.CaseURL)
 		// An annotation on the object is a suppression in the source; a
 		// config entry is one kept outside it.
 		kind := "external"
@@ -234,7 +234,7 @@ func buildRules(rep *report.Report, opts Options) ([]reportingRule, map[string]i
 			r.Title = id
 		}
 		index[id] = len(out)
-		out = append(out, toRule(r, opts.CaseTitle))
+		out = append(out, toRule(r, opts.CaseTitle, rep.CaseURL))
 	}
 	for _, c := range rep.Checks {
 		add(c.ID, c.Title)
@@ -248,7 +248,7 @@ func buildRules(rep *report.Report, opts Options) ([]reportingRule, map[string]i
 	return out, index
 }
 
-func toRule(r Rule, caseTitle func(string) string) reportingRule {
+func toRule(r Rule, caseTitle, caseURL func(string) string) reportingRule {
 	rr := reportingRule{
 		ID: r.ID, Name: ruleName(r.ID),
 		ShortDescription:     text{Text: r.Title},
@@ -266,7 +266,7 @@ func toRule(r Rule, caseTitle func(string) string) reportingRule {
 		md.WriteString(r.Title)
 	}
 	if len(r.Cases) > 0 {
-		rr.HelpURI = report.CaseURL(r.Cases[0].ID)
+		rr.HelpURI = caseURL(r.Cases[0].ID)
 		plain.WriteString("\n\nIncidents behind this check:")
 		md.WriteString("\n\nIncidents behind this check:\n")
 		for _, l := range r.Cases {
@@ -277,8 +277,8 @@ func toRule(r Rule, caseTitle func(string) string) reportingRule {
 					title = t
 				}
 			}
-			fmt.Fprintf(&plain, "\n- %s %s: %s", l.Relation.Phrase(), title, report.CaseURL(id))
-			fmt.Fprintf(&md, "\n- %s [%s](%s)", l.Relation.Phrase(), title, report.CaseURL(id))
+			fmt.Fprintf(&plain, "\n- %s %s: %s", l.Relation.Phrase(), title, caseURL(id))
+			fmt.Fprintf(&md, "\n- %s [%s](%s)", l.Relation.Phrase(), title, caseURL(id))
 		}
 	}
 	rr.Help = text{Text: plain.String(), Markdown: md.String()}
@@ -297,7 +297,7 @@ func ruleName(id string) string {
 	return b.String()
 }
 
-func toResult(f finding.Finding, ruleIndex int) result {
+func toResult(f finding.Finding, ruleIndex int, caseURL func(string) string) result {
 	msg := f.Title
 	if f.Message != "" {
 		msg += "\n\n" + f.Message
@@ -309,7 +309,7 @@ func toResult(f finding.Finding, ruleIndex int) result {
 		msg += "\n\nFix: " + f.Remediation
 	}
 	for _, l := range f.CaseLinks {
-		msg += "\n\n" + capitalized(l.Relation.Phrase()) + " " + l.ID + ": " + report.CaseURL(l.ID)
+		msg += "\n\n" + capitalized(l.Relation.Phrase()) + " " + l.ID + ": " + caseURL(l.ID)
 	}
 	objects := make([]string, len(f.Objects))
 	for i, o := range f.Objects {

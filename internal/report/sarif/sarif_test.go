@@ -121,7 +121,7 @@ func TestContent(t *testing.T) {
 		t.Errorf("%d rules for %d checks", len(run.Tool.Driver.Rules), len(r.Checks))
 	}
 	for _, rule := range run.Tool.Driver.Rules {
-		if !strings.HasPrefix(rule.HelpURI, report.CaseBaseURL) || !strings.Contains(rule.Help.Markdown, "](https://kubegap.dev/cases/") {
+		if !strings.HasPrefix(rule.HelpURI, report.RepositoryURL+"/blob/main/docs/cases/") || !strings.HasSuffix(rule.HelpURI, ".md") || !strings.Contains(rule.Help.Markdown, "]("+report.RepositoryURL+"/blob/main/docs/cases/") {
 			t.Errorf("rule %s: helpUri %q, help %q", rule.ID, rule.HelpURI, rule.Help.Markdown)
 		}
 	}

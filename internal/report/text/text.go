@@ -35,6 +35,11 @@ type Options struct {
 	// check with each open rule and its reason (--explain-coverage). The
 	// JSON report always carries it.
 	ExplainCoverage bool
+	// Subject names what a finding is about, for the index, which lists
+	// findings about the same subject together: an object, or a node pool
+	// for findings about nodes of one pool. "" keeps a finding on its own;
+	// nil is FirstObject.
+	Subject func(f finding.Finding) string
 	// Whole leaves -o summary rows uncut, for stdout that is not a
 	// terminal: kubectl never truncates in a pipe, and a script reading
 	// the rows wants every title whole.
@@ -58,7 +63,7 @@ var severityColor = map[finding.Severity]string{
 // WriteText writes the report for a person at a terminal: findings grouped
 // by severity, each with its objects, evidence, fix and cited cases.
 func Write(w io.Writer, r *report.Report, opts Options) error {
-	tw := &textWriter{w: w, opts: opts}
+	tw := &textWriter{w: w, opts: opts, caseURL: r.CaseURL}
 	if opts.MaxObjects == 0 {
 		tw.opts.MaxObjects = 20
 	}
@@ -66,6 +71,7 @@ func Write(w io.Writer, r *report.Report, opts Options) error {
 		tw.opts.Width = 80
 	}
 	tw.header(r)
+	tw.index(r)
 	for _, sev := range finding.Severities() {
 		var group []finding.Finding
 		for _, f := range r.Findings {
@@ -149,6 +155,10 @@ type textWriter struct {
 	w    io.Writer
 	opts Options
 	err  error
+	// caseURL is the report's case page (report.(*Report).CaseURL).
+	caseURL func(string) string
+	// sevWidth is the index's severity column width.
+	sevWidth int
 }
 
 func (t *textWriter) printf(format string, args ...any) {
@@ -348,7 +358,7 @@ func (t *textWriter) findingMarked(raw finding.Finding, mark string) {
 		t.wrapped(c.ID+" — "+c.Phrase(), "    "+label+" ", "              ")
 	}
 	if len(f.Cases) > 0 {
-		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+report.CaseURL(f.Cases[0]), t.opts.Width-6) {
+		for _, line := range textwrap.Wrap("read: kubegap cases show "+f.Cases[0]+" or "+t.caseURL(f.Cases[0]), t.opts.Width-6) {
 			t.printf("    %s\n", t.color(ansiDim, line))
 		}
 	}
@@ -452,7 +462,7 @@ func (t *textWriter) summary(r *report.Report) {
 // coverage block and the findings resolved since the baseline: the view
 // for a quick look or a CI log.
 func WriteSummary(w io.Writer, r *report.Report, opts Options) error {
-	tw := &textWriter{w: w, opts: opts}
+	tw := &textWriter{w: w, opts: opts, caseURL: r.CaseURL}
 	if tw.opts.Width <= 0 {
 		tw.opts.Width = 80
 	}

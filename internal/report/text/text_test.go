@@ -104,6 +104,10 @@ func TestTextFitsTheWidthAndSaysSingulars(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(b.String(), "\n") {
+			// A URL is one word: cut, it would no longer open.
+			if f := strings.Fields(line); len(f) == 1 && strings.HasPrefix(f[0], "https://") {
+				continue
+			}
 			if n := len([]rune(line)); n > width {
 				t.Errorf("width %d: line of %d: %q", width, n, line)
 			}

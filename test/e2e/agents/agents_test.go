@@ -205,6 +205,15 @@ func TestInspectorCallsEveryTool(t *testing.T) {
 				t.Errorf("page_size %v next_cursor %v", s["page_size"], s["next_cursor"])
 			}
 		}},
+		// The Inspector reads target_version=1.36 as a JSON number (it
+		// parses each value as a JSON scalar): the same preflight as the
+		// string; 1.40, which arrives as 1.4, is refused with what to send.
+		{name: "audit target_version as a number", tool: "audit", args: []string{"demo=true", "target_version=1.36", "page_size=1"}, check: func(t *testing.T, s map[string]any, _ string) {
+			if plan, _ := s["plan"].([]any); len(plan) == 0 {
+				t.Errorf("no upgrade plan for target_version=1.36: %v", s)
+			}
+		}},
+		{name: "audit target_version 1.40 as a number", tool: "audit", args: []string{"demo=true", "target_version=1.40"}, toolError: `pass the version as a string, e.g. "1.40"`},
 		{name: "get_finding", tool: "get_finding", args: []string{"audit_id=A1-000000", "finding_id=F1"}, toolError: "call audit first"},
 		{name: "list_checks", tool: "list_checks", check: func(t *testing.T, s map[string]any, text string) {
 			if l, _ := s["checks"].([]any); len(l) < 50 || !strings.Contains(text, "host-binary-glibc") {
