@@ -71,11 +71,15 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // shrink: a new case must be cited by a check or state in the case why no
 // read-only check can detect it, and an entry that becomes cited or
 // explained must leave the list.
-var uncitedDetectable = map[string]string{}
+var uncitedDetectable = map[string]string{
+	"monzo-linkerd-k8s-watch-2017":                                        "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, and the versions Monzo ran are not in the sources read",
+	"zalando-kubelet-api-qps-2019":                                        "a kubelet rate-limit check (kubeletVersion below 1.27 runs kubeAPIQPS 5 by default, the override unknown): not built",
+	"moj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": "a default-certificate host check (Certificate dnsNames against the Ingress hosts that fall back to it): detects under way only, not built",
+}
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 0
+const maxUncitedDetectable = 3
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
