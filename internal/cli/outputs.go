@@ -48,7 +48,7 @@ type output struct {
 // entry here and a renderer package.
 var outputs = map[string]output{
 	"text": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
-		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage, Subject: rc.subject})
+		return text.Write(w, rep, text.Options{Color: rc.color, CaseTitle: caseTitle, Width: rc.width, ExplainCoverage: rc.explainCoverage, Subject: rc.subject, Whole: rc.whole})
 	}},
 	"summary": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return text.WriteSummary(w, rep, text.Options{Color: rc.color, Width: rc.width, Whole: rc.whole})

@@ -6,13 +6,14 @@ import (
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
+	"github.com/kubegap/kubegap/internal/textwrap"
 )
 
 // IndexHeading starts the index of findings at the top of the text report.
 const IndexHeading = "INDEX"
 
 // index prints every finding on one line (severity, ID, title cut to the
-// width: the whole title is in the detail below, under the same ID), most
+// width at a terminal, wrapped whole with Options.Whole: the whole title is in the detail below, under the same ID), most
 // severe first. Findings about the same subject (Options.Subject: an
 // object, or a node pool) are listed together under it, where the most
 // severe of them falls, so that three findings about one legacy pool read
@@ -48,7 +49,13 @@ func (t *textWriter) index(r *report.Report) {
 			done[i] = true
 			continue
 		}
-		t.printf("  %s\n", cut(subject(f)+": "+report.Plural(len(group), "finding", "findings"), t.opts.Width-2))
+		head := subject(f) + ": " + report.Plural(len(group), "finding", "findings")
+		if !t.opts.Whole {
+			head = cut(head, t.opts.Width-2)
+		}
+		for _, line := range textwrap.Wrap(head, t.opts.Width-2) {
+			t.printf("  %s\n", line)
+		}
 		for _, j := range group {
 			t.indexLine(r.Findings[j], "    ")
 			done[j] = true
@@ -63,8 +70,20 @@ func (t *textWriter) indexLine(f finding.Finding, indent string) {
 	if f.Preflight != "" {
 		title = "(" + f.Preflight + " the upgrade) " + title
 	}
-	rest := cut(title, max(t.opts.Width-len([]rune(lead)), 10))
-	t.printf("%s%s %s %s\n", indent, t.color(severityColor[f.Severity], sev), t.color(ansiDim, f.ID), rest)
+	room := max(t.opts.Width-len([]rune(lead)), 10)
+	if !t.opts.Whole {
+		t.printf("%s%s %s %s\n", indent, t.color(severityColor[f.Severity], sev), t.color(ansiDim, f.ID), cut(title, room))
+		return
+	}
+	// Off a terminal nothing is cut (kubectl never truncates in a pipe):
+	// the title wraps under itself instead.
+	for i, line := range textwrap.Wrap(title, room) {
+		if i == 0 {
+			t.printf("%s%s %s %s\n", indent, t.color(severityColor[f.Severity], sev), t.color(ansiDim, f.ID), line)
+			continue
+		}
+		t.printf("%s%s\n", strings.Repeat(" ", len([]rune(lead))), line)
+	}
 }
 
 // FirstObject is the default subject of a finding: its first object. A

@@ -55,6 +55,11 @@ func TestIndex(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("index:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// In a pipe (Whole) no title is cut: it wraps under itself.
+	whole := strings.Join(index(Options{Whole: true}), "\n")
+	if strings.Contains(whole, "…") || !strings.Contains(strings.Join(strings.Fields(whole), " "), strings.TrimSpace(r.Findings[1].Title)) {
+		t.Errorf("index with Whole cut a title:\n%s", whole)
+	}
 	pool := func(f finding.Finding) string {
 		if f.Objects[0].Kind == "Node" {
 			return "node pool p1"

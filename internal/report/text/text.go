@@ -40,7 +40,7 @@ type Options struct {
 	// for findings about nodes of one pool. "" keeps a finding on its own;
 	// nil is FirstObject.
 	Subject func(f finding.Finding) string
-	// Whole leaves -o summary rows uncut, for stdout that is not a
+	// Whole leaves -o summary rows and the text index uncut, for stdout that is not a
 	// terminal: kubectl never truncates in a pipe, and a script reading
 	// the rows wants every title whole.
 	Whole bool
