@@ -170,6 +170,12 @@ type auditFlags struct {
 	// ignoreProviderOwned leaves out the findings a managed provider owns
 	// (--ignore-provider-owned).
 	ignoreProviderOwned bool
+
+	// push is --pushgateway and --cluster-name (prometheus.go).
+	push pushFlags
+	// deliver, when set, takes the finished report instead of writing it
+	// and judging the exit code: the exporter's scheduled audits.
+	deliver func(rep *report.Report, snap *snapshot.Snapshot, took time.Duration) error
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -233,6 +239,7 @@ could not run, 130 interrupted.`,
 		"with --from: declare these kinds complete in every namespace, as kubectl names them (nodes,pods,ds,deploy,rs); one the input holds none of is declared to have none")
 	f.BoolVar(&fl.inspectImages, "inspect-images", false,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
+	addPushFlags(f, &fl.push)
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -256,6 +263,7 @@ func parseFailOn(s string) (sev finding.Severity, never bool, err error) {
 }
 
 func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
+	start := time.Now()
 	out, ok := outputs[fl.output]
 	if !ok {
 		return withCode(ExitError, fmt.Errorf("unknown output format %q (want one of %s)", fl.output, outputList()))
@@ -299,6 +307,10 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		return withCode(ExitError, err)
 	}
 	declared, err := declaration(src, fl)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	pushCluster, err := fl.push.clusterName(src)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -353,10 +365,16 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if out.locations && len(src.from) > 0 {
 		locate(rep, snapshot.Positions(src.from))
 	}
+	if fl.deliver != nil {
+		return fl.deliver(rep, snap, time.Since(start))
+	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != ""})
+			whole: !app.OutIsTerminal || fl.outputFile != "", took: time.Since(start)})
 	}); err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := fl.push.pushReport(ctx, rep, time.Since(start), pushCluster); err != nil {
 		return withCode(ExitError, err)
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/report"
@@ -22,6 +23,8 @@ type renderContext struct {
 	explainCoverage bool
 	// whole: the report does not go to a terminal, so rows stay uncut.
 	whole bool
+	// took is how long the audit ran, for -o prometheus.
+	took time.Duration
 }
 
 // output is one -o format of the audit report.
@@ -51,7 +54,8 @@ var outputs = map[string]output{
 	"markdown": {locations: true, render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return markdown.WriteWith(w, rep, markdown.Options{ExplainCoverage: rc.explainCoverage})
 	}},
-	"html": {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+	"html":       {render: func(w io.Writer, rep *report.Report, _ renderContext) error { return writeHTMLReport(w, rep) }},
+	"prometheus": {render: writePrometheus},
 }
 
 // outputNames lists the formats, for help, errors and completion.

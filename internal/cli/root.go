@@ -120,6 +120,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newRBACCommand(app),
 		newServeCommand(app),
 		newSiteCommand(app),
+		newExporterCommand(app),
 	)
 	return root
 }
