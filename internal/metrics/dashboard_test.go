@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 const dashboardFile = "../../deploy/grafana/kubegap-dashboard.json"
@@ -115,5 +117,48 @@ func TestDashboardUsesOnlyExportedMetrics(t *testing.T) {
 		if !used[n] {
 			t.Errorf("the dashboard shows nothing of %s", n)
 		}
+	}
+}
+
+const alertsFile = "../../deploy/prometheus/kubegap-alerts.yaml"
+
+// TestAlertsUseOnlyExportedMetrics: the alerting rules in deploy/ read
+// only metrics kubegap exports.
+func TestAlertsUseOnlyExportedMetrics(t *testing.T) {
+	b, err := os.ReadFile(alertsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Expr        string            `json:"expr"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.UnmarshalStrict(b, &rules); err != nil {
+		t.Fatalf("%s: %v", alertsFile, err)
+	}
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			names := metricNames(r.Expr)
+			if len(names) == 0 {
+				t.Errorf("%s: %q reads no metric", r.Alert, r.Expr)
+			}
+			for _, name := range names {
+				if !slices.Contains(Names(), name) {
+					t.Errorf("%s: %q reads %s, which kubegap does not export", r.Alert, r.Expr, name)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s holds no rules", alertsFile)
 	}
 }

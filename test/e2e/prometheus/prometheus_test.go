@@ -351,3 +351,11 @@ func TestPushgatewayKeepsEveryCluster(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m)) }
+
+// TestPromtoolChecksTheAlertingRules: deploy/'s rules load in Prometheus.
+func TestPromtoolChecksTheAlertingRules(t *testing.T) {
+	out, err := exec.Command(tool(t, "promtool", "prometheus"), "check", "rules", "../../../deploy/prometheus/kubegap-alerts.yaml").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS: 3 rules found") {
+		t.Errorf("promtool check rules: %v\n%s", err, out)
+	}
+}
