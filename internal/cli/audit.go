@@ -263,7 +263,9 @@ func parseFailOn(s string) (sev finding.Severity, never bool, err error) {
 }
 
 func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
-	start := time.Now()
+	// On the report's clock, so that -o prometheus of the same input is
+	// the same (tests fix the clock).
+	start := app.Now()
 	out, ok := outputs[fl.output]
 	if !ok {
 		return withCode(ExitError, fmt.Errorf("unknown output format %q (want one of %s)", fl.output, outputList()))
@@ -366,15 +368,15 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		locate(rep, snapshot.Positions(src.from))
 	}
 	if fl.deliver != nil {
-		return fl.deliver(rep, snap, time.Since(start))
+		return fl.deliver(rep, snap, app.Now().Sub(start))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != "", took: time.Since(start)})
+			whole: !app.OutIsTerminal || fl.outputFile != "", took: app.Now().Sub(start)})
 	}); err != nil {
 		return withCode(ExitError, err)
 	}
-	if err := fl.push.pushReport(ctx, rep, time.Since(start), pushCluster); err != nil {
+	if err := fl.push.pushReport(ctx, rep, app.Now().Sub(start), pushCluster); err != nil {
 		return withCode(ExitError, err)
 	}
 	switch {

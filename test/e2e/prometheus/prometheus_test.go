@@ -25,6 +25,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
 )
 
@@ -358,4 +361,78 @@ func TestPromtoolChecksTheAlertingRules(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "SUCCESS: 3 rules found") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
+}
+
+// TestExporterAuditsTheTestBedReadOnly: against the real kube-apiserver,
+// as the read-only user, the exporter's scheduled audits find what
+// `kubegap audit` finds, and the audit log shows nothing but the reads
+// kubegap's allow-list admits.
+func TestExporterAuditsTheTestBedReadOnly(t *testing.T) {
+	c := testcluster.Get(t)
+	ns := c.Namespace(t)
+	var objs []runtime.Object
+	for _, f := range []string{"nodes.yaml", "azure-cni.yaml", "payments.yaml", "observability.yaml", "webhook.yaml"} {
+		for _, o := range testcluster.ReadYAML(t, "../../../internal/demo/cluster/"+f) {
+			// The demo's kube-system and default objects go to the test's
+			// own namespace, as test/e2e/audit loads them.
+			if o.GetNamespace() == "kube-system" || o.GetNamespace() == "default" {
+				o.SetNamespace(ns)
+				if o.GetKind() == "Event" {
+					_ = unstructured.SetNestedField(o.Object, ns, "involvedObject", "namespace")
+				}
+			}
+			objs = append(objs, o)
+		}
+	}
+	c.Apply(t, objs...)
+	kc := c.Kubeconfig(t, testcluster.UserReader)
+	mark := c.Mark(t)
+	want := severityCounts(t, "audit", "--kubeconfig", kc, "-q")
+
+	exp, addr := startExporter(t, "--kubeconfig", kc, "--interval", "2s")
+	scrape := func() string {
+		_, body, err := httpGet("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	first := sampleValue(scrape(), "kubegap_audit_last_success_timestamp_seconds")
+	var body string
+	waitFor(t, "a second scheduled audit", func() bool {
+		body = scrape()
+		v := sampleValue(body, "kubegap_audit_last_success_timestamp_seconds")
+		return v != "" && v != first
+	})
+	got := map[string]int{}
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "kubegap_findings{") {
+			continue
+		}
+		_, sev, _ := strings.Cut(line, `severity="`)
+		sev, _, _ = strings.Cut(sev, `"`)
+		n, err := strconv.Atoi(line[strings.LastIndexByte(line, ' ')+1:])
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		got[sev] += n
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the exporter's findings per severity %v, kubegap audit's %v", got, want)
+	}
+	_ = exp.cmd.Process.Signal(syscall.SIGTERM)
+	exp.done <- <-exp.done
+	if testcluster.CheckRequests(t, c.RequestsSince(t, mark, testcluster.UserReader), testcluster.Allow{}) == 0 {
+		t.Fatal("the audit log holds no request from the reader")
+	}
+}
+
+// sampleValue is the value of an unlabelled sample in an exposition.
+func sampleValue(exposition, name string) string {
+	for _, line := range strings.Split(exposition, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
 }
