@@ -323,7 +323,10 @@ func total(counts map[string]int) int {
 // of one cluster replaces only its own group; the exporter pushes too.
 func TestPushgatewayKeepsEveryCluster(t *testing.T) {
 	gwAddr := freePort(t)
-	start(t, tool(t, "prometheus-pushgateway", "prometheus-pushgateway"), "--web.listen-address="+gwAddr)
+	// Debian's build persists to /var/lib/prometheus by default: this one
+	// keeps its state in the test's directory.
+	start(t, tool(t, "prometheus-pushgateway", "prometheus-pushgateway"), "--web.listen-address="+gwAddr,
+		"--persistence.file="+filepath.Join(t.TempDir(), "pushgateway.data"))
 	gw := "http://" + gwAddr
 	waitFor(t, "the Pushgateway", func() bool {
 		code, _, err := httpGet(gw + "/-/ready")
