@@ -76,6 +76,20 @@ need_cmd gcc gcc
 need_cmd objdump binutils
 need_cmd g++ g++
 need_cmd musl-gcc musl-tools
+# Prometheus (with promtool) and the Pushgateway for test/e2e/prometheus,
+# which starts the binaries itself on loopback: the packages' services are
+# never started (Docker images forbid it with a policy-rc.d; elsewhere one
+# is put in place for the install only).
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-pushgateway >/dev/null 2>&1; then
+  policy_rc=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null && as_root chmod 755 /usr/sbin/policy-rc.d
+    policy_rc=1
+  fi
+  need_cmd prometheus prometheus
+  need_cmd prometheus-pushgateway prometheus-pushgateway
+  if [ -n "$policy_rc" ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
+fi
 
 staticcheck="$cache/tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
 if [ ! -x "$staticcheck" ]; then

@@ -190,6 +190,11 @@ type auditFlags struct {
 	// caseURL is where case links point and caseURLFrom which setting
 	// chose it (resolveCaseURL).
 	caseURL, caseURLFrom string
+	// push is --pushgateway and --cluster-name (prometheus.go).
+	push pushFlags
+	// deliver, when set, takes the finished report instead of writing it
+	// and judging the exit code: the exporter's scheduled audits.
+	deliver func(rep *report.Report, snap *snapshot.Snapshot, took time.Duration) error
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -257,6 +262,7 @@ could not run, 130 interrupted.`,
 		"pull and inspect the images of DaemonSets that install binaries on hosts and, for the checks that need them, every workload image (contacts registries; results cached by digest)")
 	f.StringVar(&fl.caseURL, "case-base-url", report.DefaultCaseURL,
 		"where case links point: a base the case ID is appended to (a 'kubegap site' at https://HOST/cases/, 'kubegap serve' at http://HOST:PORT/cases/) or a URL with {id} for it; else "+caseURLEnv+", else the config's case-base-url")
+	addPushFlags(f, &fl.push)
 	registerAuditCompletions(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := applyConfig(cmd, app, &fl); err != nil {
@@ -286,6 +292,9 @@ func parseFailOn(s string) (sev finding.Severity, never bool, err error) {
 }
 
 func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) error {
+	// On the report's clock, so that -o prometheus of the same input is
+	// the same (tests fix the clock).
+	start := app.Now()
 	out, ok := outputs[fl.output]
 	if !ok {
 		return withCode(ExitError, fmt.Errorf("unknown output format %q (want one of %s)", fl.output, outputList()))
@@ -329,6 +338,10 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 		return withCode(ExitError, err)
 	}
 	declared, err := declaration(src, fl)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	pushCluster, err := fl.push.clusterName(src)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
@@ -387,10 +400,17 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	if out.locations && len(src.from) > 0 {
 		locate(rep, snapshot.Positions(src.from))
 	}
+	if fl.deliver != nil {
+		return fl.deliver(rep, snap, app.Now().Sub(start))
+	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,
-			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap), subject: findingSubjects(snap)})
+			whole: !app.OutIsTerminal || fl.outputFile != "", reportObjects: reportObjectOptions(failOn, never, snap), subject: findingSubjects(snap),
+			took: app.Now().Sub(start)})
 	}); err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := fl.push.pushReport(ctx, rep, app.Now().Sub(start), pushCluster); err != nil {
 		return withCode(ExitError, err)
 	}
 	switch {

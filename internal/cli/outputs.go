@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,6 +34,8 @@ type renderContext struct {
 	// reportObjects is what -o policyreport and -o openreports map by:
 	// --fail-on and the snapshot's UIDs.
 	reportObjects policyreport.Options
+	// took is how long the audit ran, for -o prometheus.
+	took time.Duration
 }
 
 // output is one -o format of the audit report.
@@ -69,6 +72,7 @@ var outputs = map[string]output{
 	"openreports": {render: func(w io.Writer, rep *report.Report, rc renderContext) error {
 		return policyreport.Write(w, rep, policyreport.OpenReports, rc.reportObjects)
 	}},
+	"prometheus": {render: writePrometheus},
 }
 
 // outputNames lists the formats, for help, errors and completion.

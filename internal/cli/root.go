@@ -123,6 +123,7 @@ Its incident library is browsable with 'kubegap cases'.`,
 		newPublishCommand(app),
 		newServeCommand(app),
 		newSiteCommand(app),
+		newExporterCommand(app),
 	)
 	return root
 }

@@ -481,7 +481,7 @@ func (e *commandEnv) runnable(root *cobra.Command, command string) (args []strin
 		return nil, "no such command: " + err.Error()
 	}
 	switch strings.TrimPrefix(cmd.CommandPath(), "kubegap ") {
-	case "serve", "mcp":
+	case "serve", "mcp", "exporter":
 		return nil, "a server that runs until stopped"
 	case "snapshot":
 		return nil, "reads a live cluster only (the e2e tests run it)"
@@ -489,6 +489,9 @@ func (e *commandEnv) runnable(root *cobra.Command, command string) (args []strin
 		return nil, "writes report objects into a live cluster (test/e2e/reports runs it)"
 	case "image inspect":
 		return nil, "reads an image from a registry, or from a tarball the docs do not ship"
+	}
+	if slices.ContainsFunc(words, func(w string) bool { return w == "--pushgateway" || strings.HasPrefix(w, "--pushgateway=") }) {
+		return nil, "pushes to the Pushgateway it names (test/e2e/prometheus pushes to a real one)"
 	}
 	isAudit := cmd.Name() == "audit"
 	for _, w := range words {
