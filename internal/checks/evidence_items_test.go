@@ -27,7 +27,6 @@ import (
 // corpus must be listed, since nothing shows its evidence true.
 var freeTextOnly = []string{
 	"object-count-explosion",
-	"removed-apis",
 }
 
 // resolvedInOwnTests are checks that the corpus cannot make fire (they

@@ -658,6 +658,9 @@ func (l *loader) addObject(raw []byte) error {
 		if err := legacy.apply(obj, raw); err != nil {
 			return err
 		}
+		if legacy != nil {
+			l.snap.noteConverted(r.Kind, obj)
+		}
 		k.addDecoded(l.snap, obj)
 		return nil
 	}
@@ -952,6 +955,7 @@ func (l *loader) addItemsAt(items []jsontext.Value, offset int) error {
 	def := l.itemType
 	decoded := make([]any, min(decodeChunk, len(items)))
 	kinds := make([]*kind, len(decoded))
+	converted := make([]string, len(decoded)) // the kind, when the loader converted the object
 	for start := 0; start < len(items); start += decodeChunk {
 		chunk := items[start:min(start+decodeChunk, len(items))]
 		var next atomic.Int64
@@ -966,45 +970,53 @@ func (l *loader) addItemsAt(items []jsontext.Value, offset int) error {
 						return
 					}
 					chunk[i] = withItemType(chunk[i], def)
-					kinds[i], decoded[i] = decodeTyped(chunk[i])
+					kinds[i], decoded[i], converted[i] = decodeTyped(chunk[i])
 				}
 			}()
 		}
 		wg.Wait()
 		for i, raw := range chunk {
 			if kinds[i] != nil {
+				if converted[i] != "" {
+					l.snap.noteConverted(converted[i], decoded[i])
+				}
 				kinds[i].addDecoded(l.snap, decoded[i])
 			} else if err := l.addObject(raw); err != nil {
 				return &docError{item: offset + start + i + 1, err: err}
 			}
-			kinds[i], decoded[i], items[start+i] = nil, nil, nil // let the raw bytes go
+			kinds[i], decoded[i], converted[i], items[start+i] = nil, nil, "", nil // let the raw bytes go
 		}
 	}
 	return nil
 }
 
-// decodeTyped decodes an object of a typed kind. It returns a nil kind for
+// decodeTyped decodes an object of a typed kind, and the kind again when
+// it converted the object from an older version. It returns a nil kind for
 // anything else, errors included, which addObject then handles.
-func decodeTyped(raw []byte) (*kind, any) {
+func decodeTyped(raw []byte) (*kind, any, string) {
 	tm, ok := leadingTypeMeta(raw)
 	if !ok {
 		if err := json.Unmarshal(raw, &tm); err != nil {
-			return nil, nil
+			return nil, nil, ""
 		}
 	}
 	if tm.Kind == "" || tm.APIVersion == "" {
-		return nil, nil
+		return nil, nil, ""
 	}
 	r, legacy, typed, err := resolveTyped(tm.APIVersion, tm.Kind)
 	if err != nil || !typed {
-		return nil, nil
+		return nil, nil, ""
 	}
 	k, _ := kindFor(r)
 	obj, err := k.decodeJSON(raw)
 	if err != nil || legacy.apply(obj, raw) != nil {
-		return nil, nil
+		return nil, nil, ""
 	}
-	return &k, obj
+	converted := ""
+	if legacy != nil {
+		converted = r.Kind
+	}
+	return &k, obj, converted
 }
 
 // finish records coverage. A snapshot's own coverage is kept (a resource it

@@ -182,6 +182,31 @@ type Snapshot struct {
 	index    *Index
 	// intern shares repeated strings while objects are added.
 	intern interner
+	// converted holds the objects the loader converted from an older API
+	// version as it read them ("Kind/namespace/name"): in the input their
+	// apiVersion is that version, which OriginalAPIVersionAnnotation now
+	// records. An object that carried the annotation in the input already
+	// (a snapshot kubegap wrote) is not here. Never saved.
+	converted map[string]bool
+}
+
+// ConvertedOnLoad reports whether the loader converted this object from
+// the version its OriginalAPIVersionAnnotation names, so that the input
+// holds it in that version (its apiVersion field), rather than finding
+// the annotation in the input.
+func (s *Snapshot) ConvertedOnLoad(kind, namespace, name string) bool {
+	return s.converted[kind+"/"+namespace+"/"+name]
+}
+
+func (s *Snapshot) noteConverted(kind string, obj any) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if s.converted == nil {
+		s.converted = map[string]bool{}
+	}
+	s.converted[kind+"/"+m.GetNamespace()+"/"+m.GetName()] = true
 }
 
 // New returns an empty snapshot of the given source.

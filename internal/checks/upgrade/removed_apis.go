@@ -71,11 +71,11 @@ func removedAPIsCheck() check.Check {
 type use struct {
 	ref      finding.ObjectRef
 	declared bool // the manifest says so (files); else managedFields history
-	// asRead: the object is kept in the version it was read in, so its
-	// apiVersion field is the removed version. Objects the loader
-	// converted carry that version in kubegap's annotation instead, which
-	// the input holds only when kubegap wrote it (a snapshot) and not when
-	// the loader converted a file's object: no field to quote for sure.
+	// asRead: the input holds the object in the removed version, so its
+	// apiVersion field there is that version: kept as read, or converted
+	// by the loader as it read it (snapshot.ConvertedOnLoad). Otherwise
+	// the input holds kubegap's annotation (a snapshot kubegap wrote) or,
+	// for a live object, managedFields history.
 	asRead bool
 }
 
@@ -106,7 +106,7 @@ func runRemovedAPIs(ctx *check.Context) ([]finding.Finding, error) {
 		a := m.GetAnnotations()
 		switch {
 		case a[snapshot.OriginalAPIVersionAnnotation] != "":
-			record(a[snapshot.OriginalAPIVersionAnnotation], kind, m, true, false)
+			record(a[snapshot.OriginalAPIVersionAnnotation], kind, m, true, s.ConvertedOnLoad(kind, m.GetNamespace(), m.GetName()))
 		case s.Source.Type == snapshot.SourceFiles && f.removedAs(apiVersion, kind) != nil:
 			record(apiVersion, kind, m, true, true) // a kind kubegap keeps as written
 		}
@@ -162,10 +162,10 @@ func removedFinding(ctx *check.Context, row *removedAPI, kind string, us []use, 
 	}
 	gvk := row.GroupVersion + " " + kind
 	fd := finding.Finding{Check: "removed-apis", Cases: removedAPICases}
-	// Objects kept as read quote their apiVersion, grouped. The others
-	// stay sentences: a converted object's original version and a live
-	// object's history are kubegap's annotations (the history made from
-	// managedFields it then drops), not fields the input is sure to hold.
+	// Objects the input holds in the removed version quote their
+	// apiVersion, and those whose input carries kubegap's annotation
+	// quote that, grouped. A live object's history stays a sentence:
+	// kubegap.dev/written-as is made from managedFields it then drops.
 	var written finding.Grouper
 	lines := 0
 	for i, u := range us {
@@ -175,11 +175,9 @@ func removedFinding(ctx *check.Context, row *removedAPI, kind string, us []use, 
 		switch {
 		case u.asRead:
 			written.Add(u.ref, finding.Value("apiVersion", row.GroupVersion))
-		case lines == check.MaxEvidence:
 		case declared:
-			lines++
-			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: written in %s (read in it and converted on load, or so recorded in %s)",
-				u.ref, row.GroupVersion, snapshot.OriginalAPIVersionAnnotation))
+			written.Add(u.ref, finding.Entry("metadata.annotations["+snapshot.OriginalAPIVersionAnnotation+"]", row.GroupVersion))
+		case lines == check.MaxEvidence:
 		default:
 			lines++
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("%s: %s lists %s (from managedFields or last-applied-configuration)",
