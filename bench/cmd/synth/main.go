@@ -1,11 +1,14 @@
 // Command synth writes the snapshot of a generated cluster without an API
-// server: bench/loadgen fills an in-memory fake clientset, and every
-// resource a live audit reads is added to a snapshot as the live reader
-// adds it (Warning events only, as its field selector asks). Loading the
-// real test bed with 100k pods takes about 20 minutes; synth takes
-// seconds, so offline load time and memory can be profiled at any size.
-// The objects lack what only an API server adds (managedFields, resource
-// versions), which the snapshot trims or ignores anyway.
+// server: bench/loadgen generates the objects its loader would create, in
+// their final state, and each one a live audit reads is trimmed and written
+// at once (Warning events only, as the live reader's field selector asks),
+// so that memory stays bounded at any size: 2M pods take the memory of
+// 100. Loading the real test bed with 100k pods takes about 20 minutes;
+// synth takes seconds, so offline load time and memory can be profiled at
+// any size. UIDs follow from each object's kind, namespace and name
+// (loadgen.UID); the objects lack what only an API server adds
+// (managedFields, resource versions), which the snapshot trims or ignores
+// anyway.
 //
 // With --yaml-list FILE it also writes the same objects, whole (not
 // trimmed), as one YAML List the way "kubectl get nodes,pods,... -A -o
@@ -15,20 +18,17 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"sync/atomic"
+	"path/filepath"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubegap/kubegap/bench/loadgen"
 	"github.com/kubegap/kubegap/internal/audit"
@@ -57,20 +57,11 @@ func run(args []string) error {
 	if *out == "" && *yamlOut == "" {
 		return fmt.Errorf("-o or --yaml-list is required")
 	}
-	// NewSimpleClientset: the field-managing NewClientset needs minutes and
-	// gigabytes for 100k pods, and managedFields are trimmed anyway.
-	cs := fake.NewSimpleClientset()
-	// The API server gives every object a UID, and owner references
-	// point at it; the fake tracker does not, so give them here.
-	var uids atomic.Int64
-	cs.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if o, ok := a.(k8stesting.CreateAction).GetObject().(metav1.Object); ok && o.GetUID() == "" {
-			o.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", uids.Add(1))))
+	read := map[snapshot.Resource]bool{}
+	for _, r := range audit.Resources(checks.All()) {
+		if _, _, ok := snapshot.ListKind(r); ok {
+			read[r] = true
 		}
-		return false, nil, nil
-	})
-	if _, err := loadgen.Run(context.Background(), cs, spec, io.Discard); err != nil {
-		return err
 	}
 	var yl *yamlList
 	if *yamlOut != "" {
@@ -80,43 +71,84 @@ func run(args []string) error {
 		}
 		defer yl.abort()
 	}
-	s := snapshot.New(snapshot.Source{Type: snapshot.SourceCluster, ServerVersion: "v1.37.2"})
-	for _, r := range audit.Resources(checks.All()) {
-		_, add, ok := snapshot.ListKind(r)
+	var sw *snapshot.StreamWriter
+	if *out != "" {
+		// Temporary files beside the output: /tmp may be a small tmpfs.
+		sw = snapshot.NewStreamWriter(snapshot.Source{Type: snapshot.SourceCluster, ServerVersion: "v1.37.2"}, filepath.Dir(*out))
+		defer sw.Close()
+	}
+	err := loadgen.Generate(spec, func(o runtime.Object) error {
+		r, ok := resourceOf(o)
 		if !ok {
-			s.SetCoverage(r, snapshot.StatusNotServed, "")
-			continue
+			return fmt.Errorf("loadgen generated a %T, which synth does not know", o)
 		}
-		list, err := cs.Tracker().List(r.GVR(), schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}, "")
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", r, err)
+		if !read[r] {
+			return nil // no check reads it, so no live audit would
 		}
-		if el, ok := list.(*corev1.EventList); ok {
-			warn := el.Items[:0]
-			for _, e := range el.Items {
-				if e.Type == corev1.EventTypeWarning {
-					warn = append(warn, e)
-				}
-			}
-			el.Items = warn
+		if e, ok := o.(*corev1.Event); ok && e.Type != corev1.EventTypeWarning {
+			return nil
 		}
 		if yl != nil {
-			// Before add, which trims the objects in place.
-			if err := yl.add(r, list); err != nil {
+			// Before Add, which trims the object in place.
+			if err := yl.add(r, o); err != nil {
 				return err
 			}
 		}
-		add(s, list)
-		s.SetCoverage(r, snapshot.StatusRead, "")
+		if sw != nil {
+			return sw.Add(r, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if yl != nil {
 		if err := yl.close(); err != nil {
 			return err
 		}
 	}
-	if *out == "" {
+	if sw == nil {
 		return nil
 	}
-	s.Finish()
-	return s.SaveFile(*out)
+	for _, r := range audit.Resources(checks.All()) {
+		if read[r] {
+			sw.SetCoverage(r, snapshot.StatusRead, "")
+		} else {
+			sw.SetCoverage(r, snapshot.StatusNotServed, "")
+		}
+	}
+	return sw.SaveFile(*out)
+}
+
+// resourceOf is the resource of one object loadgen generates.
+func resourceOf(o runtime.Object) (snapshot.Resource, bool) {
+	switch o.(type) {
+	case *corev1.Namespace:
+		return snapshot.Namespaces, true
+	case *corev1.Node:
+		return snapshot.Nodes, true
+	case *corev1.Pod:
+		return snapshot.Pods, true
+	case *corev1.Event:
+		return snapshot.Events, true
+	case *corev1.Service:
+		return snapshot.Services, true
+	case *appsv1.DaemonSet:
+		return snapshot.DaemonSets, true
+	case *appsv1.Deployment:
+		return snapshot.Deployments, true
+	case *appsv1.ReplicaSet:
+		return snapshot.ReplicaSets, true
+	case *appsv1.StatefulSet:
+		return snapshot.StatefulSets, true
+	case *policyv1.PodDisruptionBudget:
+		return snapshot.PodDisruptionBudgets, true
+	case *discoveryv1.EndpointSlice:
+		return snapshot.EndpointSlices, true
+	case *admissionv1.ValidatingWebhookConfiguration:
+		return snapshot.ValidatingWebhookConfigurations, true
+	case *admissionv1.MutatingWebhookConfiguration:
+		return snapshot.MutatingWebhookConfigurations, true
+	}
+	return snapshot.Resource{}, false
 }
