@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -28,6 +30,13 @@ type Index struct {
 	// kind/namespace/name, for the owners WorkloadVia follows or infers.
 	byName map[[3]string]metav1.Object
 	jobs   map[types.UID]*batchv1.Job
+
+	// podsByLabel holds, by namespace and label key, the pods of the
+	// namespace by that label's value, built the first time a selector
+	// asks for the key (PodsMatching): a selector then costs the pods it
+	// may match, not every pod of its namespace.
+	labelMu     sync.Mutex
+	podsByLabel map[[2]string]map[string][]*Pod
 }
 
 func buildIndex(s *Snapshot) *Index {
@@ -300,13 +309,53 @@ func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
+	candidates := ix.podsByNS[ns]
+	if key, value, ok := equalityRequirement(sel); ok {
+		candidates = ix.podsWithLabel(ns, key)[value]
+	}
 	var out []*Pod
-	for _, p := range ix.podsByNS[ns] {
+	for _, p := range candidates {
 		if sel.Matches(labels.Set(p.Labels)) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// equalityRequirement is a requirement of sel that one label equal one
+// value, which every pod sel matches must meet.
+func equalityRequirement(sel labels.Selector) (key, value string, ok bool) {
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			if r.Values().Len() == 1 {
+				return r.Key(), r.Values().UnsortedList()[0], true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// podsWithLabel returns the pods of namespace ns that have label key, by
+// its value, each list in the order of PodsInNamespace.
+func (ix *Index) podsWithLabel(ns, key string) map[string][]*Pod {
+	ix.labelMu.Lock()
+	defer ix.labelMu.Unlock()
+	if ix.podsByLabel == nil {
+		ix.podsByLabel = map[[2]string]map[string][]*Pod{}
+	}
+	byValue, ok := ix.podsByLabel[[2]string{ns, key}]
+	if !ok {
+		byValue = map[string][]*Pod{}
+		for _, p := range ix.podsByNS[ns] {
+			if v, has := p.Labels[key]; has {
+				byValue[v] = append(byValue[v], p)
+			}
+		}
+		ix.podsByLabel[[2]string{ns, key}] = byValue
+	}
+	return byValue
 }
 
 // ReplicaSet returns the ReplicaSet with this UID, or nil.

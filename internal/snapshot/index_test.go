@@ -1,12 +1,15 @@
 package snapshot
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -167,5 +170,42 @@ func TestWorkloadViaInferences(t *testing.T) {
 	}
 	if len(s.Pods) != len(want) {
 		t.Fatalf("%d pods, want %d", len(s.Pods), len(want))
+	}
+}
+
+// TestPodsMatchingByLabelIndex: PodsMatching answers through the label
+// index exactly what a scan of the namespace answers, in the same order,
+// for selectors with and without a one-value equality requirement.
+func TestPodsMatchingByLabelIndex(t *testing.T) {
+	s := New(Source{})
+	for i := range 60 {
+		ns := []string{"a", "b"}[i%2]
+		lb := map[string]string{"app": fmt.Sprintf("w%d", i%5)}
+		if i%3 == 0 {
+			lb["tier"] = "front"
+		}
+		s.Pods = append(s.Pods, Pod{Namespace: ns, Name: fmt.Sprintf("p%02d", i), Labels: lb})
+	}
+	s.Finish()
+	ix := s.Index()
+	for _, expr := range []string{"app=w1", "app==w2,tier=front", "app in (w3)", "app in (w1,w4)", "tier", "!tier,app!=w0", "app=none", "tier=front,app notin (w1)"} {
+		sel, err := labels.Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{"a", "b", "c"} {
+			var want []*Pod
+			for _, p := range ix.PodsInNamespace(ns) {
+				if sel.Matches(labels.Set(p.Labels)) {
+					want = append(want, p)
+				}
+			}
+			if got := ix.PodsMatching(ns, sel); !slices.Equal(got, want) {
+				t.Errorf("%s in %s: %d pods, want %d (%v)", expr, ns, len(got), len(want), got)
+			}
+			if ns == "a" && len(want) == 0 && expr != "app=none" {
+				t.Errorf("%s matches nothing in a: the comparison would not tell", expr)
+			}
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package synthsnap
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -35,30 +34,23 @@ func newYAMLList(path string) (*yamlList, error) {
 	return &yamlList{f: f, w: w, path: path}, nil
 }
 
-// add writes the items of a typed list of r, each with its apiVersion and
-// kind, as kubectl prints them.
-func (l *yamlList) add(r snapshot.Resource, list runtime.Object) error {
-	objs, err := meta.ExtractList(list)
+// add writes one object of r with its apiVersion and kind, as kubectl
+// prints it.
+func (l *yamlList) add(r snapshot.Resource, o runtime.Object) error {
+	o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind})
+	b, err := yaml.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("%s: %w", r, err)
 	}
-	gvk := schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
-	for _, o := range objs {
-		o.GetObjectKind().SetGroupVersionKind(gvk)
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r, err)
+	for i, line := range bytes.SplitAfter(b, []byte("\n")) {
+		switch {
+		case len(line) == 0:
+		case i == 0:
+			l.w.WriteString("- ")
+		case len(line) > 1:
+			l.w.WriteString("  ")
 		}
-		for i, line := range bytes.SplitAfter(b, []byte("\n")) {
-			switch {
-			case len(line) == 0:
-			case i == 0:
-				l.w.WriteString("- ")
-			case len(line) > 1:
-				l.w.WriteString("  ")
-			}
-			l.w.Write(line)
-		}
+		l.w.Write(line)
 	}
 	return nil
 }

@@ -1,0 +1,68 @@
+package snapshot_test
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/kubegap/kubegap/bench/loadgen"
+	"github.com/kubegap/kubegap/bench/synthsnap"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// Bounds per pod of loading a generated snapshot (issue 29): the heap the
+// loaded snapshot keeps, the bytes allocated while loading it and the
+// number of allocations. Recorded on the code of this commit with about
+// 10% headroom (measured at commit time, three runs alike: 2,750 B kept,
+// 12,880 B allocated in 86.0 allocations per pod); lower them
+// when a change saves memory, never raise them without saying why in the
+// commit. Allocation counts and bytes, unlike times, do not depend on the
+// machine's load.
+const (
+	maxKeptBytesPerPod       = 3030
+	maxAllocBytesPerPod      = 14200
+	maxAllocationsPerPodLoad = 95
+)
+
+// TestLoadAllocationsPerPod loads the snapshot of a generated cluster of
+// 5,000 pods on 250 nodes (bench/loadgen, every resource a live audit of
+// all checks reads, in proportion) and fails when what loading costs per
+// pod passes the recorded bounds, so that memory cannot creep back
+// unnoticed. Not a benchmark: it counts, it does not time.
+func TestLoadAllocationsPerPod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and loads a 5,000-pod snapshot")
+	}
+	const pods = 5000
+	path := filepath.Join(t.TempDir(), "synth.json.gz")
+	if err := synthsnap.Write(loadgen.Spec{Nodes: pods / 20, Pods: pods, Seed: 1}, path, ""); err != nil {
+		t.Fatal(err)
+	}
+	var before, loaded, kept runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := snapshot.LoadPaths([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&loaded)
+	runtime.GC()
+	runtime.ReadMemStats(&kept)
+	if len(s.Pods) != pods {
+		t.Fatalf("%d pods loaded, want %d", len(s.Pods), pods)
+	}
+	runtime.KeepAlive(s)
+	keptPerPod := float64(int64(kept.HeapAlloc)-int64(before.HeapAlloc)) / pods
+	allocBytesPerPod := float64(loaded.TotalAlloc-before.TotalAlloc) / pods
+	allocsPerPod := float64(loaded.Mallocs-before.Mallocs) / pods
+	t.Logf("per pod: %.0f B of heap kept, %.0f B allocated in %.1f allocations while loading", keptPerPod, allocBytesPerPod, allocsPerPod)
+	if keptPerPod > maxKeptBytesPerPod {
+		t.Errorf("the loaded snapshot keeps %.0f B of heap per pod, over the recorded %d B", keptPerPod, maxKeptBytesPerPod)
+	}
+	if allocBytesPerPod > maxAllocBytesPerPod {
+		t.Errorf("loading allocates %.0f B per pod, over the recorded %d B", allocBytesPerPod, maxAllocBytesPerPod)
+	}
+	if allocsPerPod > maxAllocationsPerPodLoad {
+		t.Errorf("loading makes %.1f allocations per pod, over the recorded %d", allocsPerPod, maxAllocationsPerPodLoad)
+	}
+}
