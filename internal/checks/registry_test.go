@@ -76,11 +76,12 @@ var uncitedDetectable = map[string]string{
 	"zalando-kubelet-api-qps-2019":                                        "a kubelet rate-limit check (kubeletVersion below 1.27 runs kubeAPIQPS 5 by default, the override unknown): not built",
 	"moj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": "a default-certificate host check (Certificate dnsNames against the Ingress hosts that fall back to it): detects under way only, not built",
 	"dapr-sentry-one-year-root-cert-expiry-2021-2024":                     "certificate-expiry's trust-roots and one-year-roots, once the ConfigMap where each Dapr version publishes its root is verified: not added",
+	"embedded-etcd-2gib-quota-nospace-k3s-2021-2026":                      "an etcd-capacity check (database size from /metrics against the quota): not built, the /metrics reader keeps only deprecated-API series",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 4
+const maxUncitedDetectable = 5
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
