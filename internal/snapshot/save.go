@@ -74,7 +74,15 @@ func (s *Snapshot) Write(w io.Writer) error {
 // SaveFile writes the snapshot to path, gzipped when the name ends in .gz.
 // It writes to a temporary file first, so a failed write leaves nothing
 // behind and never a half-written snapshot under the final name.
-func (s *Snapshot) SaveFile(path string) (err error) {
+func (s *Snapshot) SaveFile(path string) error {
+	return writeFileAtomic(path, s.Write)
+}
+
+// writeFileAtomic writes what write produces to path, through gzip when the
+// name ends in .gz, by way of a temporary file in the same directory that
+// is renamed into place only once everything is written: a failed write
+// leaves nothing behind.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-snapshot-*")
 	if err != nil {
 		return err
@@ -91,7 +99,7 @@ func (s *Snapshot) SaveFile(path string) (err error) {
 		zw = gzip.NewWriter(tmp)
 		w = zw
 	}
-	if err = s.Write(w); err != nil {
+	if err = write(w); err != nil {
 		return fmt.Errorf("writing snapshot: %w", err)
 	}
 	if zw != nil {

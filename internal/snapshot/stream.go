@@ -2,13 +2,10 @@ package snapshot
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -146,34 +143,7 @@ func (w *StreamWriter) SaveFile(path string) (err error) {
 			}
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubegap-snapshot-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	var out io.Writer = tmp
-	var zw *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		zw = gzip.NewWriter(tmp)
-		out = zw
-	}
-	if err = w.write(out); err != nil {
-		return fmt.Errorf("writing snapshot: %w", err)
-	}
-	if zw != nil {
-		if err = zw.Close(); err != nil {
-			return err
-		}
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeFileAtomic(path, w.write)
 }
 
 func (w *StreamWriter) write(out io.Writer) error {
