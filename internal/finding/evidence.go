@@ -1,6 +1,7 @@
 package finding
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,28 @@ func Absent(path string) Field { return Field{Path: path, Absent: true} }
 // and node-role.kubernetes.io/control-plane: "" is as present as any
 // label, so an empty value stays a value here and prints as "".
 func Entry(path, value string) Field { return Field{Path: path, Value: value} }
+
+// JSONText prints v as kubectl's JSONPath output prints a list or map
+// field, and as internal/evidence reads one back: compact JSON with object
+// keys sorted and HTML characters unescaped (a probe command may hold
+// "2>&1"). A value that does not encode prints in fmt's form.
+func JSONText(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return string(raw)
+	}
+	return strings.TrimSpace(b.String())
+}
 
 // valueText prints a value as kubectl's JSONPath output does.
 func valueText(v any) string {

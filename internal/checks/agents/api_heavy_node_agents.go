@@ -1,9 +1,7 @@
 package agents
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -252,29 +250,9 @@ func grantItems(gs []grant) []finding.EvidenceItem {
 		}
 		add(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding", Name: g.binding}, fields...))
 		add(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: g.ruleRole},
-			finding.Value(fmt.Sprintf("rules[%d]", g.ruleIndex), jsonValue(g.rule))))
+			finding.Value(fmt.Sprintf("rules[%d]", g.ruleIndex), finding.JSONText(g.rule))))
 	}
 	return out
-}
-
-// jsonValue prints a value as kubectl's JSONPath output prints a map or
-// list field: compact JSON, keys in order, HTML characters unescaped.
-func jsonValue(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	var plain any
-	if json.Unmarshal(raw, &plain) != nil {
-		return ""
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(plain) != nil {
-		return ""
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // allowsRead reports whether a policy rule allows list or watch of every
@@ -326,7 +304,7 @@ func daemonSetItem(ds *appsv1.DaemonSet, more ...finding.Field) finding.Evidence
 	if st := &ds.Status; st.DesiredNumberScheduled > 0 || st.ObservedGeneration > 0 {
 		fields = append(fields, finding.Value("status.desiredNumberScheduled", st.DesiredNumberScheduled))
 	} else if sel := ds.Spec.Template.Spec.NodeSelector; len(sel) > 0 {
-		fields = append(fields, finding.Value("spec.template.spec.nodeSelector", jsonValue(sel)))
+		fields = append(fields, finding.Value("spec.template.spec.nodeSelector", finding.JSONText(sel)))
 	} else {
 		fields = append(fields, finding.Absent("spec.template.spec.nodeSelector"))
 	}

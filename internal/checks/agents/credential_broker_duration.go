@@ -233,10 +233,10 @@ func brokerFinding(ctx *check.Context, b broker, lo, hi, threshold time.Duration
 	// container's command and arguments: those are quoted whole.
 	fields := []finding.Field{finding.Value(check.ContainerField(b.kind, "", b.c.Name, "image"), b.c.Image)}
 	if len(b.c.Command) > 0 {
-		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "command"), jsonValue(b.c.Command)))
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "command"), finding.JSONText(b.c.Command)))
 	}
 	if len(b.c.Args) > 0 {
-		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "args"), jsonValue(b.c.Args)))
+		fields = append(fields, finding.Value(check.ContainerField(b.kind, "", b.c.Name, "args"), finding.JSONText(b.c.Args)))
 	}
 	f.AddEvidence(finding.Quote(ref, fields...))
 	f.AddEvidence(rolePods(ctx)...)

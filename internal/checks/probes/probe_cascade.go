@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"regexp"
@@ -208,7 +207,7 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 			t = fmt.Sprintf("%d s", p.probe.TimeoutSeconds)
 		}
 		short = append(short, fmt.Sprintf("%s exec probe %q timeoutSeconds %s", p.kind, strings.Join(p.probe.Exec.Command, " "), t))
-		fields = append(fields, finding.Value(p.kind+"Probe.exec.command", jsonText(p.probe.Exec.Command)),
+		fields = append(fields, finding.Value(p.kind+"Probe.exec.command", finding.JSONText(p.probe.Exec.Command)),
 			positive(p.kind+"Probe.timeoutSeconds", p.probe.TimeoutSeconds))
 		sev = max(sev, p.sev)
 	}
@@ -223,7 +222,7 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 func handlerFields(kind string, p *corev1.Probe) []finding.Field {
 	switch {
 	case p.Exec != nil:
-		return []finding.Field{finding.Value(kind+".exec.command", jsonText(p.Exec.Command))}
+		return []finding.Field{finding.Value(kind+".exec.command", finding.JSONText(p.Exec.Command))}
 	case p.HTTPGet != nil:
 		fs := []finding.Field{finding.Value(kind+".httpGet.path", p.HTTPGet.Path), finding.Value(kind+".httpGet.port", p.HTTPGet.Port.String())}
 		if p.HTTPGet.Host != "" {
@@ -251,18 +250,6 @@ func positive(path string, v int32) finding.Field {
 		return finding.Absent(path)
 	}
 	return finding.Value(path, v)
-}
-
-// jsonText is v as kubectl's JSONPath prints a list: JSON, without HTML
-// escaping (a probe command may hold "2>&1").
-func jsonText(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 func handlerSet(p *corev1.Probe) bool {
@@ -365,7 +352,7 @@ func dependencyOf(p *corev1.Probe, own map[string]bool) (string, finding.Field) 
 		return "", finding.Field{}
 	}
 	cmd := strings.Join(p.Exec.Command, " ")
-	field := finding.Value("livenessProbe.exec.command", jsonText(p.Exec.Command))
+	field := finding.Value("livenessProbe.exec.command", finding.JSONText(p.Exec.Command))
 	if m := dbClient.FindStringSubmatch(cmd); m != nil {
 		if h := hostFlag.FindStringSubmatch(cmd); h != nil && !self(h[1]) {
 			return fmt.Sprintf("runs %s against host %s: %q", m[1], h[1], cmd), field

@@ -3,9 +3,7 @@
 package rbac
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -321,7 +319,7 @@ func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, n
 			continue
 		}
 		f.AddEvidence(finding.Quote(finding.ObjectRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: cr.Name},
-			finding.Value("rules", jsonValue(cr.Rules))))
+			finding.Value("rules", finding.JSONText(cr.Rules))))
 		if cr.AggregationRule != nil {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("ClusterRole %s aggregates the rules of the ClusterRoles its aggregationRule selects", cr.Name))
 		}
@@ -330,27 +328,6 @@ func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, n
 	f.Evidence = append(f.Evidence, evidence...)
 	f.Evidence = append(f.Evidence, "rule "+need.ID+": "+strings.Join(need.Sources, ", "))
 	return f
-}
-
-// jsonValue prints a value as kubectl's JSONPath output prints a list or
-// map field: compact JSON with the keys in order and HTML characters
-// unescaped ("" when it cannot be encoded, which no typed rule is).
-func jsonValue(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	var plain any
-	if json.Unmarshal(raw, &plain) != nil {
-		return ""
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(plain) != nil {
-		return ""
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // grants resolves what a service account may do.

@@ -1,10 +1,8 @@
 package scheduling
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,38 +18,17 @@ import (
 // kubernetes.io/hostname makes a group of every node.
 const maxNodeGroups = 10
 
-// canonicalJSON prints v as kubectl's JSONPath prints an object or list:
-// JSON with the keys of every object sorted (as a decoded document has
-// them, not in Go's struct field order) and without HTML escaping.
-func canonicalJSON(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return string(raw)
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return string(raw)
-	}
-	return strings.TrimSpace(b.String())
-}
-
 // selectionItem quotes a template's nodeSelector and required node
 // affinity, each whole, as read; ok is false when it has neither.
 func selectionItem(w workload) (finding.EvidenceItem, bool) {
 	spec := check.PodSpecPath(w.kind)
 	var fields []finding.Field
 	if len(w.spec.NodeSelector) > 0 {
-		fields = append(fields, finding.Value(spec+".nodeSelector", canonicalJSON(w.spec.NodeSelector)))
+		fields = append(fields, finding.Value(spec+".nodeSelector", finding.JSONText(w.spec.NodeSelector)))
 	}
 	if a := w.spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		fields = append(fields, finding.Value(spec+".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-			canonicalJSON(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)))
+			finding.JSONText(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)))
 	}
 	if len(fields) == 0 {
 		return finding.EvidenceItem{}, false
@@ -65,7 +42,7 @@ func tolerationsItem(w workload) finding.EvidenceItem {
 	if len(w.spec.Tolerations) == 0 {
 		return finding.Quote(w.ref(), finding.Absent(path))
 	}
-	return finding.Quote(w.ref(), finding.Value(path, canonicalJSON(w.spec.Tolerations)))
+	return finding.Quote(w.ref(), finding.Value(path, finding.JSONText(w.spec.Tolerations)))
 }
 
 // labelField quotes one label of a node: its value, or its absence. ok is

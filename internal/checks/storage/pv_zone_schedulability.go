@@ -217,7 +217,7 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 				items = append(items, finding.Quote(check.Ref("v1", "PersistentVolume", pv),
 					finding.Value("spec.claimRef.namespace", pv.Spec.ClaimRef.Namespace),
 					finding.Value("spec.claimRef.name", pv.Spec.ClaimRef.Name),
-					finding.Value("spec.nodeAffinity.required", compactJSON(pv.Spec.NodeAffinity.Required))))
+					finding.Value("spec.nodeAffinity.required", finding.JSONText(pv.Spec.NodeAffinity.Required))))
 			}
 		}
 		if sev != group.sev {
@@ -271,18 +271,6 @@ func readyAndCordon(n *corev1.Node) []finding.Field {
 		fs = append(fs, finding.Value("spec.unschedulable", true))
 	}
 	return fs
-}
-
-// compactJSON is v as kubectl's JSONPath prints an object: JSON without
-// HTML escaping.
-func compactJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapshot, zones map[string]bool, zoneItems []finding.EvidenceItem) []finding.Finding {

@@ -1,9 +1,7 @@
 package versions
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -291,7 +289,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 				}{{"command", c.command}, {"args", c.argList}} {
 					if len(list.argv) > 0 {
 						items[0].Fields = append(items[0].Fields,
-							finding.Value(check.ContainerField(c.ref.Kind, "", c.container, list.name), jsonList(list.argv)))
+							finding.Value(check.ContainerField(c.ref.Kind, "", c.container, list.name), finding.JSONText(list.argv)))
 					}
 				}
 			}
@@ -326,18 +324,6 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 		}
 	}
 	return out
-}
-
-// jsonList prints a list as kubectl's JSONPath output prints a list
-// field: compact JSON, HTML characters unescaped.
-func jsonList(v []string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 func runcCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts) []finding.Finding {
