@@ -122,25 +122,33 @@ func ServerVersion(s *snapshot.Snapshot) (v KubeVersion, evidence string, ok boo
 	if v, ok := ParseKubeVersion(s.Source.ServerVersion); ok {
 		return v, fmt.Sprintf("control plane %s (API server version)", s.Source.ServerVersion), true
 	}
+	EachAPIServerContainer(s, func(p *snapshot.Pod, c *snapshot.Container) {
+		_, tag, _ := ImageParts(c.Image)
+		pv, good := ParseKubeVersion(tag)
+		if good && (!ok || pv.Less(v)) {
+			v, ok = pv, true
+			evidence = fmt.Sprintf("control plane %s, from the image of Pod kube-system/%s (%s): the input has no API server version",
+				tag, p.Name, c.Image)
+		}
+	})
+	return v, evidence, ok
+}
+
+// EachAPIServerContainer calls fn for every kube-apiserver container of a
+// kube-system Pod: the static pods of a self-managed control plane, whose
+// images give its version when the input has no /version.
+func EachAPIServerContainer(s *snapshot.Snapshot, fn func(p *snapshot.Pod, c *snapshot.Container)) {
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if p.Namespace != "kube-system" {
 			continue
 		}
-		for _, c := range p.Spec.Containers {
-			if ImageName(c.Image) != "kube-apiserver" {
-				continue
-			}
-			_, tag, _ := ImageParts(c.Image)
-			pv, good := ParseKubeVersion(tag)
-			if good && (!ok || pv.Less(v)) {
-				v, ok = pv, true
-				evidence = fmt.Sprintf("control plane %s, from the image of Pod kube-system/%s (%s): the input has no API server version",
-					tag, p.Name, c.Image)
+		for j := range p.Spec.Containers {
+			if c := &p.Spec.Containers[j]; ImageName(c.Image) == "kube-apiserver" {
+				fn(p, c)
 			}
 		}
 	}
-	return v, evidence, ok
 }
 
 // Ref names an object for a finding.

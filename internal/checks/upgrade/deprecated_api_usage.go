@@ -210,18 +210,11 @@ func metricsSources(s *snapshot.Snapshot) []string {
 // control plane.
 func kubeAPIServerPods(s *snapshot.Snapshot) []string {
 	var out []string
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if p.Namespace != "kube-system" {
-			continue
+	check.EachAPIServerContainer(s, func(p *snapshot.Pod, _ *snapshot.Container) {
+		if len(out) == 0 || out[len(out)-1] != p.Name { // one name per pod
+			out = append(out, p.Name)
 		}
-		for _, c := range p.Spec.Containers {
-			if check.ImageName(c.Image) == "kube-apiserver" {
-				out = append(out, p.Name)
-				break
-			}
-		}
-	}
+	})
 	return out
 }
 

@@ -151,20 +151,12 @@ func apiServerCVEs(ctx *check.Context, facts *cveFacts) []finding.Finding {
 // is not in the input; pods with the same image together.
 func apiServerImages(s *snapshot.Snapshot) []finding.EvidenceItem {
 	var g finding.Grouper
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		if p.Namespace != "kube-system" {
-			continue
+	check.EachAPIServerContainer(s, func(p *snapshot.Pod, c *snapshot.Container) {
+		if _, ok := check.ParseKubeVersion(imageTag(c.Image)); ok {
+			g.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
+				finding.Value(check.ContainerField("Pod", "", c.Name, "image"), c.Image))
 		}
-		for _, c := range p.Spec.Containers {
-			if check.ImageName(c.Image) == "kube-apiserver" {
-				if _, ok := check.ParseKubeVersion(imageTag(c.Image)); ok {
-					g.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
-						finding.Value(check.ContainerField("Pod", "", c.Name, "image"), c.Image))
-				}
-			}
-		}
-	}
+	})
 	return g.Items()
 }
 
