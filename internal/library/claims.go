@@ -2,7 +2,9 @@ package library
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -82,11 +84,7 @@ func sentencesNaming(texts []string, n, url string) []string {
 func checkPullRequests(c *Case) []error {
 	var errs []error
 	facts := factSections(c)
-	var notes []string
-	notes = append(notes, c.Unverified...)
-	for _, v := range c.Inferred {
-		notes = append(notes, v)
-	}
+	notes := caseNotes(c)
 	for i, s := range c.Sources {
 		add := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("sources[%d]: "+format, append([]any{i}, args...)...))
@@ -236,11 +234,7 @@ var (
 func checkNotesAgainstFacts(c *Case) []error {
 	var errs []error
 	facts := factSections(c)
-	var notes []string
-	notes = append(notes, c.Unverified...)
-	for _, v := range c.Inferred {
-		notes = append(notes, v)
-	}
+	notes := caseNotes(c)
 	for _, note := range notes {
 		if !denialWords.MatchString(note) {
 			continue
@@ -264,4 +258,15 @@ func checkNotesAgainstFacts(c *Case) []error {
 		}
 	}
 	return errs
+}
+
+// caseNotes are a case's hedges: its unverified notes, then its inferred
+// notes in the order of their section names (a map has none of its own,
+// and errors should come out the same way every run).
+func caseNotes(c *Case) []string {
+	notes := slices.Clone(c.Unverified)
+	for _, k := range slices.Sorted(maps.Keys(c.Inferred)) {
+		notes = append(notes, c.Inferred[k])
+	}
+	return notes
 }
