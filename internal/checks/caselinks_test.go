@@ -103,6 +103,7 @@ var caseFixtures = map[string]caseFixture{
 	"kernel-cni-known-bad\tnew-kernel-vs-cilium-bpf-incompatibility-2026":                             {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tcni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\taks-containerd-1-4-4-containercreating-2021":                               {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedPre},
+	"kernel-cni-known-bad\tcontainerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: "node k0s-worker-0 on containerd 1.6.12, the release of the containerd issue's reproduction, before its next runtime restart"},
 	"kernel-cni-known-bad\tdfds-recalled-eks-ami-daily-rollover-2022":                                 {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"node-disk-drift\tmoj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":                   {Files: []string{"resources/testdata/node-disk-drift/gap.yaml"}, State: reusedIn},
 	"node-os-lifecycle\tdatadog-systemd-networkd-cilium-2023":                                         {Files: []string{"testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
