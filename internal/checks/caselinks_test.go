@@ -76,6 +76,7 @@ var caseFixtures = map[string]caseFixture{
 	"critical-addon-colocation\teks-vpc-resolver-throttling-coredns-colocated-2024":                   {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
 	"cronjob-pileup\tcronjob-snowball-webhook-gke-2020":                                               {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedPre},
 	"cronjob-pileup\tuniverse-job-retries-kill-every-node-2017":                                       {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedIn},
+	"crd-stored-version-drift\tcert-manager-1-7-removed-apis-stored-versions-2022":                    {Files: []string{"upgrade/testdata/crd-stored-version-drift/gap.yaml"}, Complete: true, State: "cert-manager v1.6.3's CRDs with v1alpha2 still in status.storedVersions, before the 1.7 upgrade"},
 	"dataplane-node-compat\tkube-proxy-ipvs-conntrack-reuse-2019":                                     {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedPre},
 	"dataplane-node-compat\tkube-proxy-iptables-legacy-vs-nft-mismatch-2018":                          {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedIn},
 	"dataplane-node-compat\tvxlan-checksum-offload-63s-service-delay-2020":                            {Files: []string{"runtime/testdata/dataplane-node-compat/calico-gap.yaml"}, State: reusedIn},
