@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -123,5 +125,60 @@ func TestCRDStoredVersionDriftLive(t *testing.T) {
 	}
 	if got := audit(); len(got) != 0 {
 		t.Errorf("after the migration: %+v, want no finding on %s", got, crdName)
+	}
+}
+
+// TestRuntimeDefaultChangeLive: a live read keeps a Deployment's added
+// capabilities and privileged flag (the template trim), so a Tailscale
+// proxy with NET_ADMIN that may run on a node reporting containerd 1.7.24
+// is high, and the same proxy made privileged is not reported.
+func TestRuntimeDefaultChangeLive(t *testing.T) {
+	c := testcluster.Get(t)
+	ns := c.Namespace(t)
+	node := &corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-worker"},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{OSImage: "Ubuntu 22.04.5 LTS",
+			ContainerRuntimeVersion: "containerd://1.7.24", KubeletVersion: "v1.37.2"}}}
+	proxy := func(name string, privileged bool) *appsv1.Deployment {
+		labels := map[string]string{"app": name}
+		sc := &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}
+		if privileged {
+			sc.Privileged = &privileged
+		}
+		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					// The API server's admission taints a new Node not-ready;
+					// the proxies tolerate every taint so that the node admits them.
+					Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+						Containers: []corev1.Container{{Name: "tailscale", Image: "tailscale/tailscale:stable", SecurityContext: sc}}}}}}
+	}
+	c.Apply(t, node, proxy("ts-proxy", false), proxy("ts-proxy-privileged", true))
+	r := run(t, "audit", "--kubeconfig", c.Kubeconfig(t, testcluster.UserReader), "--checks", "runtime-default-change-exposure", "-o", "json")
+	if r.code == 2 {
+		t.Fatalf("the audit could not run: %s", r.stderr)
+	}
+	rep, _ := decode(t, r)
+	named := map[string]string{} // Deployment in ns -> severity
+	for _, raw := range rep.Findings {
+		var f struct {
+			Severity string
+			Objects  []struct{ Kind, Namespace, Name string }
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range f.Objects {
+			if o.Kind == "Deployment" && o.Namespace == ns {
+				named[o.Name] = f.Severity
+			}
+		}
+	}
+	if named["ts-proxy"] != "high" {
+		t.Errorf("ts-proxy: %q, want high (NET_ADMIN, not privileged, a node on containerd 1.7.24)", named["ts-proxy"])
+	}
+	if sev, ok := named["ts-proxy-privileged"]; ok {
+		t.Errorf("the privileged proxy is reported %s: the live read lost its privileged flag", sev)
 	}
 }
