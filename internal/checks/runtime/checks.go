@@ -11,5 +11,6 @@ func Checks() []check.Check {
 		jvmCgroupCompatCheck(),
 		kernelCNIKnownBadCheck(),
 		runtimeKubeletCompatCheck(),
+		runtimeDefaultChangeExposureCheck(),
 	}
 }
