@@ -73,7 +73,6 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
 	"monzo-linkerd-k8s-watch-2017":                                        "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, and the versions Monzo ran are not in the sources read",
-	"zalando-kubelet-api-qps-2019":                                        "a kubelet rate-limit check (kubeletVersion below 1.27 runs kubeAPIQPS 5 by default, the override unknown): not built",
 	"moj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": "a default-certificate host check (Certificate dnsNames against the Ingress hosts that fall back to it): detects under way only, not built",
 	"eks-ami-v20231220-containerd-nofile-1024-2023":                       "a runtime-default-change check (node image or runtime version against a table of default changes such as containerd's LimitNOFILE, joined with workloads known to rely on them): not built",
 	"runc-1-2-drops-tun-tap-default-allow-2024":                           "a runtime-default-change check (runtime versions bundling runc 1.2.0 to 1.2.3 joined with NET_ADMIN tun users that are not privileged): not built",
@@ -95,7 +94,7 @@ var uncitedDetectable = map[string]string{
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 19
+const maxUncitedDetectable = 18
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
