@@ -18,6 +18,7 @@ import (
 const (
 	kubeletQPSID   = "kubelet-api-rate-limit"
 	ruleKubeletQPS = "kubelet-default-api-qps"
+	ruleQPSBroker  = "pod-ip-broker-on-default-qps"
 	caseZalandoQPS = "zalando-kubelet-api-qps-2019"
 )
 
@@ -81,13 +82,16 @@ func kubeletAPIRateLimitCheck() check.Check {
 			"read the kubelet's /configz, which through the API server needs the nodes/proxy permission that also reaches " +
 			"the kubelet's exec endpoints, so the finding is inferred from the version and says so. Low; medium when a " +
 			"credential broker that serves pods by their IP (kube2iam) runs as a DaemonSet, since new pods then wait for " +
-			"credentials on those status updates. Nodes whose kubelet version cannot be read leave the rule partial.",
+			"credentials on those status updates. Nodes whose kubelet version cannot be read leave the rules partial, and " +
+			"DaemonSets not read completely leave the broker rule partial.",
 		// DaemonSets only raise the severity: without them the finding
-		// stands at low and the rule says the broker could not be seen.
-		Reads: []check.Input{{Resource: snapshot.Nodes}, check.Optional(snapshot.DaemonSets)},
+		// stands at low and the broker rule says it could not look.
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets),
 		Rules: []check.Rule{
 			{ID: ruleKubeletQPS, Summary: "no kubelet below 1.27, whose built-in kubeAPIQPS is 5, unless its configuration says otherwise",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleQPSBroker, Summary: "no credential broker that serves pods by their IP (kube2iam) beside such kubelets",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 		},
 		Cases: check.Prevents(caseZalandoQPS),
 		Run:   runKubeletAPIRateLimit,
@@ -116,7 +120,9 @@ func runKubeletAPIRateLimit(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	if unreadable > 0 {
-		ctx.Incomplete(ruleKubeletQPS, "%s report no kubelet version kubegap can read", check.Plural(unreadable, "node", "nodes"))
+		for _, r := range []string{ruleKubeletQPS, ruleQPSBroker} {
+			ctx.Incomplete(r, "%s report no kubelet version kubegap can read", check.Plural(unreadable, "node", "nodes"))
+		}
 	}
 	if len(old) == 0 {
 		return nil, nil
@@ -196,7 +202,7 @@ func kubeletQPSFinding(ctx *check.Context, facts *kubeletQPSFacts, old []*corev1
 		f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField("DaemonSet", "", b.container, "image"), b.image)))
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s (%s)", b.fact, strings.Join(b.sources, ", ")))
 	} else if !ctx.Complete(snapshot.DaemonSets) {
-		ctx.Incomplete(ruleKubeletQPS, "DaemonSets were not read completely: a credential broker that serves pods by their IP "+
+		ctx.Incomplete(ruleQPSBroker, "DaemonSets were not read completely: a credential broker that serves pods by their IP "+
 			"(kube2iam), which would raise the finding to medium, could not be ruled out")
 	}
 	return f

@@ -60,7 +60,7 @@ func TestKubeletAPIRateLimitWithoutDaemonSets(t *testing.T) {
 	if len(fs) != 1 || fs[0].Severity != finding.Low {
 		t.Fatalf("findings %+v, want one low", fs)
 	}
-	if n, ok := ctx.Notes()[ruleKubeletQPS]; !ok || !strings.Contains(n.Reason, "kube2iam") {
+	if n, ok := ctx.Notes()[ruleQPSBroker]; !ok || !strings.Contains(n.Reason, "kube2iam") {
 		t.Errorf("notes %v, want the rule partial naming the broker", ctx.Notes())
 	}
 }
