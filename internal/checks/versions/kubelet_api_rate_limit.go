@@ -172,7 +172,8 @@ func kubeletQPSFinding(ctx *check.Context, facts *kubeletQPSFacts, old []*corev1
 			"and kubegap does not read the kubelet's /configz (it needs nodes/proxy).",
 			facts.below.MinorString(), d.QPS, d.Burst, facts.below.MinorString(), d.RaisedTo.QPS, d.RaisedTo.Burst),
 		Remediation: fmt.Sprintf("Check the value a kubelet runs with (kubectl get --raw /api/v1/nodes/%s/proxy/configz, with a "+
-			"role that may get nodes/proxy; the answer's kubeletconfig.kubeAPIQPS is absent at the default). Set kubeAPIQPS and "+
+			"role that may get nodes/proxy; kubeletconfig.kubeAPIQPS and kubeAPIBurst in the answer are the values it runs with). "+
+			"Set kubeAPIQPS and "+
 			"kubeAPIBurst in the kubelet configuration of these nodes (%d and %d are what %s defaults to), or upgrade them to %s "+
 			"or later; and spread bursty short-lived pods over several nodes.",
 			old[0].Name, d.RaisedTo.QPS, d.RaisedTo.Burst, facts.below.MinorString(), facts.below.MinorString()),
