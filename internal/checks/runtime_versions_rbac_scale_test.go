@@ -19,7 +19,7 @@ import (
 // runtimeVersionsRBACSnapshot is largeSnapshot (5,000 nodes, 100,000 pods)
 // with what the runtime, versions and rbac checks read: node runtimes,
 // kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker or
-// Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, Flannel
+// Debian 10 with kernel 4.19, a tenth on kubelet 1.26), kube-proxy 1.16 in IPVS mode, Flannel
 // 0.10.0 with --ip-masq and a VXLAN backend, a Cilium agent pod on every
 // node, a Docker socket mount on every 50th pod, an old Kiali image on
 // every 100th,
@@ -39,6 +39,8 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 			info.ContainerRuntimeVersion = "docker://24.0.7"
 		case 4:
 			info.OSImage, info.KernelVersion = "Debian GNU/Linux 10 (buster)", "4.19.0-26-amd64"
+		case 5:
+			info.KubeletVersion = "v1.26.15" // below 1.27: the built-in kubelet API rate limit of 5
 		}
 	}
 	sock := corev1.HostPathSocket
