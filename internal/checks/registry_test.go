@@ -78,8 +78,6 @@ var uncitedDetectable = map[string]string{
 	"eks-ami-v20231220-containerd-nofile-1024-2023":                       "a runtime-default-change check (node image or runtime version against a table of default changes such as containerd's LimitNOFILE, joined with workloads known to rely on them): not built",
 	"runc-1-2-drops-tun-tap-default-allow-2024":                           "a runtime-default-change check (runtime versions bundling runc 1.2.0 to 1.2.3 joined with NET_ADMIN tun users that are not privileged): not built",
 	"containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022":        "a kernel-cni-known-bad row for containerd 1.6.9 to 1.6.14 (prevents: flags the node before its next runtime restart): row not added",
-	"k3s-1-26-removes-flannel-wireguard-ipsec-backends-2022":              "a flannel-backend check (node annotation flannel.alpha.coreos.com/backend-type extension, or k3s.io/node-args naming wireguard, against a v1.26+ target or a mixed-backend cluster): upgrade-preflight would prevent, not built",
-	"k3s-1-32-bundled-traefik-v3-breaks-routes-2025":                      "a bundled-add-on major-bump check (k3s packaged Traefik version, traefik.containo.us objects and v2-only IngressRoute matchers against a v1.32.2+ target): upgrade-preflight would prevent, not built",
 	"cert-manager-1-7-removed-apis-stored-versions-2022":                  "a CRD stored-version check (status.storedVersions naming a version spec.versions no longer defines, serves or keeps undeprecated; cert-manager v1alpha2/v1alpha3/v1beta1 before 1.7): upgrade-preflight would prevent, not built",
 	"dapr-sentry-one-year-root-cert-expiry-2021-2024":                     "certificate-expiry's trust-roots and one-year-roots, once the ConfigMap where each Dapr version publishes its root is verified: not added",
 	"embedded-etcd-2gib-quota-nospace-k3s-2021-2026":                      "an etcd-capacity check (database size from /metrics against the quota): not built, the /metrics reader keeps only deprecated-API series",
@@ -88,7 +86,7 @@ var uncitedDetectable = map[string]string{
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 12
+const maxUncitedDetectable = 10
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no

@@ -43,6 +43,12 @@ var keptAnnotations = map[string]bool{
 	// (owner.KeptAnnotations).
 	"objectset.rio.cattle.io/owner-gvk":  true,
 	"objectset.rio.cattle.io/owner-name": true,
+	// A k3s node's flannel backend, as flannel records it, and the k3s
+	// server's arguments (k3s replaces token and datastore values with
+	// ********): the upgrade preflight reads the backend a k3s release
+	// removes, etcd-capacity-signals an etcd-arg quota.
+	"flannel.alpha.coreos.com/backend-type": true,
+	"k3s.io/node-args":                      true,
 }
 
 // externalDNSRouting are external-dns's AWS routing annotations, under the
