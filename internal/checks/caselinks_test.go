@@ -174,6 +174,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "the founding AKS cluster mid-upgrade (the case's sources): Ubuntu 20.04 nodes while azure-cns already runs the dynamically linked v2 installer"},
 	"containerd-chained-cni\tcontainerd-chained-cni-regression":                   {Files: []string{"testdata/containerd-chained-cni/nodes.yaml", "testdata/containerd-chained-cni/multus-thick.yaml", "testdata/containerd-chained-cni/nads.yaml"}, Complete: true, State: reusedIn + ": nodes already on the affected containerd"},
 	"component-cve-versions\tcve-2018-1002105-apiserver-upgrade-proxy-escalation": {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, Complete: true, Server: "v1.11.3", State: reusedPre + "; an API server at 1.11.3, an affected release"},
+	"etcd-capacity-signals\tembedded-etcd-2gib-quota-nospace-k3s-2021-2026": {Files: []string{"objects/testdata/etcd-capacity-signals/gap/nodes.yaml", "objects/testdata/etcd-capacity-signals/gap/metrics.txt"}, Complete: true,
+		State: "k3s-io/k3s#5331's three v1.23.4+k3s1 embedded-etcd servers on the default 2 GiB quota, with the database at 75 % of it before it filled"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
 	"registry-risk\tdocker-hub-pull-rate-limits": {Files: []string{"testdata/caselinks/docker-hub-fleet.yaml"}, Complete: true,

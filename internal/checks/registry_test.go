@@ -80,13 +80,12 @@ var uncitedDetectable = map[string]string{
 	"containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022":        "a kernel-cni-known-bad row for containerd 1.6.9 to 1.6.14 (prevents: flags the node before its next runtime restart): row not added",
 	"cert-manager-1-7-removed-apis-stored-versions-2022":                  "a CRD stored-version check (status.storedVersions naming a version spec.versions no longer defines, serves or keeps undeprecated; cert-manager v1alpha2/v1alpha3/v1beta1 before 1.7): upgrade-preflight would prevent, not built",
 	"dapr-sentry-one-year-root-cert-expiry-2021-2024":                     "certificate-expiry's trust-roots and one-year-roots, once the ConfigMap where each Dapr version publishes its root is verified: not added",
-	"embedded-etcd-2gib-quota-nospace-k3s-2021-2026":                      "an etcd-capacity check (database size from /metrics against the quota): not built, the /metrics reader keeps only deprecated-API series",
 	"argocd-application-status-exceeds-etcd-request-limit-2023-2025":      "an object-size check (serialized size of Argo CD Applications, ApplicationSets and other custom resources near the API server's limits): not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 10
+const maxUncitedDetectable = 9
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
