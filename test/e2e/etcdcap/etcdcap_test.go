@@ -121,7 +121,7 @@ func TestStorageSizeLive(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-testbed", Namespace: "kube-system",
 			Labels:      map[string]string{"component": "etcd", "tier": "control-plane"},
 			Annotations: map[string]string{"kubernetes.io/config.mirror": "testbed"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.6.5-0",
+		Spec: corev1.PodSpec{NodeName: "testbed-cp-1", Containers: []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.6.5-0",
 			Command: []string{"etcd", "--data-dir=/var/lib/etcd", fmt.Sprintf("--quota-backend-bytes=%d", quota)}}}},
 	}
 	c.Apply(t, pod)
