@@ -80,8 +80,9 @@ func etcdCapacitySignalsCheck() check.Check {
 			"embedded etcd (label node-role.kubernetes.io/etcd), --etcd-arg quota-backend-bytes in the k3s.io/node-args " +
 			"annotation (2 GiB without it). Medium at half the quota, high at 70 %: once the database reaches the quota etcd " +
 			"raises a NOSPACE alarm and refuses every write, and a k3s server then fails to start. Where the quota is not in " +
-			"the input (managed control planes, external etcd) the size is reported in the rule's reason and the rule is " +
-			"partial: an unknown quota is never room left. A /metrics without any size series is unknown, never a pass.",
+			"the input (external etcd) the size is reported in the rule's reason and the rule is " +
+			"partial: an unknown quota is never room left. On AKS, EKS and GKE, whose etcd and its quota are the provider's, the rule " +
+			"has no etcd to judge and passes, as etcd-known-bad-version does. A /metrics without any size series is unknown, never a pass.",
 		Reads: check.Needs(snapshot.APIServerMetrics, snapshot.Nodes, snapshot.Pods),
 		Rules: []check.Rule{{ID: ruleDBSize, Summary: "the storage database is below half of etcd's space quota",
 			Needs: []snapshot.Resource{snapshot.APIServerMetrics, snapshot.Nodes, snapshot.Pods}}},
@@ -106,6 +107,13 @@ func runEtcdCapacitySignals(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
+	if p := managedControlPlane(s.Nodes); p != "" && !selfManagedEtcd(s) {
+		// The provider runs etcd and sets its quota, which the API does
+		// not show: there is no etcd here whose quota the rule could
+		// read, as etcd-known-bad-version has no etcd to judge there.
+		ctx.Done(ruleDBSize, "etcd is %s's: its quota is not in the API and not the cluster owner's to set%s", p, sizeNote(s))
+		return nil, nil
+	}
 	if len(s.StorageSizes) == 0 {
 		if ctx.Present(snapshot.APIServerMetrics) || s.Status(snapshot.APIServerMetrics).Complete {
 			ctx.Unknowable(ruleDBSize, "the API server's /metrics holds no storage size series (%s): the database size is not known",
@@ -157,6 +165,46 @@ func runEtcdCapacitySignals(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	f.AddEvidence(q.items...)
 	return []finding.Finding{f}, nil
+}
+
+// managedControlPlane names the managed provider (AKS, EKS, GKE) whose
+// nodes the input holds, or "".
+func managedControlPlane(nodes []corev1.Node) string {
+	for i := range nodes {
+		if p := check.ManagedProvider(&nodes[i]); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+// selfManagedEtcd reports whether the input shows an etcd the cluster
+// runs itself: a static pod in kube-system, or a k3s embedded-etcd server.
+func selfManagedEtcd(s *snapshot.Snapshot) bool {
+	for _, p := range s.Index().PodsInNamespace(etcdNamespace) {
+		if snapshot.IsControlPlaneStaticPod(p.Namespace, p.Annotations) {
+			for _, c := range p.Spec.Containers {
+				if check.ImageName(c.Image) == "etcd" {
+					return true
+				}
+			}
+		}
+	}
+	for i := range s.Nodes {
+		if s.Nodes[i].Labels[etcdRoleLabel] == "true" && strings.Contains(s.Nodes[i].Status.NodeInfo.KubeletVersion, "+k3s") {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeNote is "; the database is N bytes (series)" when /metrics says.
+func sizeNote(s *snapshot.Snapshot) string {
+	if len(s.StorageSizes) == 0 {
+		return ""
+	}
+	z := s.StorageSizes[0]
+	return fmt.Sprintf("; the database is %s (%s %s)", bytesText(z.Bytes), z.SeriesName(), z.Value)
 }
 
 // etcdQuota finds the quota the input shows: an etcd static pod's flag or
@@ -222,7 +270,6 @@ func etcdQuota(ctx *check.Context, facts *quotaFacts) (quotaSource, bool) {
 		case set && v > 0:
 			q.bytes = v
 			q.what = fmt.Sprintf("k3s server %s runs its embedded etcd with --etcd-arg %s=%d", n.Name, quotaEtcdArg, v)
-			fields = append(fields, finding.Entry("metadata.annotations["+k3sNodeArgs+"]", args))
 		case set || !hasArgs:
 			// An unreadable value, or no record of the server's arguments:
 			// the quota is not known for this server.
@@ -232,8 +279,9 @@ func etcdQuota(ctx *check.Context, facts *quotaFacts) (quotaSource, bool) {
 			q.bytes, q.fact = d.Bytes, &d
 			q.what = fmt.Sprintf("k3s server %s runs its embedded etcd without --etcd-arg %s, so etcd's default quota of %s applies",
 				n.Name, quotaEtcdArg, bytesText(float64(d.Bytes)))
-			fields = append(fields, finding.Entry("metadata.annotations["+k3sNodeArgs+"]", args))
 		}
+		// node-args is kept reduced to the arguments checks read
+		// (snapshot.K3sNodeArgsKept): the message says what it names.
 		q.items = []finding.EvidenceItem{finding.Quote(ref, fields...)}
 		if !found || q.bytes < best.bytes {
 			best, found = q, true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // Rules of what a k3s release changes beside Kubernetes itself: flannel
@@ -20,7 +21,7 @@ const (
 	ruleK3sTraefikMajor   = "k3s-bundled-traefik-major"
 
 	annotationFlannelBackendType = "flannel.alpha.coreos.com/backend-type"
-	annotationK3sNodeArgs        = "k3s.io/node-args"
+	annotationK3sNodeArgs        = snapshot.AnnotationK3sNodeArgs
 )
 
 // k3sFacts is upgrade-facts.yaml's k3s section.
@@ -191,11 +192,14 @@ func flannelFinding(b removedFlannelBackend, t check.KubeVersion, named, typed [
 		if v, ok := n.Annotations[annotationFlannelBackendType]; ok {
 			fields = append(fields, finding.Entry("metadata.annotations["+annotationFlannelBackendType+"]", v))
 		}
-		if v, ok := n.Annotations[annotationK3sNodeArgs]; ok {
-			fields = append(fields, finding.Entry("metadata.annotations["+annotationK3sNodeArgs+"]", v))
-		}
 		return fields
 	})...)
+	// node-args is kept reduced to the arguments checks read
+	// (snapshot.K3sNodeArgsKept), so it is quoted as text, not as the
+	// annotation's value.
+	for _, n := range named {
+		fd.Evidence = append(fd.Evidence, fmt.Sprintf("Node/%s: annotation %s names --flannel-backend %s", n.Name, annotationK3sNodeArgs, b.Backend))
+	}
 	return fd, true
 }
 

@@ -21,7 +21,7 @@ func TestK3sFlannelBackend(t *testing.T) {
 		!citesCase(got[0], caseK3sFlannel) {
 		t.Fatalf("wireguard backend going to 1.26: %+v", fs)
 	}
-	if !strings.Contains(strings.Join(got[0].Evidence, "\n"), `["server","--flannel-backend","wireguard","--token","********"]`) {
+	if !strings.Contains(strings.Join(got[0].Evidence, "\n"), "Node/k3s-server-1: annotation k3s.io/node-args names --flannel-backend wireguard") {
 		t.Errorf("evidence does not quote the server's node-args: %v", got[0].Evidence)
 	}
 	if n := ctx.Notes()[ruleK3sFlannelBackend]; n.Reason != "" {
