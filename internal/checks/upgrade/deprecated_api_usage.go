@@ -24,10 +24,11 @@ const (
 )
 
 // deprecatedUsageCases: a CoreDNS still reading discovery.k8s.io/v1beta1
-// broke on the upgrade that removed it; nothing it wrote showed it. The
-// managed gates (AKS, OpenShift) stop the upgrade on the usage this series
-// counts, so the check flags it before the upgrade is tried; so it does a
-// DNS-01 webhook still watching a flowcontrol beta version the target drops.
+// broke on the upgrade that removed it; nothing it wrote showed it. AKS
+// stops a minor upgrade on the usage this series counts (OpenShift holds it
+// until an administrator acknowledges having checked that usage), so the
+// check flags it before the upgrade is tried; so it does a DNS-01 webhook
+// still watching a flowcontrol beta version the target drops.
 var deprecatedUsageCases = []string{
 	"coredns-endpointslice-v1beta1-after-upgrade-2023",
 	"ingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021",
