@@ -198,6 +198,10 @@ var caseFixtures = map[string]caseFixture{
 	"eks-coredns-version\tdfds-eks-114-coredns-vendor-upgrade-crashloop-2020":        {Files: []string{"dns/testdata/eks-coredns-version/gap.yaml"}, Complete: true, Server: "v1.20.15-eks-ba74326", State: reusedIn},
 	"addon-version-compat\tingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021":         {Files: []string{"upgrade/testdata/ingress-nginx.yaml"}, Complete: true, Server: "v1.21.14", Target: "1.22", State: reusedPre + "; judged at the incident's target, 1.22"},
 	"in-tree-volume-migration\teks-123-ebs-csi-migration-pvc-pending-2023":           {Files: []string{"storage/testdata/migration-gap.yaml"}, Complete: true, Server: "v1.22.17-eks-0a21954", State: reusedPre + "; an EKS 1.22 cluster, one minor before the migration"},
+	"deprecated-api-usage\tmanaged-upgrades-blocked-by-deprecated-api-usage-2021-2025": {Files: []string{"upgrade/testdata/deprecated-usage/aks-125/metrics.txt", "upgrade/testdata/deprecated-usage/aks-125/nodes.yaml"}, Target: "1.26",
+		State: "an AKS 1.25 cluster before the refused upgrade to 1.26: a client still requesting flowcontrol.apiserver.k8s.io/v1beta1 prioritylevelconfigurations (removed_release 1.26), the API of the example UpgradeBlockedOnDeprecatedAPIUsage error in the case's AKS source; judged at the target AKS refused, 1.26"},
+	"deprecated-api-usage\taggregated-apiservers-watch-removed-flowcontrol-versions-2024-2025": {Files: []string{"upgrade/testdata/deprecated-usage/webhook-130/metrics.txt"}, Target: "1.32",
+		State: "a Kubernetes 1.30 API server before the upgrade to 1.32: a DNS-01 webhook still listing and watching flowcontrol.apiserver.k8s.io/v1beta3 flowschemas and prioritylevelconfigurations (removed_release 1.32), as the Hetzner webhook's deprecation warnings on 1.30 showed (vadimkim/cert-manager-webhook-hetzner#75); judged at 1.32, where v1beta3 is no longer served"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images

@@ -81,11 +81,12 @@ var uncitedDetectable = map[string]string{
 	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":      "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
 	"openkruise-pod-webhook-hang-blocks-all-pods-2021-2025":          "webhook-blast-radius (fail-closed-kube-system prevents, fail-closed-backend detects): the link waits for a fixture of Kruise's mpod.kb.io webhook configuration",
 	"indiehosters-control-plane-disk-full-etcd-2025":                 "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
+	"chainguard-free-tier-latest-only-2023":                          "registry-risk's retired-registries table (cgr.dev/chainguard version tags without a digest would prevent): its namespace match works only on Docker Hub and its severity cannot tell version tags from latest and digests, so a row alone would flag unaffected images: not added",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 9
+const maxUncitedDetectable = 10
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no

@@ -1,11 +1,15 @@
 package registries
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 func TestRegistered(t *testing.T) { checktest.Registered(t, Checks()) }
@@ -90,3 +94,25 @@ func TestDockerHubRepo(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// The same fleet on registry.k8s.io (quay.io rewritten): only the data row
+// for registry.k8s.io's regional outages makes the rule name that host.
+func TestRegistryRiskSinglePointRegistryK8sIO(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "fleet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte("quay.io/"), []byte("registry.k8s.io/")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.LoadPaths([]string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _, _ := checktest.Run(t, registryRiskCheck(), s)
+	if len(fs) != 1 || fs[0].Cases[0] != "registry-k8s-io-regional-backend-outages-and-blocks-2022-2024" ||
+		fs[0].Severity != finding.Medium || !strings.Contains(fs[0].Title, "registry.k8s.io") {
+		t.Fatalf("findings %+v, want one medium registry.k8s.io finding", fs)
+	}
+}
