@@ -148,7 +148,7 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
+		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true, podsFailClosed: true})...),
 		Run:   runWebhookBlastRadius,
 	}
 }
@@ -189,6 +189,9 @@ func webhookCases(c webhookCaseFlags) []string {
 	if c.services {
 		cs = append(cs, caseKyvernoServices)
 	}
+	if c.podsFailClosed {
+		cs = append(cs, casePodWebhooksNetworkCut)
+	}
 	return cs
 }
 
@@ -200,6 +203,9 @@ const (
 	caseKyvernoCAPIDeadlock    = "kyverno-metrics-server-capi-upgrade-deadlock-2021"
 	caseKyvernoStopStart       = "kyverno-aks-stop-start-bootstrap-deadlock-2026"
 	caseKyvernoServices        = "dfds-kyverno-webhook-blocks-service-crud-2022"
+	// A fail-closed pod webhook whose backend a NetworkPolicy cut off
+	// (KAI-Scheduler), or a CNI restart (Cozystack).
+	casePodWebhooksNetworkCut = "pod-create-webhooks-unreachable-network-deadlock-2026"
 )
 
 // webhookCaseFlags is what a configuration's flagged webhooks show, as far
@@ -210,6 +216,8 @@ type webhookCaseFlags struct {
 	critical     bool // fail-closed over kube-system pod creation
 	selfBlock    bool // fail-closed over its own namespace's pods
 	services     bool // fail-closed on Service writes, with a weak backend
+	// podsFailClosed: fail-closed on pod creation, flagged medium or high.
+	podsFailClosed bool
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -385,6 +393,8 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		flags.selfBlock = flags.selfBlock || v.selfBlock
 		flags.services = flags.services || v.services
 		podsToo = podsToo || !v.services
+		// Medium and high pod verdicts all fail closed (Ignore ones stay low).
+		flags.podsFailClosed = flags.podsFailClosed || (!v.services && v.sev >= finding.Medium)
 		if v.sev > sev {
 			sev = v.sev
 		}
@@ -404,7 +414,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		title = fmt.Sprintf("%s %s slows or gates pod creation", res.Kind, cfgName)
 	}
 	msg := strings.Join(reasons, ". ") + "."
-	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock, services: flags.services})
+	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock, services: flags.services, podsFailClosed: flags.podsFailClosed})
 	switch {
 	case !podsToo:
 		// The pod-creation cases do not show this mechanism.
