@@ -181,7 +181,7 @@ func webhookCases(c webhookCaseFlags) []string {
 		cs = append(cs, caseKyvernoOOMAllResources, caseGatekeeperControlPlane, caseKyvernoServiceCIDR)
 	}
 	if c.critical {
-		cs = append(cs, caseKyvernoCAPIDeadlock)
+		cs = append(cs, caseKyvernoCAPIDeadlock, caseLinkerdInjectorKubeSystem)
 	}
 	if c.selfBlock {
 		cs = append(cs, caseKyvernoStopStart)
@@ -206,6 +206,9 @@ const (
 	// A fail-closed pod webhook whose backend a NetworkPolicy cut off
 	// (KAI-Scheduler), or a CNI restart (Cozystack).
 	casePodWebhooksNetworkCut = "pod-create-webhooks-unreachable-network-deadlock-2026"
+	// Linkerd's injector failing closed over kube-system (and, set to
+	// Ignore, leaving pods unmeshed, which this check does not see).
+	caseLinkerdInjectorKubeSystem = "linkerd-injector-fail-open-unmeshed-pods-and-fail-closed-kube-system-2019-2025"
 )
 
 // webhookCaseFlags is what a configuration's flagged webhooks show, as far
