@@ -89,11 +89,14 @@ var uncitedDetectable = map[string]string{
 	"karpenter-consolidation-no-pdb-api-gateway-outage-2025":              "a Karpenter disruption check (NodePool budgets allowing 100 % for Underutilized, consolidation settings, unprotected Service backends on that pool): would prevent, not built; disruption-exposure's few-replicas-no-pdb does not read NodePools",
 	"karpenter-ami-drift-defect-unexpected-replacement-2024":              "a Karpenter disruption check (controller image tag in 0.31.0-0.36.1 below the patch releases, NodePool budgets, dynamic AMI selection, share of Drifted NodeClaims): would prevent from the version, not built",
 	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023":           "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
+
+	// A long ID in its own block, so the entries above keep their alignment.
+	"el8-el9-iptables-backend-mismatch-calico-kube-proxy-and-nftables-mode-2023-2025": "dataplane-node-compat flags only kube-proxy images before 1.17 on nf_tables-default nodes, which none of the reports ran; a mixed-backend rule (osImage families with different iptables stacks, calico-node backend Auto) and an nftables-mode rule (kernelVersion below 5.13) would prevent: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 17
+const maxUncitedDetectable = 18
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
