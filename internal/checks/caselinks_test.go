@@ -166,8 +166,6 @@ var caseFixtures = map[string]caseFixture{
 	"webhook-blast-radius\tkyverno-metrics-server-capi-upgrade-deadlock-2021":         {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
 	"webhook-blast-radius\tkyverno-aks-stop-start-bootstrap-deadlock-2026":            {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
 	"webhook-blast-radius\tdfds-kyverno-webhook-blocks-service-crud-2022":             {Files: []string{"testdata/webhook-blast-radius/services-gap.yaml"}, State: reusedPre},
-	"webhook-blast-radius\tpod-create-webhooks-unreachable-network-deadlock-2026": {Files: []string{"testdata/webhook-blast-radius/kai-scheduler-pre.yaml"},
-		State: "KAI-Scheduler's pod webhooks as its operator wrote them at the commit the report links (Fail, pods CREATE, kube-system and its own namespace excluded, the default one replica), before the NetworkPolicy change"},
 	"webhook-blast-radius\tlinkerd-injector-fail-open-unmeshed-pods-and-fail-closed-kube-system-2019-2025": {Files: []string{"testdata/webhook-blast-radius/linkerd-ha-pre.yaml"},
 		State: "Linkerd's injector as the stable-2.11.0 chart renders it in HA mode (Fail, 3 replicas, a namespaceSelector that covers an unlabelled kube-system), the state linkerd2#10817's kube-system errors imply before its node patching"},
 	"host-binary-glibc\tazure-cni-v2-glibc": {Files: []string{"testdata/azure-founding/cluster.yaml", "testdata/azure-founding/azure-cns-v2.yaml"}, Complete: true,

@@ -148,8 +148,13 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true, podsFailClosed: true})...),
-		Run:   runWebhookBlastRadius,
+		// The network-cut case is related, not prevented: what cut KAI's
+		// webhook off was a NetworkPolicy, which this check does not read,
+		// and its one-replica backend, which would make the check fire, is
+		// the operator's default, not a value the report gives.
+		Cases: Cite(Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
+			Related(casePodWebhooksNetworkCut)),
+		Run: runWebhookBlastRadius,
 	}
 }
 
@@ -219,7 +224,12 @@ type webhookCaseFlags struct {
 	critical     bool // fail-closed over kube-system pod creation
 	selfBlock    bool // fail-closed over its own namespace's pods
 	services     bool // fail-closed on Service writes, with a weak backend
-	// podsFailClosed: fail-closed on pod creation, flagged medium or high.
+	// podsFailClosed: fail-closed on pod creation, flagged medium or high,
+	// with a backend Service in the cluster and no matchConditions: the
+	// shape of the network-cut case (an in-cluster backend the pod network
+	// must reach, covering every pod its selectors admit). A URL backend
+	// outside the cluster, or matchConditions that narrow the pods sent
+	// (KAI's own fix), are not that shape.
 	podsFailClosed bool
 }
 
@@ -397,7 +407,8 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		flags.services = flags.services || v.services
 		podsToo = podsToo || !v.services
 		// Medium and high pod verdicts all fail closed (Ignore ones stay low).
-		flags.podsFailClosed = flags.podsFailClosed || (!v.services && v.sev >= finding.Medium)
+		flags.podsFailClosed = flags.podsFailClosed || (!v.services && v.sev >= finding.Medium &&
+			hooks[i].clientConfig.Service != nil && len(hooks[i].matchConditions) == 0)
 		if v.sev > sev {
 			sev = v.sev
 		}
