@@ -152,7 +152,7 @@ func webhookBlastRadiusCheck() Check {
 		// webhook off was a NetworkPolicy, which this check does not read,
 		// and its one-replica backend, which would make the check fire, is
 		// the operator's default, not a value the report gives.
-		Cases: Cite(Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
+		Cases: Cite(Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
 			Related(casePodWebhooksNetworkCut)),
 		Run: runWebhookBlastRadius,
 	}
@@ -186,7 +186,10 @@ func webhookCases(c webhookCaseFlags) []string {
 		cs = append(cs, caseKyvernoOOMAllResources, caseGatekeeperControlPlane, caseKyvernoServiceCIDR)
 	}
 	if c.critical {
-		cs = append(cs, caseKyvernoCAPIDeadlock, caseLinkerdInjectorKubeSystem)
+		cs = append(cs, caseKyvernoCAPIDeadlock)
+	}
+	if c.kubeSystemCovered {
+		cs = append(cs, caseLinkerdInjectorKubeSystem)
 	}
 	if c.selfBlock {
 		cs = append(cs, caseKyvernoStopStart)
@@ -222,8 +225,12 @@ type webhookCaseFlags struct {
 	slow         bool // a long timeout
 	allResources bool // fail-closed on the creation of every resource
 	critical     bool // fail-closed over kube-system pod creation
-	selfBlock    bool // fail-closed over its own namespace's pods
-	services     bool // fail-closed on Service writes, with a weak backend
+	// kubeSystemCovered: critical, and the selector is known to cover
+	// kube-system (not merely maybe): the Linkerd case's webhook, whose
+	// kube-system pods were rejected.
+	kubeSystemCovered bool
+	selfBlock         bool // fail-closed over its own namespace's pods
+	services          bool // fail-closed on Service writes, with a weak backend
 	// podsFailClosed: fail-closed on pod creation, flagged medium or high,
 	// with a backend Service in the cluster and no matchConditions: the
 	// shape of the network-cut case (an in-cluster backend the pod network
@@ -359,7 +366,9 @@ func readyEndpointsByService(s *snapshot.Snapshot) map[string]int {
 type webhookVerdict struct {
 	sev      finding.Severity
 	critical bool // it may gate pods of kube-system
-	slow     bool // its timeout is long
+	// kubeSystemCovered: it fails closed on kube-system's pods for certain.
+	kubeSystemCovered bool
+	slow              bool // its timeout is long
 	// allResources: fail-closed on the creation of every resource;
 	// selfBlock: fail-closed over its own backend's namespace.
 	allResources, selfBlock bool
@@ -401,6 +410,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			continue
 		}
 		critical = critical || v.critical
+		flags.kubeSystemCovered = flags.kubeSystemCovered || v.kubeSystemCovered
 		flags.slow = flags.slow || v.slow
 		flags.allResources = flags.allResources || v.allResources
 		flags.selfBlock = flags.selfBlock || v.selfBlock
@@ -428,7 +438,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		title = fmt.Sprintf("%s %s slows or gates pod creation", res.Kind, cfgName)
 	}
 	msg := strings.Join(reasons, ". ") + "."
-	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock, services: flags.services, podsFailClosed: flags.podsFailClosed})
+	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, kubeSystemCovered: flags.kubeSystemCovered, selfBlock: flags.selfBlock, services: flags.services, podsFailClosed: flags.podsFailClosed})
 	switch {
 	case !podsToo:
 		// The pod-creation cases do not show this mechanism.
@@ -517,6 +527,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		}
 	}
 	v.critical = fail && ks != triYes && !exempts
+	v.kubeSystemCovered = fail && ks == triNo && !exempts
 	ownNS := ""
 	own := triYes
 	if w.clientConfig.Service != nil {

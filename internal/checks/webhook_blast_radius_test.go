@@ -450,7 +450,10 @@ func TestWebhookNetworkCutCitation(t *testing.T) {
 	}
 
 	fs, _ = runCheck(t, c, loadFixture(t, "webhook-blast-radius/network-cut-other-shapes.yaml"))
-	for _, name := range []string{"mutating-kai-admission", "remote-policy"} {
+	if f, ok := findingByTitle(fs, "labelled-gate"); !ok || f.Severity < finding.Medium || slices.Contains(f.Cases, caseLinkerdInjectorKubeSystem) {
+		t.Errorf("labelled-gate (kube-system coverage unknown): found %v, %v, cases %v; want medium or higher without %s", ok, f.Severity, f.Cases, caseLinkerdInjectorKubeSystem)
+	}
+	for _, name := range []string{"mutating-kai-admission", "remote-policy", "labelled-gate"} {
 		f, ok := findingByTitle(fs, name)
 		switch {
 		case !ok || f.Severity < finding.Medium:
@@ -468,6 +471,9 @@ func TestWebhookNetworkCutCitation(t *testing.T) {
 		if f.Severity < finding.Medium && cites(f) {
 			t.Errorf("%s is %v but cites %s", f.Title, f.Severity, casePodWebhooksNetworkCut)
 		}
+	}
+	if f, ok := findingByTitle(fs, "policy-checker"); !ok || !slices.Contains(f.Cases, caseLinkerdInjectorKubeSystem) {
+		t.Errorf("policy-checker (fail-closed over kube-system): found %v, cases %v; want %s cited", ok, f.Cases, caseLinkerdInjectorKubeSystem)
 	}
 	if f, ok := findingByTitle(fs, "pod-injector"); !ok || !cites(f) {
 		t.Errorf("pod-injector (fail-closed, one replica behind a Service): found %v, cases %v; want %s cited", ok, f.Cases, casePodWebhooksNetworkCut)
