@@ -174,6 +174,8 @@ var caseFixtures = map[string]caseFixture{
 	"webhook-blast-radius\tkyverno-metrics-server-capi-upgrade-deadlock-2021":         {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
 	"webhook-blast-radius\tkyverno-aks-stop-start-bootstrap-deadlock-2026":            {Files: []string{"testdata/webhook-blast-radius/gap.yaml"}, State: reusedPre},
 	"webhook-blast-radius\tdfds-kyverno-webhook-blocks-service-crud-2022":             {Files: []string{"testdata/webhook-blast-radius/services-gap.yaml"}, State: reusedPre},
+	"webhook-blast-radius\tlinkerd-injector-fail-open-unmeshed-pods-and-fail-closed-kube-system-2019-2025": {Files: []string{"testdata/webhook-blast-radius/linkerd-ha-pre.yaml"},
+		State: "Linkerd's injector as the stable-2.11.0 chart renders it in HA mode (Fail, 3 replicas, a namespaceSelector that covers an unlabelled kube-system), the state linkerd2#10817's kube-system errors imply before its node patching"},
 	"host-binary-glibc\tazure-cni-v2-glibc": {Files: []string{"testdata/azure-founding/cluster.yaml", "testdata/azure-founding/azure-cns-v2.yaml"}, Complete: true,
 		State: "the founding AKS cluster mid-upgrade (the case's sources): Ubuntu 20.04 nodes while azure-cns already runs the dynamically linked v2 installer"},
 	"containerd-chained-cni\tcontainerd-chained-cni-regression":                   {Files: []string{"testdata/containerd-chained-cni/nodes.yaml", "testdata/containerd-chained-cni/multus-thick.yaml", "testdata/containerd-chained-cni/nads.yaml"}, Complete: true, State: reusedIn + ": nodes already on the affected containerd"},

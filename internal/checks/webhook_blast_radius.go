@@ -148,8 +148,13 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
-		Run:   runWebhookBlastRadius,
+		// The network-cut case is related, not prevented: what cut KAI's
+		// webhook off was a NetworkPolicy, which this check does not read,
+		// and its one-replica backend, which would make the check fire, is
+		// the operator's default, not a value the report gives.
+		Cases: Cite(Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
+			Related(casePodWebhooksNetworkCut)),
+		Run: runWebhookBlastRadius,
 	}
 }
 
@@ -183,11 +188,17 @@ func webhookCases(c webhookCaseFlags) []string {
 	if c.critical {
 		cs = append(cs, caseKyvernoCAPIDeadlock)
 	}
+	if c.kubeSystemCovered {
+		cs = append(cs, caseLinkerdInjectorKubeSystem)
+	}
 	if c.selfBlock {
 		cs = append(cs, caseKyvernoStopStart)
 	}
 	if c.services {
 		cs = append(cs, caseKyvernoServices)
+	}
+	if c.podsFailClosed {
+		cs = append(cs, casePodWebhooksNetworkCut)
 	}
 	return cs
 }
@@ -200,6 +211,12 @@ const (
 	caseKyvernoCAPIDeadlock    = "kyverno-metrics-server-capi-upgrade-deadlock-2021"
 	caseKyvernoStopStart       = "kyverno-aks-stop-start-bootstrap-deadlock-2026"
 	caseKyvernoServices        = "dfds-kyverno-webhook-blocks-service-crud-2022"
+	// A fail-closed pod webhook whose backend a NetworkPolicy cut off
+	// (KAI-Scheduler), or a CNI restart (Cozystack).
+	casePodWebhooksNetworkCut = "pod-create-webhooks-unreachable-network-deadlock-2026"
+	// Linkerd's injector failing closed over kube-system (and, set to
+	// Ignore, leaving pods unmeshed, which this check does not see).
+	caseLinkerdInjectorKubeSystem = "linkerd-injector-fail-open-unmeshed-pods-and-fail-closed-kube-system-2019-2025"
 )
 
 // webhookCaseFlags is what a configuration's flagged webhooks show, as far
@@ -208,8 +225,19 @@ type webhookCaseFlags struct {
 	slow         bool // a long timeout
 	allResources bool // fail-closed on the creation of every resource
 	critical     bool // fail-closed over kube-system pod creation
-	selfBlock    bool // fail-closed over its own namespace's pods
-	services     bool // fail-closed on Service writes, with a weak backend
+	// kubeSystemCovered: critical, and the selector is known to cover
+	// kube-system (not merely maybe): the Linkerd case's webhook, whose
+	// kube-system pods were rejected.
+	kubeSystemCovered bool
+	selfBlock         bool // fail-closed over its own namespace's pods
+	services          bool // fail-closed on Service writes, with a weak backend
+	// podsFailClosed: fail-closed on pod creation, flagged medium or high,
+	// with a backend Service in the cluster and no matchConditions: the
+	// shape of the network-cut case (an in-cluster backend the pod network
+	// must reach, covering every pod its selectors admit). A URL backend
+	// outside the cluster, or matchConditions that narrow the pods sent
+	// (KAI's own fix), are not that shape.
+	podsFailClosed bool
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -338,7 +366,9 @@ func readyEndpointsByService(s *snapshot.Snapshot) map[string]int {
 type webhookVerdict struct {
 	sev      finding.Severity
 	critical bool // it may gate pods of kube-system
-	slow     bool // its timeout is long
+	// kubeSystemCovered: it fails closed on kube-system's pods for certain.
+	kubeSystemCovered bool
+	slow              bool // its timeout is long
 	// allResources: fail-closed on the creation of every resource;
 	// selfBlock: fail-closed over its own backend's namespace.
 	allResources, selfBlock bool
@@ -380,11 +410,15 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 			continue
 		}
 		critical = critical || v.critical
+		flags.kubeSystemCovered = flags.kubeSystemCovered || v.kubeSystemCovered
 		flags.slow = flags.slow || v.slow
 		flags.allResources = flags.allResources || v.allResources
 		flags.selfBlock = flags.selfBlock || v.selfBlock
 		flags.services = flags.services || v.services
 		podsToo = podsToo || !v.services
+		// Medium and high pod verdicts all fail closed (Ignore ones stay low).
+		flags.podsFailClosed = flags.podsFailClosed || (!v.services && v.sev >= finding.Medium &&
+			hooks[i].clientConfig.Service != nil && len(hooks[i].matchConditions) == 0)
 		if v.sev > sev {
 			sev = v.sev
 		}
@@ -404,7 +438,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		title = fmt.Sprintf("%s %s slows or gates pod creation", res.Kind, cfgName)
 	}
 	msg := strings.Join(reasons, ". ") + "."
-	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, selfBlock: flags.selfBlock, services: flags.services})
+	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, kubeSystemCovered: flags.kubeSystemCovered, selfBlock: flags.selfBlock, services: flags.services, podsFailClosed: flags.podsFailClosed})
 	switch {
 	case !podsToo:
 		// The pod-creation cases do not show this mechanism.
@@ -493,6 +527,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		}
 	}
 	v.critical = fail && ks != triYes && !exempts
+	v.kubeSystemCovered = fail && ks == triNo && !exempts
 	ownNS := ""
 	own := triYes
 	if w.clientConfig.Service != nil {

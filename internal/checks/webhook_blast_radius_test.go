@@ -8,6 +8,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -422,4 +423,69 @@ func TestServiceWriteScope(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", tc.rule, got, tc.want)
 		}
 	}
+}
+
+// TestWebhookNetworkCutCitation: the network-cut case is cited, as related,
+// by the medium and high findings on fail-closed pod webhooks with an
+// in-cluster backend Service and no matchConditions (KAI-Scheduler's
+// webhooks before its fix, and gap.yaml's), and not by those on a URL
+// backend or on a webhook narrowed by matchConditions (KAI after its fix),
+// nor by low findings.
+func TestWebhookNetworkCutCitation(t *testing.T) {
+	c := webhookBlastRadiusCheck()
+	if r, ok := c.Relation(casePodWebhooksNetworkCut); !ok || r != check.RelRelated {
+		t.Fatalf("the check links %s as %q (cited %v), want related", casePodWebhooksNetworkCut, r, ok)
+	}
+	cites := func(f finding.Finding) bool { return slices.Contains(f.Cases, casePodWebhooksNetworkCut) }
+
+	fs, _ := runCheck(t, c, loadFixture(t, "webhook-blast-radius/kai-scheduler-pre.yaml"))
+	for _, name := range []string{"mutating-kai-admission", "validating-kai-admission"} {
+		f, ok := findingByTitle(fs, name)
+		switch {
+		case !ok:
+			t.Errorf("no finding about %s", name)
+		case f.Severity < finding.Medium || !cites(f):
+			t.Errorf("%s: %v, cases %v: want medium or higher citing %s", name, f.Severity, f.Cases, casePodWebhooksNetworkCut)
+		}
+	}
+
+	fs, _ = runCheck(t, c, loadFixture(t, "webhook-blast-radius/network-cut-other-shapes.yaml"))
+	if f, ok := findingByTitle(fs, "labelled-gate"); !ok || f.Severity < finding.Medium || slices.Contains(f.Cases, caseLinkerdInjectorKubeSystem) {
+		t.Errorf("labelled-gate (kube-system coverage unknown): found %v, %v, cases %v; want medium or higher without %s", ok, f.Severity, f.Cases, caseLinkerdInjectorKubeSystem)
+	}
+	for _, name := range []string{"mutating-kai-admission", "remote-policy", "labelled-gate"} {
+		f, ok := findingByTitle(fs, name)
+		switch {
+		case !ok || f.Severity < finding.Medium:
+			t.Errorf("%s: want a medium or higher finding to test against (found %v)", name, ok)
+		case cites(f):
+			t.Errorf("%s cites %s, whose shape (an in-cluster backend covering every pod) it does not have", name, casePodWebhooksNetworkCut)
+		}
+	}
+
+	s := loadFixture(t, "webhook-blast-radius/gap.yaml")
+	s.SetComplete(snapshot.Services, nil)
+	s.SetComplete(snapshot.EndpointSlices, nil)
+	fs, _ = runCheck(t, c, s)
+	for _, f := range fs {
+		if f.Severity < finding.Medium && cites(f) {
+			t.Errorf("%s is %v but cites %s", f.Title, f.Severity, casePodWebhooksNetworkCut)
+		}
+	}
+	if f, ok := findingByTitle(fs, "policy-checker"); !ok || !slices.Contains(f.Cases, caseLinkerdInjectorKubeSystem) {
+		t.Errorf("policy-checker (fail-closed over kube-system): found %v, cases %v; want %s cited", ok, f.Cases, caseLinkerdInjectorKubeSystem)
+	}
+	if f, ok := findingByTitle(fs, "pod-injector"); !ok || !cites(f) {
+		t.Errorf("pod-injector (fail-closed, one replica behind a Service): found %v, cases %v; want %s cited", ok, f.Cases, casePodWebhooksNetworkCut)
+	}
+}
+
+// findingByTitle returns the finding whose title names the configuration.
+func findingByTitle(fs []finding.Finding, cfgName string) (finding.Finding, bool) {
+	for _, f := range fs {
+		if strings.Contains(f.Title, " "+cfgName+" ") {
+			return f, true
+		}
+	}
+	return finding.Finding{}, false
 }
