@@ -158,7 +158,7 @@ func (f *containerdFacts) multusChroot(ds *appsv1.DaemonSet) []string {
 	}
 	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
 	for i, c := range all {
-		repo := imageRepository(c.Image)
+		repo := check.ImageRepository(c.Image)
 		tag := strings.ToLower(c.Image[min(len(repo), len(c.Image)):])
 		for _, suffix := range f.Multus.ImageRepositorySuffixes {
 			if strings.HasSuffix(repo, suffix) && strings.Contains(tag, f.Multus.ThickTagMarker) {
@@ -434,7 +434,7 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 		"consumes them. In this combination, after an upgrade to containerd 1.7.29 or later the later plugin was reported "+
 		"unable to find the interfaces the earlier one had moved into the pod's network namespace (bond: \"Link not found\"), "+
 		"failing sandbox creation for pods that use the attachment; changing CNI plugin versions did not help%s.",
-		nodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
+		check.NodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
 		strings.Join(nadNames, ", "), verb, check.MoreText(more))
 	f.Remediation = "Keep nodes that run these attachments on a containerd release before 1.7.29 (1.7.24 is reported working), " +
 		"or test the chained attachment on the target release before rolling it out; track containerd issue #13545 for a fix " +

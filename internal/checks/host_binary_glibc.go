@@ -101,7 +101,7 @@ func parseHostBinaryFacts(data []byte) (*hostBinaryFacts, error) {
 	seen := map[string]bool{}
 	for i := range f.Images {
 		im := &f.Images[i]
-		if im.Repository == "" || imageRepository(im.Repository) != im.Repository {
+		if im.Repository == "" || check.ImageRepository(im.Repository) != im.Repository {
 			return nil, fmt.Errorf("host-binaries.yaml: repository %q must be set and carry no tag or digest", im.Repository)
 		}
 		if seen[im.Repository] {
@@ -127,13 +127,6 @@ func parseHostBinaryFacts(data []byte) (*hostBinaryFacts, error) {
 		}
 	}
 	return &f, nil
-}
-
-// imageRepository is an image reference without its tag and digest,
-// lowercase, as host-binaries.yaml lists repositories.
-func imageRepository(ref string) string {
-	repo, _, _ := check.ImageParts(ref)
-	return strings.ToLower(repo)
 }
 
 // hostBinaryDir returns the host binary directory a hostPath reaches: the
@@ -307,7 +300,7 @@ func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) 
 		need.how = strings.Join(hows, "; ")
 		return need
 	}
-	repo := imageRepository(image)
+	repo := check.ImageRepository(image)
 	for i := range f.Images {
 		im := &f.Images[i]
 		if im.Repository != repo {
@@ -340,18 +333,6 @@ func unknownNeedWhy(image string, images map[string]ImageFacts) string {
 		what += " (" + im.MediaType + ")"
 	}
 	return "--inspect-images read only " + what + ", not its files"
-}
-
-// nodeOS caches the OS table lookup of every node.
-type nodeOS map[string]nodeos.Info
-
-func identifyNodes(nodes []corev1.Node) nodeOS {
-	m := make(nodeOS, len(nodes))
-	for i := range nodes {
-		n := &nodes[i]
-		m[n.Name] = nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
-	}
-	return m
 }
 
 // libcText is what kubegap knows of a node OS's C library.
@@ -387,7 +368,7 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 	if len(s.Nodes) == 0 {
 		return nil, NotEvaluated("the snapshot holds no nodes")
 	}
-	infos := identifyNodes(s.Nodes)
+	infos := check.IdentifyNodes(s.Nodes)
 	var out []finding.Finding
 	for i := range s.DaemonSets {
 		ds := &s.DaemonSets[i]
@@ -450,7 +431,7 @@ func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nodeOS) (hostBinaryPart, bool) {
+func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos check.NodeOS) (hostBinaryPart, bool) {
 	p := hostBinaryPart{w: w, need: need}
 	switch {
 	case need.known && !need.dynamic:
@@ -519,7 +500,7 @@ func judgeHostWrite(w hostWrite, need glibcNeed, nodes []*corev1.Node, infos nod
 	return p, true
 }
 
-func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos nodeOS, targeted int) (finding.Finding, bool) {
+func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos check.NodeOS, targeted int) (finding.Finding, bool) {
 	sev := finding.Info
 	for _, p := range parts {
 		if p.severity > sev {
@@ -654,7 +635,7 @@ func unionNodes(parts []hostBinaryPart) []*corev1.Node {
 }
 
 // osSummary counts nodes per OS: "Ubuntu 20.04 (glibc 2.31) ×3".
-func osSummary(nodes []*corev1.Node, infos nodeOS) string {
+func osSummary(nodes []*corev1.Node, infos check.NodeOS) string {
 	counts := map[string]int{}
 	for _, n := range nodes {
 		info := infos[n.Name]
@@ -667,7 +648,7 @@ func osSummary(nodes []*corev1.Node, infos nodeOS) string {
 		}
 		counts[key]++
 	}
-	return countsText(counts)
+	return check.CountsText(counts)
 }
 
 func fleetText(fleet map[string]int) string {
@@ -693,7 +674,7 @@ func fleetText(fleet map[string]int) string {
 
 // osLibcEvidence says, once per OS image of the nodes, what kubegap's
 // table gives as its C library.
-func osLibcEvidence(nodes []*corev1.Node, infos nodeOS) []string {
+func osLibcEvidence(nodes []*corev1.Node, infos check.NodeOS) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range nodes {

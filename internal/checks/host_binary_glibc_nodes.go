@@ -1,11 +1,7 @@
 package checks
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,22 +18,6 @@ func targetNodes(ds *appsv1.DaemonSet, nodes []corev1.Node) []*corev1.Node {
 
 // Helpers shared by the node-centric checks (host-binary-glibc,
 // node-os-lifecycle, version-skew, containerd-chained-cni).
-
-// countsText prints counts by key, largest first: "Ubuntu 20.04 ×3, Ubuntu 22.04 ×1".
-func countsText(counts map[string]int) string {
-	keys := slices.Collect(maps.Keys(counts))
-	sort.Slice(keys, func(i, j int) bool {
-		if counts[keys[i]] != counts[keys[j]] {
-			return counts[keys[i]] > counts[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d on %s", counts[k], k)
-	}
-	return strings.Join(parts, ", ")
-}
 
 // dedupeStrings returns the distinct strings of s, sorted.
 func dedupeStrings(s []string) []string {

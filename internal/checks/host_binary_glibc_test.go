@@ -286,8 +286,8 @@ func TestHostBinaryFacts(t *testing.T) {
 		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11@sha256:": "mcr.microsoft.com/containernetworking/v2/azure-cni",
 	}
 	for in, want := range refs {
-		if got := imageRepository(in); got != want {
-			t.Errorf("imageRepository(%q) = %q, want %q", in, got, want)
+		if got := check.ImageRepository(in); got != want {
+			t.Errorf("check.ImageRepository(%q) = %q, want %q", in, got, want)
 		}
 	}
 	bad := map[string]string{

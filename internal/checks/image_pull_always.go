@@ -265,7 +265,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
 		w := pullWorkload{res: snapshot.Deployments, rule: pullRuleDeployments, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
-			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas"}
+			scale: check.SpecReplicas(d.Spec.Replicas), scaleFrom: "spec.replicas"}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
 		}
@@ -277,7 +277,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
 		w := pullWorkload{res: snapshot.StatefulSets, rule: pullRuleStatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
-			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas",
+			scale: check.SpecReplicas(d.Spec.Replicas), scaleFrom: "spec.replicas",
 			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.StatefulSets.Kind, &d.ObjectMeta))}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
@@ -294,13 +294,6 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	}
 	out = append(out, pullRateLimitFindings(s, rl)...)
 	return out, nil
-}
-
-func replicasOf(r *int32) int32 {
-	if r == nil {
-		return 1 // the API default
-	}
-	return *r
 }
 
 // podSpecContainers lists init and regular containers with their field
@@ -370,18 +363,18 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 	}
 
 	// Crash-looping containers that pull on every restart.
-	refs := newCappedRefs()
-	refs.add(objRef(w.res, w.meta.Namespace, w.meta.Name))
+	refs := check.NewCappedRefs()
+	refs.Add(check.ResourceRef(w.res, w.meta.Namespace, w.meta.Name))
 	var loopEv []string
 	looping := 0
 	for _, p := range w.pods {
-		for st := range containerStatuses(p) {
+		for st := range check.ContainerStatuses(p) {
 			if st.State.Waiting == nil || st.State.Waiting.Reason != "CrashLoopBackOff" || !always[st.Name] {
 				continue
 			}
 			looping++
-			refs.addPodAndNode(p)
-			if len(loopEv) < listCap/5 {
+			refs.AddPodAndNode(p)
+			if len(loopEv) < check.MaxListedObjects/5 {
 				loopEv = append(loopEv, fmt.Sprintf("Pod %s/%s status.containerStatuses[%s].state.waiting.reason=CrashLoopBackOff restartCount=%d (node %s)",
 					p.Namespace, p.Name, st.Name, st.RestartCount, p.Spec.NodeName))
 			}
@@ -490,7 +483,7 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.list(),
+		Objects:     refs.List(),
 		Evidence:    ev,
 		Remediation: fix,
 		Cases:       cases,
@@ -549,19 +542,19 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 			}
 			return a.InvolvedObject.Name < b.InvolvedObject.Name
 		})
-		refs := newCappedRefs()
+		refs := check.NewCappedRefs()
 		var ev []string
 		var items []finding.EvidenceItem
 		for _, h := range hits {
-			refs.add(objRef(snapshot.Pods, h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name))
+			refs.Add(check.ResourceRef(snapshot.Pods, h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name))
 			if h.node != "" {
-				refs.add(objRef(snapshot.Nodes, "", h.node))
+				refs.Add(check.ResourceRef(snapshot.Nodes, "", h.node))
 			}
-			if len(ev) < listCap/5 {
+			if len(ev) < check.MaxListedObjects/5 {
 				ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s node=%s message=%q",
 					h.e.Namespace, h.e.Name, h.e.Reason, max(h.e.Count, 1), h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name,
-					h.node, quoteMessage(h.e.Message, h.at, sandboxQuoteLen)))
-				items = append(items, finding.Quote(objRef(snapshot.Events, h.e.Namespace, h.e.Name), finding.Value("reason", h.e.Reason),
+					h.node, check.QuoteMessage(h.e.Message, h.at, check.EventQuoteLen)))
+				items = append(items, finding.Quote(check.ResourceRef(snapshot.Events, h.e.Namespace, h.e.Name), finding.Value("reason", h.e.Reason),
 					finding.Value("involvedObject.kind", h.e.InvolvedObject.Kind), finding.Value("involvedObject.name", h.e.InvolvedObject.Name)))
 			}
 		}
@@ -575,8 +568,8 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 			Message: fmt.Sprintf("Image pulls from %s fail because the registry is rate limiting: %s on %s. Pods that "+
 				"need a pull, new ones and restarts with imagePullPolicy Always alike, cannot start until the limit resets, "+
 				"and retries spend the same budget. Limits count per source IP, so nodes behind one NAT address share them.",
-				reg, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
-			Objects:  refs.list(),
+				reg, refs.Summary(snapshot.Pods.Kind, "pod", "pods", 5), refs.Summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
+			Objects:  refs.List(),
 			Evidence: ev,
 			Remediation: "Pull through a mirror or pull-through cache close to the cluster, authenticate pulls " +
 				"(imagePullSecrets) so the per-account limit applies, and stop pulls that are not needed: " +

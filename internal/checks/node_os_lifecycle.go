@@ -218,7 +218,7 @@ func runNodeOSLifecycle(ctx *Context, now time.Time) ([]finding.Finding, error) 
 	if len(s.Nodes) == 0 {
 		return nil, NotEvaluated("the snapshot holds no nodes")
 	}
-	infos := identifyNodes(s.Nodes)
+	infos := check.IdentifyNodes(s.Nodes)
 	reported := false
 	for i := range s.Nodes {
 		if s.Nodes[i].Status.NodeInfo.OSImage != "" {
@@ -277,23 +277,15 @@ func imageCounts(counts map[string]int, quote bool) string {
 		if quote && !strings.HasPrefix(k, "(") {
 			name = strconv.Quote(k)
 		}
-		parts[i] = fmt.Sprintf("%s (%d node%s)", name, n, pluralS(n))
+		parts[i] = fmt.Sprintf("%s (%d node%s)", name, n, check.PluralS(n))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// nodesRun is "1 AKS node runs" or "3 AKS nodes run".
-func nodesRun(n int, kind string) string {
-	if n == 1 {
-		return "1 " + kind + "node runs"
-	}
-	return fmt.Sprintf("%d %snodes run", n, kind)
 }
 
 // providerNames are how messages name the managed services.
 var providerNames = map[nodeos.Provider]string{nodeos.ProviderAKS: "AKS", nodeos.ProviderEKS: "EKS", nodeos.ProviderGKE: "GKE"}
 
-func endOfSupportFindings(ctx *Context, infos nodeOS, now time.Time) []finding.Finding {
+func endOfSupportFindings(ctx *Context, infos check.NodeOS, now time.Time) []finding.Finding {
 	nodes := ctx.Snapshot.Nodes
 	type groupKey struct {
 		id       string
@@ -358,7 +350,7 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 	var what, ext, sources string
 	if end.provider != nodeos.ProviderUnknown {
 		svc := providerNames[end.provider]
-		f.Title = fmt.Sprintf("%s %s, past %s's support for its node images (%s)", nodesRun(len(group), svc+" "), info.Name(), svc, eos)
+		f.Title = fmt.Sprintf("%s %s, past %s's support for its node images (%s)", check.NodesRun(len(group), svc+" "), info.Name(), svc, eos)
 		what = fmt.Sprintf("for which %s stopped producing node images and security patches on %s.", svc, eos)
 		if r := end.window.ImagesRemoved; !r.IsZero() {
 			if now.After(r.Add(24 * time.Hour)) {
@@ -376,7 +368,7 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 			f.Cases = append(f.Cases, caseEKSAL2Retired)
 		}
 	} else {
-		f.Title = fmt.Sprintf("%s %s, past end of standard support (%s)", nodesRun(len(group), ""), info.Name(), eos)
+		f.Title = fmt.Sprintf("%s %s, past end of standard support (%s)", check.NodesRun(len(group), ""), info.Name(), eos)
 		what = fmt.Sprintf("whose vendor ended standard support on %s.", eos)
 		switch {
 		case info.EndOfExtendedSupport.IsZero():
@@ -396,7 +388,7 @@ func endOfSupportFinding(group []*corev1.Node, info nodeos.Info, end supportEnd,
 			"distributions do; host-installed plugins break on such nodes first.", info.Glibc)
 		f.Cases = append(f.Cases, caseAzureCNIGlibc)
 	}
-	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", nodesRun(len(group), ""), info.Name(), what, ext, libc, check.MoreText(more))
+	f.Message = fmt.Sprintf("%s %s, %s%s%s%s", check.NodesRun(len(group), ""), info.Name(), what, ext, libc, check.MoreText(more))
 	// Ages grow by themselves: they go in the evidence, so that the title
 	// and message of an unchanged cluster stay the same from day to day.
 	f.Evidence = append(f.Evidence, fmt.Sprintf("support ended %d days before this audit (%s)", days(now.Sub(end.end)), now.Format(time.DateOnly)))
@@ -501,7 +493,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 		f.Title = fmt.Sprintf("%s runs a node image from %s", where, oldest.Format("2006-01"))
 		f.Evidence = append(f.Evidence, fmt.Sprintf("oldest node image %d days old at this audit (%s)",
 			days(now.Sub(oldest)), now.Format(time.DateOnly)))
-		image := countsText(images)
+		image := check.CountsText(images)
 		if len(images) == 1 {
 			image = g.nodes[0].image
 		}
@@ -512,7 +504,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 			}
 		}
 		behind = len(g.nodes) - stale
-		f.Message = fmt.Sprintf("%s: %s node image %s, built %s.", where, nodesRun(len(g.nodes), ""), image, oldest.Format(time.DateOnly))
+		f.Message = fmt.Sprintf("%s: %s node image %s, built %s.", where, check.NodesRun(len(g.nodes), ""), image, oldest.Format(time.DateOnly))
 		if stale > 0 {
 			f.Message += fmt.Sprintf(" Nodes in it have been up for more than %d days: their OS packages have changed in place "+
 				"since (unattended upgrades or a security patch channel), outside any staged rollout, or not at all.", th.StaleDays)
@@ -549,7 +541,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 
 // monocultureFinding reports a fleet on one in-place-updated OS image and
 // kernel with nothing staging its updates.
-func monocultureFinding(ctx *Context, infos nodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
+func monocultureFinding(ctx *Context, infos check.NodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
 	s := ctx.Snapshot
 	th := facts.Thresholds
 	if len(s.Nodes) < th.MonocultureMinNodes {
@@ -707,7 +699,7 @@ func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
 					return true
 				}
 				for _, ct := range spec.Containers {
-					if strings.Contains(imageRepository(ct.Image), m) {
+					if strings.Contains(check.ImageRepository(ct.Image), m) {
 						return true
 					}
 				}
@@ -727,8 +719,6 @@ func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
 	}
 	return false
 }
-
-// nodesRun is "1 node runs" or "3 nodes run".
 
 // createdField quotes a node's creationTimestamp as the API writes it
 // (RFC 3339, UTC), or its absence.

@@ -185,7 +185,7 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 			}
 		}
 		for _, pod := range candidates {
-			if podTerminal(pod) {
+			if check.PodTerminal(pod) {
 				continue
 			}
 			v.pods = append(v.pods, pod)
@@ -224,12 +224,12 @@ func newPDBTemplates(s *snapshot.Snapshot) pdbTemplates {
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
 		t[d.Namespace] = append(t[d.Namespace], pdbTemplate{labels.Set(d.Spec.Template.Labels),
-			pdbWorkload{kind: snapshot.Deployments.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)}})
+			pdbWorkload{kind: snapshot.Deployments.Kind, name: d.Name, replicas: check.SpecReplicas(d.Spec.Replicas)}})
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
 		t[d.Namespace] = append(t[d.Namespace], pdbTemplate{labels.Set(d.Spec.Template.Labels),
-			pdbWorkload{kind: snapshot.StatefulSets.Kind, name: d.Name, replicas: replicasOf(d.Spec.Replicas)}})
+			pdbWorkload{kind: snapshot.StatefulSets.Kind, name: d.Name, replicas: check.SpecReplicas(d.Spec.Replicas)}})
 	}
 	return t
 }
@@ -282,12 +282,12 @@ func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
 			"so it protects nothing: the workload it was written for can be drained all at once. "+
 			"It often outlives a relabelled or renamed workload and starts blocking drains again when pods with the old labels return.",
 			name, v.selector, p.Namespace),
-		Objects:     []finding.ObjectRef{objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
+		Objects:     []finding.ObjectRef{check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
 		Evidence:    ev,
 		Remediation: "Point the selector at the labels of the workload's pod template, or delete the budget if the workload is gone.",
 		Cases:       pdbCases(false),
 	}
-	f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+	f.AddEvidence(finding.Quote(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
 	return f, true
 }
 
@@ -296,8 +296,8 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
 	expected, expectedFrom := v.expected()
-	refs := newCappedRefs()
-	refs.add(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
+	refs := check.NewCappedRefs()
+	refs.Add(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
 
 	if v.none || (v.podsComplete && len(v.pods) == 0) {
 		return pdbSelectsNothing(ctx, v)
@@ -333,7 +333,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		ev         []string
 		items      []finding.EvidenceItem // quoted fields, after ev
 	)
-	pdbRef := objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)
+	pdbRef := check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)
 	switch {
 	case p.Spec.MaxUnavailable != nil:
 		// The disruption controller rounds percentages up, so only 0 or 0%
@@ -358,7 +358,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 			structural = "minAvailable is 100%, so even with every pod healthy no eviction is allowed"
 		case expected > 0 && ma >= expected:
 			structural = fmt.Sprintf("minAvailable is %s and it selects %d pod%s, so even with every pod healthy no eviction is allowed",
-				p.Spec.MinAvailable.String(), expected, pluralS(expected))
+				p.Spec.MinAvailable.String(), expected, check.PluralS(expected))
 		}
 		if structural != "" {
 			items = append(items, finding.Quote(pdbRef, finding.Value("spec.minAvailable", p.Spec.MinAvailable.String())))
@@ -368,14 +368,14 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	switch {
 	case len(v.pods) > 0 || v.podsComplete:
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s matches %d pod%s, %d Ready",
-			name, v.selector, len(v.pods), pluralS(len(v.pods)), healthy))
+			name, v.selector, len(v.pods), check.PluralS(len(v.pods)), healthy))
 	default:
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.selector=%s: no pod it matches is in the input, and the Pods of namespace %s are not known to be all there",
 			name, v.selector, p.Namespace))
 	}
 	if v.skipped > 0 {
 		ev = append(ev, fmt.Sprintf("of them %d %s DaemonSet or mirror pod%s, which kubectl drain never evicts",
-			v.skipped, map[bool]string{true: "is a", false: "are"}[v.skipped == 1], pluralS(v.skipped)))
+			v.skipped, map[bool]string{true: "is a", false: "are"}[v.skipped == 1], check.PluralS(v.skipped)))
 	}
 	if unseen > 0 {
 		switch expectedFrom {
@@ -426,7 +426,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		sev = finding.High
 		title = fmt.Sprintf("PodDisruptionBudget %s allows no eviction although its pods are healthy", name)
 		reasons = append(reasons, fmt.Sprintf("status.disruptionsAllowed is 0 while all %d selected pod%s are Ready (the controller expects %d)",
-			expected, pluralS(expected), p.Status.ExpectedPods))
+			expected, check.PluralS(expected), p.Status.ExpectedPods))
 	case len(notReady) > 0 && healthy <= desired && (statusZero || (unseen <= 0 && !statusAllows)):
 		// Pods the input lacks may be healthy, and a controller that allows
 		// disruptions says the budget is not exhausted.
@@ -441,7 +441,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		return finding.Finding{}, false
 	}
 	for i, pod := range notReady {
-		if i >= listCap/5 {
+		if i >= check.MaxListedObjects/5 {
 			ev = append(ev, fmt.Sprintf("… and %d more not-Ready pods", len(notReady)-i))
 			break
 		}
@@ -454,7 +454,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 			node = "none"
 		}
 		ev = append(ev, fmt.Sprintf("Pod %s/%s: %s, Ready condition not True (node %s)", pod.Namespace, pod.Name, phase, node))
-		items = append(items, finding.Quote(objRef(snapshot.Pods, pod.Namespace, pod.Name), finding.Value("status.phase", pod.Status.Phase)))
+		items = append(items, finding.Quote(check.ResourceRef(snapshot.Pods, pod.Namespace, pod.Name), finding.Value("status.phase", pod.Status.Phase)))
 	}
 	if runningNotReady > 0 && !alwaysAllow {
 		ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s spec.unhealthyPodEvictionPolicy unset or IfHealthyBudget", name))
@@ -465,7 +465,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 	for _, pod := range v.pods {
 		if drainSkips(pod) == "" {
 			drained = append(drained, pod)
-			refs.addPodAndNode(pod)
+			refs.AddPodAndNode(pod)
 		}
 	}
 	var cordoned []string
@@ -515,8 +515,8 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 			" a drain of any node running one of them retries the eviction until the upgrade that started it times out.", name, strings.Join(reasons, "; "))
 	default:
 		msg = fmt.Sprintf("PodDisruptionBudget %s selects %s on %s: %s.",
-			name, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
-			refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5), strings.Join(reasons, "; "))
+			name, refs.Summary(snapshot.Pods.Kind, "pod", "pods", 5),
+			refs.Summary(snapshot.Nodes.Kind, "node", "nodes", 5), strings.Join(reasons, "; "))
 		if unseen > 0 {
 			msg += fmt.Sprintf(" The input shows %d of the %d pods it covers.", len(v.pods), expected)
 		}
@@ -550,7 +550,7 @@ func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bo
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.list(),
+		Objects:     refs.List(),
 		Evidence:    ev,
 		Remediation: strings.Join(fix, ". ") + ". If the budget ships inside a chart, override it through the chart's values or ask its maintainers to make it configurable.",
 		Cases:       pdbCases(len(notReady) > 0),
@@ -596,16 +596,16 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []fi
 			}
 			return a.Name < b.Name
 		})
-		refs := newCappedRefs()
+		refs := check.NewCappedRefs()
 		var names, ev []string
 		for _, b := range g.budgets {
 			p := views[b].pdb
-			refs.add(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
+			refs.Add(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
 			names = append(names, p.Namespace+"/"+p.Name)
 			ev = append(ev, fmt.Sprintf("PodDisruptionBudget %s/%s spec.selector=%s", p.Namespace, p.Name, views[b].selector))
 		}
 		for _, pod := range g.pods {
-			refs.addPodAndNode(pod)
+			refs.AddPodAndNode(pod)
 		}
 		for i, pod := range g.pods {
 			if i >= 5 {
@@ -620,16 +620,16 @@ func pdbOverlapFindings(views []pdbView, budgetsOf map[*snapshot.Pod][]int) []fi
 			Title:    fmt.Sprintf("%d PodDisruptionBudgets select the same pods: %s", len(names), strings.Join(names, ", ")),
 			Message: fmt.Sprintf("PodDisruptionBudgets %s all select %s on %s. The eviction API refuses to evict a pod "+
 				"covered by more than one budget, so a drain of those nodes fails for these pods every time.",
-				strings.Join(names, ", "), refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
-				refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
-			Objects:     refs.list(),
+				strings.Join(names, ", "), refs.Summary(snapshot.Pods.Kind, "pod", "pods", 5),
+				refs.Summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
+			Objects:     refs.List(),
 			Evidence:    ev,
 			Remediation: "Keep one budget per workload: narrow the selectors so that no pod matches two budgets, or delete the redundant one.",
 			Cases:       pdbCases(false),
 		}
 		for _, b := range g.budgets {
 			p := views[b].pdb
-			f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+			f.AddEvidence(finding.Quote(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
 		}
 		out = append(out, f)
 	}
@@ -651,12 +651,12 @@ func pdbInvalidSelectorFinding(p *policyv1.PodDisruptionBudget, err error) findi
 		Severity:    finding.Low,
 		Title:       fmt.Sprintf("PodDisruptionBudget %s has an invalid selector", name),
 		Message:     fmt.Sprintf("The selector of PodDisruptionBudget %s cannot be parsed (%v), so it protects nothing.", name, err),
-		Objects:     []finding.ObjectRef{objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
+		Objects:     []finding.ObjectRef{check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name)},
 		Evidence:    []string{fmt.Sprintf("PodDisruptionBudget %s spec.selector invalid: %v", name, err)},
 		Remediation: "Fix the selector so that it matches the labels of the workload's pods.",
 		Cases:       pdbCases(false),
 	}
-	f.AddEvidence(finding.Quote(objRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
+	f.AddEvidence(finding.Quote(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name), selectorFields(p)...))
 	return f
 }
 
@@ -704,11 +704,4 @@ func podOwners(pods []*snapshot.Pod) string {
 		out = append(out[:3], fmt.Sprintf("%d more", len(out)-3))
 	}
 	return strings.Join(out, ", ")
-}
-
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks/availability"
 	"github.com/kubegap/kubegap/internal/checks/dns"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
@@ -159,7 +160,7 @@ func TestPlacementChecksScale(t *testing.T) {
 		}
 		counts[c.ID] = len(fs)
 		for _, f := range fs {
-			if len(f.Objects) > 2*listCap+10 || len(f.Evidence) > 2*listCap+10 {
+			if len(f.Objects) > 2*check.MaxListedObjects+10 || len(f.Evidence) > 2*check.MaxListedObjects+10 {
 				t.Errorf("%s: finding %q has %d objects and %d evidence lines, not capped", c.ID, f.Title, len(f.Objects), len(f.Evidence))
 			}
 		}

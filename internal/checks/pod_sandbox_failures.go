@@ -138,9 +138,6 @@ func parseSandboxSignatures(data []byte) ([]sandboxSignature, error) {
 // sandboxEventReason is the kubelet's event reason for a failed sandbox.
 const sandboxEventReason = "FailedCreatePodSandBox"
 
-// sandboxQuoteLen bounds a quoted event message in evidence.
-const sandboxQuoteLen = 300
-
 // podSandboxFailuresCheck finds pods stuck before their containers start
 // because the node cannot create the pod sandbox, and names the cause when
 // the kubelet's event carries a known signature.
@@ -338,7 +335,7 @@ func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
 // container waiting on its image, or one that started, ran or restarted,
 // means the sandbox exists, whatever an older event said.
 func sandboxStuck(p *snapshot.Pod) bool {
-	if podTerminal(p) || p.Spec.NodeName == "" {
+	if check.PodTerminal(p) || p.Spec.NodeName == "" {
 		return false
 	}
 	if p.Status.Phase != corev1.PodPending && p.Status.Phase != "" {
@@ -611,13 +608,13 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 		}
 		return a.Name < b.Name
 	})
-	refs := newCappedRefs()
+	refs := check.NewCappedRefs()
 	byNode := map[string][]sandboxHit{}
 	var nodeOrder []string
 	matched := map[string]bool{}
 	var matchedList []string
 	for _, h := range hits {
-		refs.addPodAndNode(h.pod)
+		refs.AddPodAndNode(h.pod)
 		n := h.pod.Spec.NodeName
 		if _, ok := byNode[n]; !ok {
 			nodeOrder = append(nodeOrder, n)
@@ -635,12 +632,12 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 	var items []finding.EvidenceItem
 	var stuckNodes []*corev1.Node // the nodes listed, for their OS and runtime
 	for i, n := range nodeOrder {
-		if i >= listCap/2 {
+		if i >= check.MaxListedObjects/2 {
 			ev = append(ev, fmt.Sprintf("… and %d more nodes", len(nodeOrder)-i))
 			break
 		}
 		hs := byNode[n]
-		ev = append(ev, fmt.Sprintf("Node %s: %d pod%s stuck with no container started", n, len(hs), pluralS(len(hs))))
+		ev = append(ev, fmt.Sprintf("Node %s: %d pod%s stuck with no container started", n, len(hs), check.PluralS(len(hs))))
 		if node := nodes[n]; node != nil {
 			stuckNodes = append(stuckNodes, node)
 		}
@@ -648,9 +645,9 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 		h := hs[0]
 		ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s message=%q",
 			h.event.Namespace, h.event.Name, h.event.Reason, max(h.event.Count, 1), h.pod.Namespace, h.pod.Name,
-			quoteMessage(h.event.Message, h.at, sandboxQuoteLen)))
+			check.QuoteMessage(h.event.Message, h.at, check.EventQuoteLen)))
 		if i < 5 {
-			items = append(items, finding.Quote(objRef(snapshot.Events, h.event.Namespace, h.event.Name), finding.Value("reason", h.event.Reason),
+			items = append(items, finding.Quote(check.ResourceRef(snapshot.Events, h.event.Namespace, h.event.Name), finding.Value("reason", h.event.Reason),
 				finding.Value("involvedObject.kind", "Pod"), finding.Value("involvedObject.name", h.pod.Name)))
 		}
 	}
@@ -667,8 +664,8 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 			}
 		}
 	}
-	if len(context) > listCap/2 {
-		context = append(context[:listCap/2], fmt.Sprintf("… and %d more", len(context)-listCap/2))
+	if len(context) > check.MaxListedObjects/2 {
+		context = append(context[:check.MaxListedObjects/2], fmt.Sprintf("… and %d more", len(context)-check.MaxListedObjects/2))
 	}
 	ev = append(ev, context...)
 
@@ -681,8 +678,8 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 		verb = "is bound to %s but has no container started"
 	}
 	msg := fmt.Sprintf("%s "+verb+", and the kubelet reports %s: %s.",
-		refs.summary(snapshot.Pods.Kind, "pod", "pods", 5),
-		refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5), sandboxEventReason, sig.Title)
+		refs.Summary(snapshot.Pods.Kind, "pod", "pods", 5),
+		refs.Summary(snapshot.Nodes.Kind, "node", "nodes", 5), sandboxEventReason, sig.Title)
 	if len(matchedList) > 0 {
 		msg += " The events say: " + strings.Join(matchedList, "; ") + "."
 	}
@@ -697,7 +694,7 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 	} else {
 		msg += " The nodes stay Ready, so new pods keep landing there and waiting; nothing reschedules them."
 	}
-	title := fmt.Sprintf("%d pod%s cannot start on %d node%s: %s", len(hits), pluralS(len(hits)), len(nodeOrder), pluralS(len(nodeOrder)), sig.Title)
+	title := fmt.Sprintf("%d pod%s cannot start on %d node%s: %s", len(hits), check.PluralS(len(hits)), len(nodeOrder), check.PluralS(len(nodeOrder)), sig.Title)
 	if maybe != nil {
 		title += fmt.Sprintf(" (perhaps %s; %s)", maybe.ID, unknown)
 	}
@@ -706,7 +703,7 @@ func sandboxFinding(sig, maybe *sandboxSignature, unknown string, hits []sandbox
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.list(),
+		Objects:     refs.List(),
 		Evidence:    ev,
 		Remediation: sig.Remediation,
 		Cases:       append([]string(nil), sig.Cases...),

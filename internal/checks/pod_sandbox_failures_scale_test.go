@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -127,7 +128,7 @@ func TestWorkloadChecksScale(t *testing.T) {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
 		for _, f := range fs {
-			if len(f.Objects) > 2*listCap+10 || len(f.Evidence) > 2*listCap+10 {
+			if len(f.Objects) > 2*check.MaxListedObjects+10 || len(f.Evidence) > 2*check.MaxListedObjects+10 {
 				t.Errorf("%s: finding %q has %d objects and %d evidence lines, not capped", c.ID, f.Title, len(f.Objects), len(f.Evidence))
 			}
 		}

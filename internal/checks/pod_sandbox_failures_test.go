@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -191,17 +192,17 @@ func TestPodSandboxFailuresSilent(t *testing.T) {
 func TestQuoteMessage(t *testing.T) {
 	long := strings.Repeat("a", 400) + " version `GLIBC_2.34' not found " + strings.Repeat("b", 400)
 	at := strings.Index(long, "version")
-	q := quoteMessage(long, at, 200)
+	q := check.QuoteMessage(long, at, 200)
 	if !strings.Contains(q, "GLIBC_2.34") {
 		t.Errorf("window lost the match: %q", q)
 	}
 	if !strings.HasPrefix(q, "…") || !strings.HasSuffix(q, "…") {
 		t.Errorf("cuts not marked: %q", q)
 	}
-	if got := quoteMessage("a\n  b\tc", -1, 100); got != "a b c" {
+	if got := check.QuoteMessage("a\n  b\tc", -1, 100); got != "a b c" {
 		t.Errorf("whitespace not collapsed: %q", got)
 	}
-	if got := quoteMessage("ünïcödé "+strings.Repeat("é", 300), -1, 51); !strings.HasPrefix(got, "ünïcödé") || !isValidUTF8(got) {
+	if got := check.QuoteMessage("ünïcödé "+strings.Repeat("é", 300), -1, 51); !strings.HasPrefix(got, "ünïcödé") || !isValidUTF8(got) {
 		t.Errorf("bad cut: %q", got)
 	}
 }

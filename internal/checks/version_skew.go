@@ -246,7 +246,7 @@ func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string
 	}
 	var proxies []proxy
 	isProxy := func(image string) (check.KubeVersion, bool) {
-		if !strings.HasPrefix(path.Base(imageRepository(image)), "kube-proxy") {
+		if !strings.HasPrefix(path.Base(check.ImageRepository(image)), "kube-proxy") {
 			return check.KubeVersion{}, false
 		}
 		_, tag, _ := check.ImageParts(image)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -365,8 +366,8 @@ func webhookFields(w webhookEntry) []finding.Field {
 }
 
 func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hooks []webhookEntry) (finding.Finding, bool) {
-	refs := newCappedRefs()
-	refs.add(objRef(res, "", cfgName))
+	refs := check.NewCappedRefs()
+	refs.Add(check.ResourceRef(res, "", cfgName))
 	sev := finding.Info
 	var reasons, ev []string
 	var items []finding.EvidenceItem
@@ -423,7 +424,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		Severity: sev,
 		Title:    title,
 		Message:  msg,
-		Objects:  refs.list(),
+		Objects:  refs.List(),
 		Evidence: ev,
 		Remediation: "Give the webhook a namespaceSelector that excludes kube-system and its own namespace " +
 			"(kubernetes.io/metadata.name NotIn [...]); run its backend with at least 2 replicas spread over nodes, with a " +
@@ -437,7 +438,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 }
 
 // judge decides whether one webhook is a risk, and how much.
-func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
+func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEntry, refs *check.CappedRefs) (webhookVerdict, bool) {
 	podsCreate, allResources, ruleText := webhookScope(w.rules)
 	if objectSelectorOptIn(w.objSel) {
 		// Only objects carrying a label are sent: an opt-in webhook.
@@ -515,7 +516,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		covers = "the creation of every resource"
 	}
 	if len(w.matchConditions) > 0 {
-		covers += fmt.Sprintf(" (the requests its %d matchCondition%s admit)", len(w.matchConditions), pluralS(len(w.matchConditions)))
+		covers += fmt.Sprintf(" (the requests its %d matchCondition%s admit)", len(w.matchConditions), check.PluralS(len(w.matchConditions)))
 	}
 	what := fmt.Sprintf("failurePolicy %s on %s", policy, covers)
 	scopeText := "in every namespace including " + ksNS
@@ -575,11 +576,11 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 // backend judges the webhook's backend: an upper bound on its ready
 // endpoints (-1 unknown) and a phrase naming it. What it could not see is
 // noted against rule when the webhook fails closed.
-func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule string, refs *cappedRefs, v *webhookVerdict) (readyMax int, backendText string) {
+func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule string, refs *check.CappedRefs, v *webhookVerdict) (readyMax int, backendText string) {
 	readyMax = -1
 	if svc := w.clientConfig.Service; svc != nil {
 		key := svc.Namespace + "/" + svc.Name
-		refs.add(objRef(snapshot.Services, svc.Namespace, svc.Name))
+		refs.Add(check.ResourceRef(snapshot.Services, svc.Namespace, svc.Name))
 		obj := env.services[key]
 		switch {
 		case obj == nil && env.ctx.CompleteIn(snapshot.Services, svc.Namespace):
@@ -600,16 +601,16 @@ func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule str
 			switch {
 			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
 				readyMax = n
-				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, pluralS(readyMax))
+				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, check.PluralS(readyMax))
 				v.evidence = append(v.evidence, fmt.Sprintf("Service %s: %d ready endpoint%s in EndpointSlices labelled kubernetes.io/service-name=%s",
-					key, readyMax, pluralS(readyMax), svc.Name))
+					key, readyMax, check.PluralS(readyMax), svc.Name))
 			case fail:
 				env.ctx.Incomplete(rule, "no EndpointSlice of Service %s is in the input", key)
 			}
 			var total int32
 			deps := env.backendDeployments(obj)
 			for _, d := range deps {
-				refs.add(objRef(snapshot.Deployments, d.ns, d.name))
+				refs.Add(check.ResourceRef(snapshot.Deployments, d.ns, d.name))
 				total += d.replicas
 				v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
 			}
@@ -620,7 +621,7 @@ func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule str
 				if backendText != "" {
 					backendText += ", "
 				}
-				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
+				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, check.PluralS(int(total)))
 			}
 		}
 	} else if w.clientConfig.URL != nil {
@@ -746,7 +747,7 @@ func (env *webhookEnv) backendDeployments(svc *corev1.Service) []*backendDeploym
 		for i := range env.s.Deployments {
 			d := &env.s.Deployments[i]
 			if d.Namespace == svc.Namespace && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-				deps = append(deps, &backendDeployment{ns: d.Namespace, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
+				deps = append(deps, &backendDeployment{ns: d.Namespace, name: d.Name, replicas: check.SpecReplicas(d.Spec.Replicas)})
 			}
 		}
 	}
@@ -811,7 +812,7 @@ func opsText(ops []admissionv1.OperationType) string {
 // it covers can be created, changed or deleted. Only a backend that is down
 // now (high) or a single point of failure (medium) is a finding; a healthy,
 // replicated backend is the webhook's owner's choice.
-func (env *webhookEnv) judgeServiceWrites(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
+func (env *webhookEnv) judgeServiceWrites(res snapshot.Resource, cfgName string, w *webhookEntry, refs *check.CappedRefs) (webhookVerdict, bool) {
 	ruleText := serviceWriteScope(w.rules)
 	if ruleText == "" {
 		return webhookVerdict{}, false
