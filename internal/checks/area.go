@@ -9,14 +9,11 @@ import (
 // foundingAreas places the founding checks of this package in the area
 // whose subject they share; every other check's area is its package.
 var foundingAreas = map[string]string{
-	"containerd-chained-cni": "runtime",
-	"host-binary-glibc":      "runtime",
-	"image-pull-always":      "registries",
-	"node-os-lifecycle":      "versions",
-	"pdb-blocks-drain":       "availability",
-	"pod-sandbox-failures":   "runtime",
-	"version-skew":           "versions",
-	"webhook-blast-radius":   "availability",
+	"image-pull-always":    "registries",
+	"node-os-lifecycle":    "versions",
+	"pdb-blocks-drain":     "availability",
+	"version-skew":         "versions",
+	"webhook-blast-radius": "availability",
 }
 
 // Area names the area of check c: the package under internal/checks that

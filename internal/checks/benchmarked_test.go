@@ -40,3 +40,18 @@ func TestEveryCheckBenchmarked(t *testing.T) {
 		}
 	}
 }
+
+// lookupAll returns the registered checks with these IDs, for the
+// package-level lists of benchmarks; an unknown ID panics, as it is a
+// typo in the list.
+func lookupAll(ids ...string) []Check {
+	out := make([]Check, len(ids))
+	for i, id := range ids {
+		c, ok := Lookup(id)
+		if !ok {
+			panic("no check " + id)
+		}
+		out[i] = c
+	}
+	return out
+}

@@ -235,7 +235,8 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 			// Files without status: the Nodes in the input that its pods
 			// could run on, or else the pods it owns, show its reach.
 			if len(s.Nodes) > 0 {
-				n := len(targetNodes(d, s.Nodes))
+				place := check.DaemonSetPlacement(d)
+				n := len(place.Nodes(s.Nodes))
 				w.scale, w.estimate = int32(n), true
 				w.scaleFrom = fmt.Sprintf("has no status; estimated from the Nodes in the input: %d of %d match its nodeSelector and affinity and tolerate their taints", n, len(s.Nodes))
 			}

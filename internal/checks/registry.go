@@ -64,12 +64,9 @@ func areas() [][]Check {
 func founding() []Check {
 	return []Check{
 		// One line per check: the constructor from the check's own file.
-		containerdChainedCNICheck(),
-		hostBinaryGlibcCheck(),
 		imagePullAlwaysCheck(),
 		nodeOSLifecycleCheck(),
 		pdbBlocksDrainCheck(),
-		podSandboxFailuresCheck(),
 		versionSkewCheck(),
 		webhookBlastRadiusCheck(),
 	}

@@ -115,7 +115,7 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 // ending in 5 at the hundreds are Docker schema 1.
 func runtimeVersionsImages(s *snapshot.Snapshot) map[string]ImageFacts {
 	out := map[string]ImageFacts{}
-	for i, w := range WorkloadImages(s) {
+	for i, w := range runtime.WorkloadImages(s) {
 		f := ImageFacts{Image: w.Image, MediaType: "application/vnd.oci.image.manifest.v1+json", LayersRead: true}
 		switch {
 		case i%100 == 5:
@@ -151,6 +151,15 @@ func BenchmarkRuntimeVersionsRBACChecks(b *testing.B) {
 	}
 }
 
+// scaledElsewhere are the founding checks of these areas, whose gaps this
+// snapshot was not built to carry: the scale test of the snapshot built
+// for each holds what it reports at this size.
+var scaledElsewhere = map[string]string{
+	"containerd-chained-cni": "BenchmarkFoundingChecks (foundingSnapshot, no chained attachment)",
+	"host-binary-glibc":      "BenchmarkFoundingChecks (foundingSnapshot)",
+	"pod-sandbox-failures":   "TestWorkloadChecksScale",
+}
+
 // TestRuntimeVersionsRBACChecksScale checks what these checks report at
 // that size: lists capped, findings grouped rather than one per node.
 func TestRuntimeVersionsRBACChecksScale(t *testing.T) {
@@ -161,6 +170,9 @@ func TestRuntimeVersionsRBACChecksScale(t *testing.T) {
 	imgs := runtimeVersionsImages(s)
 	for _, area := range [][]Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
 		for _, c := range area {
+			if _, ok := scaledElsewhere[c.ID]; ok {
+				continue
+			}
 			fs, err := c.Run(&Context{Snapshot: s, Images: imgs})
 			if err != nil {
 				t.Fatalf("%s: %v", c.ID, err)

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestFindingsStableAcrossDays(t *testing.T) {
 			if c.ID == "node-os-lifecycle" {
 				c = nodeOSLifecycleCheckAt(clockAt(now))
 			}
-			fs, _ := runCheck(t, c, s)
+			fs, _, _ := checktest.Run(t, c, s)
 			for _, f := range fs {
 				if f.Check == "" {
 					f.Check = c.ID

@@ -16,6 +16,10 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
+// caseAzureCNIGlibc is the founding incident: nodes on an old OS and
+// kubelet when a DaemonSet installed binaries built for a newer glibc.
+const caseAzureCNIGlibc = "azure-cni-v2-glibc"
+
 // versionSkewCheck compares every kubelet with the control plane. Beyond
 // the supported skew is a policy violation; inside it, pools left on an old
 // minor while the control plane moved on are the window in which

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
-	"github.com/kubegap/kubegap/library"
 )
 
 func TestWebhookFactsData(t *testing.T) {
@@ -87,12 +85,12 @@ func rule(groups, resources []string, op admissionv1.OperationType, scope *admis
 }
 
 func TestWebhookBlastRadiusFires(t *testing.T) {
-	s := loadFixture(t, "webhook-blast-radius/gap.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/gap.yaml")
 	// As a live read would: every Service and EndpointSlice is there, so a
 	// Service missing from them does not exist.
 	s.SetComplete(snapshot.Services, nil)
 	s.SetComplete(snapshot.EndpointSlices, nil)
-	fs, ok := runCheck(t, webhookBlastRadiusCheck(), s)
+	fs, _, ok := checktest.Run(t, webhookBlastRadiusCheck(), s)
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -133,7 +131,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := findingAbout(fs, tc.kind, "", tc.name)
+			f, ok := checktest.FindingAbout(fs, tc.kind, "", tc.name)
 			if !ok {
 				t.Fatalf("no finding about %s %s", tc.kind, tc.name)
 			}
@@ -142,12 +140,12 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 			}
 			for _, o := range tc.objects {
 				p := strings.SplitN(o, "/", 3)
-				if !hasObject([]finding.Finding{f}, p[0], p[1], p[2]) {
+				if !checktest.HasObject([]finding.Finding{f}, p[0], p[1], p[2]) {
 					t.Errorf("%s not named: %v", o, f.Objects)
 				}
 			}
 			for _, e := range tc.evidence {
-				if !evidenceHas(f, e) {
+				if !checktest.EvidenceHas(f, e) {
 					t.Errorf("no evidence has %q: %q", e, f.Evidence)
 				}
 			}
@@ -165,7 +163,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 	for name, want := range map[string]bool{"slow-labeler": true, "pod-injector": false} {
 		var f finding.Finding
 		for _, k := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-			if got, ok := findingAbout(fs, k, "", name); ok {
+			if got, ok := checktest.FindingAbout(fs, k, "", name); ok {
 				f = got
 			}
 		}
@@ -187,7 +185,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 		{"ValidatingWebhookConfiguration", "orphaned-webhook", false, false, false},
 		{"MutatingWebhookConfiguration", "slow-labeler", false, false, false},
 	} {
-		f, _ := findingAbout(fs, tc.kind, "", tc.name)
+		f, _ := checktest.FindingAbout(fs, tc.kind, "", tc.name)
 		for id, want := range map[string]bool{
 			caseKyvernoOOMAllResources: tc.allResources, caseGatekeeperControlPlane: tc.allResources,
 			caseKyvernoServiceCIDR: tc.allResources, caseKyvernoCAPIDeadlock: tc.critical, caseKyvernoStopStart: tc.owner,
@@ -200,7 +198,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 }
 
 func TestWebhookBlastRadiusSilent(t *testing.T) {
-	fs, ok := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/healthy.yaml"))
+	fs, _, ok := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/healthy.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -210,7 +208,7 @@ func TestWebhookBlastRadiusSilent(t *testing.T) {
 }
 
 func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
-	fs, _ := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/no-namespaces.yaml"))
+	fs, _, _ := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/no-namespaces.yaml"))
 	if len(fs) != 1 {
 		t.Fatalf("want 1 finding, got %+v", fs)
 	}
@@ -219,38 +217,18 @@ func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
 	if f.Severity != finding.Medium {
 		t.Errorf("severity %v, want medium", f.Severity)
 	}
-	if !evidenceHas(f, "kube-system exclusion unknown") {
+	if !checktest.EvidenceHas(f, "kube-system exclusion unknown") {
 		t.Errorf("evidence does not say the exclusion is unknown: %q", f.Evidence)
 	}
-	if !hasObject(fs, "Deployment", "gatekeeper-system", "gatekeeper-controller-manager") {
+	if !checktest.HasObject(fs, "Deployment", "gatekeeper-system", "gatekeeper-controller-manager") {
 		t.Errorf("backing Deployment not named: %v", f.Objects)
 	}
 
 	// The same webhook with the Namespace objects: kube-system carries the
 	// ignore label, so it is excluded, and with 3 ready replicas nothing is left.
-	fs, _ = runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/healthy.yaml"))
-	if hasObject(fs, "ValidatingWebhookConfiguration", "", "gatekeeper-validating-webhook-configuration") {
+	fs, _, _ = checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/healthy.yaml"))
+	if checktest.HasObject(fs, "ValidatingWebhookConfiguration", "", "gatekeeper-validating-webhook-configuration") {
 		t.Error("gatekeeper reported although kube-system is excluded by label")
-	}
-}
-
-// TestWorkloadChecksCiteLibraryCases keeps the cited case IDs in step with
-// the library: a finding citing a missing case is a bug.
-func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
-	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
-		for _, id := range c.CaseIDs() {
-			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
-				t.Errorf("%s cites %s, which the library lacks: %v", c.ID, id, err)
-			}
-		}
-	}
-	sigs, _ := loadSandboxSignatures()
-	for _, s := range sigs {
-		for _, id := range s.Cases {
-			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
-				t.Errorf("sandbox signature %s cites %s, which the library lacks", s.ID, id)
-			}
-		}
 	}
 }
 
@@ -260,20 +238,20 @@ func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
 // absent.
 func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 	c := webhookBlastRadiusCheck()
-	s := loadFixture(t, "webhook-blast-radius/other-namespace-services.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/other-namespace-services.yaml")
 	ctx := &Context{Snapshot: s}
 	fs, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg")
+	f, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg")
 	if !ok {
 		t.Fatalf("the fail-closed pod webhook is not reported: %+v", fs)
 	}
-	if strings.Contains(f.Message, "does not exist") || strings.Contains(f.Message, "rejects every call") || evidenceHas(f, "no such Service") {
+	if strings.Contains(f.Message, "does not exist") || strings.Contains(f.Message, "rejects every call") || checktest.EvidenceHas(f, "no such Service") {
 		t.Errorf("a Service not in the input is reported missing: %s %q", f.Message, f.Evidence)
 	}
-	if !evidenceHas(f, "kyverno/kyverno-svc: Service not in the input") {
+	if !checktest.EvidenceHas(f, "kyverno/kyverno-svc: Service not in the input") {
 		t.Errorf("evidence does not say the Service is unknown: %q", f.Evidence)
 	}
 	// What the objects prove stands: fail closed on pods, kube-system included.
@@ -286,15 +264,15 @@ func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 
 	// Services complete in namespace kyverno: now the Service is proven gone.
 	s.SetComplete(snapshot.Services, []string{"kyverno"})
-	fs, _ = runCheck(t, c, s)
-	if f, _ := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"); f.Severity != finding.High || !evidenceHas(f, "no such Service") {
+	fs, _, _ = checktest.Run(t, c, s)
+	if f, _ := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"); f.Severity != finding.High || !checktest.EvidenceHas(f, "no such Service") {
 		t.Errorf("with every Service of kyverno read: %v %q", f.Severity, f.Evidence)
 	}
 }
 
 // TestWebhookScopeNarrowed: issue 12, false findings 6 and 7.
 func TestWebhookScopeNarrowed(t *testing.T) {
-	ctx := &Context{Snapshot: loadFixture(t, "webhook-blast-radius/scope.yaml")}
+	ctx := &Context{Snapshot: checktest.Load(t, "webhook-blast-radius/scope.yaml")}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -305,10 +283,10 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 	if !strings.Contains(n.Reason, "labelled-only") || strings.Contains(n.Reason, "humans-only") {
 		t.Errorf("rule %s notes %q: want labelled-only unknown, humans-only judged", webhookRuleCritical, n.Reason)
 	}
-	if _, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "delete-guard"); ok {
+	if _, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "delete-guard"); ok {
 		t.Error("a DELETE-only webhook is reported as blocking pod creation")
 	}
-	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "humans-only")
+	f, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "humans-only")
 	switch {
 	case !ok:
 		// Exempting controllers lowers the risk; it does not prove none.
@@ -317,7 +295,7 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 	case !strings.Contains(f.Message, "system users"):
 		t.Errorf("message does not say controllers are exempt: %s", f.Message)
 	}
-	f, ok = findingAbout(fs, "ValidatingWebhookConfiguration", "", "labelled-only")
+	f, ok = checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "labelled-only")
 	if ok {
 		if f.Severity > finding.Medium {
 			t.Errorf("a webhook narrowed by matchConditions is %v: %s", f.Severity, f.Message)
@@ -336,8 +314,8 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 // TestWebhookV1beta1Defaults: issue 12, false finding 14. An unset
 // failurePolicy of a v1beta1 webhook is Ignore, its timeout 30 s.
 func TestWebhookV1beta1Defaults(t *testing.T) {
-	fs, _ := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/v1beta1.yaml"))
-	f, ok := findingAbout(fs, "MutatingWebhookConfiguration", "", "legacy-injector")
+	fs, _, _ := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/v1beta1.yaml"))
+	f, ok := checktest.FindingAbout(fs, "MutatingWebhookConfiguration", "", "legacy-injector")
 	if !ok {
 		t.Fatalf("the 30 s default timeout on kube-system's pods is not reported: %+v", fs)
 	}
@@ -345,11 +323,11 @@ func TestWebhookV1beta1Defaults(t *testing.T) {
 		t.Errorf("severity %v, want low: %s", f.Severity, f.Message)
 	}
 	for _, e := range []string{"failurePolicy=Ignore (unset; the admissionregistration.k8s.io/v1beta1 default)", "timeoutSeconds=30 (unset; the admissionregistration.k8s.io/v1beta1 default)"} {
-		if !evidenceHas(f, e) {
+		if !checktest.EvidenceHas(f, e) {
 			t.Errorf("no evidence %q: %q", e, f.Evidence)
 		}
 	}
-	if evidenceHas(f, "failurePolicy=Fail") {
+	if checktest.EvidenceHas(f, "failurePolicy=Fail") {
 		t.Errorf("v1 defaults applied to a v1beta1 webhook: %q", f.Evidence)
 	}
 }
@@ -358,14 +336,14 @@ func TestWebhookV1beta1Defaults(t *testing.T) {
 // pod is not ready.
 func TestWebhookServiceWrites(t *testing.T) {
 	c := webhookBlastRadiusCheck()
-	fs, ok := runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml")))
+	fs, _, ok := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-gap.yaml")))
 	if !ok || len(fs) != 1 {
 		t.Fatalf("evaluated %v, findings %+v", ok, fs)
 	}
 	f := fs[0]
 	for _, o := range [][3]string{{"ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"},
 		{"Service", "kyverno", "kyverno-svc"}, {"Deployment", "kyverno", "kyverno"}} {
-		if !hasObject(fs, o[0], o[1], o[2]) {
+		if !checktest.HasObject(fs, o[0], o[1], o[2]) {
 			t.Errorf("finding does not name %v", o)
 		}
 	}
@@ -378,15 +356,15 @@ func TestWebhookServiceWrites(t *testing.T) {
 	}
 
 	// One ready replica left: a single point of failure, medium.
-	s := checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml"))
+	s := checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-gap.yaml"))
 	ready := true
 	s.EndpointSlices[0].Endpoints[0].Conditions.Ready = &ready
-	fs, _ = runCheck(t, c, s)
+	fs, _, _ = checktest.Run(t, c, s)
 	if len(fs) != 1 || fs[0].Severity != finding.Medium {
 		t.Errorf("one ready endpoint: %+v", fs)
 	}
 
-	fs, ok = runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-healthy.yaml")))
+	fs, _, ok = checktest.Run(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-healthy.yaml")))
 	if !ok || len(fs) != 0 {
 		t.Errorf("three ready replicas: %+v", fs)
 	}
@@ -395,7 +373,7 @@ func TestWebhookServiceWrites(t *testing.T) {
 // From files without the backend's EndpointSlices or Deployment, the
 // backend's readiness is unknown: the rule is partial, not a pass.
 func TestWebhookServiceWritesUnknownBackend(t *testing.T) {
-	s := loadFixture(t, "webhook-blast-radius/services-gap.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/services-gap.yaml")
 	s.EndpointSlices, s.Deployments = nil, nil
 	ctx := &Context{Snapshot: s}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)

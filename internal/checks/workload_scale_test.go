@@ -73,7 +73,7 @@ func largeSnapshot() *snapshot.Snapshot {
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 				s.Events = append(s.Events, corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: p.Name + ".1", Namespace: ns},
 					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.Name, UID: p.UID},
-					Reason:         sandboxEventReason, Type: corev1.EventTypeWarning,
+					Reason:         "FailedCreatePodSandBox", Type: corev1.EventTypeWarning, // the kubelet's reason for a failed sandbox
 					Message: `Failed to create pod sandbox: plugin type="azure-vnet" failed (add): /lib/x86_64-linux-gnu/libc.so.6: version ` +
 						"`GLIBC_2.34' not found"})
 			}
@@ -155,7 +155,7 @@ func TestWorkloadChecksScale(t *testing.T) {
 // workloadBenchChecks are the checks BenchmarkWorkloadChecks times (and
 // the scale test checks).
 var workloadBenchChecks = benchChecks("BenchmarkWorkloadChecks",
-	pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck())
+	lookupAll("pdb-blocks-drain", "pod-sandbox-failures", "image-pull-always", "webhook-blast-radius")...)
 
 // BenchmarkWorkloadChecks times each workload check on 5,000 nodes and
 // 100,000 pods: go test -run NONE -bench WorkloadChecks ./internal/checks/

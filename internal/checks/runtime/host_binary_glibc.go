@@ -1,4 +1,4 @@
-package checks
+package runtime
 
 import (
 	_ "embed"
@@ -27,8 +27,8 @@ const caseAzureCNIGlibc = "azure-cni-v2-glibc"
 // on the host, against the host's libc, so the container image's own base
 // says nothing about whether it works; the founding Azure CNI incident is
 // exactly that.
-func hostBinaryGlibcCheck() Check {
-	return Check{
+func hostBinaryGlibcCheck() check.Check {
+	return check.Check{
 		ID:       "host-binary-glibc",
 		Title:    "Host binaries installed by a DaemonSet need a newer glibc than nodes have",
 		Severity: finding.High,
@@ -41,8 +41,8 @@ func hostBinaryGlibcCheck() Check {
 			"count; nodes whose glibc is unknown leave the check partial. With --inspect-images it also reports " +
 			"musl-linked host binaries on glibc nodes, which lack the musl loader (high), and host binaries whose " +
 			"libstdc++ version or unusual loader path node OS data cannot confirm (medium).",
-		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets),
-		Rules: []Rule{{ID: ruleHostBinaryGlibc, Summary: "no DaemonSet installs host binaries needing a newer glibc than its nodes have",
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets),
+		Rules: []check.Rule{{ID: ruleHostBinaryGlibc, Summary: "no DaemonSet installs host binaries needing a newer glibc than its nodes have",
 			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}}},
 		Cases: check.Detects(caseAzureCNIGlibc),
 		Run:   runHostBinaryGlibc,
@@ -255,7 +255,7 @@ func (n glibcNeed) labels() []string {
 	return out
 }
 
-func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) glibcNeed {
+func (f *hostBinaryFacts) glibcNeed(image string, images map[string]check.ImageFacts) glibcNeed {
 	// Facts from the manifest alone (a schema 1 image) say nothing of files.
 	if im, ok := images[image]; ok && im.Err == "" && im.LayersRead {
 		need := glibcNeed{known: true}
@@ -318,7 +318,7 @@ func (f *hostBinaryFacts) glibcNeed(image string, images map[string]ImageFacts) 
 
 // unknownNeedWhy says why an image's glibc need is unknown: not
 // inspected and not in kubegap's data, or what the inspection lacked.
-func unknownNeedWhy(image string, images map[string]ImageFacts) string {
+func unknownNeedWhy(image string, images map[string]check.ImageFacts) string {
 	im, ok := images[image]
 	switch {
 	case images == nil:
@@ -359,14 +359,14 @@ type hostBinaryPart struct {
 	unconfirmedOnly bool
 }
 
-func runHostBinaryGlibc(ctx *Context) ([]finding.Finding, error) {
+func runHostBinaryGlibc(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadHostBinaryFacts()
 	if err != nil {
 		return nil, err
 	}
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
-		return nil, NotEvaluated("the snapshot holds no nodes")
+		return nil, check.NotEvaluated("the snapshot holds no nodes")
 	}
 	infos := check.IdentifyNodes(s.Nodes)
 	var out []finding.Finding

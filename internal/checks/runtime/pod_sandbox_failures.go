@@ -1,4 +1,4 @@
-package checks
+package runtime
 
 import (
 	_ "embed"
@@ -141,7 +141,7 @@ const sandboxEventReason = "FailedCreatePodSandBox"
 // podSandboxFailuresCheck finds pods stuck before their containers start
 // because the node cannot create the pod sandbox, and names the cause when
 // the kubelet's event carries a known signature.
-func podSandboxFailuresCheck() Check {
+func podSandboxFailuresCheck() check.Check {
 	sigs, _ := loadSandboxSignatures()
 	var cases []string
 	seen := map[string]bool{}
@@ -153,7 +153,7 @@ func podSandboxFailuresCheck() Check {
 			}
 		}
 	}
-	return Check{
+	return check.Check{
 		ID:       "pod-sandbox-failures",
 		Title:    "Pods stuck because the node cannot create their sandbox",
 		Severity: finding.High,
@@ -170,9 +170,9 @@ func podSandboxFailuresCheck() Check {
 			"name a binary in a host binary directory (/opt/cni/bin and the others host-binary-glibc knows), the DaemonSets " +
 			"that mount that directory writable and have a pod on a failing node (or no pod in the input, said to be " +
 			"unconfirmed) are named with the finding: they installed the binary.",
-		Reads: append(Needs(snapshot.Pods, snapshot.Events), Optional(snapshot.Nodes), Optional(snapshot.NetworkAttachmentDefinitions),
-			Optional(snapshot.DaemonSets)),
-		Rules: []Rule{{ID: ruleStuckSandboxes, Summary: "no pod bound to a node waits on a sandbox the node cannot create",
+		Reads: append(check.Needs(snapshot.Pods, snapshot.Events), check.Optional(snapshot.Nodes), check.Optional(snapshot.NetworkAttachmentDefinitions),
+			check.Optional(snapshot.DaemonSets)),
+		Rules: []check.Rule{{ID: ruleStuckSandboxes, Summary: "no pod bound to a node waits on a sandbox the node cannot create",
 			Needs: []snapshot.Resource{snapshot.Pods, snapshot.Events}}},
 		Cases: check.Detects(cases...),
 		Run:   runPodSandboxFailures,
@@ -201,7 +201,7 @@ type sandboxHit struct {
 // ruleStuckSandboxes is pod-sandbox-failures' one rule.
 const ruleStuckSandboxes = "stuck-sandboxes"
 
-func runPodSandboxFailures(ctx *Context) ([]finding.Finding, error) {
+func runPodSandboxFailures(ctx *check.Context) ([]finding.Finding, error) {
 	sigs, err := loadSandboxSignatures()
 	if err != nil {
 		return nil, err
@@ -392,7 +392,7 @@ func podStateUnix(p *snapshot.Pod) int64 {
 // sandboxContext judges a signature's requirements against the pod's node
 // and attachments, and remembers what it could not judge.
 type sandboxContext struct {
-	ctx       *Context
+	ctx       *check.Context
 	facts     *containerdFacts
 	ix        *snapshot.Index
 	nodesSeen bool
