@@ -1,4 +1,4 @@
-package checks
+package registries
 
 import (
 	_ "embed"
@@ -137,8 +137,8 @@ const (
 
 // imagePullAlwaysCheck finds workloads that make every node go back to the
 // registry on each start or restart of their pods.
-func imagePullAlwaysCheck() Check {
-	return Check{
+func imagePullAlwaysCheck() check.Check {
+	return check.Check{
 		ID:       "image-pull-always",
 		Title:    "Image pulls on every start at scale",
 		Severity: finding.High,
@@ -157,9 +157,9 @@ func imagePullAlwaysCheck() Check {
 			"in the input that match its node selector and tolerate their taints, as an estimate. Each kind of " +
 			"workload is its own rule: a DaemonSet's finding stands without StatefulSets in the input. Pods and " +
 			"ReplicaSets only add crash loops.",
-		Reads: append(Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
-			Optional(snapshot.Pods), Optional(snapshot.ReplicaSets), Optional(snapshot.Events), Optional(snapshot.Nodes)),
-		Rules: []Rule{
+		Reads: append(check.Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
+			check.Optional(snapshot.Pods), check.Optional(snapshot.ReplicaSets), check.Optional(snapshot.Events), check.Optional(snapshot.Nodes)),
+		Rules: []check.Rule{
 			{ID: pullRuleDaemonSets, Summary: "DaemonSets that pull their image on every start, or run a floating tag",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
 			{ID: pullRuleDeployments, Summary: "Deployments of 20 or more replicas that pull their image on every start",
@@ -217,7 +217,7 @@ type pullWorkload struct {
 	pods      []*snapshot.Pod
 }
 
-func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
+func runImagePullAlways(ctx *check.Context) ([]finding.Finding, error) {
 	rl, err := loadPullRateLimit()
 	if err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 	return cs, paths
 }
 
-func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
+func pullWorkloadFinding(ctx *check.Context, w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
 	name := w.meta.Namespace + "/" + w.meta.Name
 	prefix := fmt.Sprintf("%s %s spec.template.spec.", w.res.Kind, name)
 	cs, paths := podSpecContainers(w.spec)

@@ -1,4 +1,4 @@
-package checks
+package registries
 
 import (
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -209,7 +209,7 @@ func TestImagePullAlwaysMatchesOwnersWithoutUIDs(t *testing.T) {
 // are not images; a DaemonSet without status is sized from the Nodes.
 func TestImagePullAlwaysTemplates(t *testing.T) {
 	c := imagePullAlwaysCheck()
-	ctx := &Context{Snapshot: checktest.Load(t, "image-pull-always/templates.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "image-pull-always/templates.yaml")}
 	fs, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestImagePullAlwaysTemplates(t *testing.T) {
 // A DaemonSet on no node pulls nothing, and <image_url> is not an image:
 // neither is a finding (issue 23).
 func TestImagePullAlwaysZeroNodesAndPlaceholders(t *testing.T) {
-	ctx := &Context{Snapshot: checktest.Load(t, "image-pull-always/zero-nodes.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "image-pull-always/zero-nodes.yaml")}
 	fs, err := imagePullAlwaysCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
