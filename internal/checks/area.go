@@ -9,9 +9,7 @@ import (
 // foundingAreas places the founding checks of this package in the area
 // whose subject they share; every other check's area is its package.
 var foundingAreas = map[string]string{
-	"node-os-lifecycle":    "versions",
 	"pdb-blocks-drain":     "availability",
-	"version-skew":         "versions",
 	"webhook-blast-radius": "availability",
 }
 

@@ -18,6 +18,11 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
+// caseAzureCNIGlibc is the founding incident: pods that could not start
+// used up the budget of their healthy siblings, and the node-pool upgrade
+// stalled (see pdbCases).
+const caseAzureCNIGlibc = "azure-cni-v2-glibc"
+
 // pdbCases returns the cases a finding cites, as a fresh slice: the two
 // upgrade failures caused by zero budgets, plus, when not-Ready pods are
 // involved, the azure-cni glibc case, where pods that could not start

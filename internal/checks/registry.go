@@ -64,9 +64,7 @@ func areas() [][]Check {
 func founding() []Check {
 	return []Check{
 		// One line per check: the constructor from the check's own file.
-		nodeOSLifecycleCheck(),
 		pdbBlocksDrainCheck(),
-		versionSkewCheck(),
 		webhookBlastRadiusCheck(),
 	}
 }

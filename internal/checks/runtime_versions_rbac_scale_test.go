@@ -158,6 +158,7 @@ var scaledElsewhere = map[string]string{
 	"containerd-chained-cni": "BenchmarkFoundingChecks (foundingSnapshot, no chained attachment)",
 	"host-binary-glibc":      "BenchmarkFoundingChecks (foundingSnapshot)",
 	"pod-sandbox-failures":   "TestWorkloadChecksScale",
+	"version-skew":           "BenchmarkFoundingChecks (foundingSnapshot: a v1.33.4 API server, a tenth of the kubelets at v1.29.0)",
 }
 
 // TestRuntimeVersionsRBACChecksScale checks what these checks report at

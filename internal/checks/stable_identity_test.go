@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubegap/kubegap/internal/checks/versions"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -23,7 +24,7 @@ func TestFindingsStableAcrossDays(t *testing.T) {
 		out := map[string]finding.Finding{}
 		for _, c := range All() {
 			if c.ID == "node-os-lifecycle" {
-				c = nodeOSLifecycleCheckAt(clockAt(now))
+				c = versions.NodeOSLifecycleAt(func() time.Time { return now })
 			}
 			fs, _, _ := checktest.Run(t, c, s)
 			for _, f := range fs {

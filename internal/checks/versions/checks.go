@@ -7,6 +7,8 @@ func Checks() []check.Check {
 	return []check.Check{
 		componentCVEVersionsCheck(),
 		etcdKnownBadVersionCheck(),
+		nodeOSLifecycleCheck(),
 		staleTokenClientsCheck(),
+		versionSkewCheck(),
 	}
 }

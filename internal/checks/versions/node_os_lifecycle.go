@@ -1,4 +1,4 @@
-package checks
+package versions
 
 import (
 	_ "embed"
@@ -41,11 +41,13 @@ const (
 // The date it compares against is the wall clock at the time of the audit:
 // "is this release still supported" is a question about today, also for a
 // snapshot taken earlier. Tests pass their own clock through
-// nodeOSLifecycleCheckAt.
-func nodeOSLifecycleCheck() Check { return nodeOSLifecycleCheckAt(time.Now) }
+// NodeOSLifecycleAt.
+func nodeOSLifecycleCheck() check.Check { return NodeOSLifecycleAt(time.Now) }
 
-func nodeOSLifecycleCheckAt(now func() time.Time) Check {
-	return Check{
+// NodeOSLifecycleAt is node-os-lifecycle on the clock now: exported for
+// the registry's cross-check tests, which audit one cluster on set days.
+func NodeOSLifecycleAt(now func() time.Time) check.Check {
+	return check.Check{
 		ID:       "node-os-lifecycle",
 		Title:    "Node OS past end of support, stale node images, or one OS image patched in place everywhere",
 		Severity: finding.Medium,
@@ -56,8 +58,8 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 			"runs one OS image and kernel that updates packages in place, with no patch coordinator such as kured " +
 			"and no sign of managed image refreshes: one bad package update then reaches every node in the same " +
 			"window. An OS image it does not recognise, or whose support end is not tabled, leaves the check partial.",
-		Reads: []Input{{Resource: snapshot.Nodes}, Optional(snapshot.DaemonSets), Optional(snapshot.Deployments)},
-		Rules: []Rule{
+		Reads: []check.Input{{Resource: snapshot.Nodes}, check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Deployments)},
+		Rules: []check.Rule{
 			{ID: ruleOSEndOfSupport, Summary: "node OS releases within their provider's or vendor's support",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleStaleNodeImage, Summary: "AKS node images not months old, pools not left behind",
@@ -67,7 +69,7 @@ func nodeOSLifecycleCheckAt(now func() time.Time) Check {
 		},
 		Cases: check.Cite(check.Related(caseUbuntuSystemdDNS, caseAzureCNIGlibc), check.Prevents(caseDatadogNetworkd, caseHWEKernelPanic,
 			caseAKSNodeOSRetired, caseEKSAL2Retired, caseAllNodesRebooted)),
-		Run: func(ctx *Context) ([]finding.Finding, error) {
+		Run: func(ctx *check.Context) ([]finding.Finding, error) {
 			return runNodeOSLifecycle(ctx, now().UTC())
 		},
 	}
@@ -209,14 +211,14 @@ func days(d time.Duration) int { return int(d.Hours() / 24) }
 
 func daysOf(n int) time.Duration { return time.Duration(n) * 24 * time.Hour }
 
-func runNodeOSLifecycle(ctx *Context, now time.Time) ([]finding.Finding, error) {
+func runNodeOSLifecycle(ctx *check.Context, now time.Time) ([]finding.Finding, error) {
 	facts, err := loadLifecycleFacts()
 	if err != nil {
 		return nil, err
 	}
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
-		return nil, NotEvaluated("the snapshot holds no nodes")
+		return nil, check.NotEvaluated("the snapshot holds no nodes")
 	}
 	infos := check.IdentifyNodes(s.Nodes)
 	reported := false
@@ -227,7 +229,7 @@ func runNodeOSLifecycle(ctx *Context, now time.Time) ([]finding.Finding, error) 
 		}
 	}
 	if !reported {
-		return nil, NotEvaluated("no node reports status.nodeInfo.osImage")
+		return nil, check.NotEvaluated("no node reports status.nodeInfo.osImage")
 	}
 	var out []finding.Finding
 	out = append(out, endOfSupportFindings(ctx, infos, now)...)
@@ -285,7 +287,7 @@ func imageCounts(counts map[string]int, quote bool) string {
 // providerNames are how messages name the managed services.
 var providerNames = map[nodeos.Provider]string{nodeos.ProviderAKS: "AKS", nodeos.ProviderEKS: "EKS", nodeos.ProviderGKE: "GKE"}
 
-func endOfSupportFindings(ctx *Context, infos check.NodeOS, now time.Time) []finding.Finding {
+func endOfSupportFindings(ctx *check.Context, infos check.NodeOS, now time.Time) []finding.Finding {
 	nodes := ctx.Snapshot.Nodes
 	type groupKey struct {
 		id       string
@@ -541,7 +543,7 @@ func staleImageFindings(nodes []corev1.Node, facts *lifecycleFacts, now time.Tim
 
 // monocultureFinding reports a fleet on one in-place-updated OS image and
 // kernel with nothing staging its updates.
-func monocultureFinding(ctx *Context, infos check.NodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
+func monocultureFinding(ctx *check.Context, infos check.NodeOS, facts *lifecycleFacts, now time.Time) (finding.Finding, bool) {
 	s := ctx.Snapshot
 	th := facts.Thresholds
 	if len(s.Nodes) < th.MonocultureMinNodes {

@@ -1,4 +1,4 @@
-package checks
+package versions
 
 import (
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -108,7 +108,7 @@ func TestVersionSkew(t *testing.T) {
 }
 
 func TestVersionSkewNotEvaluated(t *testing.T) {
-	for _, file := range []string{"version-skew/no-versions.yaml", "../runtime/testdata/host-binary-glibc/v2-installer.yaml"} {
+	for _, file := range []string{"version-skew/no-versions.yaml", "../../runtime/testdata/host-binary-glibc/v2-installer.yaml"} {
 		t.Run(file, func(t *testing.T) {
 			if _, _, ok := checktest.Run(t, versionSkewCheck(), checktest.Load(t, file)); ok {
 				t.Error("evaluated")
@@ -150,7 +150,7 @@ func TestParseKubeVersion(t *testing.T) {
 // pod when the input has no server version; a current one is not.
 func TestKubeProxySkew(t *testing.T) {
 	s := checktest.Load(t, "version-skew/kube-proxy.yaml")
-	ctx := &Context{Snapshot: s}
+	ctx := &check.Context{Snapshot: s}
 	fs, err := versionSkewCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestKubeProxySkew(t *testing.T) {
 
 	// Too new: the same kube-proxy against an older control plane.
 	s.Source.ServerVersion = "v1.29.3"
-	fs, _ = versionSkewCheck().Run(&Context{Snapshot: s})
+	fs, _ = versionSkewCheck().Run(&check.Context{Snapshot: s})
 	var newer int
 	for _, f := range fs {
 		if strings.Contains(f.Title, "kube-proxy") && strings.Contains(f.Title, "newer than the API server 1.29") {
@@ -185,7 +185,7 @@ func TestKubeProxySkew(t *testing.T) {
 // never pass.
 func TestVersionSkewWithoutServerVersion(t *testing.T) {
 	s := checktest.Load(t, "version-skew/uniform.yaml")
-	ctx := &Context{Snapshot: s}
+	ctx := &check.Context{Snapshot: s}
 	if _, err := versionSkewCheck().Run(ctx); err != nil {
 		t.Fatal(err)
 	}

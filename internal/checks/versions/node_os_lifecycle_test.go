@@ -1,4 +1,4 @@
-package checks
+package versions
 
 import (
 	"github.com/kubegap/kubegap/internal/check/checktest"
@@ -82,7 +82,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 			for i, f := range c.files {
 				files[i] = dir + f
 			}
-			fs, _, ok := checktest.Run(t, nodeOSLifecycleCheckAt(clockAt(c.now)), checktest.Load(t, files...))
+			fs, _, ok := checktest.Run(t, NodeOSLifecycleAt(clockAt(c.now)), checktest.Load(t, files...))
 			if !ok {
 				t.Fatal("not evaluated")
 			}
@@ -124,7 +124,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 }
 
 func TestNodeOSLifecycleMessages(t *testing.T) {
-	fs, _, _ := checktest.Run(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
+	fs, _, _ := checktest.Run(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
 	if len(fs) != 2 {
 		t.Fatalf("%d findings", len(fs))
 	}
@@ -143,7 +143,7 @@ func TestNodeOSLifecycleMessages(t *testing.T) {
 	if !strings.Contains(fs[0].Message, "until 2028-06-30") {
 		t.Errorf("Debian message: %s", fs[0].Message)
 	}
-	late, _, _ := checktest.Run(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
+	late, _, _ := checktest.Run(t, NodeOSLifecycleAt(clockAt(time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
 	for _, f := range late {
 		if strings.Contains(f.Title, "Ubuntu 18.04") && !strings.Contains(f.Message, "Extended support ended too, on 2028-04-30") {
 			t.Errorf("after Pro support: %s", f.Message)
@@ -153,7 +153,7 @@ func TestNodeOSLifecycleMessages(t *testing.T) {
 
 func TestNodeOSLifecycleNotEvaluated(t *testing.T) {
 	for _, f := range []string{"node-os-lifecycle/no-os.yaml", "node-os-lifecycle/daemonsets.yaml"} {
-		if _, _, ok := checktest.Run(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), checktest.Load(t, f)); ok {
+		if _, _, ok := checktest.Run(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, f)); ok {
 			t.Errorf("%s: evaluated", f)
 		}
 	}
@@ -220,7 +220,7 @@ func TestLifecycleFacts(t *testing.T) {
 // every DaemonSet and Deployment was read; else the finding says what was
 // looked at and the rule is partial (issue 12, false finding 9).
 func TestNodeOSLifecycleOpenWorld(t *testing.T) {
-	c := nodeOSLifecycleCheckAt(clockAt(auditDay()))
+	c := NodeOSLifecycleAt(clockAt(auditDay()))
 	load := func() *snapshot.Snapshot {
 		return checktest.Load(t, "node-os-lifecycle/monoculture-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
 	}
@@ -259,7 +259,7 @@ func TestNodeOSLifecycleLockedRelease(t *testing.T) {
 	s := checktest.Load(t, "node-os-lifecycle/al2023-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
 	s.SetComplete(snapshot.DaemonSets, nil)
 	s.SetComplete(snapshot.Deployments, nil)
-	fs, notes := checktest.RunNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), s)
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), s)
 	for _, f := range fs {
 		t.Errorf("finding on an AL2023 fleet: %s", f.Title)
 	}
@@ -272,7 +272,7 @@ func TestNodeOSLifecycleLockedRelease(t *testing.T) {
 // window decides where one is tabled, Windows nodes included (issue 12,
 // false finding 11).
 func TestNodeOSLifecycleProviderWindows(t *testing.T) {
-	fs, notes := checktest.RunNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
 	var titles []string
 	for _, f := range fs {
 		titles = append(titles, f.Title)
@@ -314,7 +314,7 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 		t.Errorf("want only the self-managed Windows Server 2025 node noted as unjudged: %+v", notes)
 	}
 	// Self-managed Windows is judged by Microsoft's dates.
-	later, _ := checktest.RunNotes(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
+	later, _ := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
 	found := false
 	for _, f := range later {
 		if slices.Equal(checktest.NodeNames(f), []string{"win22-selfmanaged"}) {
@@ -329,7 +329,7 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 // TestNodeOSLifecycleUnknownImages: images the table does not know are
 // partial, never pass (issue 12, false finding 16).
 func TestNodeOSLifecycleUnknownImages(t *testing.T) {
-	fs, notes := checktest.RunNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/unknown-images.yaml"))
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/unknown-images.yaml"))
 	if len(fs) != 0 {
 		t.Errorf("findings on unknown images: %+v", fs)
 	}
@@ -349,7 +349,7 @@ func TestNodeOSLifecycleUnknownImages(t *testing.T) {
 // TestNodeOSLifecycleAKSRetiredImage: an AKS pool on Ubuntu 18.04 is past
 // AKS's window for its node images, and the finding cites the AKS case.
 func TestNodeOSLifecycleAKSRetiredImage(t *testing.T) {
-	fs, _ := checktest.RunNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/aks-1804.yaml"))
+	fs, _ := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/aks-1804.yaml"))
 	var eos []finding.Finding
 	for _, f := range fs {
 		if strings.Contains(f.Title, "past AKS's support") {
