@@ -64,8 +64,6 @@ func areas() [][]Check {
 func founding() []Check {
 	return []Check{
 		// One line per check: the constructor from the check's own file.
-		pdbBlocksDrainCheck(),
-		webhookBlastRadiusCheck(),
 	}
 }
 

@@ -47,7 +47,7 @@ func ruleStatus(res report.CheckResult, id string) report.RuleStatus {
 // webhook is reported although no MutatingWebhookConfiguration, Namespace
 // or EndpointSlice is in the input; the rules that needed them say so.
 func TestWebhookFindingsWithoutMutatingWebhooks(t *testing.T) {
-	res, fs := auditFixture(t, "webhook-blast-radius", "testdata/webhook-blast-radius/other-namespace-services.yaml")
+	res, fs := auditFixture(t, "webhook-blast-radius", "availability/testdata/webhook-blast-radius/other-namespace-services.yaml")
 	if res.Status != report.Fail || len(fs) != 1 || fs[0].Severity != finding.Medium {
 		t.Fatalf("status %s (%s), findings %+v", res.Status, res.Reason, fs)
 	}
@@ -61,7 +61,7 @@ func TestWebhookFindingsWithoutMutatingWebhooks(t *testing.T) {
 // TestPDBFindingsWithoutPods: issue 12. A maxUnavailable 0 budget is a
 // finding without a single pod in the input.
 func TestPDBFindingsWithoutPods(t *testing.T) {
-	res, fs := auditFixture(t, "pdb-blocks-drain", "testdata/pdb-blocks-drain/budgets-only.yaml")
+	res, fs := auditFixture(t, "pdb-blocks-drain", "availability/testdata/pdb-blocks-drain/budgets-only.yaml")
 	if res.Status != report.Fail || len(fs) != 1 {
 		t.Fatalf("status %s (%s), findings %+v", res.Status, res.Reason, fs)
 	}
@@ -149,8 +149,8 @@ func TestImagePullAlwaysOnTheREADMEDump(t *testing.T) {
 // and are partial (never pass) as plain files.
 func TestWorkloadChecksPassOnlyWhenComplete(t *testing.T) {
 	for id, file := range map[string]string{
-		"webhook-blast-radius": "testdata/webhook-blast-radius/healthy.yaml",
-		"pdb-blocks-drain":     "testdata/pdb-blocks-drain/healthy.yaml",
+		"webhook-blast-radius": "availability/testdata/webhook-blast-radius/healthy.yaml",
+		"pdb-blocks-drain":     "availability/testdata/pdb-blocks-drain/healthy.yaml",
 		"image-pull-always":    "registries/testdata/image-pull-always/healthy.yaml",
 	} {
 		t.Run(id, func(t *testing.T) {

@@ -217,7 +217,7 @@ func TestPodSandboxFailuresNotEvaluatedWithoutEvents(t *testing.T) {
 		t.Errorf("stuck pods without any event in the input: findings %d, notes %+v", len(fs), notes)
 	}
 	// Nothing stuck: the answer is known without events.
-	if _, _, ok := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "../../testdata/pdb-blocks-drain/healthy.yaml")); !ok {
+	if _, _, ok := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "../../availability/testdata/pdb-blocks-drain/healthy.yaml")); !ok {
 		t.Error("not evaluated although no pod is stuck")
 	}
 }

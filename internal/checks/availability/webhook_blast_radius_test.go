@@ -1,4 +1,4 @@
-package checks
+package availability
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -239,7 +240,7 @@ func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
 func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 	c := webhookBlastRadiusCheck()
 	s := checktest.Load(t, "webhook-blast-radius/other-namespace-services.yaml")
-	ctx := &Context{Snapshot: s}
+	ctx := &check.Context{Snapshot: s}
 	fs, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +273,7 @@ func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 
 // TestWebhookScopeNarrowed: issue 12, false findings 6 and 7.
 func TestWebhookScopeNarrowed(t *testing.T) {
-	ctx := &Context{Snapshot: checktest.Load(t, "webhook-blast-radius/scope.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "webhook-blast-radius/scope.yaml")}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +376,7 @@ func TestWebhookServiceWrites(t *testing.T) {
 func TestWebhookServiceWritesUnknownBackend(t *testing.T) {
 	s := checktest.Load(t, "webhook-blast-radius/services-gap.yaml")
 	s.EndpointSlices, s.Deployments = nil, nil
-	ctx := &Context{Snapshot: s}
+	ctx := &check.Context{Snapshot: s}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)
 	if err != nil || len(fs) != 0 {
 		t.Fatalf("err %v, findings %+v", err, fs)

@@ -1,4 +1,4 @@
-package checks
+package availability
 
 import (
 	"fmt"
@@ -39,8 +39,8 @@ func pdbCases(notReady bool) []string {
 // budgets that can never allow an eviction, budgets already exhausted by
 // not-Ready pods, pods covered by more than one budget (the eviction API
 // refuses those outright) and budgets that select nothing.
-func pdbBlocksDrainCheck() Check {
-	return Check{
+func pdbBlocksDrainCheck() check.Check {
+	return check.Check{
 		ID:       "pdb-blocks-drain",
 		Title:    "PodDisruptionBudgets that block node drain",
 		Severity: finding.High,
@@ -56,9 +56,9 @@ func pdbBlocksDrainCheck() Check {
 			"every Pod of the namespace was read and no workload or status says otherwise. policy/v1beta1 " +
 			"budgets with an empty selector select no pod, as that version defined. Nodes, when read, show " +
 			"which pinned pods sit on cordoned nodes.",
-		Reads: append(Needs(snapshot.PodDisruptionBudgets, snapshot.Pods),
-			Optional(snapshot.Nodes), Optional(snapshot.Deployments), Optional(snapshot.StatefulSets)),
-		Rules: []Rule{
+		Reads: append(check.Needs(snapshot.PodDisruptionBudgets, snapshot.Pods),
+			check.Optional(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets)),
+		Rules: []check.Rule{
 			{ID: pdbRuleNoEviction, Summary: "A budget with maxUnavailable 0, or a minAvailable at or above the pods it selects, never allows an eviction",
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
 			{ID: pdbRuleExhausted, Summary: "A budget whose not-Ready pods, or whose controller, allow no eviction now",
@@ -68,7 +68,7 @@ func pdbBlocksDrainCheck() Check {
 			{ID: pdbRuleSelectsNothing, Summary: "A budget whose selector matches no pod",
 				Needs: []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}},
 		},
-		Cases: Graded(pdbCases(true), Prevents("azure-workload-identity-pdb-blocks-aks-upgrade", "kubeflow-pdbs-block-aks-upgrade"), Detects(caseAzureCNIGlibc)),
+		Cases: check.Graded(pdbCases(true), check.Prevents("azure-workload-identity-pdb-blocks-aks-upgrade", "kubeflow-pdbs-block-aks-upgrade"), check.Detects(caseAzureCNIGlibc)),
 		Run:   runPDBBlocksDrain,
 	}
 }
@@ -147,7 +147,7 @@ func drainSkips(p *snapshot.Pod) string {
 	return ""
 }
 
-func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
+func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	if len(s.PodDisruptionBudgets) == 0 {
 		return nil, nil
@@ -176,7 +176,7 @@ func runPDBBlocksDrain(ctx *Context) ([]finding.Finding, error) {
 			}
 			v.selector = sel.String()
 			switch {
-			case sel.Empty() && originalAPIVersion(p) == "policy/v1beta1":
+			case sel.Empty() && snapshot.OriginalAPIVersion(p) == "policy/v1beta1":
 				// policy/v1beta1 defined an empty selector as selecting no pod.
 				v.selector, v.none = "{} (policy/v1beta1: selects no pod)", true
 			case sel.Empty():
@@ -255,7 +255,7 @@ func (t pdbTemplates) matching(ns string, sel labels.Selector) []pdbWorkload {
 // the input. It says so only when that is proven: by the selector itself,
 // or by every Pod of the namespace with no workload or status saying
 // otherwise.
-func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
+func pdbSelectsNothing(ctx *check.Context, v *pdbView) (finding.Finding, bool) {
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
 	if !v.none && (!v.podsComplete || len(v.workloads) > 0 || p.Status.ExpectedPods > 0) {
@@ -297,7 +297,7 @@ func pdbSelectsNothing(ctx *Context, v *pdbView) (finding.Finding, bool) {
 }
 
 // pdbBudgetFinding judges one budget on its own.
-func pdbBudgetFinding(ctx *Context, v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.Finding, bool) {
+func pdbBudgetFinding(ctx *check.Context, v *pdbView, ix *snapshot.Index, nodesRead bool) (finding.Finding, bool) {
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
 	expected, expectedFrom := v.expected()

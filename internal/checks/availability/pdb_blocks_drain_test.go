@@ -1,4 +1,4 @@
-package checks
+package availability
 
 import (
 	"github.com/kubegap/kubegap/internal/check/checktest"

@@ -1,4 +1,4 @@
-package checks
+package availability
 
 import (
 	_ "embed"
@@ -117,8 +117,8 @@ const (
 
 // webhookBlastRadiusCheck finds admission webhooks whose outage stops the
 // cluster from creating pods, its own recovery included.
-func webhookBlastRadiusCheck() Check {
-	return Check{
+func webhookBlastRadiusCheck() check.Check {
+	return check.Check{
 		ID:       "webhook-blast-radius",
 		Title:    "Admission webhooks that can stop all pod creation",
 		Severity: finding.High,
@@ -135,9 +135,9 @@ func webhookBlastRadiusCheck() Check {
 			"without Namespaces, exclusion is judged from the selector alone. A fail-closed webhook that does not gate " +
 			"pods but covers Service creates, updates or deletes is judged on its backend alone: high when the " +
 			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one.",
-		Reads: append(Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
-			Optional(snapshot.Services), Optional(snapshot.EndpointSlices), Optional(snapshot.Deployments), Optional(snapshot.Namespaces)),
-		Rules: []Rule{
+		Reads: append(check.Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
+			check.Optional(snapshot.Services), check.Optional(snapshot.EndpointSlices), check.Optional(snapshot.Deployments), check.Optional(snapshot.Namespaces)),
+		Rules: []check.Rule{
 			{ID: webhookRuleCritical, Summary: "A fail-closed webhook on pod creation, or on every resource, that does not exclude kube-system",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
 			{ID: webhookRuleBackend, Summary: "A fail-closed webhook whose Service is missing or has fewer than 2 ready endpoints",
@@ -149,7 +149,7 @@ func webhookBlastRadiusCheck() Check {
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		Cases: Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
+		Cases: check.Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, selfBlock: true, services: true})...),
 		Run:   runWebhookBlastRadius,
 	}
 }
@@ -240,7 +240,7 @@ const (
 // webhookEnv is what the check knows about the cluster around the webhooks.
 type webhookEnv struct {
 	facts    *webhookFacts
-	ctx      *Context
+	ctx      *check.Context
 	s        *snapshot.Snapshot
 	services map[string]*corev1.Service
 	ready    map[string]int // service ns/name → distinct ready endpoints, for services with slices
@@ -252,7 +252,7 @@ type backendDeployment struct {
 	replicas int32
 }
 
-func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
+func runWebhookBlastRadius(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadWebhookFacts()
 	if err != nil {
 		return nil, err
@@ -274,7 +274,7 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: snapshot.OriginalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.ValidatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
@@ -286,7 +286,7 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: snapshot.OriginalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.MutatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
