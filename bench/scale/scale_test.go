@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubegap/kubegap/bench/loadgen"
 	"github.com/kubegap/kubegap/bench/synthsnap"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -126,14 +127,14 @@ type checkTime struct {
 // most checks), then runs until 3 have been made and 200 ms spent (at
 // most 25), keeping the fastest, which is the least disturbed by the
 // machine's other work.
-func timeChecks(s *snapshot.Snapshot, all []checks.Check) map[string]checkTime {
+func timeChecks(s *snapshot.Snapshot, all []check.Check) map[string]checkTime {
 	out := map[string]checkTime{}
 	for _, c := range all {
 		var ct checkTime
 		var spent time.Duration
 		runtime.GC()
 		for ct.runs < 3 || spent < 200*time.Millisecond && ct.runs < 25 {
-			ctx := &checks.Context{Snapshot: s}
+			ctx := &check.Context{Snapshot: s}
 			t0 := time.Now()
 			fs, err := c.Run(ctx)
 			d := time.Since(t0)
@@ -162,7 +163,7 @@ type row struct {
 	status       string
 }
 
-func compare(all []checks.Check, times []map[string]checkTime) (rows, failed []row) {
+func compare(all []check.Check, times []map[string]checkTime) (rows, failed []row) {
 	for _, c := range all {
 		s, l := times[0][c.ID], times[1][c.ID]
 		r := row{id: c.ID, small: s.best, large: l.best, findings: [2]int{s.findings, l.findings},

@@ -346,7 +346,7 @@ func TestEveryCaseLinkHasItsFixture(t *testing.T) {
 		count[check.RelRelated], len(linksAwaitingFixture))
 }
 
-func assertFlags(t *testing.T, c Check, l check.CaseLink, fx caseFixture) {
+func assertFlags(t *testing.T, c check.Check, l check.CaseLink, fx caseFixture) {
 	if fx.State == "" {
 		t.Errorf("fixture of %s → %s does not say what state it is", c.ID, l.ID)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/library"
 )
 
@@ -32,7 +33,7 @@ func catalogue(lib *library.Library) []byte {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
 	}
 	for _, c := range All() {
-		info := Describe(c, title)
+		info := check.Describe(c, title)
 		run := "kubegap audit --checks " + c.ID
 		if c.Preflight {
 			// As present.AuditCommand prints it (present imports this

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"errors"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
@@ -28,8 +29,8 @@ func runAll(t *testing.T, s *snapshot.Snapshot) (fs []finding.Finding, notEvalua
 			notEvaluated = append(notEvaluated, c.ID)
 			continue
 		}
-		got, err := c.Run(&Context{Snapshot: s})
-		if errors.Is(err, ErrNotEvaluated) {
+		got, err := c.Run(&check.Context{Snapshot: s})
+		if errors.Is(err, check.ErrNotEvaluated) {
 			notEvaluated = append(notEvaluated, c.ID)
 			continue
 		}

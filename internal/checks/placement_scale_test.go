@@ -136,9 +136,9 @@ func placementSnapshot() *snapshot.Snapshot {
 	return s
 }
 
-func placementChecks() []Check {
-	var out []Check
-	for _, area := range [][]Check{scheduling.Checks(), availability.Checks(), dns.Checks()} {
+func placementChecks() []check.Check {
+	var out []check.Check
+	for _, area := range [][]check.Check{scheduling.Checks(), availability.Checks(), dns.Checks()} {
 		out = append(out, area...)
 	}
 	return out
@@ -154,7 +154,7 @@ func TestPlacementChecksScale(t *testing.T) {
 	s := placementSnapshot()
 	counts := map[string]int{}
 	for _, c := range placementChecks() {
-		fs, err := c.Run(&Context{Snapshot: s})
+		fs, err := c.Run(&check.Context{Snapshot: s})
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
@@ -191,7 +191,7 @@ func BenchmarkPlacementChecks(b *testing.B) {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&Context{Snapshot: s}); err != nil {
+				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
 					b.Fatal(err)
 				}
 			}

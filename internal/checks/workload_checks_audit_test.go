@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
@@ -30,7 +31,7 @@ func auditFixture(t *testing.T, id string, files ...string) (report.CheckResult,
 	if !ok {
 		t.Fatalf("no check %s", id)
 	}
-	r := audit.Run(s, []checks.Check{c}, audit.Options{})
+	r := audit.Run(s, []check.Check{c}, audit.Options{})
 	return r.Checks[0], r.Findings
 }
 
@@ -119,7 +120,7 @@ func TestImagePullAlwaysOnTheREADMEDump(t *testing.T) {
 		t.Fatalf("the dump holds StatefulSets (%s): the test would prove nothing", got)
 	}
 	c, _ := checks.Lookup("image-pull-always")
-	r := audit.Run(s, []checks.Check{c}, audit.Options{})
+	r := audit.Run(s, []check.Check{c}, audit.Options{})
 	res := r.Checks[0]
 	if res.Status != report.Fail {
 		t.Fatalf("image-pull-always is %s (%s), want fail", res.Status, res.Reason)
@@ -159,15 +160,15 @@ func TestWorkloadChecksPassOnlyWhenComplete(t *testing.T) {
 				t.Fatal(err)
 			}
 			c, _ := checks.Lookup(id)
-			if got := audit.Run(s, []checks.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Partial {
+			if got := audit.Run(s, []check.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Partial {
 				t.Errorf("from files: %s (%s), want partial", got.Status, got.Reason)
 			}
-			for _, rule := range checks.RulesOf(c) {
+			for _, rule := range check.RulesOf(c) {
 				for _, r := range rule.Needs {
 					s.SetComplete(r, nil)
 				}
 			}
-			if got := audit.Run(s, []checks.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Pass {
+			if got := audit.Run(s, []check.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Pass {
 				t.Errorf("complete: %s (%s), want pass", got.Status, got.Reason)
 			}
 		})

@@ -123,7 +123,7 @@ func TestWorkloadChecksScale(t *testing.T) {
 	}
 	s := largeSnapshot()
 	for _, c := range workloadBenchChecks {
-		fs, err := c.Run(&Context{Snapshot: s})
+		fs, err := c.Run(&check.Context{Snapshot: s})
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
@@ -165,7 +165,7 @@ func BenchmarkWorkloadChecks(b *testing.B) {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&Context{Snapshot: s}); err != nil {
+				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/kubegap/kubegap/internal/check"
-	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/images"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -16,7 +15,7 @@ import (
 // every image pods and workload templates run: their manifests for
 // image-manifest-compat, their files too for jvm-cgroup-compat. An image
 // that cannot be inspected is noted on stderr; it never ends the audit.
-func inspectHostImages(ctx context.Context, app *App, s *snapshot.Snapshot, selected []check.Check, quiet bool) map[string]checks.ImageFacts {
+func inspectHostImages(ctx context.Context, app *App, s *snapshot.Snapshot, selected []check.Check, quiet bool) map[string]check.ImageFacts {
 	hosts, err := runtime.HostBinaryImages(s)
 	if err != nil {
 		fmt.Fprintf(app.ErrOut, "kubegap: --inspect-images: %v\n", err)

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/rbacgen"
@@ -423,7 +424,7 @@ func TestIDsByPrefix(t *testing.T) {
 	}
 	// It carries the check's role: kubegap rbac --checks host-binary-glibc.
 	hostCheck, _ := checks.Lookup("host-binary-glibc")
-	if want := rbacgen.YAML(audit.Resources([]checks.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
+	if want := rbacgen.YAML(audit.Resources([]check.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
 		t.Errorf("explain_check rbac:\n%s\nwant:\n%s", ex.RBAC, want)
 	}
 	lib, err := library.Default()
