@@ -291,7 +291,7 @@ func TestAuditMinSeverity(t *testing.T) {
 
 func TestAuditFiles(t *testing.T) {
 	cs := connect(t, Options{})
-	fixture := filepath.Join("..", "checks", "testdata", "image-pull-always", "gap.yaml")
+	fixture := filepath.Join("..", "checks", "registries", "testdata", "image-pull-always", "gap.yaml")
 	var out AuditOutput
 	call(t, cs, ToolAudit, map[string]any{"files": []string{fixture}, "checks": []string{"image-pull-always"}}, &out)
 	if out.Source.Type != "files" {
@@ -390,7 +390,7 @@ func TestFilesRelativePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := filepath.Join("..", "checks", "testdata", "image-pull-always", "gap.yaml")
+	rel := filepath.Join("..", "checks", "registries", "testdata", "image-pull-always", "gap.yaml")
 	var out AuditOutput
 	call(t, cs, ToolAudit, map[string]any{"files": []string{rel}, "checks": []string{"image-pull-always"}}, &out)
 	if want := filepath.Join(wd, rel); len(out.Source.Paths) != 1 || out.Source.Paths[0] != want {
