@@ -1,5 +1,9 @@
 package runtime
 
+// Helpers of this package's DaemonSet-on-node checks (host-binary-glibc,
+// containerd-chained-cni); what node-os-lifecycle and version-skew share
+// with them is in internal/check (IdentifyNodes, CountsText).
+
 import (
 	"sort"
 
@@ -15,9 +19,6 @@ func targetNodes(ds *appsv1.DaemonSet, nodes []corev1.Node) []*corev1.Node {
 	p := check.DaemonSetPlacement(ds)
 	return p.Nodes(nodes)
 }
-
-// Helpers shared by the node-centric checks (host-binary-glibc,
-// node-os-lifecycle, version-skew, containerd-chained-cni).
 
 // dedupeStrings returns the distinct strings of s, sorted.
 func dedupeStrings(s []string) []string {
