@@ -76,6 +76,7 @@ var caseFixtures = map[string]caseFixture{
 	"critical-addon-colocation\teks-vpc-resolver-throttling-coredns-colocated-2024":                   {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
 	"cronjob-pileup\tcronjob-snowball-webhook-gke-2020":                                               {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedPre},
 	"cronjob-pileup\tuniverse-job-retries-kill-every-node-2017":                                       {Files: []string{"jobs/testdata/gap.yaml"}, State: reusedIn},
+	"crd-stored-version-drift\tcert-manager-1-7-removed-apis-stored-versions-2022":                    {Files: []string{"upgrade/testdata/crd-stored-version-drift/gap.yaml"}, Complete: true, State: "cert-manager v1.6.3's CRDs with v1alpha2 still in status.storedVersions, before the 1.7 upgrade"},
 	"dataplane-node-compat\tkube-proxy-ipvs-conntrack-reuse-2019":                                     {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedPre},
 	"dataplane-node-compat\tkube-proxy-iptables-legacy-vs-nft-mismatch-2018":                          {Files: []string{"runtime/testdata/dataplane-node-compat/gap.yaml"}, State: reusedIn},
 	"dataplane-node-compat\tvxlan-checksum-offload-63s-service-delay-2020":                            {Files: []string{"runtime/testdata/dataplane-node-compat/calico-gap.yaml"}, State: reusedIn},
@@ -103,6 +104,7 @@ var caseFixtures = map[string]caseFixture{
 	"kernel-cni-known-bad\tnew-kernel-vs-cilium-bpf-incompatibility-2026":                             {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tcni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\taks-containerd-1-4-4-containercreating-2021":                               {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedPre},
+	"kernel-cni-known-bad\tcontainerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: "node k0s-worker-0 on containerd 1.6.12, the release of the containerd issue's reproduction, before its next runtime restart"},
 	"kernel-cni-known-bad\tdfds-recalled-eks-ami-daily-rollover-2022":                                 {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"node-disk-drift\tmoj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":                   {Files: []string{"resources/testdata/node-disk-drift/gap.yaml"}, State: reusedIn},
 	"node-os-lifecycle\tdatadog-systemd-networkd-cilium-2023":                                         {Files: []string{"versions/testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
@@ -141,6 +143,8 @@ var caseFixtures = map[string]caseFixture{
 	"removed-apis\thelm-release-history-psp-blocks-upgrade-125-2023":                                  {Files: []string{"upgrade/testdata/old-manifests.yaml"}, State: reusedPre},
 	"removed-apis\tpsp-mutation-reliance-before-removal-2023":                                         {Files: []string{"upgrade/testdata/old-manifests.yaml"}, State: reusedPre},
 	"replica-spread\tmoonlight-cpu-colocation-kernel-panic-2019":                                      {Files: []string{"availability/testdata/replica-spread/gap.json"}, State: reusedPre},
+	"runtime-default-change-exposure\trunc-1-2-drops-tun-tap-default-allow-2024":                      {Files: []string{"runtime/testdata/runtime-default-change-exposure/gap.yaml"}, Complete: true, State: "workers on containerd 1.7.23 with Tailscale, gluetun and OpenVPN workloads on NET_ADMIN without privileged, before the update to 1.7.24"},
+	"runtime-default-change-exposure\teks-ami-v20231220-containerd-nofile-1024-2023":                  {Files: []string{"runtime/testdata/runtime-default-change-exposure/gap.yaml"}, Complete: true, State: "an Amazon Linux 2 node from AMI v20231201 running Istio and Envoy pods, before nodes were built from v20231220"},
 	"runtime-kubelet-compat\tkubelet-126-cri-v1alpha2-removed-old-containerd-2023":                    {Files: []string{"runtime/testdata/runtime-kubelet-compat/gap.yaml"}, State: reusedPre},
 	"selector-matches-no-node\treddit-pi-day-calico-master-label-2023":                                {Files: []string{"scheduling/testdata/unschedulable.yaml"}, State: reusedIn},
 	"selector-matches-no-node\tdell-csm-master-nodeselector-k8s124-2022":                              {Files: []string{"scheduling/testdata/unschedulable.yaml"}, State: reusedIn},
@@ -172,9 +176,14 @@ var caseFixtures = map[string]caseFixture{
 	"component-cve-versions\tcve-2018-1002105-apiserver-upgrade-proxy-escalation": {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, Complete: true, Server: "v1.11.3", State: reusedPre + "; an API server at 1.11.3, an affected release"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
+	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,
+		State: "Dapr 1.7.2 (the release of dapr/dapr 4560) with its dapr-sentry Deployment created 300 days before the check's clock: the root Sentry generated at install, valid a year, is in Secret dapr-system/dapr-trust-bundle only (see daprSentryInstalled)"},
+	"default-certificate-hosts\tmoj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": {Files: []string{"ingress/testdata/default-certificate-hosts/gap.yaml"}, Complete: true,
+		State: reusedIn + ": the wrong apply has landed and the default certificate names the manager cluster"},
 	"registry-risk\tdocker-hub-pull-rate-limits": {Files: []string{"testdata/caselinks/docker-hub-fleet.yaml"}, Complete: true,
 		State: "registries/testdata/fleet.yaml with docker.io for quay.io: a fleet pulling anonymously from Docker Hub, a DaemonSet with Always and an HPA-scaled :latest Deployment, as before Docker Hub enforced per-IP pull limits"},
 	"selector-matches-no-node\thetzner-k3s-upgrade-plan-legacy-master-selector-2026": {Files: []string{"scheduling/testdata/nodes.yaml", "scheduling/testdata/gap.yaml"}, Complete: true, State: reusedIn},
+	"kubelet-api-rate-limit\tzalando-kubelet-api-qps-2019":                           {Files: []string{"versions/testdata/kubelet-api-rate-limit/gap.yaml"}, Complete: true, State: reusedPre + ": builder nodes on a kubelet below 1.27 at its default kubeAPIQPS, beside kube2iam"},
 	"jvm-cgroup-compat\taks-125-cgroupv2-old-jre-memory-2023":                        {Files: []string{"runtime/testdata/jvm-cgroup-compat/gap.yaml"}, Complete: true, Images: jvmFixtureImages, State: reusedIn + ": cgroup v2 nodes already run the old JRE"},
 	"jvm-cgroup-compat\tkernel-612-breaks-jvm-container-detection-2026":              {Files: []string{"runtime/testdata/jvm-cgroup-compat/gap.yaml"}, Complete: true, Images: jvmFixtureImages, State: reusedIn + ": nodes on kernel 6.12 or later already run the old JDK"},
 	"image-manifest-compat\tcontainerd-2-schema1-images-fail-to-pull-2024":           {Files: []string{"runtime/testdata/image-manifest-compat/gap.yaml"}, Complete: true, Images: manifestFixtureImages, State: reusedPre},
@@ -259,6 +268,30 @@ webhooks:
 	}, "---\n")
 	p := filepath.Join(dir, "expiring-cas.yaml")
 	return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
+}
+
+// daprSentryInstalled writes Dapr 1.7.2's Sentry Deployment in
+// dapr-system, created days before now: the cluster of dapr/dapr 4560
+// before its first year was up, when the root Sentry generated at install
+// was still valid and lived only in the trust-bundle Secret (which
+// kubegap never reads, and the fixture does not hold).
+func daprSentryInstalled(days int) func(dir string) ([]string, error) {
+	return func(dir string) ([]string, error) {
+		created := time.Now().AddDate(0, 0, -days).UTC().Format(time.RFC3339)
+		doc := fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dapr-sentry, namespace: dapr-system, creationTimestamp: %q, labels: {app: dapr-sentry}}
+spec:
+  selector: {matchLabels: {app: dapr-sentry}}
+  template:
+    metadata: {labels: {app: dapr-sentry}}
+    spec:
+      containers:
+      - {name: dapr-sentry, image: docker.io/daprio/dapr:1.7.2, command: [/sentry]}
+`, created)
+		p := filepath.Join(dir, "dapr-sentry.yaml")
+		return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
+	}
 }
 
 // What a reused fixture is: the check's own gap fixture, whose objects

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
@@ -16,7 +17,8 @@ import (
 
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
 var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
-	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius")
+	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius",
+	"default-certificate-hosts")
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,
@@ -24,7 +26,9 @@ var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 // whose backend is single, and a one-replica ingress-nginx without a memory
 // request that asks for TLSv1.1 its OpenSSL 3 build does not offer, and an
 // external-dns v0.10 on AWS with one Ingress's set-identifier lacking a
-// routing policy.
+// routing policy, and the nginx-class half of the Ingresses in tls
+// sections without a secretName, falling back to a default certificate
+// whose Certificate names other hosts.
 func ingressSnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Deployments {
@@ -59,7 +63,16 @@ func ingressSnapshot() *snapshot.Snapshot {
 		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ingress-nginx"}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "ingress-nginx"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "controller", Image: "registry.k8s.io/ingress-nginx/controller:v1.11.3",
-					Args: []string{"/nginx-ingress-controller", "--configmap=$(POD_NAMESPACE)/ingress-nginx-controller"}}}}}}})
+					Args: []string{"/nginx-ingress-controller", "--configmap=$(POD_NAMESPACE)/ingress-nginx-controller",
+						"--default-ssl-certificate=$(POD_NAMESPACE)/default-tls"}}}}}}})
+	for i := range s.Ingresses {
+		if ing := &s.Ingresses[i]; ing.Spec.IngressClassName != nil {
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{ing.Name + ".apps.example.org"}}}
+		}
+	}
+	s.AddCustom(snapshot.CertManagerCertificates, []unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": map[string]any{"name": "default", "namespace": "ingress-nginx"},
+		"spec": map[string]any{"secretName": "default-tls", "dnsNames": []any{"*.apps.other.example.org"}}}}})
 	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
 		Data: map[string]string{"ssl-protocols": "TLSv1.1 TLSv1.2"}})
 	s.Deployments = append(s.Deployments, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "external-dns", Namespace: "kube-system"},

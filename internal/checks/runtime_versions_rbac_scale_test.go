@@ -20,11 +20,11 @@ import (
 // runtimeVersionsRBACSnapshot is largeSnapshot (5,000 nodes, 100,000 pods)
 // with what the runtime, versions and rbac checks read: node runtimes,
 // kernels and OS images (a tenth on kernel 7.2 or CentOS 7 or Docker or
-// Debian 10 with kernel 4.19), kube-proxy 1.16 in IPVS mode, Flannel
+// Debian 10 with kernel 4.19, a tenth on kubelet 1.26), kube-proxy 1.16 in IPVS mode, Flannel
 // 0.10.0 with --ip-masq and a VXLAN backend, a Cilium agent pod on every
 // node, a Docker socket mount on every 50th pod, an old Kiali image on
 // every 100th,
-// etcd and ingress-nginx in kube-system, and 2,000 ClusterRoles with their
+// etcd and ingress-nginx in kube-system, a Tailscale proxy with NET_ADMIN, and 2,000 ClusterRoles with their
 // bindings, one of them aggregated.
 func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 	s := largeSnapshot()
@@ -40,6 +40,8 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 			info.ContainerRuntimeVersion = "docker://24.0.7"
 		case 4:
 			info.OSImage, info.KernelVersion = "Debian GNU/Linux 10 (buster)", "4.19.0-26-amd64"
+		case 5:
+			info.KubeletVersion = "v1.26.15" // below 1.27: the built-in kubelet API rate limit of 5
 		}
 	}
 	sock := corev1.HostPathSocket
@@ -74,7 +76,13 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.0", "cluster-autoscaler")}},
 		appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
 			Spec: appsv1.DeploymentSpec{Template: tmpl("registry.k8s.io/ingress-nginx/controller:v1.11.4", "ingress-nginx", "--validating-webhook=:8443")}},
+		appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "ts-proxy", Namespace: "tailscale"},
+			Spec: appsv1.DeploymentSpec{Template: tmpl("tailscale/tailscale:stable", "proxies")}},
 	)
+	// A Tailscale proxy with NET_ADMIN, not privileged: it relies on
+	// runc's default tun/tap allow (runtime-default-change-exposure).
+	ts := &s.Deployments[len(s.Deployments)-1].Spec.Template.Spec.Containers[0]
+	ts.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}
 	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: "kube-system"},
 		Spec: appsv1.DaemonSetSpec{Template: tmpl("quay.io/cilium/cilium:v1.20.1", "cilium")}},
 		appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},

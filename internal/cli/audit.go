@@ -192,9 +192,6 @@ type auditFlags struct {
 	caseURL, caseURLFrom string
 	// push is --pushgateway and --cluster-name (prometheus.go).
 	push pushFlags
-	// deliver, when set, takes the finished report instead of writing it
-	// and judging the exit code: the exporter's scheduled audits.
-	deliver func(rep *report.Report, snap *snapshot.Snapshot, took time.Duration) error
 }
 
 // --fail-on-unknown values: the bare flag counts what the user can
@@ -399,9 +396,6 @@ func runAudit(ctx context.Context, app *App, src *sourceFlags, fl auditFlags) er
 	}
 	if out.locations && len(src.from) > 0 {
 		locate(rep, snapshot.Positions(src.from))
-	}
-	if fl.deliver != nil {
-		return fl.deliver(rep, snap, app.Now().Sub(start))
 	}
 	if err := writeReport(app, fl.outputFile, func(w io.Writer) error {
 		return out.render(w, rep, renderContext{app: app, color: colorOn && fl.outputFile == "", width: app.width(), explainCoverage: fl.explainCoverage,

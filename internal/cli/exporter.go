@@ -1,28 +1,32 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubegap/kubegap/internal/audit"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/metrics"
 	"github.com/kubegap/kubegap/internal/report"
-	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
 // exporterFlags are the exporter's own flags; the audit's are in auditFlags.
@@ -44,6 +48,12 @@ const firstRetry = time.Minute
 const shutdownGrace = 5 * time.Second
 
 func newExporterCommand(app *App) *cobra.Command {
+	return exporterCommand(app, func(ctx context.Context, e *exporter) error { return e.run(ctx) })
+}
+
+// exporterCommand is the exporter's command, handing the exporter its
+// flags make to start: tests start it with their hooks set.
+func exporterCommand(app *App, start func(context.Context, *exporter) error) *cobra.Command {
 	var fl auditFlags
 	var ex exporterFlags
 	cmd := &cobra.Command{
@@ -58,7 +68,9 @@ process is up) and /readyz (an audit has succeeded).
 A failed audit adds one to kubegap_audit_errors_total and leaves the other
 metrics, kubegap_audit_last_success_timestamp_seconds included, as the last
 successful audit made them; it is retried after 1m, 2m, 4m, ... up to
---interval. Between audits only the report is kept, never the objects read.
+--interval. Each audit runs as a child process ('kubegap audit -o json' with
+the same flags), so the objects it reads never enter the exporter's memory:
+between audits the exporter holds only the last report.
 With --pushgateway the metrics are also pushed after every audit.
 SIGTERM or Ctrl-C stops it gracefully (exit 0).`,
 		Example: `  kubegap exporter --interval 6h --listen :9090
@@ -98,9 +110,42 @@ SIGTERM or Ctrl-C stops it gracefully (exit 0).`,
 		if err != nil {
 			return withCode(ExitError, err)
 		}
-		return e.run(cmd.Context())
+		e.args = auditArgs(cmd.Flags())
+		return start(cmd.Context(), e)
 	}
 	return cmd
+}
+
+// exporterOnlyFlags are the exporter's flags that are not the audit's: the
+// schedule, the server, the push (the exporter pushes, never its child)
+// and the benchmark's hold. TestExporterForwardsEveryAuditFlag keeps
+// every other exporter flag one that 'kubegap audit' takes.
+var exporterOnlyFlags = map[string]bool{
+	"interval": true, "listen": true, "bench-hold-report": true,
+	"pushgateway": true, "cluster-name": true, "help": true,
+}
+
+// auditArgs is the 'kubegap audit' command line for the audit flags
+// describe: every flag given, in its long form, but the exporter's own,
+// then the output the exporter reads. A config file is not read here: the
+// child reads the same one, from the same --config or directory.
+func auditArgs(flags *pflag.FlagSet) []string {
+	args := []string{"audit"}
+	flags.Visit(func(f *pflag.Flag) {
+		if exporterOnlyFlags[f.Name] {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			// Repeated, so that a value holding a comma stays one value of
+			// a --from (StringArray) and appends to a --checks (StringSlice).
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	return append(args, "--output=json", "--fail-on=none", "--quiet", "--color=never")
 }
 
 // exporter is one running `kubegap exporter`.
@@ -112,11 +157,31 @@ type exporter struct {
 	cluster string // for --pushgateway
 	set     *metrics.Set
 	ln      net.Listener
-	// sawSnapshot, in tests, sees each audit's snapshot before it is
-	// dropped, to prove that nothing keeps it.
-	sawSnapshot func(*snapshot.Snapshot)
+	// args is the child's command line, without the program (auditArgs).
+	args []string
+	// runAudit runs it, writing the report to stdout and what it has to
+	// say to stderr: execAudit, the running binary as a child process, but
+	// in tests of this package (whose binary is the test binary).
+	runAudit func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// audited, in tests, is told when each audit has ended.
 	audited func(err error)
+}
+
+// execAudit runs args as a child process of the running binary. The child
+// inherits the environment (KUBECONFIG, the pod's service account) but for
+// the profiling variables, so that its profile does not overwrite the
+// exporter's; cancelling ctx kills it.
+func execAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding kubegap's own binary to run the audit: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "KUBEGAP_CPUPROFILE=") || strings.HasPrefix(kv, "KUBEGAP_MEMPROFILE=")
+	})
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
 }
 
 // newExporter checks the flags as the audit would, so that a mistake is
@@ -145,6 +210,9 @@ func newExporter(app *App, src *sourceFlags, fl auditFlags, ex exporterFlags) (*
 	if err := src.validNamespace(); err != nil {
 		return nil, err
 	}
+	if src.progress {
+		return nil, errors.New("--progress: the exporter's audits print no progress (their outcome is logged)")
+	}
 	cluster, err := fl.push.clusterName(src)
 	if err != nil {
 		return nil, err
@@ -155,7 +223,7 @@ func newExporter(app *App, src *sourceFlags, fl auditFlags, ex exporterFlags) (*
 	}
 	set := metrics.New(metricsBuild())
 	set.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &exporter{app: app, src: src, fl: fl, ex: ex, cluster: cluster, set: set, ln: ln}, nil
+	return &exporter{app: app, src: src, fl: fl, ex: ex, cluster: cluster, set: set, ln: ln, runAudit: execAudit}, nil
 }
 
 func (e *exporter) handler() http.Handler {
@@ -243,40 +311,22 @@ func (e *exporter) hold() error {
 	return nil
 }
 
-// auditOnce runs one audit as `kubegap audit` would and keeps its report.
+// auditOnce runs one audit as a child process and keeps its report. The
+// child, not the exporter, holds the objects read: the Go runtime keeps
+// much of a heap's peak mapped after the objects die, so an in-process
+// audit left the exporter holding more than the report between audits.
 func (e *exporter) auditOnce(ctx context.Context) error {
-	fl := e.fl
-	var (
-		encoded []byte
-		took    time.Duration
-	)
-	fl.deliver = func(rep *report.Report, snap *snapshot.Snapshot, d time.Duration) error {
-		if e.sawSnapshot != nil {
-			e.sawSnapshot(snap)
-		}
-		// The report leaves as its JSON: the report built during the audit
-		// sits in memory spans shared with the snapshot's objects, which
-		// would stay mapped, mostly empty, for as long as it is kept.
-		var err error
-		encoded, err = json.Marshal(rep)
-		took = d
-		if err == nil {
-			fmt.Fprintf(e.app.ErrOut, "kubegap exporter: audit done in %s: %s\n", d.Round(time.Millisecond), exporterFindingCounts(rep))
-		}
-		return err
-	}
-	err := runAudit(ctx, e.app, e.src, fl)
-	// The snapshot and the audit's report are garbage now.
-	runtime.GC()
+	started := time.Now()
+	rep, err := e.childAudit(ctx)
+	took := time.Since(started)
 	if err == nil {
-		rep := new(report.Report)
-		if err = json.Unmarshal(encoded, rep); err == nil {
-			e.set.Succeeded(metrics.Audit{Report: rep, Duration: took, Finished: time.Now()})
-		}
+		e.set.Succeeded(metrics.Audit{Report: rep, Duration: took, Finished: time.Now()})
+		fmt.Fprintf(e.app.ErrOut, "kubegap exporter: audit done in %s: %s\n", took.Round(time.Millisecond), exporterFindingCounts(rep))
 	}
-	encoded = nil
-	// Hand the read's memory back, so that between audits the process
-	// holds the report, not the peak of the read.
+	rep = nil
+	// Hand the decode's memory back, so that between audits the process
+	// holds the report and no more.
+	runtime.GC()
 	debug.FreeOSMemory()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -298,6 +348,32 @@ func (e *exporter) auditOnce(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// childAudit runs the audit and decodes the report it prints. The child's
+// other lines (warnings about the input) are passed on to the log; when it
+// fails, its last line, the error, is the audit's error.
+func (e *exporter) childAudit(ctx context.Context) (*report.Report, error) {
+	var stdout, stderr bytes.Buffer
+	runErr := e.runAudit(ctx, e.args, &stdout, &stderr)
+	lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+	if runErr != nil {
+		if last := lines[len(lines)-1]; last != "" {
+			for _, l := range lines[:len(lines)-1] {
+				fmt.Fprintln(e.app.ErrOut, l)
+			}
+			return nil, errors.New(strings.TrimPrefix(last, "kubegap: "))
+		}
+		return nil, fmt.Errorf("the audit: %w", runErr)
+	}
+	if stderr.Len() > 0 {
+		fmt.Fprintln(e.app.ErrOut, strings.Join(lines, "\n"))
+	}
+	rep := new(report.Report)
+	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+		return nil, fmt.Errorf("the audit's report (%d bytes) does not decode: %w", stdout.Len(), err)
+	}
+	return rep, nil
 }
 
 // exporterFindingCounts is "12 findings (1 critical, 3 high, ...)" for the log.

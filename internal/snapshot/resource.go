@@ -158,6 +158,9 @@ var NamedConfigMaps = []string{
 	"kube-system/canal-config",
 	"istio-system/istio-ca-root-cert",
 	"linkerd/linkerd-identity-trust-roots",
+	// Dapr 1.12 and later publish Sentry's root here, in the namespace
+	// Dapr's chart README installs into (dapr/dapr#6171).
+	"dapr-system/dapr-trust-bundle",
 	// ingress-nginx's settings (ssl-protocols, ssl-ciphers), under the name
 	// its Helm chart and static manifests give it.
 	"ingress-nginx/ingress-nginx-controller",

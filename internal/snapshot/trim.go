@@ -203,6 +203,21 @@ func trimState(s corev1.ContainerState, in *interner) corev1.ContainerState {
 	return s
 }
 
+// deviceSecurity keeps of a container's security context only privileged
+// and the added capabilities: runtime-default-change-exposure reads them
+// to tell a container that relies on the runtime's default device rules
+// from one that is granted everything. Nil when neither is set.
+func deviceSecurity(sc *corev1.SecurityContext) *corev1.SecurityContext {
+	if sc == nil || sc.Privileged == nil && (sc.Capabilities == nil || len(sc.Capabilities.Add) == 0) {
+		return nil
+	}
+	out := &corev1.SecurityContext{Privileged: sc.Privileged}
+	if sc.Capabilities != nil && len(sc.Capabilities.Add) > 0 {
+		out.Capabilities = &corev1.Capabilities{Add: sc.Capabilities.Add}
+	}
+	return out
+}
+
 // trimReplicaSet keeps of a ReplicaSet's pod template only the labels and
 // the containers' names, images and pull policies. The template repeats
 // its Deployment's, which keeps it whole; checks read a ReplicaSet for its
@@ -225,9 +240,11 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 // service account, host network, topology spread); hostPath volumes; and per
 // container its name, image, pull policy, resources, command and arguments,
 // probes, hostPath mounts and environment variable names (values
-// redacted); the pod's termination grace period; and, for a container
-// with a preStop hook, the marker PreStopKept. Ports, security contexts,
-// the hooks themselves, other volumes and where environment values come
+// redacted); privileged and the added capabilities of its security
+// context (what decides the devices and network rights a container gets);
+// the pod's termination grace period; and, for a container
+// with a preStop hook, the marker PreStopKept. Ports, the rest of the
+// security contexts, the hooks themselves, other volumes and where environment values come
 // from are dropped:
 // at 7,000 Deployments the whole templates held 60 MB. DaemonSets keep
 // their whole templates: checks read far more of them, and there are few.
@@ -253,10 +270,12 @@ func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
 	}
 	for i, c := range spec.InitContainers {
 		kept.InitContainers[i].Resources = c.Resources
+		kept.InitContainers[i].SecurityContext = deviceSecurity(c.SecurityContext)
 		kept.InitContainers[i].Command, kept.InitContainers[i].Args = c.Command, c.Args
 	}
 	for i, c := range spec.Containers {
 		kept.Containers[i].Resources = c.Resources
+		kept.Containers[i].SecurityContext = deviceSecurity(c.SecurityContext)
 		// Probes and arguments: the probe check reads them, and add-on
 		// checks read controller flags (--watch-ingress-without-class).
 		kept.Containers[i].Command, kept.Containers[i].Args = c.Command, c.Args

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,10 @@ var rootConfigMaps = []struct {
 		[]string{"istio-citadel-root-ca-expiry-2019"}},
 	{"linkerd/linkerd-identity-trust-roots", "ca-bundle.crt", "Linkerd trust anchor",
 		[]string{"linkerd-trust-anchor-one-year-expiry-2020"}},
+	// Dapr 1.12 and later (data/dapr-trust-bundle.yaml); older releases
+	// keep the root in a Secret only (certificate_expiry_dapr.go).
+	{"dapr-system/dapr-trust-bundle", "ca.crt", "Dapr trust anchor",
+		[]string{caseDaprSentry}},
 }
 
 const originalAPIVersionAnnotation = "kubegap.dev/original-api-version"
@@ -105,16 +110,19 @@ func certificateExpiryCheck() check.Check {
 		Severity: finding.Critical,
 		Description: "Reads the end date (NotAfter, parsed with crypto/x509) of every certificate the API shows without " +
 			"Secret access: the caBundles of admission webhooks, APIServices and CRD conversion webhooks, the cluster CA " +
-			"in kube-system/kube-root-ca.crt, the Istio and Linkerd mesh roots in their ConfigMaps, and the status.notAfter " +
+			"in kube-system/kube-root-ca.crt, the Istio, Linkerd and Dapr (1.12 and later) roots in their ConfigMaps, and the status.notAfter " +
 			"of cert-manager Certificates. A bundle stays trusted while its latest certificate is valid. Expired is " +
 			"critical (a fail-closed webhook then rejects every request it matches; an expired root stops the mesh or the " +
 			"cluster), high inside 30 days (GKE starts its own CA rotation about 30 days ahead; Linkerd's check complains " +
 			"inside 60), medium inside 90 days (policy: a quarter to plan the rotation). cert-manager Certificates are " +
 			"reported only when their renewal time has passed, since cert-manager renews them itself. Roots published in " +
 			"ConfigMaps whose whole lifetime is about a year (Istio 1.0/1.1 Citadel, Linkerd anchors made by hand, " +
-			"kubeadm-style one-year certificates) are low when no cert-manager CA Certificate in their namespace owns " +
-			"their rotation. It cannot see certificates only in Secrets or on hosts (webhook serving certificates, " +
-			"kubeadm and kubelet credentials), nor the API server's serving certificate.",
+			"Dapr Sentry's self-generated root, kubeadm-style one-year certificates) are low when no cert-manager CA Certificate in their namespace owns " +
+			"their rotation. Dapr before 1.12 keeps its Sentry root in a Secret only: when its dapr-sentry Deployment is " +
+			"within 90 days of a year old (Sentry's self-generated root lives a year), medium, inferred from the age and " +
+			"said so, with the rule partial since the real end date is unknown. It cannot see other certificates only in " +
+			"Secrets or on hosts (webhook serving certificates, kubeadm and kubelet credentials), nor the API server's " +
+			"serving certificate.",
 		Reads: []check.Input{
 			check.Optional(snapshot.ValidatingWebhookConfigurations),
 			check.Optional(snapshot.MutatingWebhookConfigurations),
@@ -122,6 +130,7 @@ func certificateExpiryCheck() check.Check {
 			check.Optional(snapshot.CustomResourceDefinitions),
 			check.Optional(snapshot.ConfigMaps),
 			check.Optional(snapshot.CertManagerCertificates),
+			check.Optional(snapshot.Deployments),
 		},
 		Rules: []check.Rule{
 			{ID: "webhook-ca-bundles", Summary: "admission webhook caBundles expire within 90 days",
@@ -136,6 +145,8 @@ func certificateExpiryCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.CertManagerCertificates}},
 			{ID: "one-year-roots", Summary: "trust roots with a lifetime of about a year and no cert-manager owner",
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.CertManagerCertificates}},
+			{ID: ruleDaprRoot, Summary: "Dapr releases that keep their root in a Secret only, installed nearly a year ago or more",
+				Needs: []snapshot.Resource{snapshot.Deployments}},
 		},
 		Cases: check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
@@ -143,6 +154,7 @@ func certificateExpiryCheck() check.Check {
 			"istio-citadel-root-ca-expiry-2019",
 			"linkerd-trust-anchor-one-year-expiry-2020",
 			"rancher-rke-one-year-cluster-certs-2019",
+			caseDaprSentry,
 		),
 		Run: runCertificateExpiry,
 	}
@@ -264,6 +276,7 @@ func runCertificateExpiry(ctx *check.Context) ([]finding.Finding, error) {
 	r.crdConversions(s)
 	r.roots(s, facts)
 	r.certManager(s)
+	r.dapr(s)
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Severity > r.findings[j].Severity })
 	return r.findings, nil
 }
@@ -565,8 +578,7 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 			Objects: []finding.ObjectRef{ref},
 			Remediation: "Give the root an owner: issue it (or an intermediate under a long-lived offline root) from " +
 				"cert-manager or trust-manager with renewal, or record its end date where an alert will fire months ahead.",
-			Cases: []string{"istio-citadel-root-ca-expiry-2019", "linkerd-trust-anchor-one-year-expiry-2020",
-				"rancher-rke-one-year-cluster-certs-2019"},
+			Cases: oneYearCases(rc.cases),
 		}
 		// The root as the ConfigMap holds it, after the lines that give
 		// its lifetime and dates, which are derived from it.
@@ -577,6 +589,19 @@ func (r *expiryRun) roots(s *snapshot.Snapshot, facts *expiryFacts) {
 		f.AddEvidence(finding.Quote(ref, finding.Value(field, data)))
 		r.findings = append(r.findings, f)
 	}
+}
+
+// oneYearCases are the cases a one-year root cites: the one-year root
+// incidents, and the root's own cases.
+func oneYearCases(own []string) []string {
+	out := []string{"istio-citadel-root-ca-expiry-2019", "linkerd-trust-anchor-one-year-expiry-2020",
+		"rancher-rke-one-year-cluster-certs-2019"}
+	for _, id := range own {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // caOwners maps a namespace to a cert-manager Certificate in it that

@@ -12,5 +12,6 @@ func Checks() []check.Check {
 		ingressControllerResilienceCheck(),
 		ingressNginxLegacyTLSCheck(),
 		externalDNSRoutingCheck(),
+		defaultCertificateHostsCheck(),
 	}
 }

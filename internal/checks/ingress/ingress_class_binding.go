@@ -96,6 +96,8 @@ type nginxController struct {
 	ref               finding.ObjectRef
 	controllerClass   string
 	configMap         string // --configmap, as written ("$(POD_NAMESPACE)/name")
+	defaultSSLCert    string // --default-ssl-certificate, as written
+	ingressClass      string // --ingress-class, as written
 	watchWithoutClass bool
 	version           check.KubeVersion
 	versionKnown      bool
@@ -128,6 +130,10 @@ func findNginxControllers(s *snapshot.Snapshot, facts *controllerFacts) []nginxC
 					n.controllerClass = val
 				case "configmap":
 					n.configMap = val
+				case "default-ssl-certificate":
+					n.defaultSSLCert = val
+				case "ingress-class":
+					n.ingressClass = val
 				case "watch-ingress-without-class":
 					// A bare boolean flag is true; a value that is not a
 					// boolean makes the controller refuse to start.

@@ -131,7 +131,7 @@ func judgeLegacyTLS(ctx *check.Context, facts *legacyTLSFacts, n nginxController
 		return finding.Finding{}, false
 	}
 	cmRef := finding.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}
-	ev := []finding.EvidenceItem{nginxControllerQuote(ctx.Snapshot, n),
+	ev := []finding.EvidenceItem{nginxControllerQuote(ctx.Snapshot, n, "configmap"),
 		finding.Quote(cmRef, finding.Value("data[ssl-protocols]", cm.Data["ssl-protocols"]),
 			finding.Value("data[ssl-ciphers]", cm.Data["ssl-ciphers"]))}
 	asked := strings.Join(legacy, " and ")
@@ -186,8 +186,9 @@ func legacyFinding(sev finding.Severity, n nginxController, cm finding.ObjectRef
 }
 
 // nginxControllerQuote quotes the controller container's image and its
-// --configmap argument, as the workload's template writes them.
-func nginxControllerQuote(s *snapshot.Snapshot, n nginxController) finding.EvidenceItem {
+// --flag argument (configmap, default-ssl-certificate), as the workload's
+// template writes them.
+func nginxControllerQuote(s *snapshot.Snapshot, n nginxController, flag string) finding.EvidenceItem {
 	var spec *corev1.PodSpec
 	switch n.ref.Kind {
 	case "Deployment":
@@ -215,7 +216,7 @@ func nginxControllerQuote(s *snapshot.Snapshot, n nginxController) finding.Evide
 				argv  []string
 			}{{"command", c.Command}, {"args", c.Args}} {
 				for i, a := range list.argv {
-					if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == "configmap" {
+					if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name == flag {
 						fields = append(fields, finding.Value(check.ContainerField(n.ref.Kind, "", c.Name, fmt.Sprintf("%s[%d]", list.field, i)), a))
 					}
 				}

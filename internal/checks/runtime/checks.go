@@ -14,5 +14,6 @@ func Checks() []check.Check {
 		kernelCNIKnownBadCheck(),
 		podSandboxFailuresCheck(),
 		runtimeKubeletCompatCheck(),
+		runtimeDefaultChangeExposureCheck(),
 	}
 }

@@ -22,6 +22,7 @@ func TestKernelCNIKnownBadGap(t *testing.T) {
 		"aks-nodepool1-0": "aks-containerd-1.4.4-density high",
 		"flatcar2605-0":   "systemd-245-rp-filter-cilium-before-1.10.13 medium",
 		"ip-10-0-1-17.eu-west-1.compute.internal": "eks-al2-ami-v20221027-recalled-kernel high",
+		"k0s-worker-0": "containerd-1.6.9-1.6.14-sandbox-ip-lost-on-restart high",
 	}
 	for node, w := range want {
 		id, sev, _ := strings.Cut(w, " ")
@@ -78,6 +79,27 @@ func TestKernelCNIKnownBadRPFilterBoundary(t *testing.T) {
 			t.Errorf("%s on Ubuntu 22.04: %d findings, want %d", image, len(got), want)
 		} else if want == 1 && !strings.Contains(got[0].Title, "systemd-245-rp-filter") {
 			t.Errorf("%s: %s", image, got[0].Title)
+		}
+	}
+}
+
+// The containerd sandbox-IP row spans 1.6.9 to 1.6.14, vendor suffixes
+// included, except k3s's 1.6.14-k3s1, which carried the fix's backport.
+func TestKernelCNIKnownBadContainerdSandboxIPBoundary(t *testing.T) {
+	for rt, want := range map[string]int{"containerd://1.6.8": 0, "containerd://1.6.9": 1, "containerd://1.6.12-k3s1": 1,
+		"containerd://1.6.14": 1, "containerd://1.6.14-k3s1": 0, "containerd://1.6.15": 0, "containerd://1.7.0": 0} {
+		s := checktest.Complete(checktest.Load(t, "kernel-cni-known-bad/clean.yaml"))
+		for i := range s.Nodes {
+			if s.Nodes[i].Name == "node-0" {
+				s.Nodes[i].Status.NodeInfo.ContainerRuntimeVersion = rt
+			}
+		}
+		fs, _, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+		got := findingsFor(fs, "node-0")
+		if len(got) != want {
+			t.Errorf("%s: %d findings, want %d", rt, len(got), want)
+		} else if want == 1 && !strings.Contains(got[0].Title, "sandbox-ip-lost-on-restart") {
+			t.Errorf("%s: %s", rt, got[0].Title)
 		}
 	}
 }

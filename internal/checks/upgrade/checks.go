@@ -9,5 +9,6 @@ func Checks() []check.Check {
 		deprecatedAPIUsageCheck(),
 		addonVersionCompatCheck(),
 		upgradePreflightCheck(),
+		crdStoredVersionDriftCheck(),
 	}
 }

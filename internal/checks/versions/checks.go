@@ -7,6 +7,7 @@ func Checks() []check.Check {
 	return []check.Check{
 		componentCVEVersionsCheck(),
 		etcdKnownBadVersionCheck(),
+		kubeletAPIRateLimitCheck(),
 		nodeOSLifecycleCheck(),
 		staleTokenClientsCheck(),
 		versionSkewCheck(),

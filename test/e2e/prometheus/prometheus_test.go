@@ -27,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
 )
@@ -438,4 +439,81 @@ func sampleValue(exposition, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestExporterChildAuditFailureKeepsTheLastReport: each scheduled audit is
+// a child process that reads the kubeconfig afresh. When the server it
+// names stops answering, the failed audit is counted and logged in one
+// line, and the exporter keeps serving the last good audit's findings.
+func TestExporterChildAuditFailureKeepsTheLastReport(t *testing.T) {
+	c := testcluster.Get(t)
+	good, err := os.ReadFile(c.Kubeconfig(t, testcluster.UserReader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exp, addr := startExporter(t, "--kubeconfig", kc, "--interval", "2s")
+	scrape := func() string {
+		_, body, err := httpGet("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	before := scrape()
+	last := sampleValue(before, "kubegap_audit_last_success_timestamp_seconds")
+	if last == "" || !strings.Contains(before, "kubegap_check_status{") {
+		t.Fatalf("no check statuses or success time after the first audit:\n%s", before)
+	}
+	// The same credentials, a server that refuses connections.
+	dead := "https://" + freePort(t)
+	var cfg map[string]any
+	if err := yaml.Unmarshal(good, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cfg["clusters"].([]any) {
+		cl.(map[string]any)["cluster"].(map[string]any)["server"] = dead
+	}
+	bad, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kc, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var after string
+	waitFor(t, "a failed audit", func() bool {
+		after = scrape()
+		return sampleValue(after, "kubegap_audit_errors_total") == "1"
+	})
+	if got := sampleValue(after, "kubegap_audit_last_success_timestamp_seconds"); got == "" {
+		t.Errorf("the last success time is gone after a failure")
+	}
+	for _, line := range strings.Split(before, "\n") {
+		if strings.HasPrefix(line, "kubegap_check_status{") || strings.HasPrefix(line, "kubegap_findings{") {
+			if !strings.Contains(after, line+"\n") {
+				t.Errorf("%s: gone or changed after a failed audit", line)
+			}
+		}
+	}
+	if code, _, err := httpGet("http://" + addr + "/readyz"); err != nil || code != http.StatusOK {
+		t.Errorf("/readyz after a failure that followed a success: %d %v, want 200", code, err)
+	}
+	_ = exp.cmd.Process.Signal(syscall.SIGTERM)
+	exp.done <- <-exp.done
+	var failed []string
+	for _, line := range strings.Split(exp.log.String(), "\n") {
+		if strings.HasPrefix(line, "kubegap exporter: audit failed: ") {
+			failed = append(failed, line)
+		}
+	}
+	if len(failed) == 0 || !strings.Contains(failed[0], strings.TrimPrefix(dead, "https://")) {
+		t.Errorf("the log has no one-line failure naming %s:\n%s", dead, exp.log.String())
+	}
+	if strings.Contains(exp.log.String(), "panic") {
+		t.Errorf("the log shows a panic:\n%s", exp.log.String())
+	}
 }

@@ -563,7 +563,7 @@ COUNTED_RESOURCES = [("events.events.k8s.io", "EventList")]
 NAMED_CONFIGMAPS = [
     "kube-system/kube-root-ca.crt", "kube-system/kube-proxy", "kube-system/kube-proxy-config", "kube-system/coredns",
     "kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg", "kube-system/canal-config",
-    "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots",
+    "istio-system/istio-ca-root-cert", "linkerd/linkerd-identity-trust-roots", "dapr-system/dapr-trust-bundle",
     "ingress-nginx/ingress-nginx-controller",
     "kube-system/descheduler", "kube-system/descheduler-policy-configmap",
     "kube-system/cluster-autoscaler-status",

@@ -1,0 +1,122 @@
+package upgrade
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const crdDriftCase = "cert-manager-1-7-removed-apis-stored-versions-2022"
+
+// cert-manager 1.6.3's CRDs with v1alpha2 still stored: one high finding
+// naming both CRDs, quoting their storedVersions and release label, and
+// citing the cert-manager 1.7 case.
+func TestCRDStoredVersionDriftGap(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != crdDriftCase {
+		t.Errorf("finding %s %s %v, want high %s citing %s", f.Severity, f.Rule, f.Cases, ruleOperatorRemoves, crdDriftCase)
+	}
+	for _, name := range []string{"certificaterequests.cert-manager.io", "orders.acme.cert-manager.io"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	text := strings.Join(f.Evidence, "\n")
+	for _, want := range []string{`status.storedVersions=["v1alpha2","v1"]`, "app.kubernetes.io/version", "v1.6.3"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(f.Title, "cert-manager 1.7") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
+		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gap.yaml")
+}
+
+// The same CRDs after the migration: storedVersions [v1] alone.
+func TestCRDStoredVersionDriftClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/clean.yaml"))
+	checktest.Quiet(t, crdStoredVersionDriftCheck(), s)
+}
+
+// widget is a CRD of no listed operator with the given versions (name,
+// served, deprecated; the last is the storage version) and storedVersions.
+func widget(stored []string, versions ...[3]any) unstructured.Unstructured {
+	var vs []any
+	for i, v := range versions {
+		m := map[string]any{"name": v[0], "served": v[1], "storage": i == len(versions)-1}
+		if v[2] == true {
+			m["deprecated"] = true
+		}
+		vs = append(vs, m)
+	}
+	st := make([]any, len(stored))
+	for i, v := range stored {
+		st[i] = v
+	}
+	obj := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec":     map[string]any{"group": "example.com", "versions": vs},
+	}
+	if stored != nil {
+		obj["status"] = map[string]any{"storedVersions": st}
+	}
+	return unstructured.Unstructured{Object: obj}
+}
+
+// The rules for CRDs of no listed operator, each on its own CRD.
+func TestCRDStoredVersionDriftGenericRules(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		crd      unstructured.Unstructured
+		rule     string
+		severity finding.Severity
+	}{
+		{"unserved", widget([]string{"v1beta1", "v1"}, [3]any{"v1beta1", false, false}, [3]any{"v1", true, false}), ruleStoredUnserved, finding.Medium},
+		{"deprecated", widget([]string{"v1beta1", "v1"}, [3]any{"v1beta1", true, true}, [3]any{"v1", true, false}), ruleStoredUnserved, finding.Medium},
+		{"undefined", widget([]string{"v1beta1", "v1"}, [3]any{"v1", true, false}), ruleStoredUndefined, finding.High},
+		{"served", widget([]string{"v1beta1", "v1"}, [3]any{"v1beta1", true, false}, [3]any{"v1", true, false}), ruleStoredSeveral, finding.Info},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snapshot.New(snapshot.Source{})
+			s.AddCustom(snapshot.CustomResourceDefinitions, []unstructured.Unstructured{tt.crd})
+			checktest.Complete(s)
+			fs, _, _ := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+			if len(fs) != 1 || fs[0].Rule != tt.rule || fs[0].Severity != tt.severity {
+				t.Fatalf("findings %v, want one %s %s", fs, tt.severity, tt.rule)
+			}
+		})
+	}
+	// Stored at the storage version alone: nothing to say.
+	s := snapshot.New(snapshot.Source{})
+	s.AddCustom(snapshot.CustomResourceDefinitions, []unstructured.Unstructured{
+		widget([]string{"v1"}, [3]any{"v1beta1", false, true}, [3]any{"v1", true, false})})
+	checktest.Quiet(t, crdStoredVersionDriftCheck(), checktest.Complete(s))
+}
+
+// A CRD from a manifest has no status: what its objects are stored in is
+// unknown, never fine.
+func TestCRDStoredVersionDriftNoStatusIsPartial(t *testing.T) {
+	s := snapshot.New(snapshot.Source{})
+	s.AddCustom(snapshot.CustomResourceDefinitions, []unstructured.Unstructured{widget(nil, [3]any{"v1", true, false})})
+	fs, ctx, _ := checktest.Run(t, crdStoredVersionDriftCheck(), checktest.Complete(s))
+	if len(fs) != 0 {
+		t.Errorf("findings on a CRD without status: %v", fs)
+	}
+	if _, ok := ctx.Notes()[ruleOperatorRemoves]; !ok {
+		t.Error("a CRD without status.storedVersions must leave the rules partial")
+	}
+}
