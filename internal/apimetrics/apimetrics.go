@@ -27,6 +27,22 @@ import (
 // announced). See the Kubernetes deprecation policy.
 const DeprecatedAPIs = "apiserver_requested_deprecated_apis"
 
+// The storage database's size, the file etcd physically allocated, as
+// kube-apiserver exports it: etcd_db_total_size_in_bytes (label endpoint)
+// up to 1.25, renamed apiserver_storage_db_total_size_in_bytes in 1.26
+// (kubernetes/kubernetes#113310) and deprecated in 1.28 for
+// apiserver_storage_size_bytes (label storage_cluster_id,
+// kubernetes/kubernetes#118812; STABLE in
+// staging/src/k8s.io/apiserver/pkg/storage/etcd3/metrics/metrics.go).
+const (
+	StorageSize        = "apiserver_storage_size_bytes"
+	StorageDBTotalSize = "apiserver_storage_db_total_size_in_bytes"
+	EtcdDBTotalSize    = "etcd_db_total_size_in_bytes"
+)
+
+// StorageSizeFamilies are the three names, newest first.
+var StorageSizeFamilies = []string{StorageSize, StorageDBTotalSize, EtcdDBTotalSize}
+
 // apiServerFamily is a family every kube-apiserver exports: a file
 // without it is not the API server's /metrics.
 const apiServerFamily = "apiserver_request_total"
@@ -83,6 +99,16 @@ func (e *Error) Error() string {
 // family that is absent from a file that stops before its place is a cut
 // file, not "no series".
 func Read(r io.Reader, keep ...string) (map[string][]Series, error) {
+	return ReadWith(r, keep, nil)
+}
+
+// ReadWith is Read keeping the families of also too, without requiring
+// the file to reach their place: families that some API server versions
+// export and others do not (the storage size series were renamed twice),
+// whose absence proves nothing either way.
+func ReadWith(r io.Reader, keep, also []string) (map[string][]Series, error) {
+	checked := keep
+	keep = append(slices.Clip(keep), also...)
 	br := bufio.NewReaderSize(r, 64<<10)
 	out := map[string][]Series{}
 	var (
@@ -169,7 +195,7 @@ func Read(r io.Reader, keep ...string) (map[string][]Series, error) {
 	if !sawServer {
 		return nil, &Error{Msg: "no " + apiServerFamily + " series: not kube-apiserver's /metrics (save it with kubectl get --raw /metrics)"}
 	}
-	for _, k := range keep {
+	for _, k := range checked {
 		if _, ok := out[k]; !ok && sorted && last < k {
 			return nil, &Error{Line: line, Msg: fmt.Sprintf("the file ends at metric family %s, before %s would come (kube-apiserver lists families by name): it is truncated", last, k)}
 		}

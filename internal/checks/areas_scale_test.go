@@ -27,7 +27,8 @@ import (
 // agents checks read: a CA bundle on every webhook, 10,000 terminated
 // pods, 5 old ReplicaSets per Deployment, 5,000 finished Jobs, 2,000
 // ClusterRoles and ClusterRoleBindings (every DaemonSet's ServiceAccount
-// bound to a role that reads pods), and counted AuthRequests and Events.
+// bound to a role that reads pods), counted AuthRequests and Events, and
+// an etcd static pod with its database at 80 % of its quota.
 func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -82,12 +83,21 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	}
 	s.AddCount(snapshot.DexAuthRequests, 250000)
 	s.AddCount(snapshot.EventCounts, 400000)
+	// etcd-capacity-signals: a kubeadm etcd static pod with a 2 GiB quota
+	// and a database at 80 % of it.
+	etcd := snapshot.Pod{Name: "etcd-cp-1", Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "bench"}}
+	etcd.Spec.Containers = []snapshot.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0",
+		Command: []string{"etcd", "--quota-backend-bytes=2147483648"}}}
+	s.Pods = append(s.Pods, etcd)
+	s.AddStorageSizes(snapshot.StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0",
+		Value: "1717986918", Bytes: 1717986918, From: "bench"})
 	s.Finish()
 	return s
 }
 
 // areaChecksBench are the checks BenchmarkAreaChecks times.
-var areaChecksBench = benchIDs("BenchmarkAreaChecks", "certificate-expiry", "object-count-explosion", "api-heavy-node-agents")
+var areaChecksBench = benchIDs("BenchmarkAreaChecks", "certificate-expiry", "object-count-explosion", "api-heavy-node-agents",
+	"etcd-capacity-signals")
 
 // BenchmarkAreaChecks times the certs, objects and agents checks on 5,000
 // nodes and 100,000 pods: go test -run NONE -bench AreaChecks ./internal/checks/

@@ -74,9 +74,6 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
 	"monzo-linkerd-k8s-watch-2017":                                   "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
-	"k3s-1-26-removes-flannel-wireguard-ipsec-backends-2022":         "a flannel-backend check (node annotation flannel.alpha.coreos.com/backend-type extension, or k3s.io/node-args naming wireguard, against a v1.26+ target or a mixed-backend cluster): upgrade-preflight would prevent, not built",
-	"k3s-1-32-bundled-traefik-v3-breaks-routes-2025":                 "a bundled-add-on major-bump check (k3s packaged Traefik version, traefik.containo.us objects and v2-only IngressRoute matchers against a v1.32.2+ target): upgrade-preflight would prevent, not built",
-	"embedded-etcd-2gib-quota-nospace-k3s-2021-2026":                 "an etcd-capacity check (database size from /metrics against the quota): not built, the /metrics reader keeps only deprecated-API series",
 	"argocd-application-status-exceeds-etcd-request-limit-2023-2025": "an object-size check (serialized size of Argo CD Applications, ApplicationSets and other custom resources near the API server's limits): not built",
 	"ingress-nginx-retired-march-2026":                               "an add-on end-of-life rule (ingress-nginx controller images after March 2026) would prevent; addon-version-compat, whose table carries the final releases (none lists a minor above 1.35), could cite it as related: not built",
 	"china-docker-hub-mirrors-withdrawn-2022-2024":                   "a pull-failure rule (ErrImagePull events grouped by registry and by the host the message names) would detect it under way; registry-risk's one-external-registry rule is related but cannot see runtime mirrors: not built",
@@ -89,7 +86,7 @@ var uncitedDetectable = map[string]string{
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 12
+const maxUncitedDetectable = 9
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no

@@ -690,18 +690,19 @@ type unreadableError struct{ err error }
 func (e *unreadableError) Error() string { return e.err.Error() }
 
 // getNonResource GETs a non-resource URL: the API server's /metrics,
-// streamed through the reader that keeps only the deprecated-API series,
+// streamed through the reader that keeps only the deprecated-API and
+// storage size series,
 // so that tens of megabytes of metrics are never held whole.
 func (r *reader) getNonResource(ctx context.Context, res snapshot.Resource) (*snapshot.Snapshot, error) {
 	part := snapshot.New(snapshot.Source{})
-	var series []snapshot.DeprecatedAPIRequest
+	var series snapshot.MetricsRead
 	err := r.retry(ctx, func() error {
 		body, err := r.raw.Get().AbsPath(res.NonResourceURL).Stream(ctx)
 		if err != nil {
 			return err
 		}
 		defer body.Close()
-		series, err = snapshot.ReadAPIServerMetrics(body, "GET "+res.NonResourceURL)
+		series, err = snapshot.ReadMetrics(body, "GET "+res.NonResourceURL)
 		if err != nil && ctx.Err() == nil {
 			return &unreadableError{fmt.Errorf("GET %s: %w", res.NonResourceURL, err)}
 		}
@@ -710,6 +711,6 @@ func (r *reader) getNonResource(ctx context.Context, res snapshot.Resource) (*sn
 	if err != nil {
 		return nil, err
 	}
-	part.AddDeprecatedAPIRequests(series...)
+	part.AddMetrics(series)
 	return part, nil
 }

@@ -8,6 +8,7 @@ package present
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
@@ -131,13 +132,28 @@ func NewCase(c *library.Case, tax *library.Taxonomy, all []check.Check) Case {
 // printed; the reader puts the minor they are upgrading to.
 func AuditCommand(checkIDs []string) string {
 	cmd := "kubegap audit --checks " + strings.Join(checkIDs, ",")
+	preflight := preflightChecks()
 	for _, id := range checkIDs {
-		if c, ok := checks.Lookup(id); ok && c.Preflight {
+		if preflight[id] {
 			return cmd + " --target-version " + PreflightTarget
 		}
 	}
 	return cmd
 }
+
+// preflightChecks holds the IDs of the registry's preflight checks, read
+// once: checks.Lookup builds every check for each ID it looks up, and the
+// /cases page asks for the command of all its cases' checks on every
+// request (at 250 cases, most of the page's time and memory).
+var preflightChecks = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, c := range checks.All() {
+		if c.Preflight {
+			out[c.ID] = true
+		}
+	}
+	return out
+})
 
 // PreflightTarget is the --target-version suggested commands carry for
 // preflight checks: the minor after the demo cluster's (v1.35.4), so that

@@ -708,7 +708,9 @@ type snapshotFile struct {
 	Coverage      []Coverage `json:"coverage"`
 	// DeprecatedAPIRequests are the /metrics series the snapshot kept.
 	DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
-	Items                 []jsontext.Value       `json:"items"`
+	// StorageSizes are the storage size series the snapshot kept.
+	StorageSizes []StorageSize    `json:"storageSizes,omitempty"`
+	Items        []jsontext.Value `json:"items"`
 }
 
 func (l *loader) addSnapshot(raw []byte) error {
@@ -749,8 +751,9 @@ func (l *loader) snapshotHead(sf snapshotFile, held map[Resource]int) error {
 		}
 		if r == APIServerMetrics {
 			// Its series are in the head, not among the items.
-			held[r] = len(sf.DeprecatedAPIRequests)
+			held[r] = len(sf.DeprecatedAPIRequests) + len(sf.StorageSizes)
 			l.snap.AddDeprecatedAPIRequests(sf.DeprecatedAPIRequests...)
+			l.snap.AddStorageSizes(sf.StorageSizes...)
 		}
 		if !r.CountOnly && c.Status == StatusRead && held[r] != c.Count {
 			l.miscounted(r, c.Count, held[r])
@@ -842,6 +845,8 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 				err = json.Unmarshal(v, &head.Source)
 			case "deprecatedAPIRequests":
 				err = json.Unmarshal(v, &head.DeprecatedAPIRequests)
+			case "storageSizes":
+				err = json.Unmarshal(v, &head.StorageSizes)
 			case "coverage":
 				err = json.Unmarshal(v, &head.Coverage)
 				// Write puts the coverage, with counts, before the items:

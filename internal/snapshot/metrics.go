@@ -12,7 +12,8 @@ import (
 // APIServerMetrics is the API server's GET /metrics, a non-resource URL:
 // no objects, but an input like a resource, with coverage (read,
 // forbidden, not in the input) and an RBAC rule (nonResourceURLs). Only
-// the apiserver_requested_deprecated_apis series are kept.
+// the apiserver_requested_deprecated_apis series and the storage
+// database's size are kept.
 var APIServerMetrics = Resource{Resource: "metrics", Kind: "APIServerMetrics", NonResourceURL: "/metrics"}
 
 // RecipeMetrics is the recipe dump's file of `kubectl get --raw /metrics`.
@@ -42,22 +43,88 @@ func (d DeprecatedAPIRequest) SeriesName() string {
 		apimetrics.DeprecatedAPIs, d.Group, d.RemovedRelease, d.Resource, d.Subresource, d.Version)
 }
 
+// StorageSize is one series of the storage database's size as the API
+// server exports it (apimetrics.StorageSizeFamilies): the bytes of the
+// file its etcd allocated, which etcd's space quota is measured against.
+type StorageSize struct {
+	// Metric is the family, which depends on the API server's version.
+	Metric string `json:"metric"`
+	// Label and LabelValue are the series' one label: storage_cluster_id
+	// ("etcd-0") for apiserver_storage_size_bytes, endpoint (the etcd URL)
+	// for the older names.
+	Label      string `json:"label"`
+	LabelValue string `json:"labelValue"`
+	// Value is the gauge's value in decimal ("278528").
+	Value string  `json:"value"`
+	Bytes float64 `json:"bytes"`
+	From  string  `json:"from"`
+}
+
+// SeriesName is the series as the exposition names it:
+// apiserver_storage_size_bytes{storage_cluster_id="etcd-0"}.
+func (z StorageSize) SeriesName() string {
+	return fmt.Sprintf("%s{%s=%q}", z.Metric, z.Label, z.LabelValue)
+}
+
+// MetricsRead is what kubegap keeps of one /metrics output.
+type MetricsRead struct {
+	Deprecated   []DeprecatedAPIRequest
+	StorageSizes []StorageSize
+}
+
 // ReadAPIServerMetrics reads a /metrics output into the deprecated-API
 // series it holds, each marked as read from from.
 func ReadAPIServerMetrics(r io.Reader, from string) ([]DeprecatedAPIRequest, error) {
-	fams, err := apimetrics.Read(r, apimetrics.DeprecatedAPIs)
+	m, err := ReadMetrics(r, from)
+	return m.Deprecated, err
+}
+
+// ReadMetrics reads a /metrics output into the deprecated-API and storage
+// size series it holds, each marked as read from from. A file that stops
+// before the deprecated-API family's place is refused as cut; the storage
+// size families are kept when present (an API server exports one of three
+// names, or none), their absence proving nothing.
+func ReadMetrics(r io.Reader, from string) (MetricsRead, error) {
+	fams, err := apimetrics.ReadWith(r, []string{apimetrics.DeprecatedAPIs}, apimetrics.StorageSizeFamilies)
 	if err != nil {
-		return nil, err
+		return MetricsRead{}, err
 	}
-	var out []DeprecatedAPIRequest
+	var out MetricsRead
 	for _, s := range fams[apimetrics.DeprecatedAPIs] {
-		out = append(out, DeprecatedAPIRequest{
+		out.Deprecated = append(out.Deprecated, DeprecatedAPIRequest{
 			Group: s.Labels["group"], Version: s.Labels["version"], Resource: s.Labels["resource"],
 			Subresource: s.Labels["subresource"], RemovedRelease: s.Labels["removed_release"],
 			Value: s.ValueText(), From: from,
 		})
 	}
+	for _, fam := range apimetrics.StorageSizeFamilies {
+		label := "endpoint"
+		if fam == apimetrics.StorageSize {
+			label = "storage_cluster_id"
+		}
+		for _, s := range fams[fam] {
+			out.StorageSizes = append(out.StorageSizes, StorageSize{Metric: fam, Label: label, LabelValue: s.Labels[label],
+				Value: s.ValueText(), Bytes: s.Value, From: from})
+		}
+	}
 	return out, nil
+}
+
+// AddMetrics adds what one /metrics output held.
+func (s *Snapshot) AddMetrics(m MetricsRead) {
+	s.AddDeprecatedAPIRequests(m.Deprecated...)
+	s.AddStorageSizes(m.StorageSizes...)
+}
+
+// AddStorageSizes adds series, sorted; a series already held (the same
+// name and label, from another file) is kept once, as first read.
+func (s *Snapshot) AddStorageSizes(zs ...StorageSize) {
+	for _, z := range zs {
+		if !slices.ContainsFunc(s.StorageSizes, func(o StorageSize) bool { return o.SeriesName() == z.SeriesName() }) {
+			s.StorageSizes = append(s.StorageSizes, z)
+		}
+	}
+	slices.SortFunc(s.StorageSizes, func(a, b StorageSize) int { return cmp.Compare(a.SeriesName(), b.SeriesName()) })
 }
 
 // AddDeprecatedAPIRequests adds series, sorted; a series already held (the
@@ -77,11 +144,11 @@ func (s *Snapshot) AddDeprecatedAPIRequests(ds ...DeprecatedAPIRequest) {
 
 // loadMetrics reads a saved /metrics output.
 func (l *loader) loadMetrics(name string, r io.Reader) error {
-	ds, err := ReadAPIServerMetrics(r, name)
+	m, err := ReadMetrics(r, name)
 	if err != nil {
 		return &InputError{File: name, Err: fmt.Errorf("reading kube-apiserver /metrics output: %w", err)}
 	}
-	l.snap.AddDeprecatedAPIRequests(ds...)
+	l.snap.AddMetrics(m)
 	// Not counted in l.files: beside a snapshot, a metrics file leaves
 	// the snapshot's coverage as it was.
 	l.metricsRead = true

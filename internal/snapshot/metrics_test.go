@@ -40,6 +40,54 @@ func TestLoadMetricsFileByContent(t *testing.T) {
 	if dra == nil || dra.RemovedRelease != "1.38" || dra.Value != "1" || dra.From != p {
 		t.Fatalf("series: %+v", s.DeprecatedAPIRequests)
 	}
+	// The test bed's storage size, as v1.37.2 printed it.
+	want := StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0",
+		Value: "278528", Bytes: 278528, From: p}
+	if len(s.StorageSizes) != 1 || s.StorageSizes[0] != want {
+		t.Fatalf("storage sizes %+v, want %+v", s.StorageSizes, want)
+	}
+	if c := s.Status(APIServerMetrics); c.Count != len(s.DeprecatedAPIRequests)+1 {
+		t.Errorf("coverage count %d, want the deprecated series and the storage size", c.Count)
+	}
+}
+
+// TestStorageSizeNames: the size is kept under each name an API server
+// version exports; a file without any, or that stops before their place,
+// is read (their absence proves nothing), and a file cut before the
+// deprecated-API family is still refused.
+func TestStorageSizeNames(t *testing.T) {
+	head := "# HELP apiserver_request_total x\n# TYPE apiserver_request_total counter\napiserver_request_total{code=\"200\"} 1\n"
+	dep := "# HELP apiserver_requested_deprecated_apis x\n# TYPE apiserver_requested_deprecated_apis gauge\n"
+	tail := "# HELP workqueue_depth x\n# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"a\"} 0\n"
+	for name, tc := range map[string]struct {
+		text string
+		want []string
+	}{
+		"1.25": {head + dep + "# HELP etcd_db_total_size_in_bytes x\n# TYPE etcd_db_total_size_in_bytes gauge\n" +
+			"etcd_db_total_size_in_bytes{endpoint=\"https://127.0.0.1:2379\"} 1.610612736e+09\n" + tail,
+			[]string{`etcd_db_total_size_in_bytes{endpoint="https://127.0.0.1:2379"}=1610612736`}},
+		"1.27": {head + dep + "# HELP apiserver_storage_db_total_size_in_bytes x\n# TYPE apiserver_storage_db_total_size_in_bytes gauge\n" +
+			"apiserver_storage_db_total_size_in_bytes{endpoint=\"https://127.0.0.1:2379\"} 2.097152e+07\n" + tail,
+			[]string{`apiserver_storage_db_total_size_in_bytes{endpoint="https://127.0.0.1:2379"}=20971520`}},
+		"none":    {head + dep + tail, nil},
+		"stopped": {head + dep, nil},
+	} {
+		m, err := ReadMetrics(strings.NewReader(tc.text), "f")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var got []string
+		for _, z := range m.StorageSizes {
+			got = append(got, z.SeriesName()+"="+z.Value)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+	if _, err := ReadMetrics(strings.NewReader(head), "f"); err == nil {
+		t.Error("a file cut before apiserver_requested_deprecated_apis was read")
+	}
 }
 
 // A recipe dump without metrics.txt (made before the recipe dumped it):
@@ -133,6 +181,9 @@ func TestMetricsInRecipeDumpAndSnapshot(t *testing.T) {
 	}
 	if c := back.Status(APIServerMetrics); c.Status != StatusRead || !c.Complete {
 		t.Fatalf("coverage after the snapshot: %+v", c)
+	}
+	if len(back.StorageSizes) != 1 || back.StorageSizes[0] != s.StorageSizes[0] {
+		t.Fatalf("storage sizes after the snapshot: %+v, want %+v", back.StorageSizes, s.StorageSizes)
 	}
 }
 

@@ -72,6 +72,10 @@ type Container struct {
 	// to read them from; nil for every other pod, which keeps the
 	// projection small.
 	LivenessProbe *corev1.Probe
+	// Command and Args are kept for the same static pods only: the
+	// control plane's flags (etcd's --quota-backend-bytes) are there and
+	// nowhere else in the API.
+	Command, Args []string
 }
 
 // Resources are a container's CPU (millicores) and memory (bytes) requests
@@ -212,6 +216,7 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 	if IsControlPlaneStaticPod(m.Namespace, m.Annotations) {
 		for i := range kept.Spec.Containers {
 			kept.Spec.Containers[i].LivenessProbe = s.Containers[i].LivenessProbe
+			kept.Spec.Containers[i].Command, kept.Spec.Containers[i].Args = s.Containers[i].Command, s.Containers[i].Args
 		}
 	}
 	if len(s.EphemeralContainers) > 0 {
@@ -347,7 +352,7 @@ func coreContainers(cs []Container) []corev1.Container {
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
 		out[i] = corev1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.ImagePullPolicy, VolumeMounts: c.VolumeMounts,
-			Resources: c.Resources.Requirements(), LivenessProbe: c.LivenessProbe}
+			Resources: c.Resources.Requirements(), LivenessProbe: c.LivenessProbe, Command: c.Command, Args: c.Args}
 	}
 	return out
 }

@@ -35,7 +35,8 @@ func (s *Snapshot) Write(w io.Writer) error {
 		Coverage      []Coverage `json:"coverage"`
 		// The /metrics series, which are no objects: before the items.
 		DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
-	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage(), s.DeprecatedAPIRequests}
+		StorageSizes          []StorageSize          `json:"storageSizes,omitempty"`
+	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage(), s.DeprecatedAPIRequests, s.StorageSizes}
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err

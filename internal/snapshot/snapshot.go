@@ -173,6 +173,9 @@ type Snapshot struct {
 	// DeprecatedAPIRequests are the apiserver_requested_deprecated_apis
 	// series of the API server's /metrics (APIServerMetrics), sorted.
 	DeprecatedAPIRequests []DeprecatedAPIRequest
+	// StorageSizes are the storage database size series of the same
+	// /metrics, sorted.
+	StorageSizes []StorageSize
 
 	// Counts holds how many objects of each CountOnly resource there are
 	// (in scope); their objects are never kept.
@@ -276,7 +279,7 @@ func (s *Snapshot) CustomObjects(r Resource) []unstructured.Unstructured {
 // Count is the number of objects of r in the snapshot.
 func (s *Snapshot) Count(r Resource) int {
 	if r == APIServerMetrics {
-		return len(s.DeprecatedAPIRequests)
+		return len(s.DeprecatedAPIRequests) + len(s.StorageSizes)
 	}
 	if r.CountOnly {
 		return s.Counts[r]
@@ -377,6 +380,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 		s.AddCount(r, n)
 	}
 	s.AddDeprecatedAPIRequests(o.DeprecatedAPIRequests...)
+	s.AddStorageSizes(o.StorageSizes...)
 }
 
 // Restrict limits the snapshot to some namespaces, as a live read with -n

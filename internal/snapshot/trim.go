@@ -43,6 +43,49 @@ var keptAnnotations = map[string]bool{
 	// (owner.KeptAnnotations).
 	"objectset.rio.cattle.io/owner-gvk":  true,
 	"objectset.rio.cattle.io/owner-name": true,
+	// A k3s node's flannel backend, as flannel records it, and the k3s
+	// arguments it was started with, of which only the ones checks read
+	// are kept (K3sNodeArgsKept): the upgrade preflight reads the backend
+	// a k3s release removes, etcd-capacity-signals an etcd-arg quota.
+	"flannel.alpha.coreos.com/backend-type": true,
+	AnnotationK3sNodeArgs:                   true,
+}
+
+// AnnotationK3sNodeArgs is where k3s records the arguments a node's k3s
+// was started with, as a JSON list ("--flag=value" written as two
+// elements, token and datastore values replaced by ********).
+const AnnotationK3sNodeArgs = "k3s.io/node-args"
+
+// K3sNodeArgsKept reduces a k3s.io/node-args value to what checks read:
+// the subcommand (server or agent), --flannel-backend with its value and
+// --etcd-arg quota-backend-bytes=N. Any other argument (addresses, labels,
+// an S3 option k3s does not redact) is dropped as the node is read, so no
+// report or snapshot carries it. A value that is not a JSON list of
+// strings is dropped whole.
+func K3sNodeArgsKept(v string) (string, bool) {
+	var args []string
+	if json.Unmarshal([]byte(v), &args) != nil {
+		return "", false
+	}
+	kept := []string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case i == 0 && (a == "server" || a == "agent"):
+			kept = append(kept, a)
+		case a == "--flannel-backend" && i+1 < len(args):
+			kept = append(kept, a, args[i+1])
+			i++
+		case a == "--etcd-arg" && i+1 < len(args) && strings.HasPrefix(args[i+1], "quota-backend-bytes="):
+			kept = append(kept, a, args[i+1])
+			i++
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // externalDNSRouting are external-dns's AWS routing annotations, under the
@@ -117,6 +160,12 @@ func keptAnnotationsOf(a map[string]string) map[string]string {
 	var kept map[string]string
 	for k, v := range a {
 		if keptAnnotations[k] {
+			if k == AnnotationK3sNodeArgs {
+				var ok bool
+				if v, ok = K3sNodeArgsKept(v); !ok {
+					continue
+				}
+			}
 			if kept == nil {
 				kept = map[string]string{}
 			}

@@ -188,12 +188,20 @@ type clusterShape struct {
 	schedulable int
 	zones       map[string]bool
 	aws         bool
+	// nodeZone is each node's zone by name, "" for a node without a zone
+	// label: placementOf looks it up per ready pod.
+	nodeZone map[string]string
 }
 
 func shapeOf(s *snapshot.Snapshot) clusterShape {
-	sh := clusterShape{zones: map[string]bool{}}
+	sh := clusterShape{zones: map[string]bool{}, nodeZone: make(map[string]string, len(s.Nodes))}
+	ix := s.Index()
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		// The index's node of that name, as placementOf read it before.
+		if nd := ix.Node(n.Name); nd != nil {
+			sh.nodeZone[n.Name] = zoneOf(nd)
+		}
 		if strings.HasPrefix(n.Spec.ProviderID, "aws://") || n.Labels["eks.amazonaws.com/nodegroup"] != "" {
 			sh.aws = true
 		}
@@ -265,7 +273,7 @@ func runCriticalAddonColocation(ctx *check.Context) ([]finding.Finding, error) {
 }
 
 func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated, role string, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
-	pl := placementOf(ctx.Snapshot.Index(), ready)
+	pl := placementOf(sh, ready)
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: colocationID, Objects: []finding.ObjectRef{w.ref()}}
 	ev := []string{

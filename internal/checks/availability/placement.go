@@ -37,16 +37,25 @@ type placement struct {
 	zoneKnown    bool // every pod's node is in the input with a zone label
 }
 
-func placementOf(ix *snapshot.Index, ready []*snapshot.Pod) placement {
+// placementOf reads the nodes and zones of the ready pods from the
+// cluster's node zones (one lookup per pod, not the node's labels twice).
+// It stops at the first pod that makes both answers no: on two nodes, and
+// on two zones or one unknown, neither oneNode nor oneZone can hold, and
+// only they read the nodes and zones. Most workloads spread, so most
+// stop after a few pods.
+func placementOf(sh clusterShape, ready []*snapshot.Pod) placement {
 	pl := placement{nodes: map[string]bool{}, zones: map[string]bool{}, zoneKnown: true}
 	for _, p := range ready {
 		pl.nodes[p.Spec.NodeName] = true
-		n := ix.Node(p.Spec.NodeName)
-		if n == nil || zoneOf(n) == "" {
+		z, ok := sh.nodeZone[p.Spec.NodeName]
+		if !ok || z == "" {
 			pl.zoneKnown = false
-			continue
+		} else {
+			pl.zones[z] = true
 		}
-		pl.zones[zoneOf(n)] = true
+		if len(pl.nodes) > 1 && (!pl.zoneKnown || len(pl.zones) > 1) {
+			break
+		}
 	}
 	return pl
 }

@@ -108,30 +108,46 @@ func groupSizes(status string) map[string]groupSize {
 
 // zeroPools maps the pool of each node in a min-0 group to the group
 // name, and lists the min-0 groups with nodes that no node's pool label
-// matches.
+// matches. Each distinct pool is matched once against the min-0 groups,
+// not once per node: nodes × groups grew with both. A pool that two
+// groups' names contain maps to the first of them in name order, the same
+// group every run.
 func zeroPools(nodes []corev1.Node, sizes map[string]groupSize) (map[string]string, []string) {
+	var zero []string
+	for g, sz := range sizes {
+		if sz.min == 0 {
+			zero = append(zero, g)
+		}
+	}
+	sort.Strings(zero)
 	out := map[string]string{}
 	matched := map[string]bool{}
+	seen := map[string]bool{}
 	for i := range nodes {
 		pool := check.NodePool(&nodes[i])
+		if seen[pool] {
+			continue
+		}
+		seen[pool] = true
 		_, value, _ := strings.Cut(pool, "=")
 		if value == "" {
 			continue
 		}
-		for g, sz := range sizes {
-			if sz.min == 0 && strings.Contains(g, value) {
-				out[pool] = g
+		for _, g := range zero {
+			if strings.Contains(g, value) {
+				if _, ok := out[pool]; !ok {
+					out[pool] = g
+				}
 				matched[g] = true
 			}
 		}
 	}
 	var unmatched []string
-	for g, sz := range sizes {
-		if sz.min == 0 && sz.target > 0 && !matched[g] {
+	for _, g := range zero {
+		if sizes[g].target > 0 && !matched[g] {
 			unmatched = append(unmatched, g)
 		}
 	}
-	sort.Strings(unmatched)
 	return out, unmatched
 }
 
@@ -194,8 +210,15 @@ func noteNoStatus(ctx *check.Context, s *snapshot.Snapshot) {
 func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *check.Statements) []finding.Finding {
 	ix := s.Index()
 	poolOf := map[string]string{}
+	// The nodes of each min-0 pool, gathered in the same walk, in the
+	// input's order: one pass over the nodes, not one per pool.
+	nodesOf := map[string][]*corev1.Node{}
 	for i := range s.Nodes {
-		poolOf[s.Nodes[i].Name] = check.NodePool(&s.Nodes[i])
+		pool := check.NodePool(&s.Nodes[i])
+		poolOf[s.Nodes[i].Name] = pool
+		if _, zero := pools[pool]; zero {
+			nodesOf[pool] = append(nodesOf[pool], &s.Nodes[i])
+		}
 	}
 	work := map[[3]string]*zeroWorkload{}
 	for i := range s.Pods {
@@ -232,13 +255,7 @@ func zeroPoolFindings(s *snapshot.Snapshot, pools map[string]string, facts *chec
 	sort.Strings(names)
 	var out []finding.Finding
 	for _, pool := range names {
-		var nodes []*corev1.Node
-		for i := range s.Nodes {
-			if poolOf[s.Nodes[i].Name] == pool {
-				nodes = append(nodes, &s.Nodes[i])
-			}
-		}
-		out = append(out, zeroPoolFinding(pool, pools[pool], nodes, byPool[pool], facts))
+		out = append(out, zeroPoolFinding(pool, pools[pool], nodesOf[pool], byPool[pool], facts))
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func spreadInputComplete(ctx *check.Context, w replicated) bool {
 }
 
 func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
-	pl := placementOf(ctx.Snapshot.Index(), ready)
+	pl := placementOf(sh, ready)
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: replicaSpreadID, Objects: []finding.ObjectRef{w.ref()}, Cases: []string{caseMoonlight}}
 	ev := []string{

@@ -1,5 +1,6 @@
 // Package objects holds the checks about how many objects the cluster
-// keeps: counts that grow until etcd and the API server fail.
+// keeps: counts that grow until etcd and the API server fail, and the
+// size of etcd's database against its space quota.
 package objects
 
 import "github.com/kubegap/kubegap/internal/check"
@@ -8,5 +9,6 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		objectCountExplosionCheck(),
+		etcdCapacitySignalsCheck(),
 	}
 }

@@ -119,6 +119,7 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	var out []finding.Finding
+	var byPool map[string][]*corev1.Node
 	for _, pool := range slices.Sorted(maps.Keys(tallies)) {
 		if f, ok := poolFinding(pool, tallies[pool], facts); ok {
 			// The pool's nodes by the label that names it (nodes without
@@ -126,7 +127,10 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 			// then the pods asking for no memory.
 			if pool != unknownNode && pool != noPool {
 				key, value, _ := strings.Cut(pool, "=")
-				f.AddEvidence(check.NodeValues(poolNodes(s, pools, pool), func(*corev1.Node) []finding.Field {
+				if byPool == nil {
+					byPool = nodesByPool(s, pools)
+				}
+				f.AddEvidence(check.NodeValues(byPool[pool], func(*corev1.Node) []finding.Field {
 					return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
 				})...)
 			}
@@ -147,13 +151,14 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 // by the name of the container that asks for no memory.
 const maxBareGroups = 10
 
-// poolNodes are the nodes of the input in pool.
-func poolNodes(s *snapshot.Snapshot, pools map[string]string, pool string) []*corev1.Node {
-	var out []*corev1.Node
+// nodesByPool groups the nodes of the input by pool, in the input's
+// order: one walk for every pool with a finding, where a walk per pool
+// made pools × nodes.
+func nodesByPool(s *snapshot.Snapshot, pools map[string]string) map[string][]*corev1.Node {
+	out := map[string][]*corev1.Node{}
 	for i := range s.Nodes {
-		if pools[s.Nodes[i].Name] == pool {
-			out = append(out, &s.Nodes[i])
-		}
+		pool := pools[s.Nodes[i].Name]
+		out[pool] = append(out[pool], &s.Nodes[i])
 	}
 	return out
 }

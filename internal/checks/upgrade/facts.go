@@ -67,6 +67,8 @@ type facts struct {
 	// What the target's kubelet needs of the node (node_requirements.go).
 	RuntimeAtTarget runtimeAtTargetFacts `json:"runtimeAtTarget"`
 	NodeOSAtTarget  []nodeOSRow          `json:"nodeOSAtTarget"`
+	// What a k3s release changes beside Kubernetes (k3s_changes.go).
+	K3s k3sFacts `json:"k3s"`
 
 	cgroupV1Refused check.KubeVersion
 	// judgesThrough is JudgesTargetsThrough.Minor.
@@ -130,6 +132,9 @@ func parseFacts(data []byte) (*facts, error) {
 		pc.minor = v
 	}
 	if err := parseNodeRequirements(&f); err != nil {
+		return nil, err
+	}
+	if err := parseK3sFacts(&f); err != nil {
 		return nil, err
 	}
 	return &f, nil

@@ -33,13 +33,16 @@ const (
 	caseCgroupV1       = "k3s-135-kubelet-refuses-cgroup-v1-2026"
 	casePDBUpgrade     = "azure-workload-identity-pdb-blocks-aks-upgrade"
 	caseKubeflowPDBs   = "kubeflow-pdbs-block-aks-upgrade"
+	caseK3sFlannel     = "k3s-1-26-removes-flannel-wireguard-ipsec-backends-2022"
+	caseK3sTraefik     = "k3s-1-32-bundled-traefik-v3-breaks-routes-2025"
 	skewPolicyURL      = "https://kubernetes.io/releases/version-skew-policy/"
 	kubectlDrainDocURL = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/"
 )
 
 var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
 	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025",
-	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver, caseDFDSCoreDNS}
+	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver, caseDFDSCoreDNS,
+	caseK3sFlannel, caseK3sTraefik}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
 // an upgrade to --target-version. It runs only with that flag.
@@ -78,6 +81,11 @@ func upgradePreflightCheck() check.Check {
 			"versions the EKS user guide lists for 1.N (data/eks-addons.yaml): older than the target's row is medium for an " +
 			"older minor line and low for an older patch, fix before when the current minor's row lists that version too and " +
 			"watch during (after the control plane) otherwise; kube-proxy is judged once the control plane is at 1.N. " +
+			"On k3s (kubeletVersion +k3s): nodes whose flannel backend (annotation flannel.alpha.coreos.com/backend-type, or " +
+			"--flannel-backend in k3s.io/node-args) is one the target k3s minor refuses at start-up (wireguard from 1.26, ipsec from 1.27: " +
+			"high when node-args names it, medium from the backend type alone); and the packaged Traefik (kube-system, image " +
+			"rancher/mirrored-library-traefik) at v2 when the target k3s release bundles v3 (from v1.32.2+k3s1), medium: IngressRoutes are " +
+			"not read, so the routes that break are not listed. " +
 			"Removed API versions are the removed-apis check's, which also judges the target.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
 		Rules: []check.Rule{
@@ -94,10 +102,13 @@ func upgradePreflightCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments}},
 			{ID: ruleRuntimeAtTarget, Summary: "every node's container runtime can serve the target's kubelet", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNodeOSAtTarget, Summary: "no node runs an OS its provider does not offer at the target", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleK3sFlannelBackend, Summary: "on k3s, no node runs a flannel backend the target k3s release refuses at start-up", Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleK3sTraefikMajor, Summary: "on k3s, the packaged Traefik is of the major version the target k3s release bundles",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Deployments}},
 			{ID: ruleEKSAddons, Summary: "on EKS, the VPC CNI, CoreDNS and kube-proxy add-ons are at or above the versions the EKS user guide lists for the target",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025"), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025", caseK3sFlannel, caseK3sTraefik), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
 		Run:   runUpgradePreflight,
 	}
 }
@@ -148,6 +159,8 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	out = append(out, daemonSetOnlyNodes(ctx, t)...)
 	out = append(out, runtimeAtTarget(ctx, f, t)...)
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
+	out = append(out, k3sFlannelBackend(ctx, f, t)...)
+	out = append(out, k3sTraefikMajor(ctx, f, t)...)
 	eks, err := eksAddonsAt(ctx, cur, t)
 	if err != nil {
 		return nil, err

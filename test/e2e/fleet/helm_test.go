@@ -75,6 +75,7 @@ var everything = []string{
 	"--set", "tolerations[0].key=CriticalAddonsOnly",
 	"--set", "tolerations[0].operator=Exists",
 	"--set", "image.tag=v0.1.0",
+	"--set", "flowControl.enabled=true",
 }
 
 // TestHelmChart lints and renders the chart, reads the rendered CronJob
@@ -116,7 +117,8 @@ func TestHelmChart(t *testing.T) {
 		t.Errorf("default rendering: %v, want %v", got, wantDefaults)
 	}
 	wantAll := slices.Sorted(slices.Values(append(slices.Clone(wantDefaults),
-		"Deployment/kg-kubegap-exporter", "Service/kg-kubegap-exporter", "ServiceMonitor/kg-kubegap-exporter")))
+		"Deployment/kg-kubegap-exporter", "FlowSchema/kg-kubegap", "PriorityLevelConfiguration/kg-kubegap",
+		"Service/kg-kubegap-exporter", "ServiceMonitor/kg-kubegap-exporter")))
 	if got := kinds(all); !slices.Equal(got, wantAll) {
 		t.Errorf("rendering with everything on: %v, want %v", got, wantAll)
 	}
