@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubegap/kubegap/bench/loadgen"
 	"github.com/kubegap/kubegap/bench/synthsnap"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -144,14 +145,14 @@ type checkTime struct {
 // most 10), each with cold caches (evictCaches), keeping the fastest wall
 // time, which is the least disturbed by the machine's other work, and the
 // mean CPU time.
-func timeChecks(s *snapshot.Snapshot, all []checks.Check) map[string]checkTime {
+func timeChecks(s *snapshot.Snapshot, all []check.Check) map[string]checkTime {
 	out := map[string]checkTime{}
 	for _, c := range all {
 		var ct checkTime
 		var spent, cpu time.Duration
 		runtime.GC()
 		for ct.runs < 3 || spent < 200*time.Millisecond && ct.runs < 10 {
-			ctx := &checks.Context{Snapshot: s}
+			ctx := &check.Context{Snapshot: s}
 			evictCaches()
 			c0 := processCPU()
 			t0 := time.Now()
@@ -227,7 +228,7 @@ const (
 // compare judges each check's CPU time per run at the two sizes: the
 // ratio, when the larger is over the noise floor, and the budget, when
 // the smaller size is the budget's.
-func compare(all []checks.Check, sizes []int, times []map[string]checkTime) (rows, failed, overBudget []row) {
+func compare(all []check.Check, sizes []int, times []map[string]checkTime) (rows, failed, overBudget []row) {
 	for _, c := range all {
 		s, l := times[0][c.ID], times[1][c.ID]
 		r := row{id: c.ID, small: s, large: l,
@@ -247,8 +248,8 @@ func compare(all []checks.Check, sizes []int, times []map[string]checkTime) (row
 // checks read, the same objects in the same order, and do nothing else.
 // Timed like the checks, they show what 10× the objects costs the memory
 // system alone: a check that grows like its baseline is as linear as it.
-var baselines = []checks.Check{
-	{ID: "read every workload container's image", Run: func(ctx *checks.Context) ([]finding.Finding, error) {
+var baselines = []check.Check{
+	{ID: "read every workload container's image", Run: func(ctx *check.Context) ([]finding.Finding, error) {
 		s, n := ctx.Snapshot, 0
 		for i := range s.DaemonSets {
 			n += imageBytes(s.DaemonSets[i].Spec.Template.Spec.Containers)
@@ -259,7 +260,7 @@ var baselines = []checks.Check{
 		sink = n
 		return nil, nil
 	}},
-	{ID: "read every node's labels and volumes", Run: func(ctx *checks.Context) ([]finding.Finding, error) {
+	{ID: "read every node's labels and volumes", Run: func(ctx *check.Context) ([]finding.Finding, error) {
 		s, n := ctx.Snapshot, 0
 		for i := range s.Nodes {
 			nd := &s.Nodes[i]

@@ -24,7 +24,7 @@ import (
 // them (checks.Find): in any case, or by a prefix only one ID of all
 // starts with. An unknown ID is an error naming the nearest IDs; a shared
 // prefix, one naming the IDs that share it.
-func Select(all []checks.Check, enable, skip []string) ([]checks.Check, error) {
+func Select(all []check.Check, enable, skip []string) ([]check.Check, error) {
 	enable, err := ResolveIDs(all, enable)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func Select(all []checks.Check, enable, skip []string) ([]checks.Check, error) {
 	for _, id := range skip {
 		off[id] = true
 	}
-	var out []checks.Check
+	var out []check.Check
 	for _, c := range all {
 		if (len(enable) == 0 || on[c.ID]) && !off[c.ID] {
 			out = append(out, c)
@@ -56,7 +56,7 @@ func Select(all []checks.Check, enable, skip []string) ([]checks.Check, error) {
 // ResolveIDs maps each of ids to the ID of the one check of all it names:
 // the ID in any case, or a prefix only one ID starts with (an exact ID
 // wins over a longer one it prefixes).
-func ResolveIDs(all []checks.Check, ids []string) ([]string, error) {
+func ResolveIDs(all []check.Check, ids []string) ([]string, error) {
 	var known []string
 	for _, c := range all {
 		known = append(known, c.ID)
@@ -88,7 +88,7 @@ func ResolveIDs(all []checks.Check, ids []string) ([]string, error) {
 
 // Resources is the union of what the checks read, in the order of
 // snapshot.Known: exactly what a live audit lists.
-func Resources(cs []checks.Check) []snapshot.Resource {
+func Resources(cs []check.Check) []snapshot.Resource {
 	need := map[snapshot.Resource]bool{}
 	for _, c := range cs {
 		for _, in := range c.Reads {
@@ -107,7 +107,7 @@ func Resources(cs []checks.Check) []snapshot.Resource {
 // Options tune a run.
 type Options struct {
 	// Images holds --inspect-images results for the checks; nil without it.
-	Images map[string]checks.ImageFacts
+	Images map[string]check.ImageFacts
 	// Target is --target-version: checks also judge an upgrade to it, and
 	// preflight checks run. Nil for a plain audit.
 	Target *check.KubeVersion
@@ -147,7 +147,7 @@ func ParseTarget(option, s string) (*check.KubeVersion, error) {
 // about upgrades is reported), except one named in enable. That one is
 // known without a target, so --checks upgrade-preflight is no "unknown
 // check", and reported not evaluated with what it needs.
-func Choose(all []checks.Check, enable, skip []string, target *check.KubeVersion) ([]checks.Check, error) {
+func Choose(all []check.Check, enable, skip []string, target *check.KubeVersion) ([]check.Check, error) {
 	selected, err := Select(all, enable, skip)
 	if err != nil || target != nil {
 		return selected, err
@@ -155,7 +155,7 @@ func Choose(all []checks.Check, enable, skip []string, target *check.KubeVersion
 	// Select has resolved them all: the preflight checks asked for by
 	// prefix or in capitals are the ones enable names.
 	enable, _ = ResolveIDs(all, enable)
-	var out []checks.Check
+	var out []check.Check
 	for _, c := range selected {
 		switch {
 		case !c.Preflight:
@@ -172,27 +172,27 @@ func Choose(all []checks.Check, enable, skip []string, target *check.KubeVersion
 
 // needsTarget is a preflight check asked for without a target: it runs
 // in any audit and says it is not evaluated, and which target to give.
-func needsTarget(c checks.Check) checks.Check {
+func needsTarget(c check.Check) check.Check {
 	c.Preflight = false
-	c.Run = func(ctx *checks.Context) ([]finding.Finding, error) {
+	c.Run = func(ctx *check.Context) ([]finding.Finding, error) {
 		why := "needs --target-version 1.N (target_version over MCP), the Kubernetes minor an upgrade would reach"
 		cp, _, known := check.ServerVersion(ctx.Snapshot)
 		if newest, err := upgrade.NewestKnownMinor(); err == nil && known && cp.Less(newest) {
 			next := check.KubeVersion{Major: cp.Major, Minor: cp.Minor + 1}
 			why += fmt.Sprintf(": --target-version %s is the minor after the control plane's %s", next.MinorString(), cp.MinorString())
 		}
-		return nil, checks.NotEvaluated("%s", why)
+		return nil, check.NotEvaluated("%s", why)
 	}
 	return c
 }
 
 // ForTarget drops the preflight checks from cs unless an upgrade target is
 // given: without --target-version nothing about upgrades is reported.
-func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
+func ForTarget(cs []check.Check, target *check.KubeVersion) []check.Check {
 	if target != nil {
 		return cs
 	}
-	var out []checks.Check
+	var out []check.Check
 	for _, c := range cs {
 		if !c.Preflight {
 			out = append(out, c)
@@ -208,8 +208,8 @@ func ForTarget(cs []checks.Check, target *check.KubeVersion) []checks.Check {
 // Every check runs on whatever of its inputs are present, so a finding the
 // objects prove is never hidden because some other input is missing. Its
 // status then says how far its silence can be trusted: pass only when every
-// rule ran on complete input (see checks.Context.Complete).
-func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
+// rule ran on complete input (see check.Context.Complete).
+func Run(s *snapshot.Snapshot, cs []check.Check, opts Options) *report.Report {
 	if !opts.Declared.Empty() {
 		s.Declare(opts.Declared)
 	}
@@ -227,14 +227,14 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 		r.CurrentVersion = &report.CurrentVersion{Version: cur.Text(), Inferred: !cur.Exact, Basis: cur.Basis}
 	}
 	for _, c := range ForTarget(cs, opts.Target) {
-		ctx := &checks.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
+		ctx := &check.Context{Snapshot: s, Images: opts.Images, Target: opts.Target}
 		res := report.CheckResult{ID: c.ID, Title: c.Title}
 		fs, err := runOne(c, ctx)
 		res.Rules = ruleResults(s, c, ctx)
 		switch {
-		case errors.Is(err, checks.ErrNotEvaluated):
+		case errors.Is(err, check.ErrNotEvaluated):
 			res.Status = report.NotEvaluated
-			res.Reason = strings.TrimPrefix(err.Error(), checks.ErrNotEvaluated.Error()+": ")
+			res.Reason = strings.TrimPrefix(err.Error(), check.ErrNotEvaluated.Error()+": ")
 			// Name what was missing too: "no nodes" may mean "nodes forbidden".
 			if why := incompleteReason(res.Rules); why != "" {
 				res.Reason += " (" + why + ")"
@@ -268,10 +268,10 @@ func Run(s *snapshot.Snapshot, cs []checks.Check, opts Options) *report.Report {
 
 // ruleResults judges each rule of c: by the completeness of the inputs it
 // needs, then by what the check itself said while running.
-func ruleResults(s *snapshot.Snapshot, c checks.Check, ctx *checks.Context) []report.RuleResult {
+func ruleResults(s *snapshot.Snapshot, c check.Check, ctx *check.Context) []report.RuleResult {
 	notes := ctx.Notes()
 	var out []report.RuleResult
-	for _, rule := range checks.RulesOf(c) {
+	for _, rule := range check.RulesOf(c) {
 		rr := report.RuleResult{ID: rule.ID, Status: report.RuleEvaluated}
 		gaps := map[string][]string{}
 		var order []string
@@ -398,7 +398,7 @@ func incompleteReason(rules []report.RuleResult) string {
 
 // runOne runs a check, turning a panic into an error so one broken check
 // cannot end the audit.
-func runOne(c checks.Check, ctx *checks.Context) (fs []finding.Finding, err error) {
+func runOne(c check.Check, ctx *check.Context) (fs []finding.Finding, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fs, err = nil, fmt.Errorf("panic: %v", p)

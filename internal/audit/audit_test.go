@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -18,20 +19,20 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-func fakeCheck(id string, reads []checks.Input, run func(*checks.Context) ([]finding.Finding, error)) checks.Check {
-	return checks.Check{ID: id, Title: id, Severity: finding.High, Reads: reads, Cases: checks.Prevents("c"), Run: run}
+func fakeCheck(id string, reads []check.Input, run func(*check.Context) ([]finding.Finding, error)) check.Check {
+	return check.Check{ID: id, Title: id, Severity: finding.High, Reads: reads, Cases: check.Prevents("c"), Run: run}
 }
 
-func oneFinding(sev finding.Severity) func(*checks.Context) ([]finding.Finding, error) {
-	return func(*checks.Context) ([]finding.Finding, error) {
+func oneFinding(sev finding.Severity) func(*check.Context) ([]finding.Finding, error) {
+	return func(*check.Context) ([]finding.Finding, error) {
 		return []finding.Finding{{Severity: sev, Title: "gap", Objects: []finding.ObjectRef{{Kind: "Node", Name: "n"}}}}, nil
 	}
 }
 
 func TestSelect(t *testing.T) {
-	all := []checks.Check{fakeCheck("a", nil, nil), fakeCheck("b", nil, nil), fakeCheck("c", nil, nil),
+	all := []check.Check{fakeCheck("a", nil, nil), fakeCheck("b", nil, nil), fakeCheck("c", nil, nil),
 		fakeCheck("host-binary-glibc", nil, nil), fakeCheck("host-images", nil, nil), fakeCheck("version-skew", nil, nil)}
-	ids := func(cs []checks.Check) string {
+	ids := func(cs []check.Check) string {
 		var s []string
 		for _, c := range cs {
 			s = append(s, c.ID)
@@ -68,9 +69,9 @@ func TestSelect(t *testing.T) {
 }
 
 func TestResourcesIsTheUnionInKnownOrder(t *testing.T) {
-	cs := []checks.Check{
-		fakeCheck("a", checks.Needs(snapshot.Pods, snapshot.Nodes), nil),
-		fakeCheck("b", []checks.Input{checks.Optional(snapshot.NetworkAttachmentDefinitions), {Resource: snapshot.Nodes}}, nil),
+	cs := []check.Check{
+		fakeCheck("a", check.Needs(snapshot.Pods, snapshot.Nodes), nil),
+		fakeCheck("b", []check.Input{check.Optional(snapshot.NetworkAttachmentDefinitions), {Resource: snapshot.Nodes}}, nil),
 	}
 	got := Resources(cs)
 	want := []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.NetworkAttachmentDefinitions}
@@ -97,24 +98,24 @@ func TestRunStatuses(t *testing.T) {
 	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
 	s.Finish()
 	ran := map[string]bool{}
-	mark := func(id string, f func(*checks.Context) ([]finding.Finding, error)) func(*checks.Context) ([]finding.Finding, error) {
-		return func(c *checks.Context) ([]finding.Finding, error) { ran[id] = true; return f(c) }
+	mark := func(id string, f func(*check.Context) ([]finding.Finding, error)) func(*check.Context) ([]finding.Finding, error) {
+		return func(c *check.Context) ([]finding.Finding, error) { ran[id] = true; return f(c) }
 	}
-	none := func(*checks.Context) ([]finding.Finding, error) { return nil, nil }
-	cs := []checks.Check{
-		fakeCheck("pass", checks.Needs(snapshot.Nodes), mark("pass", none)),
-		fakeCheck("fail", checks.Needs(snapshot.Nodes), mark("fail", oneFinding(finding.Medium))),
-		fakeCheck("forbidden", checks.Needs(snapshot.Nodes, snapshot.Pods), mark("forbidden", none)),
-		fakeCheck("forbidden-only", checks.Needs(snapshot.Pods), mark("forbidden-only", none)),
-		fakeCheck("optional", []checks.Input{{Resource: snapshot.Nodes}, checks.Optional(snapshot.NetworkAttachmentDefinitions)}, mark("optional", none)),
-		fakeCheck("unread", checks.Needs(snapshot.Events), mark("unread", none)),
-		fakeCheck("cannot", checks.Needs(snapshot.Nodes), mark("cannot", func(*checks.Context) ([]finding.Finding, error) {
-			return nil, checks.NotEvaluated("no node reports its OS")
+	none := func(*check.Context) ([]finding.Finding, error) { return nil, nil }
+	cs := []check.Check{
+		fakeCheck("pass", check.Needs(snapshot.Nodes), mark("pass", none)),
+		fakeCheck("fail", check.Needs(snapshot.Nodes), mark("fail", oneFinding(finding.Medium))),
+		fakeCheck("forbidden", check.Needs(snapshot.Nodes, snapshot.Pods), mark("forbidden", none)),
+		fakeCheck("forbidden-only", check.Needs(snapshot.Pods), mark("forbidden-only", none)),
+		fakeCheck("optional", []check.Input{{Resource: snapshot.Nodes}, check.Optional(snapshot.NetworkAttachmentDefinitions)}, mark("optional", none)),
+		fakeCheck("unread", check.Needs(snapshot.Events), mark("unread", none)),
+		fakeCheck("cannot", check.Needs(snapshot.Nodes), mark("cannot", func(*check.Context) ([]finding.Finding, error) {
+			return nil, check.NotEvaluated("no node reports its OS")
 		})),
-		fakeCheck("errs", checks.Needs(snapshot.Nodes), mark("errs", func(*checks.Context) ([]finding.Finding, error) {
+		fakeCheck("errs", check.Needs(snapshot.Nodes), mark("errs", func(*check.Context) ([]finding.Finding, error) {
 			return nil, errors.New("boom")
 		})),
-		fakeCheck("panics", checks.Needs(snapshot.Nodes), mark("panics", func(*checks.Context) ([]finding.Finding, error) {
+		fakeCheck("panics", check.Needs(snapshot.Nodes), mark("panics", func(*check.Context) ([]finding.Finding, error) {
 			panic("a bug in the check")
 		})),
 	}
@@ -175,19 +176,19 @@ func TestRuleVerdicts(t *testing.T) {
 		complete.SetComplete(r, nil)
 	}
 	complete.Finish()
-	twoRules := func(run func(*checks.Context) ([]finding.Finding, error)) checks.Check {
-		c := fakeCheck("two", checks.Needs(snapshot.Nodes, snapshot.DaemonSets), run)
-		c.Rules = []checks.Rule{
+	twoRules := func(run func(*check.Context) ([]finding.Finding, error)) check.Check {
+		c := fakeCheck("two", check.Needs(snapshot.Nodes, snapshot.DaemonSets), run)
+		c.Rules = []check.Rule{
 			{ID: "nodes-only", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: "daemonsets", Needs: []snapshot.Resource{snapshot.DaemonSets}},
 		}
 		return c
 	}
-	none := func(*checks.Context) ([]finding.Finding, error) { return nil, nil }
+	none := func(*check.Context) ([]finding.Finding, error) { return nil, nil }
 	for _, tc := range []struct {
 		name   string
 		snap   *snapshot.Snapshot
-		run    func(*checks.Context) ([]finding.Finding, error)
+		run    func(*check.Context) ([]finding.Finding, error)
 		status report.Status
 		rules  string
 	}{
@@ -195,21 +196,21 @@ func TestRuleVerdicts(t *testing.T) {
 		{"files", files, none, report.Partial, "nodes-only=partial daemonsets=skipped"},
 		{"files finding", files, oneFinding(finding.High), report.Fail, "nodes-only=partial daemonsets=skipped"},
 		{"namespace scope", scoped, none, report.Partial, "nodes-only=evaluated daemonsets=partial"},
-		{"check skips a rule", complete, func(c *checks.Context) ([]finding.Finding, error) {
+		{"check skips a rule", complete, func(c *check.Context) ([]finding.Finding, error) {
 			c.Skip("daemonsets", "no server version")
 			return nil, nil
 		}, report.Partial, "nodes-only=evaluated daemonsets=skipped"},
-		{"check cannot judge", complete, func(c *checks.Context) ([]finding.Finding, error) {
+		{"check cannot judge", complete, func(c *check.Context) ([]finding.Finding, error) {
 			c.Incomplete("nodes-only", "2 nodes run an OS kubegap does not know")
 			return nil, nil
 		}, report.Partial, "nodes-only=partial daemonsets=evaluated"},
-		{"check skips every rule", complete, func(c *checks.Context) ([]finding.Finding, error) {
+		{"check skips every rule", complete, func(c *check.Context) ([]finding.Finding, error) {
 			c.Skip("daemonsets", "x")
 			c.Skip("nodes-only", "y")
 			return nil, nil
 		}, report.NotEvaluated, "nodes-only=skipped daemonsets=skipped"},
 	} {
-		r := Run(tc.snap, []checks.Check{twoRules(tc.run)}, Options{})
+		r := Run(tc.snap, []check.Check{twoRules(tc.run)}, Options{})
 		res := r.Checks[0]
 		var rules []string
 		for _, rr := range res.Rules {
@@ -281,21 +282,21 @@ func TestRuleCategories(t *testing.T) {
 	s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
 	s.SetComplete(snapshot.Nodes, nil)
 	s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, "")
-	nodes := checks.Needs(snapshot.Nodes)
-	cs := []checks.Check{
-		fakeCheck("optin", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+	nodes := check.Needs(snapshot.Nodes)
+	cs := []check.Check{
+		fakeCheck("optin", nodes, func(c *check.Context) ([]finding.Finding, error) {
 			c.NotRequested("optin", "images were not read")
 			return nil, nil
 		}),
-		fakeCheck("knowledge", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+		fakeCheck("knowledge", nodes, func(c *check.Context) ([]finding.Finding, error) {
 			c.Unknowable("knowledge", "no end date is tabled")
 			return nil, nil
 		}),
-		fakeCheck("both", checks.Needs(snapshot.Nodes, snapshot.Pods), func(c *checks.Context) ([]finding.Finding, error) {
+		fakeCheck("both", check.Needs(snapshot.Nodes, snapshot.Pods), func(c *check.Context) ([]finding.Finding, error) {
 			c.NotRequested("both", "images were not read")
 			return nil, nil
 		}),
-		fakeCheck("plain", nodes, func(c *checks.Context) ([]finding.Finding, error) {
+		fakeCheck("plain", nodes, func(c *check.Context) ([]finding.Finding, error) {
 			c.Incomplete("plain", "a tag is not a version")
 			return nil, nil
 		}),
@@ -328,9 +329,9 @@ func TestRuleCategories(t *testing.T) {
 // (error, forbidden, not read, in the input but incomplete), still keeps
 // the check from passing, and each rule names it as missing.
 func TestRequiredReadNoRuleNeedsNeverPasses(t *testing.T) {
-	none := func(*checks.Context) ([]finding.Finding, error) { return nil, nil }
-	c := fakeCheck("forgets-pods", checks.Needs(snapshot.Nodes, snapshot.Pods), none)
-	c.Rules = []checks.Rule{{ID: "nodes-rule", Needs: []snapshot.Resource{snapshot.Nodes}}}
+	none := func(*check.Context) ([]finding.Finding, error) { return nil, nil }
+	c := fakeCheck("forgets-pods", check.Needs(snapshot.Nodes, snapshot.Pods), none)
+	c.Rules = []check.Rule{{ID: "nodes-rule", Needs: []snapshot.Resource{snapshot.Nodes}}}
 	for _, tc := range []struct {
 		name string
 		set  func(*snapshot.Snapshot)
@@ -349,7 +350,7 @@ func TestRequiredReadNoRuleNeedsNeverPasses(t *testing.T) {
 		s.SetComplete(snapshot.Nodes, nil)
 		tc.set(s)
 		s.Finish()
-		res := Run(s, []checks.Check{c}, Options{}).Checks[0]
+		res := Run(s, []check.Check{c}, Options{}).Checks[0]
 		if res.Status == report.Pass {
 			t.Errorf("%s pods: the check passes", tc.name)
 		}
@@ -365,18 +366,18 @@ func TestRequiredReadNoRuleNeedsNeverPasses(t *testing.T) {
 		s.SetComplete(r, nil)
 	}
 	s.Finish()
-	if res := Run(s, []checks.Check{c}, Options{}).Checks[0]; res.Status != report.Pass {
+	if res := Run(s, []check.Check{c}, Options{}).Checks[0]; res.Status != report.Pass {
 		t.Errorf("complete input: %s %q, want pass", res.Status, res.Reason)
 	}
 	// An optional input that no rule needs stays out of the verdict.
-	opt := fakeCheck("optional-pods", []checks.Input{{Resource: snapshot.Nodes}, checks.Optional(snapshot.Pods)}, none)
+	opt := fakeCheck("optional-pods", []check.Input{{Resource: snapshot.Nodes}, check.Optional(snapshot.Pods)}, none)
 	opt.Rules = c.Rules
 	s = snapshot.New(snapshot.Source{Type: snapshot.SourceCluster})
 	s.SetCoverage(snapshot.Nodes, snapshot.StatusRead, "")
 	s.SetComplete(snapshot.Nodes, nil)
 	s.SetCoverage(snapshot.Pods, snapshot.StatusForbidden, "pods is forbidden")
 	s.Finish()
-	if res := Run(s, []checks.Check{opt}, Options{}).Checks[0]; res.Status != report.Pass {
+	if res := Run(s, []check.Check{opt}, Options{}).Checks[0]; res.Status != report.Pass {
 		t.Errorf("optional pods forbidden: %s %q, want pass", res.Status, res.Reason)
 	}
 }
@@ -433,10 +434,10 @@ func TestAddonRBACGapPodsFailed(t *testing.T) {
 		}
 		return s
 	}
-	if res := Run(load(snapshot.StatusRead), []checks.Check{c}, Options{}); res.Checks[0].Status != report.Fail || !res.AtOrAbove(finding.High) {
+	if res := Run(load(snapshot.StatusRead), []check.Check{c}, Options{}); res.Checks[0].Status != report.Fail || !res.AtOrAbove(finding.High) {
 		t.Fatalf("with its pods: %s, %d findings; want a high finding", res.Checks[0].Status, len(res.Findings))
 	}
-	res := Run(load(snapshot.StatusError), []checks.Check{c}, Options{}).Checks[0]
+	res := Run(load(snapshot.StatusError), []check.Check{c}, Options{}).Checks[0]
 	if res.Status == report.Pass || len(res.Rules) != 1 || res.Rules[0].Status == report.RuleEvaluated ||
 		!slices.Contains(res.Rules[0].Missing, snapshot.Pods.String()) {
 		t.Errorf("pods failed: %s %q, rules %+v; want partial naming v1/pods", res.Status, res.Reason, res.Rules)

@@ -3,7 +3,7 @@ package audit
 import (
 	"testing"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -12,9 +12,9 @@ import (
 // relation its check declares for every case it cites, in the order of
 // Cases; links a check's Run set itself are kept.
 func TestFindingsCarryTheirCheckLinks(t *testing.T) {
-	c := checks.Check{ID: "linked", Title: "linked", Severity: finding.High, Reads: checks.Needs(snapshot.Nodes),
-		Cases: checks.Cite(checks.Detects("b"), checks.Prevents("a")),
-		Run: func(*checks.Context) ([]finding.Finding, error) {
+	c := check.Check{ID: "linked", Title: "linked", Severity: finding.High, Reads: check.Needs(snapshot.Nodes),
+		Cases: check.Cite(check.Detects("b"), check.Prevents("a")),
+		Run: func(*check.Context) ([]finding.Finding, error) {
 			obj := []finding.ObjectRef{{Kind: "Node", Name: "n"}}
 			return []finding.Finding{
 				{Severity: finding.High, Title: "one", Objects: obj, Cases: []string{"a", "b"}},
@@ -22,7 +22,7 @@ func TestFindingsCarryTheirCheckLinks(t *testing.T) {
 					CaseLinks: []finding.CaseLink{{ID: "b", Relation: finding.Related}}},
 			}, nil
 		}}
-	r := Run(&snapshot.Snapshot{}, []checks.Check{c}, Options{})
+	r := Run(&snapshot.Snapshot{}, []check.Check{c}, Options{})
 	if len(r.Findings) != 2 {
 		t.Fatalf("%d findings, want 2", len(r.Findings))
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/checks/upgrade"
@@ -67,7 +68,7 @@ func completeInputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) 
 
 // readers maps each resource to the checks that read it, and whether as a
 // required input.
-func readers(all []checks.Check) map[snapshot.Resource]map[string]bool {
+func readers(all []check.Check) map[snapshot.Resource]map[string]bool {
 	out := map[snapshot.Resource]map[string]bool{}
 	for _, c := range all {
 		for _, in := range c.Reads {
@@ -153,10 +154,10 @@ func TestFailedReadNeverPasses(t *testing.T) {
 	}
 	passes := []struct {
 		opts audit.Options
-		cs   []checks.Check
+		cs   []check.Check
 	}{
 		{audit.Options{}, audit.ForTarget(all, nil)},
-		{audit.Options{Target: &newest}, slices.DeleteFunc(slices.Clone(all), func(c checks.Check) bool { return !c.Preflight })},
+		{audit.Options{Target: &newest}, slices.DeleteFunc(slices.Clone(all), func(c check.Check) bool { return !c.Preflight })},
 	}
 	inputs := completeInputs(t)
 	if len(inputs) < 100 {
@@ -176,7 +177,7 @@ func TestFailedReadNeverPasses(t *testing.T) {
 
 // failedReadPass checks TestFailedReadNeverPasses's property for the
 // checks cs on one input s (load makes a fresh copy of it).
-func failedReadPass(t *testing.T, name string, load func() (*snapshot.Snapshot, error), s *snapshot.Snapshot, cs []checks.Check, opts audit.Options) {
+func failedReadPass(t *testing.T, name string, load func() (*snapshot.Snapshot, error), s *snapshot.Snapshot, cs []check.Check, opts audit.Options) {
 	t.Helper()
 	reads := readers(cs)
 	base := map[string]report.Status{}
@@ -190,7 +191,7 @@ func failedReadPass(t *testing.T, name string, load func() (*snapshot.Snapshot, 
 		if len(ids) == 0 {
 			continue
 		}
-		readers := slices.DeleteFunc(slices.Clone(cs), func(c checks.Check) bool { _, ok := ids[c.ID]; return !ok })
+		readers := slices.DeleteFunc(slices.Clone(cs), func(c check.Check) bool { _, ok := ids[c.ID]; return !ok })
 		for _, mode := range failedReads {
 			if mode.name == "incomplete" && s.Count(r) == 0 {
 				continue // no objects to keep: the same as failed

@@ -15,14 +15,31 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// inputs are the demo cluster and the fixtures of internal/checks, each
-// directory whole and each file alone.
+// foundingFixtures are the fixture directories of the founding checks,
+// judged here whole and file by file since they sat in
+// internal/checks/testdata, before those checks moved to their area
+// packages (the other area fixtures are judged file by file: allInputs).
+var foundingFixtures = []string{
+	"availability/testdata/pdb-blocks-drain", "availability/testdata/webhook-blast-radius",
+	"registries/testdata/image-pull-always",
+	"runtime/testdata/containerd-chained-cni", "runtime/testdata/host-binary-glibc", "runtime/testdata/pod-sandbox-failures",
+	"versions/testdata/node-os-lifecycle", "versions/testdata/version-skew",
+}
+
+// inputs are the demo cluster and the fixtures of internal/checks/testdata
+// and of the founding checks, each directory whole and each file alone.
 func inputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
 	t.Helper()
 	out := map[string]func() (*snapshot.Snapshot, error){"demo": demo.Snapshot}
 	dirs, err := filepath.Glob(filepath.Join("..", "checks", "testdata", "*"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, d := range foundingFixtures {
+		if st, err := os.Stat(filepath.Join("..", "checks", d)); err != nil || !st.IsDir() {
+			t.Fatalf("founding fixture directory %s: %v", d, err)
+		}
+		dirs = append(dirs, filepath.Join("..", "checks", d))
 	}
 	// Each managed-cluster fixture is a cluster of its own.
 	managed, _ := filepath.Glob(filepath.Join("..", "checks", "testdata", "managed", "*"))
@@ -54,6 +71,9 @@ func allInputs(t *testing.T) map[string]func() (*snapshot.Snapshot, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(filepath.Join("..", "checks"), f)
+		if slices.Contains(foundingFixtures, filepath.ToSlash(filepath.Dir(rel))) {
+			continue // in inputs already, by its directory's name
+		}
 		out[rel] = func() (*snapshot.Snapshot, error) { return snapshot.LoadPaths([]string{f}) }
 	}
 	return out

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
 )
@@ -23,7 +23,7 @@ const Index = "README.md"
 const relatedShown = 5
 
 // Pages renders every page, keyed by file name under docs/cases.
-func Pages(lib *library.Library, all []checks.Check) map[string][]byte {
+func Pages(lib *library.Library, all []check.Check) map[string][]byte {
 	tax := lib.Taxonomy()
 	pages := map[string][]byte{Index: index(lib)}
 	for _, c := range lib.Cases() {

@@ -1,7 +1,7 @@
 // Package check is what every kubegap check is made of: the Check itself,
 // its rules and inputs, the Context it runs on, and the helpers checks
-// share. Checks live in internal/checks (the founding ones) and in its area
-// packages (internal/checks/<area>); internal/checks lists them all.
+// share. Checks live in the area packages (internal/checks/<area>);
+// internal/checks lists them all.
 package check
 
 import (

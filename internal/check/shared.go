@@ -54,6 +54,14 @@ func ImageName(image string) string {
 	return strings.ToLower(path.Base(repo))
 }
 
+// ImageRepository is an image reference without its tag and digest,
+// lowercase: how the facts tables (host-binaries.yaml) list repositories
+// and how the node checks compare images.
+func ImageRepository(ref string) string {
+	repo, _, _ := ImageParts(ref)
+	return strings.ToLower(repo)
+}
+
 // IsTemplated reports whether an image reference is an unrendered
 // template placeholder (${VAR}, {{ .Values.x }}, $(VAR), <image_url>)
 // rather than an image: manifests from charts, kustomize bases and

@@ -4,28 +4,14 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+
+	"github.com/kubegap/kubegap/internal/check"
 )
 
-// foundingAreas places the founding checks of this package in the area
-// whose subject they share; every other check's area is its package.
-var foundingAreas = map[string]string{
-	"containerd-chained-cni": "runtime",
-	"host-binary-glibc":      "runtime",
-	"image-pull-always":      "registries",
-	"node-os-lifecycle":      "versions",
-	"pdb-blocks-drain":       "availability",
-	"pod-sandbox-failures":   "runtime",
-	"version-skew":           "versions",
-	"webhook-blast-radius":   "availability",
-}
-
 // Area names the area of check c: the package under internal/checks that
-// defines it (storage, dns, versions...), or for a founding check the area
-// foundingAreas gives. Reports use it as a result's category.
-func Area(c Check) string {
-	if a, ok := foundingAreas[c.ID]; ok {
-		return a
-	}
+// defines it (storage, dns, versions...). Reports use it as a result's
+// category.
+func Area(c check.Check) string {
 	if c.Run == nil {
 		return ""
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -111,7 +112,7 @@ func BenchmarkAreaChecks(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				fs, err := c.Run(&Context{Snapshot: s})
+				fs, err := c.Run(&check.Context{Snapshot: s})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,6 +3,8 @@ package checks
 import (
 	"slices"
 	"testing"
+
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // benchmarked maps each check ID to the benchmarks that time it at 5,000
@@ -21,7 +23,7 @@ func benchIDs(name string, ids ...string) []string {
 }
 
 // benchChecks registers cs as timed by the benchmark name and returns them.
-func benchChecks(name string, cs ...Check) []Check {
+func benchChecks(name string, cs ...check.Check) []check.Check {
 	for _, c := range cs {
 		benchIDs(name, c.ID)
 	}
@@ -39,4 +41,19 @@ func TestEveryCheckBenchmarked(t *testing.T) {
 			t.Errorf("benchmarks %v time %s, which is not a registered check", slices.Compact(names), id)
 		}
 	}
+}
+
+// lookupAll returns the registered checks with these IDs, for the
+// package-level lists of benchmarks; an unknown ID panics, as it is a
+// typo in the list.
+func lookupAll(ids ...string) []check.Check {
+	out := make([]check.Check, len(ids))
+	for i, id := range ids {
+		c, ok := Lookup(id)
+		if !ok {
+			panic("no check " + id)
+		}
+		out[i] = c
+	}
+	return out
 }

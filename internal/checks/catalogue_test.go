@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/library"
 )
 
@@ -22,6 +23,9 @@ func catalogue(lib *library.Library) []byte {
 	b.WriteString("# Checks\n\n")
 	b.WriteString("Generated from the check registry by `UPDATE_DOCS=1 go test ./internal/checks -run TestCatalogue`;\n")
 	b.WriteString("a test fails when this file and the code disagree. `kubegap checks show ID` prints the same.\n\n")
+	b.WriteString("Each check is one file in its area package, `internal/checks/<area>/` (the area is a result's category in\n")
+	b.WriteString("reports). [Add a check](../README.md#add-a-check) in the README says how to add one: the file, one case link\n")
+	b.WriteString("with its relation, fixtures with and without the gap, and the managed-cluster run.\n\n")
 	b.WriteString("Each cited case says what the check does for that incident: **prevents** (run on the cluster as it was\n")
 	b.WriteString("before the incident, the check flags the gap that caused it), **detects** (it flags the incident while under\n")
 	b.WriteString("way, from its symptoms or the objects its trigger created) or **related** (same mechanism, a trigger the check\n")
@@ -32,7 +36,7 @@ func catalogue(lib *library.Library) []byte {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
 	}
 	for _, c := range All() {
-		info := Describe(c, title)
+		info := check.Describe(c, title)
 		run := "kubegap audit --checks " + c.ID
 		if c.Preflight {
 			// As present.AuditCommand prints it (present imports this

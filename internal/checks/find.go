@@ -3,18 +3,20 @@ package checks
 import (
 	"sort"
 	"strings"
+
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // Find finds a check as the CLI and the MCP server take one: by its ID,
 // case-insensitively, or by a prefix only one check ID starts with. When
 // the prefix is shared, candidates lists the check IDs that start with
 // it, sorted, and ok is false; when nothing matches, both are empty.
-func Find(id string) (c Check, candidates []string, ok bool) {
+func Find(id string) (c check.Check, candidates []string, ok bool) {
 	if c, ok := Lookup(id); ok {
 		return c, nil, true
 	}
 	want := strings.ToLower(strings.TrimSpace(id))
-	var found []Check
+	var found []check.Check
 	for _, c := range All() {
 		if c.ID == want {
 			return c, nil, true
@@ -30,7 +32,7 @@ func Find(id string) (c Check, candidates []string, ok bool) {
 		candidates = append(candidates, c.ID)
 	}
 	sort.Strings(candidates)
-	return Check{}, candidates, false
+	return check.Check{}, candidates, false
 }
 
 // Nearest returns up to n of ids closest to id by edit distance (case

@@ -2,6 +2,8 @@ package checks
 
 import (
 	"errors"
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -27,8 +29,8 @@ func runAll(t *testing.T, s *snapshot.Snapshot) (fs []finding.Finding, notEvalua
 			notEvaluated = append(notEvaluated, c.ID)
 			continue
 		}
-		got, err := c.Run(&Context{Snapshot: s})
-		if errors.Is(err, ErrNotEvaluated) {
+		got, err := c.Run(&check.Context{Snapshot: s})
+		if errors.Is(err, check.ErrNotEvaluated) {
 			notEvaluated = append(notEvaluated, c.ID)
 			continue
 		}
@@ -52,7 +54,7 @@ func runAll(t *testing.T, s *snapshot.Snapshot) (fs []finding.Finding, notEvalua
 func findingsNaming(fs []finding.Finding, check, kind, namespace, name string) []finding.Finding {
 	var out []finding.Finding
 	for _, f := range fs {
-		if f.Check == check && hasObject([]finding.Finding{f}, kind, namespace, name) {
+		if f.Check == check && checktest.HasObject([]finding.Finding{f}, kind, namespace, name) {
 			out = append(out, f)
 		}
 	}
@@ -66,7 +68,7 @@ func findingsNaming(fs []finding.Finding, check, kind, namespace, name string) [
 // the 20.04 nodes, the budget that blocks the drain and the stuck pod.
 func TestFoundingAzureCluster(t *testing.T) {
 	const dir = "azure-founding/"
-	s := loadFixture(t, dir+"cluster.yaml", dir+"azure-cns-v2.yaml", dir+"incident.yaml")
+	s := checktest.Load(t, dir+"cluster.yaml", dir+"azure-cns-v2.yaml", dir+"incident.yaml")
 	fs, notEvaluated := runAll(t, s)
 	for _, f := range fs {
 		t.Logf("%-8v %-22s %s", f.Severity, f.Check, f.Title)
@@ -85,7 +87,7 @@ func TestFoundingAzureCluster(t *testing.T) {
 		if f.Severity != finding.High || !slices.Contains(f.Cases, "azure-cni-v2-glibc") {
 			t.Errorf("severity %v, cases %v", f.Severity, f.Cases)
 		}
-		if n := nodeNames(f); !slices.Equal(n, old) {
+		if n := checktest.NodeNames(f); !slices.Equal(n, old) {
 			t.Errorf("nodes %v, want exactly the Ubuntu 20.04 nodes %v", n, old)
 		}
 		for _, e := range []string{
@@ -93,7 +95,7 @@ func TestFoundingAzureCluster(t *testing.T) {
 			"hostPath.path=/opt/cni/bin",
 			"aks-np2004-1", `status.nodeInfo.osImage=Ubuntu 20.04.6 LTS`, `osImage "Ubuntu 20.04.6 LTS" → glibc 2.31`,
 		} {
-			if !anyEvidence(f, e) {
+			if !checktest.AnyEvidence(f, e) {
 				t.Errorf("no evidence %q", e)
 			}
 		}
@@ -106,7 +108,7 @@ func TestFoundingAzureCluster(t *testing.T) {
 				got = append(got, f)
 			}
 		}
-		if len(got) != 1 || got[0].Severity != finding.Medium || !slices.Equal(nodeNames(got[0]), old) {
+		if len(got) != 1 || got[0].Severity != finding.Medium || !slices.Equal(checktest.NodeNames(got[0]), old) {
 			t.Fatalf("version-skew findings: %+v", got)
 		}
 		if !strings.Contains(got[0].Title, "np2004") {
@@ -151,13 +153,13 @@ func TestFoundingAzureCluster(t *testing.T) {
 			{"PodDisruptionBudget", "shop", "web"},
 			{"Pod", "shop", "web-6c9f7b-q7m4z"},
 		} {
-			if !hasObject(fs, o.kind, o.ns, o.name) {
+			if !checktest.HasObject(fs, o.kind, o.ns, o.name) {
 				t.Errorf("no finding names %s %s/%s", o.kind, o.ns, o.name)
 			}
 		}
 		// The upgraded pool is not at fault.
 		for _, f := range fs {
-			if f.Severity >= finding.High && hasObject([]finding.Finding{f}, "Node", "", "aks-np2204-0") {
+			if f.Severity >= finding.High && checktest.HasObject([]finding.Finding{f}, "Node", "", "aks-np2204-0") {
 				t.Errorf("high finding %q names an upgraded Ubuntu 22.04 node", f.Title)
 			}
 		}
@@ -169,7 +171,7 @@ func TestFoundingAzureCluster(t *testing.T) {
 // broke. Nothing may cite the founding case at high severity.
 func TestFoundingAzureClusterStaticInstaller(t *testing.T) {
 	const dir = "azure-founding/"
-	s := loadFixture(t, dir+"cluster.yaml", dir+"azure-cns-static.yaml", dir+"healthy.yaml")
+	s := checktest.Load(t, dir+"cluster.yaml", dir+"azure-cns-static.yaml", dir+"healthy.yaml")
 	fs, _ := runAll(t, s)
 	for _, f := range fs {
 		t.Logf("%-8v %-22s %s", f.Severity, f.Check, f.Title)

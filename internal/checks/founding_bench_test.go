@@ -7,10 +7,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// foundingBenchChecks are the founding checks no area benchmark times.
+// foundingBenchChecks are the founding checks (now in runtime and
+// versions) that no area benchmark times on a snapshot with their gaps.
 var foundingBenchChecks = benchIDs("BenchmarkFoundingChecks", "version-skew", "node-os-lifecycle", "host-binary-glibc", "containerd-chained-cni")
 
 // foundingSnapshot is runtimeVersionsRBACSnapshot (5,000 nodes, 100,000
@@ -62,7 +64,7 @@ func BenchmarkFoundingChecks(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				fs, err := c.Run(&Context{Snapshot: s})
+				fs, err := c.Run(&check.Context{Snapshot: s})
 				if err != nil {
 					b.Fatal(err)
 				}

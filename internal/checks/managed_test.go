@@ -96,7 +96,7 @@ func TestManagedClustersQuietAtHigh(t *testing.T) {
 // returns its high and critical findings that the README does not list as
 // real gaps, marking the listed ones used. It fails the test when a rule
 // of the check lacks an input: a recipe dump leaves none missing.
-func unlistedHigh(t *testing.T, s *snapshot.Snapshot, c checks.Check, fixture string, gaps realGaps, used map[realGap]bool) []finding.Finding {
+func unlistedHigh(t *testing.T, s *snapshot.Snapshot, c check.Check, fixture string, gaps realGaps, used map[realGap]bool) []finding.Finding {
 	t.Helper()
 	var opts audit.Options
 	if c.Preflight {
@@ -109,7 +109,7 @@ func unlistedHigh(t *testing.T, s *snapshot.Snapshot, c checks.Check, fixture st
 		v.Minor++
 		opts.Target = &v
 	}
-	r := audit.Run(s, []checks.Check{c}, opts)
+	r := audit.Run(s, []check.Check{c}, opts)
 	res := r.Checks[0]
 	for _, rr := range res.Rules {
 		if len(rr.Missing) > 0 {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks/availability"
 	"github.com/kubegap/kubegap/internal/checks/dns"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
@@ -135,9 +136,9 @@ func placementSnapshot() *snapshot.Snapshot {
 	return s
 }
 
-func placementChecks() []Check {
-	var out []Check
-	for _, area := range [][]Check{scheduling.Checks(), availability.Checks(), dns.Checks()} {
+func placementChecks() []check.Check {
+	var out []check.Check
+	for _, area := range [][]check.Check{scheduling.Checks(), availability.Checks(), dns.Checks()} {
 		out = append(out, area...)
 	}
 	return out
@@ -153,13 +154,13 @@ func TestPlacementChecksScale(t *testing.T) {
 	s := placementSnapshot()
 	counts := map[string]int{}
 	for _, c := range placementChecks() {
-		fs, err := c.Run(&Context{Snapshot: s})
+		fs, err := c.Run(&check.Context{Snapshot: s})
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
 		counts[c.ID] = len(fs)
 		for _, f := range fs {
-			if len(f.Objects) > 2*listCap+10 || len(f.Evidence) > 2*listCap+10 {
+			if len(f.Objects) > 2*check.MaxListedObjects+10 || len(f.Evidence) > 2*check.MaxListedObjects+10 {
 				t.Errorf("%s: finding %q has %d objects and %d evidence lines, not capped", c.ID, f.Title, len(f.Objects), len(f.Evidence))
 			}
 		}
@@ -190,7 +191,7 @@ func BenchmarkPlacementChecks(b *testing.B) {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&Context{Snapshot: s}); err != nil {
+				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -42,7 +42,7 @@ func TestPolicyChecksPartialFromFiles(t *testing.T) {
 			if complete {
 				s, want = checktest.Complete(s), report.Pass
 			}
-			r := audit.Run(s, []checks.Check{c}, audit.Options{})
+			r := audit.Run(s, []check.Check{c}, audit.Options{})
 			if len(r.Checks) != 1 || r.Checks[0].Status != want {
 				t.Errorf("%s (complete %v): %+v, want %s", id, complete, r.Checks, want)
 			}

@@ -1,8 +1,17 @@
+// Package checks is kubegap's check registry: every check lives in an area
+// package below it (internal/checks/<area>: availability, runtime,
+// versions, ...) and is listed once here, through that area's Checks(). A
+// check reads the snapshot and returns findings; it never talks to a
+// cluster. The types checks are made of live in internal/check. Besides
+// the registry (All, Lookup, Find, Area) this package holds only the tests
+// that run every check together: case links, managed clusters, the
+// catalogue in docs/checks.md, benchmarks.
 package checks
 
 import (
 	"sort"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks/agents"
 	"github.com/kubegap/kubegap/internal/checks/autoscaling"
 	"github.com/kubegap/kubegap/internal/checks/availability"
@@ -23,12 +32,12 @@ import (
 	"github.com/kubegap/kubegap/internal/checks/versions"
 )
 
-// All returns every check, sorted by ID: the founding checks of this
-// package, and those of the area packages. Adding a check is one file with
-// a constructor plus one line in its area's checks.go (or, for a founding
-// check, here); tests keep the lists in step with the files.
-func All() []Check {
-	all := founding()
+// All returns every check of the area packages, sorted by ID. Adding a
+// check is one file with a constructor in its area package plus one line
+// in that area's checks.go; tests keep the lists in step with the files,
+// and TestNoCheckInRegistryRoot keeps checks out of this package.
+func All() []check.Check {
+	var all []check.Check
 	for _, area := range areas() {
 		all = append(all, area...)
 	}
@@ -37,8 +46,8 @@ func All() []Check {
 }
 
 // areas lists the checks of each area package, one line a package.
-func areas() [][]Check {
-	return [][]Check{
+func areas() [][]check.Check {
+	return [][]check.Check{
 		agents.Checks(),
 		autoscaling.Checks(),
 		availability.Checks(),
@@ -60,27 +69,12 @@ func areas() [][]Check {
 	}
 }
 
-// founding lists the checks of this package.
-func founding() []Check {
-	return []Check{
-		// One line per check: the constructor from the check's own file.
-		containerdChainedCNICheck(),
-		hostBinaryGlibcCheck(),
-		imagePullAlwaysCheck(),
-		nodeOSLifecycleCheck(),
-		pdbBlocksDrainCheck(),
-		podSandboxFailuresCheck(),
-		versionSkewCheck(),
-		webhookBlastRadiusCheck(),
-	}
-}
-
 // Lookup returns the check with the given ID.
-func Lookup(id string) (Check, bool) {
+func Lookup(id string) (check.Check, bool) {
 	for _, c := range All() {
 		if c.ID == id {
 			return c, true
 		}
 	}
-	return Check{}, false
+	return check.Check{}, false
 }

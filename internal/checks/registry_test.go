@@ -11,9 +11,10 @@ import (
 	"github.com/kubegap/kubegap/internal/library"
 )
 
-// TestEveryCheckIsRegistered: each check file's constructor is listed in
-// founding(), and each area package's in its checks.go, so a check cannot
-// be written and then silently never run; All() holds every one.
+// TestEveryCheckIsRegistered: each area package's check constructors are
+// listed in its checks.go, so a check cannot be written and then silently
+// never run; All() holds every one (and the root none: see
+// TestNoCheckInRegistryRoot).
 func TestEveryCheckIsRegistered(t *testing.T) {
 	found := checktest.Constructors(t, ".", "registry.go")
 	areas, err := filepath.Glob("*/checks.go")

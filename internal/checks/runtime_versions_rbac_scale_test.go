@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks/rbac"
 	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/checks/versions"
@@ -121,15 +122,15 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 // image of the snapshot: every tenth app image carries Java 11.0.14 (no
 // cgroup v2 support, built before the kernel 6.12 fix), and app images
 // ending in 5 at the hundreds are Docker schema 1.
-func runtimeVersionsImages(s *snapshot.Snapshot) map[string]ImageFacts {
-	out := map[string]ImageFacts{}
-	for i, w := range WorkloadImages(s) {
-		f := ImageFacts{Image: w.Image, MediaType: "application/vnd.oci.image.manifest.v1+json", LayersRead: true}
+func runtimeVersionsImages(s *snapshot.Snapshot) map[string]check.ImageFacts {
+	out := map[string]check.ImageFacts{}
+	for i, w := range runtime.WorkloadImages(s) {
+		f := check.ImageFacts{Image: w.Image, MediaType: "application/vnd.oci.image.manifest.v1+json", LayersRead: true}
 		switch {
 		case i%100 == 5:
-			f = ImageFacts{Image: w.Image, MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"}
+			f = check.ImageFacts{Image: w.Image, MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"}
 		case i%10 == 0:
-			f.Java = []JavaRuntime{{Home: "/opt/java/openjdk", Version: "11.0.14", Date: "2022-01-18", VM: "Hotspot"}}
+			f.Java = []check.JavaRuntime{{Home: "/opt/java/openjdk", Version: "11.0.14", Date: "2022-01-18", VM: "Hotspot"}}
 		}
 		out[w.Image] = f
 	}
@@ -151,12 +152,22 @@ func BenchmarkRuntimeVersionsRBACChecks(b *testing.B) {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&Context{Snapshot: s, Images: imgs}); err != nil {
+				if _, err := c.Run(&check.Context{Snapshot: s, Images: imgs}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// scaledElsewhere are the founding checks of these areas, whose gaps this
+// snapshot was not built to carry: the scale test of the snapshot built
+// for each holds what it reports at this size.
+var scaledElsewhere = map[string]string{
+	"containerd-chained-cni": "BenchmarkFoundingChecks (foundingSnapshot, no chained attachment)",
+	"host-binary-glibc":      "BenchmarkFoundingChecks (foundingSnapshot)",
+	"pod-sandbox-failures":   "TestWorkloadChecksScale",
+	"version-skew":           "BenchmarkFoundingChecks (foundingSnapshot: a v1.33.4 API server, a tenth of the kubelets at v1.29.0)",
 }
 
 // TestRuntimeVersionsRBACChecksScale checks what these checks report at
@@ -167,9 +178,12 @@ func TestRuntimeVersionsRBACChecksScale(t *testing.T) {
 	}
 	s := runtimeVersionsRBACSnapshot()
 	imgs := runtimeVersionsImages(s)
-	for _, area := range [][]Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
+	for _, area := range [][]check.Check{rbac.Checks(), runtime.Checks(), versions.Checks()} {
 		for _, c := range area {
-			fs, err := c.Run(&Context{Snapshot: s, Images: imgs})
+			if _, ok := scaledElsewhere[c.ID]; ok {
+				continue
+			}
+			fs, err := c.Run(&check.Context{Snapshot: s, Images: imgs})
 			if err != nil {
 				t.Fatalf("%s: %v", c.ID, err)
 			}

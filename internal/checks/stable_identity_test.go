@@ -1,9 +1,11 @@
 package checks
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"testing"
 	"time"
 
+	"github.com/kubegap/kubegap/internal/checks/versions"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -22,9 +24,9 @@ func TestFindingsStableAcrossDays(t *testing.T) {
 		out := map[string]finding.Finding{}
 		for _, c := range All() {
 			if c.ID == "node-os-lifecycle" {
-				c = nodeOSLifecycleCheckAt(clockAt(now))
+				c = versions.NodeOSLifecycleAt(func() time.Time { return now })
 			}
-			fs, _ := runCheck(t, c, s)
+			fs, _, _ := checktest.Run(t, c, s)
 			for _, f := range fs {
 				if f.Check == "" {
 					f.Check = c.ID

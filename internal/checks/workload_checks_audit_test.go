@@ -10,21 +10,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// auditFixture runs one check through the audit engine on testdata files,
-// loaded as `kubegap audit --from` loads them: present, never complete.
+// auditFixture runs one check through the audit engine on fixture files
+// (paths under internal/checks: each check's testdata is in its area
+// package), loaded as `kubegap audit --from` loads them: present, never
+// complete.
 func auditFixture(t *testing.T, id string, files ...string) (report.CheckResult, []finding.Finding) {
 	t.Helper()
-	var paths []string
-	for _, f := range files {
-		paths = append(paths, filepath.Join("testdata", f))
-	}
-	s, err := snapshot.LoadPaths(paths)
+	s, err := snapshot.LoadPaths(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +31,7 @@ func auditFixture(t *testing.T, id string, files ...string) (report.CheckResult,
 	if !ok {
 		t.Fatalf("no check %s", id)
 	}
-	r := audit.Run(s, []checks.Check{c}, audit.Options{})
+	r := audit.Run(s, []check.Check{c}, audit.Options{})
 	return r.Checks[0], r.Findings
 }
 
@@ -49,7 +48,7 @@ func ruleStatus(res report.CheckResult, id string) report.RuleStatus {
 // webhook is reported although no MutatingWebhookConfiguration, Namespace
 // or EndpointSlice is in the input; the rules that needed them say so.
 func TestWebhookFindingsWithoutMutatingWebhooks(t *testing.T) {
-	res, fs := auditFixture(t, "webhook-blast-radius", "webhook-blast-radius/other-namespace-services.yaml")
+	res, fs := auditFixture(t, "webhook-blast-radius", "availability/testdata/webhook-blast-radius/other-namespace-services.yaml")
 	if res.Status != report.Fail || len(fs) != 1 || fs[0].Severity != finding.Medium {
 		t.Fatalf("status %s (%s), findings %+v", res.Status, res.Reason, fs)
 	}
@@ -63,7 +62,7 @@ func TestWebhookFindingsWithoutMutatingWebhooks(t *testing.T) {
 // TestPDBFindingsWithoutPods: issue 12. A maxUnavailable 0 budget is a
 // finding without a single pod in the input.
 func TestPDBFindingsWithoutPods(t *testing.T) {
-	res, fs := auditFixture(t, "pdb-blocks-drain", "pdb-blocks-drain/budgets-only.yaml")
+	res, fs := auditFixture(t, "pdb-blocks-drain", "availability/testdata/pdb-blocks-drain/budgets-only.yaml")
 	if res.Status != report.Fail || len(fs) != 1 {
 		t.Fatalf("status %s (%s), findings %+v", res.Status, res.Reason, fs)
 	}
@@ -78,7 +77,7 @@ func TestPDBFindingsWithoutPods(t *testing.T) {
 // going unevaluated. The Nodes are generated here, as kubectl would print
 // them, into the one List the dump is.
 func TestImagePullAlwaysOnTheREADMEDump(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "image-pull-always", "kubectl-dump.yaml"))
+	raw, err := os.ReadFile(filepath.Join("registries", "testdata", "image-pull-always", "kubectl-dump.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestImagePullAlwaysOnTheREADMEDump(t *testing.T) {
 		t.Fatalf("the dump holds StatefulSets (%s): the test would prove nothing", got)
 	}
 	c, _ := checks.Lookup("image-pull-always")
-	r := audit.Run(s, []checks.Check{c}, audit.Options{})
+	r := audit.Run(s, []check.Check{c}, audit.Options{})
 	res := r.Checks[0]
 	if res.Status != report.Fail {
 		t.Fatalf("image-pull-always is %s (%s), want fail", res.Status, res.Reason)
@@ -151,25 +150,25 @@ func TestImagePullAlwaysOnTheREADMEDump(t *testing.T) {
 // and are partial (never pass) as plain files.
 func TestWorkloadChecksPassOnlyWhenComplete(t *testing.T) {
 	for id, file := range map[string]string{
-		"webhook-blast-radius": "webhook-blast-radius/healthy.yaml",
-		"pdb-blocks-drain":     "pdb-blocks-drain/healthy.yaml",
-		"image-pull-always":    "image-pull-always/healthy.yaml",
+		"webhook-blast-radius": "availability/testdata/webhook-blast-radius/healthy.yaml",
+		"pdb-blocks-drain":     "availability/testdata/pdb-blocks-drain/healthy.yaml",
+		"image-pull-always":    "registries/testdata/image-pull-always/healthy.yaml",
 	} {
 		t.Run(id, func(t *testing.T) {
-			s, err := snapshot.LoadPaths([]string{filepath.Join("testdata", file)})
+			s, err := snapshot.LoadPaths([]string{file})
 			if err != nil {
 				t.Fatal(err)
 			}
 			c, _ := checks.Lookup(id)
-			if got := audit.Run(s, []checks.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Partial {
+			if got := audit.Run(s, []check.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Partial {
 				t.Errorf("from files: %s (%s), want partial", got.Status, got.Reason)
 			}
-			for _, rule := range checks.RulesOf(c) {
+			for _, rule := range check.RulesOf(c) {
 				for _, r := range rule.Needs {
 					s.SetComplete(r, nil)
 				}
 			}
-			if got := audit.Run(s, []checks.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Pass {
+			if got := audit.Run(s, []check.Check{c}, audit.Options{}).Checks[0]; got.Status != report.Pass {
 				t.Errorf("complete: %s (%s), want pass", got.Status, got.Reason)
 			}
 		})

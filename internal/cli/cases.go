@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
@@ -21,7 +22,7 @@ import (
 // registry. Tests swap in fixtures; the binary uses the embedded library.
 type casesDeps struct {
 	load   func() (*library.Library, error)
-	checks func() []checks.Check
+	checks func() []check.Check
 }
 
 // facetFlag ties a library facet to its CLI flag and the label text output

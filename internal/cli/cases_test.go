@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
@@ -321,7 +322,7 @@ reviewed: 2026-12-01
 `
 }
 
-func fixtureDeps(t *testing.T, cs []checks.Check) casesDeps {
+func fixtureDeps(t *testing.T, cs []check.Check) casesDeps {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -345,7 +346,7 @@ func fixtureDeps(t *testing.T, cs []checks.Check) casesDeps {
 	}
 	return casesDeps{
 		load:   func() (*library.Library, error) { return lib, nil },
-		checks: func() []checks.Check { return cs },
+		checks: func() []check.Check { return cs },
 	}
 }
 
@@ -411,10 +412,10 @@ func TestCasesListFilteredAndEmpty(t *testing.T) {
 }
 
 func TestCasesShowChecksLine(t *testing.T) {
-	cs := []checks.Check{
-		{ID: "zeta-check", Cases: checks.Prevents("glibc-case")},
-		{ID: "host-binary-glibc", Cases: checks.Prevents("other", "glibc-case")},
-		{ID: "unrelated", Cases: checks.Prevents("dns-case-2")},
+	cs := []check.Check{
+		{ID: "zeta-check", Cases: check.Prevents("glibc-case")},
+		{ID: "host-binary-glibc", Cases: check.Prevents("other", "glibc-case")},
+		{ID: "unrelated", Cases: check.Prevents("dns-case-2")},
 	}
 	deps := fixtureDeps(t, cs)
 	tests := []struct {
@@ -480,7 +481,7 @@ func TestCasesUnknownCaseSuggests(t *testing.T) {
 func TestCasesLoadFailureExit2(t *testing.T) {
 	deps := casesDeps{
 		load:   func() (*library.Library, error) { return nil, errors.New("cases/x.yaml: title is required") },
-		checks: func() []checks.Check { return nil },
+		checks: func() []check.Check { return nil },
 	}
 	for _, args := range [][]string{{"list"}, {"show", "x"}, {"facets"}} {
 		_, err := runFixture(t, deps, args...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/present"
 	"github.com/kubegap/kubegap/internal/textwrap"
@@ -13,7 +14,7 @@ import (
 
 // lookupCheck finds a check by ID, case-insensitively or by a unique
 // prefix, as cases are found.
-func lookupCheck(id string) (checks.Check, bool) {
+func lookupCheck(id string) (check.Check, bool) {
 	c, _, ok := checks.Find(id)
 	return c, ok
 }
@@ -23,9 +24,9 @@ func newChecksCommand(app *App) *cobra.Command {
 	listChecks := func(*cobra.Command, []string) error {
 		all := checks.All()
 		if output == "json" {
-			infos := make([]checks.Info, 0, len(all))
+			infos := make([]check.Info, 0, len(all))
 			for _, c := range all {
-				infos = append(infos, checks.Describe(c, caseTitle))
+				infos = append(infos, check.Describe(c, caseTitle))
 			}
 			return writeJSON(app.Out, infos)
 		}
@@ -80,7 +81,7 @@ Without a subcommand, 'kubegap checks' lists them like 'kubegap checks list'.`,
 				}
 				return withCode(ExitError, fmt.Errorf("unknown check %q%s", args[0], checks.DidYouMean(args[0], ids, "kubegap checks list")))
 			}
-			info := checks.Describe(c, caseTitle)
+			info := check.Describe(c, caseTitle)
 			if output == "json" {
 				return writeJSON(app.Out, info)
 			}

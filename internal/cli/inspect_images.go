@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kubegap/kubegap/internal/check"
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/images"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -15,8 +15,8 @@ import (
 // every image pods and workload templates run: their manifests for
 // image-manifest-compat, their files too for jvm-cgroup-compat. An image
 // that cannot be inspected is noted on stderr; it never ends the audit.
-func inspectHostImages(ctx context.Context, app *App, s *snapshot.Snapshot, selected []check.Check, quiet bool) map[string]checks.ImageFacts {
-	hosts, err := checks.HostBinaryImages(s)
+func inspectHostImages(ctx context.Context, app *App, s *snapshot.Snapshot, selected []check.Check, quiet bool) map[string]check.ImageFacts {
+	hosts, err := runtime.HostBinaryImages(s)
 	if err != nil {
 		fmt.Fprintf(app.ErrOut, "kubegap: --inspect-images: %v\n", err)
 		return nil
@@ -31,9 +31,9 @@ func inspectHostImages(ctx context.Context, app *App, s *snapshot.Snapshot, sele
 	for i, c := range selected {
 		ids[i] = c.ID
 	}
-	var workload []checks.HostImage
-	if manifests, files := checks.WorkloadImageNeeds(ids); manifests {
-		workload = checks.WorkloadImages(s)
+	var workload []runtime.HostImage
+	if manifests, files := runtime.WorkloadImageNeeds(ids); manifests {
+		workload = runtime.WorkloadImages(s)
 		for _, w := range workload {
 			for _, p := range w.Platforms {
 				refs = append(refs, images.ImageRef{Reference: w.Image, Platform: p, ManifestOnly: !files})

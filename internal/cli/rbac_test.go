@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/rbacgen"
 )
@@ -23,7 +24,7 @@ func TestRBACCommand(t *testing.T) {
 		t.Errorf("kubegap rbac: exit %d, stderr %q; output differs from deploy/rbac.yaml", code, errOut)
 	}
 	c, _ := checks.Lookup("image-pull-always")
-	want := rbacgen.YAML(audit.Resources([]checks.Check{c}), rbacgen.Options{Subject: rbacgen.Subject{Kind: "User", Name: "alice@example.com"}})
+	want := rbacgen.YAML(audit.Resources([]check.Check{c}), rbacgen.Options{Subject: rbacgen.Subject{Kind: "User", Name: "alice@example.com"}})
 	if code, out, errOut := runKubegap(t, "rbac", "--checks", "IMAGE-PULL", "--user", "alice@example.com"); code != 0 || out != want {
 		t.Errorf("rbac --checks IMAGE-PULL --user: exit %d %q\n%s\nwant\n%s", code, errOut, out, want)
 	}

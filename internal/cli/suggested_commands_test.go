@@ -130,7 +130,7 @@ func TestSuggestedCommandsRun(t *testing.T) {
 		{"audit", "--demo", "--target-version", present.PreflightTarget},
 		{"audit", "--from", "../demo/cluster"},
 		{"audit", "--from", "../checks/testdata/managed/aks"},
-		{"audit", "--from", "../checks/testdata/node-os-lifecycle/eol.yaml"},
+		{"audit", "--from", "../checks/versions/testdata/node-os-lifecycle/eol.yaml"},
 	} {
 		where := "kubegap " + strings.Join(args, " ")
 		add(where, textCommands(root, mustRun(t, args...)))

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/cluster"
 	"github.com/kubegap/kubegap/internal/demo"
@@ -180,7 +181,7 @@ func knownPass(id string, faulted []snapshot.Resource, seen map[string]bool) boo
 	return known
 }
 
-func assertFaultProperty(t *testing.T, base, rep *report.Report, cs []checks.Check, faulted []snapshot.Resource, f fault, seen map[string]bool) {
+func assertFaultProperty(t *testing.T, base, rep *report.Report, cs []check.Check, faulted []snapshot.Resource, f fault, seen map[string]bool) {
 	t.Helper()
 	want := snapshot.StatusError
 	if f == fault403 {
@@ -193,7 +194,7 @@ func assertFaultProperty(t *testing.T, base, rep *report.Report, cs []checks.Che
 	}
 	// reads says whether c reads a faulted resource, and whether as a
 	// required input.
-	reads := func(c checks.Check) (any, required bool) {
+	reads := func(c check.Check) (any, required bool) {
 		for _, in := range c.Reads {
 			if slices.Contains(faulted, in.Resource) {
 				any = true
@@ -483,7 +484,7 @@ func (fx *fixtureAPI) collect(ft *faultyTransport, resources []snapshot.Resource
 	return s, err
 }
 
-func (fx *fixtureAPI) audit(t *testing.T, ft *faultyTransport, cs []checks.Check) *report.Report {
+func (fx *fixtureAPI) audit(t *testing.T, ft *faultyTransport, cs []check.Check) *report.Report {
 	t.Helper()
 	s, err := fx.collect(ft, audit.Resources(checks.All()))
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // cacheVersion changes when the Report format or the analysis changes, so
@@ -34,7 +34,7 @@ type cacheEntry struct {
 // cached on disk by image digest (Options.CacheDir), so a second audit only
 // fetches manifests. When one reference is asked for on several platforms,
 // its facts are merged: the highest glibc need wins and every need is listed.
-func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[string]checks.ImageFacts {
+func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[string]check.ImageFacts {
 	opts = opts.withDefaults()
 	cache := cacheDir(opts)
 	type job struct {
@@ -86,9 +86,9 @@ func InspectForAudit(ctx context.Context, refs []ImageRef, opts Options) map[str
 	}
 	wg.Wait()
 
-	out := map[string]checks.ImageFacts{}
+	out := map[string]check.ImageFacts{}
 	for _, j := range jobs {
-		f := checks.ImageFacts{Image: j.ref.Reference}
+		f := check.ImageFacts{Image: j.ref.Reference}
 		if j.err != nil {
 			f.Err = oneLine(j.err.Error())
 		} else {
@@ -265,8 +265,8 @@ func writeCache(file string, r *Report, opts Options) error {
 // container against the image's libraries, and counting them would flag
 // every installer built on Debian or Azure Linux. Static and static-pie
 // programs need nothing and are not listed.
-func (r *Report) Facts() checks.ImageFacts {
-	f := checks.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc,
+func (r *Report) Facts() check.ImageFacts {
+	f := check.ImageFacts{Image: r.Reference, Digest: r.Digest, ShippedGlibc: r.ShippedGlibc,
 		MediaType: r.MediaType, LayersRead: r.LayersRead, Java: slices.Clone(r.Java)}
 	for _, h := range r.hostBinaries() {
 		if !hostCandidate(h.path) {
@@ -372,7 +372,7 @@ func hostCandidate(path string) bool {
 }
 
 // mergeFacts combines one reference's facts across platforms.
-func mergeFacts(a, b checks.ImageFacts, plat string) checks.ImageFacts {
+func mergeFacts(a, b check.ImageFacts, plat string) check.ImageFacts {
 	if CompareVersions(b.MaxGlibc, a.MaxGlibc) > 0 {
 		a.MaxGlibc = b.MaxGlibc
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 func TestInspectForAudit(t *testing.T) {
@@ -102,13 +102,13 @@ func TestInspectForAuditCancelled(t *testing.T) {
 }
 
 func TestMergeFacts(t *testing.T) {
-	a := checks.ImageFacts{Image: "x", Digest: "sha256:a", MaxGlibc: "2.17", Executables: []string{"/a: GLIBC_2.17"}}
-	b := checks.ImageFacts{Image: "x", Digest: "sha256:b", MaxGlibc: "2.34", Executables: []string{"/a: GLIBC_2.34"}}
+	a := check.ImageFacts{Image: "x", Digest: "sha256:a", MaxGlibc: "2.17", Executables: []string{"/a: GLIBC_2.17"}}
+	b := check.ImageFacts{Image: "x", Digest: "sha256:b", MaxGlibc: "2.34", Executables: []string{"/a: GLIBC_2.34"}}
 	m := mergeFacts(a, b, "linux/arm64")
 	if m.MaxGlibc != "2.34" || len(m.Executables) != 2 || m.Digest != "sha256:a,sha256:b" {
 		t.Errorf("merged = %+v", m)
 	}
-	m = mergeFacts(b, checks.ImageFacts{Err: "boom"}, "linux/arm64")
+	m = mergeFacts(b, check.ImageFacts{Err: "boom"}, "linux/arm64")
 	if m.MaxGlibc != "2.34" || m.Err != "linux/arm64: boom" {
 		t.Errorf("merged with error = %+v", m)
 	}

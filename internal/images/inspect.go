@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // Report kinds for JSON output.
@@ -61,7 +61,7 @@ type Report struct {
 	// the files then.
 	LayersRead bool `json:"layersRead"`
 	// Java lists the JDKs and JREs found, from their `release` files.
-	Java []checks.JavaRuntime `json:"java,omitempty"`
+	Java []check.JavaRuntime `json:"java,omitempty"`
 }
 
 // Executable is one ELF program in an image.
@@ -144,7 +144,7 @@ func Inspect(ctx context.Context, img v1.Image, opts Options) (*Report, error) {
 		return nil, err
 	}
 	slices.SortFunc(r.Executables, func(a, b Executable) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortFunc(r.Java, func(a, b checks.JavaRuntime) int { return strings.Compare(a.Home, b.Home) })
+	slices.SortFunc(r.Java, func(a, b check.JavaRuntime) int { return strings.Compare(a.Home, b.Home) })
 	return r, nil
 }
 

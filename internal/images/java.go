@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // maxReleaseBytes caps a `release` file read in full. A JDK's is well
@@ -26,7 +26,7 @@ func isReleaseCandidate(p string, size int64) bool {
 // ok false when the file has no JAVA_VERSION: then it is not a JDK's.
 // Environment variables are never consulted: they describe how an image
 // was built, not what it holds, and their values are not ours to print.
-func readJavaRelease(p string, r io.Reader) (rt checks.JavaRuntime, ok bool, err error) {
+func readJavaRelease(p string, r io.Reader) (rt check.JavaRuntime, ok bool, err error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxReleaseBytes))
 	if err != nil {
 		return rt, false, fmt.Errorf("reading %s: %w", p, err)
@@ -50,7 +50,7 @@ func readJavaRelease(p string, r io.Reader) (rt checks.JavaRuntime, ok bool, err
 		}
 	}
 	if rt.Version == "" || len(rt.Version) > 64 {
-		return checks.JavaRuntime{}, false, nil
+		return check.JavaRuntime{}, false, nil
 	}
 	rt.Home = path.Dir(p)
 	return rt, true, nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 )
 
 // A Temurin-style release file, as the JDK build writes it.
@@ -34,7 +34,7 @@ func TestInspectForAuditJavaAndSchema1(t *testing.T) {
 
 	facts := InspectForAudit(context.Background(), []ImageRef{{Reference: javaImg}, {Reference: plain}, {Reference: old}}, testOptions(t))
 	j := facts[javaImg]
-	want := []checks.JavaRuntime{{Home: "/opt/java/openjdk", Version: "11.0.14.1", Date: "2022-02-08", VM: "Hotspot", Implementor: "Eclipse Adoptium"}}
+	want := []check.JavaRuntime{{Home: "/opt/java/openjdk", Version: "11.0.14.1", Date: "2022-02-08", VM: "Hotspot", Implementor: "Eclipse Adoptium"}}
 	if j.Err != "" || len(j.Java) != 1 || j.Java[0] != want[0] {
 		t.Errorf("java image facts %+v, want Java %+v", j, want)
 	}

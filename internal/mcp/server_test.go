@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/rbacgen"
@@ -290,7 +291,7 @@ func TestAuditMinSeverity(t *testing.T) {
 
 func TestAuditFiles(t *testing.T) {
 	cs := connect(t, Options{})
-	fixture := filepath.Join("..", "checks", "testdata", "image-pull-always", "gap.yaml")
+	fixture := filepath.Join("..", "checks", "registries", "testdata", "image-pull-always", "gap.yaml")
 	var out AuditOutput
 	call(t, cs, ToolAudit, map[string]any{"files": []string{fixture}, "checks": []string{"image-pull-always"}}, &out)
 	if out.Source.Type != "files" {
@@ -389,7 +390,7 @@ func TestFilesRelativePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := filepath.Join("..", "checks", "testdata", "image-pull-always", "gap.yaml")
+	rel := filepath.Join("..", "checks", "registries", "testdata", "image-pull-always", "gap.yaml")
 	var out AuditOutput
 	call(t, cs, ToolAudit, map[string]any{"files": []string{rel}, "checks": []string{"image-pull-always"}}, &out)
 	if want := filepath.Join(wd, rel); len(out.Source.Paths) != 1 || out.Source.Paths[0] != want {
@@ -423,7 +424,7 @@ func TestIDsByPrefix(t *testing.T) {
 	}
 	// It carries the check's role: kubegap rbac --checks host-binary-glibc.
 	hostCheck, _ := checks.Lookup("host-binary-glibc")
-	if want := rbacgen.YAML(audit.Resources([]checks.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
+	if want := rbacgen.YAML(audit.Resources([]check.Check{hostCheck}), rbacgen.Options{}); ex.RBAC != want || !strings.Contains(ex.RBAC, "kind: ClusterRole") {
 		t.Errorf("explain_check rbac:\n%s\nwant:\n%s", ex.RBAC, want)
 	}
 	lib, err := library.Default()

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/images"
@@ -48,7 +49,7 @@ type FindingDetail struct {
 }
 
 // CaseRef names a library case, with its title.
-type CaseRef = checks.CaseRef
+type CaseRef = check.CaseRef
 
 func (h *handlers) getFinding(_ context.Context, req *sdk.CallToolRequest, in GetFindingInput) (*sdk.CallToolResult, FindingDetail, error) {
 	st, err := h.audits.get(in.AuditID)
@@ -141,13 +142,13 @@ type CheckBrief struct {
 }
 
 // CheckInfo describes a check, as 'kubegap checks show -o json' does.
-type CheckInfo = checks.Info
+type CheckInfo = check.Info
 
 // CheckRead is one resource a check reads.
-type CheckRead = checks.InputInfo
+type CheckRead = check.InputInfo
 
-func describeCheck(lib *library.Library, c checks.Check) CheckInfo {
-	return checks.Describe(c, present.CaseTitle(lib))
+func describeCheck(lib *library.Library, c check.Check) CheckInfo {
+	return check.Describe(c, present.CaseTitle(lib))
 }
 
 func (h *handlers) listChecks(_ context.Context, req *sdk.CallToolRequest, _ ListChecksInput) (*sdk.CallToolResult, ListChecksOutput, error) {
@@ -192,7 +193,7 @@ func (h *handlers) explainCheck(_ context.Context, req *sdk.CallToolRequest, in 
 		return nil, ExplainCheckOutput{}, err
 	}
 	lib, _ := library.Default()
-	out := ExplainCheckOutput{CheckInfo: describeCheck(lib, c), RBAC: rbacgen.YAML(audit.Resources([]checks.Check{c}), rbacgen.Options{})}
+	out := ExplainCheckOutput{CheckInfo: describeCheck(lib, c), RBAC: rbacgen.YAML(audit.Resources([]check.Check{c}), rbacgen.Options{})}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n%s\n", c.ID, c.Severity, c.Title, out.Description)
 	for _, r := range out.Rules {
@@ -237,15 +238,15 @@ func outcome(st *storedAudit, id string) *CheckOutcome {
 
 // findCheck finds a check as the CLI does: its ID in any case, or a prefix
 // only one ID starts with.
-func findCheck(id string) (checks.Check, error) {
+func findCheck(id string) (check.Check, error) {
 	c, candidates, ok := checks.Find(id)
 	switch {
 	case ok:
 		return c, nil
 	case len(candidates) > 0:
-		return checks.Check{}, fmt.Errorf("check %q is ambiguous: it starts %s; pass more of the ID", id, strings.Join(candidates, ", "))
+		return check.Check{}, fmt.Errorf("check %q is ambiguous: it starts %s; pass more of the ID", id, strings.Join(candidates, ", "))
 	}
-	return checks.Check{}, fmt.Errorf("unknown check %q: valid IDs are %s", id, strings.Join(checkIDs(), ", "))
+	return check.Check{}, fmt.Errorf("unknown check %q: valid IDs are %s", id, strings.Join(checkIDs(), ", "))
 }
 
 func checkIDs() []string {

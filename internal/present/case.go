@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/library"
 )
@@ -85,7 +86,7 @@ func (c *Case) CheckLine() string {
 }
 
 // NewCase presents c. all is the check registry (checks.All()).
-func NewCase(c *library.Case, tax *library.Taxonomy, all []checks.Check) Case {
+func NewCase(c *library.Case, tax *library.Taxonomy, all []check.Check) Case {
 	p := Case{Case: *c, SourceViews: Sources(c), Inferences: Inferences(c)}
 	p.RootCauseTerm = Explained{Term: term(tax, library.FacetRootCause, c.RootCause.Category), Text: c.RootCause.Text}
 	for _, f := range c.ContributingFactors {
@@ -228,8 +229,8 @@ func FacetLabel(facet string) string {
 }
 
 // ChecksCiting returns the checks whose Cases include id, sorted by ID.
-func ChecksCiting(all []checks.Check, id string) []checks.Check {
-	var out []checks.Check
+func ChecksCiting(all []check.Check, id string) []check.Check {
+	var out []check.Check
 	for _, c := range all {
 		for _, l := range c.Cases {
 			if l.ID == id {
@@ -258,11 +259,11 @@ func CaseTitle(lib *library.Library) func(id string) string {
 }
 
 // CaseRefs names the cited cases with their titles.
-func CaseRefs(lib *library.Library, ids []string) []checks.CaseRef {
+func CaseRefs(lib *library.Library, ids []string) []check.CaseRef {
 	title := CaseTitle(lib)
-	refs := make([]checks.CaseRef, 0, len(ids))
+	refs := make([]check.CaseRef, 0, len(ids))
 	for _, id := range ids {
-		refs = append(refs, checks.CaseRef{ID: id, Title: title(id)})
+		refs = append(refs, check.CaseRef{ID: id, Title: title(id)})
 	}
 	return refs
 }

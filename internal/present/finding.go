@@ -3,7 +3,7 @@ package present
 import (
 	"sort"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/report"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -18,12 +18,12 @@ type Finding struct {
 	// Namespaces are the distinct namespaces of the objects, sorted.
 	Namespaces []string
 	// CaseRefs are the cited cases with their titles.
-	CaseRefs []checks.CaseRef
+	CaseRefs []check.CaseRef
 }
 
 // NewFinding presents f. caseTitle looks up case titles (nil: IDs only).
 func NewFinding(f *finding.Finding, caseTitle func(string) string) Finding {
-	p := Finding{Finding: *f, Names: ObjectNames(f.Objects, 0), CaseRefs: make([]checks.CaseRef, 0, len(f.Cases))}
+	p := Finding{Finding: *f, Names: ObjectNames(f.Objects, 0), CaseRefs: make([]check.CaseRef, 0, len(f.Cases))}
 	seen := map[string]bool{}
 	for _, o := range f.Objects {
 		if o.Namespace != "" && !seen[o.Namespace] {
@@ -33,7 +33,7 @@ func NewFinding(f *finding.Finding, caseTitle func(string) string) Finding {
 	}
 	sort.Strings(p.Namespaces)
 	for _, id := range f.Cases {
-		ref := checks.CaseRef{ID: id, Relation: f.RelationTo(id)}
+		ref := check.CaseRef{ID: id, Relation: f.RelationTo(id)}
 		if caseTitle != nil {
 			ref.Title = caseTitle(id)
 		}

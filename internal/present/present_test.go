@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/report"
@@ -17,10 +17,10 @@ func TestNewCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	tax := lib.Taxonomy()
-	all := []checks.Check{
-		{ID: "b-check", Title: "B", Cases: checks.Prevents("azure-cni-v2-glibc")},
-		{ID: "a-check", Title: "A", Cases: checks.Prevents("other", "azure-cni-v2-glibc")},
-		{ID: "c-check", Title: "C", Cases: checks.Related("other")},
+	all := []check.Check{
+		{ID: "b-check", Title: "B", Cases: check.Prevents("azure-cni-v2-glibc")},
+		{ID: "a-check", Title: "A", Cases: check.Prevents("other", "azure-cni-v2-glibc")},
+		{ID: "c-check", Title: "C", Cases: check.Related("other")},
 	}
 	c, _ := lib.Case("azure-cni-v2-glibc")
 	p := NewCase(&c, &tax, all)

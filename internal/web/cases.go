@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
 )
@@ -195,7 +195,7 @@ type pagerLink struct {
 // casesPage builds the case list for q. With all set (the static site),
 // every case is rendered and the browser filters; otherwise only the page
 // q asks for, and a page past the end is an error.
-func casesPage(lib *library.Library, all []checks.Check, l links, q casesQuery, static bool) (*casesView, *badRequest) {
+func casesPage(lib *library.Library, all []check.Check, l links, q casesQuery, static bool) (*casesView, *badRequest) {
 	tax := lib.Taxonomy()
 	res, err := lib.Query(q.libraryQuery())
 	if err != nil {
@@ -313,7 +313,7 @@ func pager(pages int, q casesQuery, l links) []pagerLink {
 
 // checkPanel says which checks look for the gaps of the matching cases, as
 // one audit command.
-func checkPanel(hits []library.Case, all []checks.Check) (string, string) {
+func checkPanel(hits []library.Case, all []check.Check) (string, string) {
 	var ids []string
 	covered := 0
 	for i := range hits {

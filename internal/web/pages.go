@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/present"
@@ -22,7 +22,7 @@ type caseView struct {
 	Related []library.Case
 }
 
-func casePage(lib *library.Library, all []checks.Check, c *library.Case) *caseView {
+func casePage(lib *library.Library, all []check.Check, c *library.Case) *caseView {
 	tax := lib.Taxonomy()
 	return &caseView{Case: present.NewCase(c, &tax, all), Related: present.Related(lib, c, relatedCases)}
 }
@@ -40,23 +40,23 @@ func unknownCase(lib *library.Library, l links, id string) *badRequest {
 	return e
 }
 
-type checksView struct{ Checks []checks.Info }
+type checksView struct{ Checks []check.Info }
 
 type checkView struct {
-	Check   checks.Info
+	Check   check.Info
 	Command string
 }
 
-func checksPage(lib *library.Library, all []checks.Check) *checksView {
+func checksPage(lib *library.Library, all []check.Check) *checksView {
 	v := &checksView{}
 	for _, c := range all {
-		v.Checks = append(v.Checks, checks.Describe(c, present.CaseTitle(lib)))
+		v.Checks = append(v.Checks, check.Describe(c, present.CaseTitle(lib)))
 	}
 	return v
 }
 
-func checkPage(lib *library.Library, c checks.Check) *checkView {
-	return &checkView{Check: checks.Describe(c, present.CaseTitle(lib)), Command: present.AuditCommand([]string{c.ID})}
+func checkPage(lib *library.Library, c check.Check) *checkView {
+	return &checkView{Check: check.Describe(c, present.CaseTitle(lib)), Command: present.AuditCommand([]string{c.ID})}
 }
 
 // maxObjectsShown caps the objects listed per finding: a finding about

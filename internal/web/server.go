@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/library"
 	"github.com/kubegap/kubegap/internal/report"
@@ -29,7 +29,7 @@ const (
 type Options struct {
 	Library *library.Library
 	// Checks is the registry (checks.All()).
-	Checks []checks.Check
+	Checks []check.Check
 	// Report is shown on /report: the demo's, or one given with --report.
 	Report *report.Report
 	// ReportName labels it, e.g. the file name or "demo cluster".

@@ -132,8 +132,8 @@ func HasObject(fs []finding.Finding, kind, namespace, name string) bool {
 	return false
 }
 
-// ctor finds check constructors: func nameCheck() check.Check { (or
-// Check, in internal/checks, which aliases the type).
+// ctor finds check constructors: func nameCheck() check.Check { (the bare
+// Check of package check itself too).
 var ctor = regexp.MustCompile(`(?m)^func ([a-z][A-Za-z0-9]*Check)\(\) (?:check\.)?Check \{`)
 
 // Registered fails when a constructor in the test's package directory is

@@ -19,5 +19,7 @@ func Checks() []check.Check {
 		aggregatedAPIUnavailableCheck(),
 		systemDaemonSetPriorityCheck(),
 		poolScalesToZeroCheck(),
+		pdbBlocksDrainCheck(),
+		webhookBlastRadiusCheck(),
 	}
 }

@@ -7,6 +7,7 @@ import "github.com/kubegap/kubegap/internal/check"
 // Checks lists this area's checks, one constructor per line.
 func Checks() []check.Check {
 	return []check.Check{
+		imagePullAlwaysCheck(),
 		registryRiskCheck(),
 	}
 }

@@ -5,11 +5,14 @@ import "github.com/kubegap/kubegap/internal/check"
 // Checks lists the area's checks, one constructor per line.
 func Checks() []check.Check {
 	return []check.Check{
+		containerdChainedCNICheck(),
 		dataplaneNodeCompatCheck(),
 		dockerSocketCouplingCheck(),
+		hostBinaryGlibcCheck(),
 		imageManifestCompatCheck(),
 		jvmCgroupCompatCheck(),
 		kernelCNIKnownBadCheck(),
+		podSandboxFailuresCheck(),
 		runtimeKubeletCompatCheck(),
 		runtimeDefaultChangeExposureCheck(),
 	}

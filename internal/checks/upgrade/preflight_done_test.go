@@ -16,7 +16,7 @@ func preflightAt(t *testing.T, s *snapshot.Snapshot, target string) *report.Repo
 	t.Helper()
 	v, _ := check.ParseKubeVersion(target)
 	pf, _ := checks.Lookup("upgrade-preflight")
-	return audit.Run(s, []checks.Check{pf}, audit.Options{Target: &v})
+	return audit.Run(s, []check.Check{pf}, audit.Options{Target: &v})
 }
 
 // TestPreflightAllAtTarget: a whole-cluster read (the managed AKS recipe

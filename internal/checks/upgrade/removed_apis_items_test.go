@@ -44,7 +44,7 @@ func TestRemovedAPIsEvidenceItems(t *testing.T) {
 // must not be said to have apiVersion policy/v1beta1 in the input: it
 // quotes the annotation the file holds.
 func TestRemovedAPIsConvertedNotQuotedAsRead(t *testing.T) {
-	const file = "../../testdata/pdb-blocks-drain/v1beta1.yaml"
+	const file = "../../availability/testdata/pdb-blocks-drain/v1beta1.yaml"
 	fs, _ := runWith(t, removedAPIsCheck(), checktest.Load(t, file), nil)
 	if len(fs) != 1 {
 		t.Fatalf("findings %+v", fs)

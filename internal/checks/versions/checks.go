@@ -8,6 +8,8 @@ func Checks() []check.Check {
 		componentCVEVersionsCheck(),
 		etcdKnownBadVersionCheck(),
 		kubeletAPIRateLimitCheck(),
+		nodeOSLifecycleCheck(),
 		staleTokenClientsCheck(),
+		versionSkewCheck(),
 	}
 }

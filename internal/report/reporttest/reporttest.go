@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubegap/kubegap/internal/audit"
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/demo"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -70,4 +71,4 @@ func Edges() *report.Report {
 }
 
 // Rules describes the registered checks as renderers take them.
-func Rules() []checks.Check { return checks.All() }
+func Rules() []check.Check { return checks.All() }

@@ -176,7 +176,7 @@ func TestInspectorCallsEveryTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixture := filepath.Join(repo, "internal", "checks", "testdata", "image-pull-always", "gap.yaml")
+	fixture := filepath.Join(repo, "internal", "checks", "registries", "testdata", "image-pull-always", "gap.yaml")
 	for _, tc := range []struct {
 		name      string
 		tool      string

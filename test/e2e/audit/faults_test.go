@@ -20,6 +20,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
@@ -263,7 +264,7 @@ func TestFaultsThroughAProxy(t *testing.T) {
 				if !ok || ch.Status != "pass" {
 					continue
 				}
-				for _, rule := range checks.RulesOf(c) {
+				for _, rule := range check.RulesOf(c) {
 					for _, need := range rule.Needs {
 						for _, f := range tc.faulted {
 							if need == f {

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/test/e2e/testcluster"
 )
@@ -215,7 +216,7 @@ func TestAuditContextsOneStoppedMidRun(t *testing.T) {
 	for _, c := range betaRep.Coverage {
 		status[c.Resource] = c.Status
 	}
-	byID := map[string]checks.Check{}
+	byID := map[string]check.Check{}
 	for _, c := range checks.All() {
 		byID[c.ID] = c
 	}

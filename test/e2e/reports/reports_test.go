@@ -299,7 +299,7 @@ func TestCronJobAuditsThenPublishes(t *testing.T) {
 	}
 
 	// Gaps in three namespaces: budgets that allow no eviction.
-	c.LoadYAML(t, "../../../internal/checks/testdata/pdb-blocks-drain/gap.yaml")
+	c.LoadYAML(t, "../../../internal/checks/availability/testdata/pdb-blocks-drain/gap.yaml")
 	gapNamespaces := []string{"azure-workload-identity-system", "istio-system", "knative-serving"}
 
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package checks
+package versions
 
 import (
 	"fmt"
@@ -16,13 +16,17 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
+// caseAzureCNIGlibc is the founding incident: nodes on an old OS and
+// kubelet when a DaemonSet installed binaries built for a newer glibc.
+const caseAzureCNIGlibc = "azure-cni-v2-glibc"
+
 // versionSkewCheck compares every kubelet with the control plane. Beyond
 // the supported skew is a policy violation; inside it, pools left on an old
 // minor while the control plane moved on are the window in which
 // version-keyed add-ons (CNI, CSI, kube-proxy) reach nodes that have not
 // been upgraded, which is how the founding Azure CNI incident happened.
-func versionSkewCheck() Check {
-	return Check{
+func versionSkewCheck() check.Check {
+	return check.Check{
 		ID:       "version-skew",
 		Title:    "Kubelets outside the supported version skew, or pools left behind an upgrade",
 		Severity: finding.High,
@@ -34,8 +38,8 @@ func versionSkewCheck() Check {
 			"before 1.25), are unsupported (Kubernetes version skew policy). Pools one or more minors behind while " +
 			"other nodes are current show an upgrade in progress or abandoned: add-ons chosen by the control-plane " +
 			"version are then already running on nodes with the old node image.",
-		Reads: Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods),
-		Rules: []Rule{
+		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods),
+		Rules: []check.Rule{
 			{ID: ruleKubeletSkew, Summary: "kubelets within the supported skew of the API server, pools not left behind",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleKubeProxySkew, Summary: "kube-proxy (DaemonSet or static pods) within the supported skew of the API server",
@@ -75,14 +79,14 @@ type skewNode struct {
 	behind  int
 }
 
-func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
+func runVersionSkew(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
 		if cp, cpEvidence, known := check.ServerVersion(s); known {
 			ctx.Skip(ruleKubeletSkew, "the input holds no nodes")
 			return kubeProxySkew(s, cp, cpEvidence), nil
 		}
-		return nil, NotEvaluated("the snapshot holds no nodes")
+		return nil, check.NotEvaluated("the snapshot holds no nodes")
 	}
 	var nodes []skewNode
 	var newest check.KubeVersion
@@ -99,7 +103,7 @@ func runVersionSkew(ctx *Context) ([]finding.Finding, error) {
 		}
 	}
 	if len(nodes) == 0 {
-		return nil, NotEvaluated("no node reports a kubelet version")
+		return nil, check.NotEvaluated("no node reports a kubelet version")
 	}
 	cp, cpEvidence, known := check.ServerVersion(s)
 	if !known {
@@ -246,7 +250,7 @@ func kubeProxySkew(s *snapshot.Snapshot, cp check.KubeVersion, cpEvidence string
 	}
 	var proxies []proxy
 	isProxy := func(image string) (check.KubeVersion, bool) {
-		if !strings.HasPrefix(path.Base(imageRepository(image)), "kube-proxy") {
+		if !strings.HasPrefix(path.Base(check.ImageRepository(image)), "kube-proxy") {
 			return check.KubeVersion{}, false
 		}
 		_, tag, _ := check.ImageParts(image)

@@ -1,6 +1,7 @@
-package checks
+package runtime
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -65,12 +66,12 @@ func TestContainerdChainedCNI(t *testing.T) {
 			for i, f := range c.files {
 				files[i] = dir + f
 			}
-			s := loadFixture(t, files...)
-			fs, ok := runCheck(t, containerdChainedCNICheck(), s)
+			s := checktest.Load(t, files...)
+			fs, _, ok := checktest.Run(t, containerdChainedCNICheck(), s)
 			if !ok {
 				t.Fatal("not evaluated")
 			}
-			_, notes := runCheckNotes(t, containerdChainedCNICheck(), s)
+			_, notes := checktest.RunNotes(t, containerdChainedCNICheck(), s)
 			if _, noted := notes[ruleChainedCNI]; noted != c.unchecked {
 				t.Errorf("rule noted partial: %v, want %v (%+v)", noted, c.unchecked, notes)
 			}
@@ -91,25 +92,25 @@ func TestContainerdChainedCNI(t *testing.T) {
 				if !strings.Contains(f.Title, "chained attachments could not be checked") {
 					t.Errorf("title %q does not say the attachments were not checked", f.Title)
 				}
-			} else if !hasObject(fs, "NetworkAttachmentDefinition", "telco", "sriov-bond") {
+			} else if !checktest.HasObject(fs, "NetworkAttachmentDefinition", "telco", "sriov-bond") {
 				t.Errorf("the chained NAD is not named: %v", f.Objects)
 			}
-			if f.Severity != sev || !hasObject(fs, "DaemonSet", ns, name) {
+			if f.Severity != sev || !checktest.HasObject(fs, "DaemonSet", ns, name) {
 				t.Errorf("severity %v (want %v), objects %v", f.Severity, sev, f.Objects)
 			}
 			for _, other := range []string{"sriov-net", "macvlan-tuned", "bond-first", "broken"} {
-				if hasObject(fs, "NetworkAttachmentDefinition", "telco", other) {
+				if checktest.HasObject(fs, "NetworkAttachmentDefinition", "telco", other) {
 					t.Errorf("NAD %s is not a creator-then-consumer chain but is named", other)
 				}
 			}
-			if n := nodeNames(f); !slices.Equal(n, c.wantNodes) {
+			if n := checktest.NodeNames(f); !slices.Equal(n, c.wantNodes) {
 				t.Errorf("nodes %v, want %v", n, c.wantNodes)
 			}
 			if !slices.Equal(f.Cases, []string{"containerd-chained-cni-regression"}) {
 				t.Errorf("cases %v", f.Cases)
 			}
 			for _, e := range c.evidence {
-				if !anyEvidence(f, e) {
+				if !checktest.AnyEvidence(f, e) {
 					t.Errorf("no evidence containing %q in\n%s", e, strings.Join(f.Evidence, "\n"))
 				}
 			}
@@ -127,10 +128,10 @@ func TestContainerdChainedCNIAttachments(t *testing.T) {
 	const dir = "containerd-chained-cni/"
 	c := containerdChainedCNICheck()
 
-	s := loadFixture(t, dir+"nodes.yaml", dir+"multus-thick.yaml")
+	s := checktest.Load(t, dir+"nodes.yaml", dir+"multus-thick.yaml")
 	s.SetCoverage(snapshot.NetworkAttachmentDefinitions, snapshot.StatusForbidden, "RBAC")
-	fs, notes := runCheckNotes(t, c, s)
-	if len(fs) != 1 || fs[0].Severity != finding.Medium || !anyEvidence(fs[0], "could not be read (forbidden: RBAC)") {
+	fs, notes := checktest.RunNotes(t, c, s)
+	if len(fs) != 1 || fs[0].Severity != finding.Medium || !checktest.AnyEvidence(fs[0], "could not be read (forbidden: RBAC)") {
 		t.Errorf("forbidden attachments: %+v", fs)
 	}
 	if n, ok := notes[ruleChainedCNI]; !ok || n.Skipped {
@@ -140,18 +141,18 @@ func TestContainerdChainedCNIAttachments(t *testing.T) {
 	// Not served: no CRD, so no attachments and nothing to report.
 	s.SetCoverage(snapshot.NetworkAttachmentDefinitions, snapshot.StatusNotServed, "")
 	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
-	if fs, notes := runCheckNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
+	if fs, notes := checktest.RunNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
 		t.Errorf("not served: %d findings, notes %+v", len(fs), notes)
 	}
 
 	// Every attachment read, none a chain: silence.
-	s = loadFixture(t, dir+"nodes.yaml", dir+"multus-thick.yaml", dir+"nads-unchained.yaml")
+	s = checktest.Load(t, dir+"nodes.yaml", dir+"multus-thick.yaml", dir+"nads-unchained.yaml")
 	s.SetComplete(snapshot.NetworkAttachmentDefinitions, nil)
-	if fs, notes := runCheckNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
+	if fs, notes := checktest.RunNotes(t, c, s); len(fs) != 0 || len(notes) != 0 {
 		t.Errorf("complete unchained attachments: %d findings, notes %+v", len(fs), notes)
 	}
 
-	if _, ok := runCheck(t, c, loadFixture(t, dir+"multus-thick.yaml")); ok {
+	if _, _, ok := checktest.Run(t, c, checktest.Load(t, dir+"multus-thick.yaml")); ok {
 		t.Error("evaluated without nodes")
 	}
 }

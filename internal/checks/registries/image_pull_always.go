@@ -1,130 +1,18 @@
-package checks
+package registries
 
 import (
-	_ "embed"
-	"errors"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
-
-//go:embed data/pull-rate-limit.yaml
-var pullRateLimitYAML []byte
-
-// pullRateLimit is data/pull-rate-limit.yaml, compiled.
-type pullRateLimit struct {
-	PullContext      []string `json:"pullContext"`
-	RateLimited      []string `json:"rateLimited"`
-	PublicRegistries []string `json:"publicRegistries"`
-	Sources          []string `json:"sources"`
-
-	context, limited []*regexp.Regexp
-	imageInMessage   *regexp.Regexp
-	refInMessage     *regexp.Regexp
-}
-
-var loadPullRateLimit = sync.OnceValues(func() (*pullRateLimit, error) {
-	return parsePullRateLimit(pullRateLimitYAML)
-})
-
-func parsePullRateLimit(data []byte) (*pullRateLimit, error) {
-	var p pullRateLimit
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, fmt.Errorf("reading pull rate-limit signatures: %w", err)
-	}
-	if len(p.PullContext) == 0 || len(p.RateLimited) == 0 || len(p.PublicRegistries) == 0 || len(p.Sources) == 0 {
-		return nil, errors.New("pull rate-limit signatures: pullContext, rateLimited, publicRegistries and sources are required")
-	}
-	compile := func(pats []string) ([]*regexp.Regexp, error) {
-		var out []*regexp.Regexp
-		for _, s := range pats {
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return nil, fmt.Errorf("pull rate-limit signatures: %w", err)
-			}
-			out = append(out, re)
-		}
-		return out, nil
-	}
-	var err error
-	if p.context, err = compile(p.PullContext); err != nil {
-		return nil, err
-	}
-	if p.limited, err = compile(p.RateLimited); err != nil {
-		return nil, err
-	}
-	// The kubelet quotes the image it failed to pull: `Failed to pull image "x"`.
-	p.imageInMessage = regexp.MustCompile(`(?i)image "([^"]+)"`)
-	// The runtime's error repeats it, quoted (sometimes with escaped
-	// quotes) after "image" or "reference".
-	p.refInMessage = regexp.MustCompile(`(?i)(?:image|reference) \\?"([^"\\\s]+)\\?"`)
-	return &p, nil
-}
-
-// matches reports whether an event message shows a rate-limited pull, and
-// where the rate-limit text starts. The image references the message
-// quotes are blanked first: a tag such as 1.0.429 or a repository named
-// rate-limiter says nothing about the registry's answer.
-func (p *pullRateLimit) matches(msg string) (int, bool) {
-	ctx := false
-	for _, re := range p.context {
-		if re.MatchString(msg) {
-			ctx = true
-			break
-		}
-	}
-	if !ctx {
-		return 0, false
-	}
-	masked := p.maskImageRefs(msg)
-	for _, re := range p.limited {
-		if loc := re.FindStringIndex(masked); loc != nil {
-			return loc[0], true
-		}
-	}
-	return 0, false
-}
-
-// maskImageRefs replaces every occurrence of the image references msg
-// quotes with spaces, keeping every other byte where it was.
-func (p *pullRateLimit) maskImageRefs(msg string) string {
-	var refs []string
-	for _, m := range p.refInMessage.FindAllStringSubmatch(msg, -1) {
-		if !slices.Contains(refs, m[1]) {
-			refs = append(refs, m[1])
-		}
-	}
-	if len(refs) == 0 {
-		return msg
-	}
-	b := []byte(msg)
-	for _, ref := range refs {
-		for from := 0; ; {
-			i := strings.Index(msg[from:], ref)
-			if i < 0 {
-				break
-			}
-			for j := from + i; j < from+i+len(ref); j++ {
-				b[j] = ' '
-			}
-			from += i + len(ref)
-		}
-	}
-	return string(b)
-}
 
 // Scale thresholds: policy, not fact. A Deployment or StatefulSet below
 // pullAlwaysMinReplicas pulls too rarely to matter; from pullAlwaysHighScale
@@ -137,8 +25,8 @@ const (
 
 // imagePullAlwaysCheck finds workloads that make every node go back to the
 // registry on each start or restart of their pods.
-func imagePullAlwaysCheck() Check {
-	return Check{
+func imagePullAlwaysCheck() check.Check {
+	return check.Check{
 		ID:       "image-pull-always",
 		Title:    "Image pulls on every start at scale",
 		Severity: finding.High,
@@ -157,9 +45,9 @@ func imagePullAlwaysCheck() Check {
 			"in the input that match its node selector and tolerate their taints, as an estimate. Each kind of " +
 			"workload is its own rule: a DaemonSet's finding stands without StatefulSets in the input. Pods and " +
 			"ReplicaSets only add crash loops.",
-		Reads: append(Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
-			Optional(snapshot.Pods), Optional(snapshot.ReplicaSets), Optional(snapshot.Events), Optional(snapshot.Nodes)),
-		Rules: []Rule{
+		Reads: append(check.Needs(snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets),
+			check.Optional(snapshot.Pods), check.Optional(snapshot.ReplicaSets), check.Optional(snapshot.Events), check.Optional(snapshot.Nodes)),
+		Rules: []check.Rule{
 			{ID: pullRuleDaemonSets, Summary: "DaemonSets that pull their image on every start, or run a floating tag",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
 			{ID: pullRuleDeployments, Summary: "Deployments of 20 or more replicas that pull their image on every start",
@@ -217,7 +105,7 @@ type pullWorkload struct {
 	pods      []*snapshot.Pod
 }
 
-func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
+func runImagePullAlways(ctx *check.Context) ([]finding.Finding, error) {
 	rl, err := loadPullRateLimit()
 	if err != nil {
 		return nil, err
@@ -235,7 +123,8 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 			// Files without status: the Nodes in the input that its pods
 			// could run on, or else the pods it owns, show its reach.
 			if len(s.Nodes) > 0 {
-				n := len(targetNodes(d, s.Nodes))
+				place := check.DaemonSetPlacement(d)
+				n := len(place.Nodes(s.Nodes))
 				w.scale, w.estimate = int32(n), true
 				w.scaleFrom = fmt.Sprintf("has no status; estimated from the Nodes in the input: %d of %d match its nodeSelector and affinity and tolerate their taints", n, len(s.Nodes))
 			}
@@ -265,7 +154,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
 		w := pullWorkload{res: snapshot.Deployments, rule: pullRuleDeployments, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
-			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas"}
+			scale: check.SpecReplicas(d.Spec.Replicas), scaleFrom: "spec.replicas"}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
 		}
@@ -277,7 +166,7 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
 		w := pullWorkload{res: snapshot.StatefulSets, rule: pullRuleStatefulSets, meta: &d.ObjectMeta, spec: &d.Spec.Template.Spec,
-			scale: replicasOf(d.Spec.Replicas), scaleFrom: "spec.replicas",
+			scale: check.SpecReplicas(d.Spec.Replicas), scaleFrom: "spec.replicas",
 			pods: ix.PodsControlledBy(snapshot.IDOf(snapshot.StatefulSets.Kind, &d.ObjectMeta))}
 		if w.scale < pullAlwaysMinReplicas {
 			continue
@@ -296,13 +185,6 @@ func runImagePullAlways(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func replicasOf(r *int32) int32 {
-	if r == nil {
-		return 1 // the API default
-	}
-	return *r
-}
-
 // podSpecContainers lists init and regular containers with their field
 // paths.
 func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []string) {
@@ -317,7 +199,7 @@ func podSpecContainers(spec *corev1.PodSpec) (cs []*corev1.Container, paths []st
 	return cs, paths
 }
 
-func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
+func pullWorkloadFinding(ctx *check.Context, w *pullWorkload, publicReg func(string) bool) (finding.Finding, bool) {
 	name := w.meta.Namespace + "/" + w.meta.Name
 	prefix := fmt.Sprintf("%s %s spec.template.spec.", w.res.Kind, name)
 	cs, paths := podSpecContainers(w.spec)
@@ -370,18 +252,18 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 	}
 
 	// Crash-looping containers that pull on every restart.
-	refs := newCappedRefs()
-	refs.add(objRef(w.res, w.meta.Namespace, w.meta.Name))
+	refs := check.NewCappedRefs()
+	refs.Add(check.ResourceRef(w.res, w.meta.Namespace, w.meta.Name))
 	var loopEv []string
 	looping := 0
 	for _, p := range w.pods {
-		for st := range containerStatuses(p) {
+		for st := range check.ContainerStatuses(p) {
 			if st.State.Waiting == nil || st.State.Waiting.Reason != "CrashLoopBackOff" || !always[st.Name] {
 				continue
 			}
 			looping++
-			refs.addPodAndNode(p)
-			if len(loopEv) < listCap/5 {
+			refs.AddPodAndNode(p)
+			if len(loopEv) < check.MaxListedObjects/5 {
 				loopEv = append(loopEv, fmt.Sprintf("Pod %s/%s status.containerStatuses[%s].state.waiting.reason=CrashLoopBackOff restartCount=%d (node %s)",
 					p.Namespace, p.Name, st.Name, st.RestartCount, p.Spec.NodeName))
 			}
@@ -490,103 +372,13 @@ func pullWorkloadFinding(ctx *Context, w *pullWorkload, publicReg func(string) b
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.list(),
+		Objects:     refs.List(),
 		Evidence:    ev,
 		Remediation: fix,
 		Cases:       cases,
 	}
 	f.AddEvidence(items...)
 	return f, true
-}
-
-// pullRateLimitFindings reports pull events refused by a registry rate
-// limit, one finding per registry.
-func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Finding {
-	type hit struct {
-		e    *corev1.Event
-		pod  *snapshot.Pod
-		node string
-		at   int
-	}
-	byReg := map[string][]hit{}
-	var podByKey map[string]*snapshot.Pod // built on the first hit only
-	for i := range s.Events {
-		e := &s.Events[i]
-		if e.Type != "" && e.Type != corev1.EventTypeWarning {
-			continue
-		}
-		if e.InvolvedObject.Kind != "Pod" {
-			continue
-		}
-		at, ok := rl.matches(e.Message)
-		if !ok {
-			continue
-		}
-		if podByKey == nil {
-			podByKey = make(map[string]*snapshot.Pod, len(s.Pods))
-			for j := range s.Pods {
-				podByKey[s.Pods[j].Namespace+"/"+s.Pods[j].Name] = &s.Pods[j]
-			}
-		}
-		pod := podByKey[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]
-		node := e.Source.Host
-		if pod != nil && pod.Spec.NodeName != "" {
-			node = pod.Spec.NodeName
-		}
-		reg := "unknown registry"
-		if m := rl.imageInMessage.FindStringSubmatch(e.Message); m != nil {
-			reg = check.ImageRegistry(m[1])
-		}
-		byReg[reg] = append(byReg[reg], hit{e: e, pod: pod, node: node, at: at})
-	}
-	var out []finding.Finding
-	for _, reg := range slices.Sorted(maps.Keys(byReg)) {
-		hits := byReg[reg]
-		sort.Slice(hits, func(i, j int) bool {
-			a, b := hits[i].e, hits[j].e
-			if a.InvolvedObject.Namespace != b.InvolvedObject.Namespace {
-				return a.InvolvedObject.Namespace < b.InvolvedObject.Namespace
-			}
-			return a.InvolvedObject.Name < b.InvolvedObject.Name
-		})
-		refs := newCappedRefs()
-		var ev []string
-		var items []finding.EvidenceItem
-		for _, h := range hits {
-			refs.add(objRef(snapshot.Pods, h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name))
-			if h.node != "" {
-				refs.add(objRef(snapshot.Nodes, "", h.node))
-			}
-			if len(ev) < listCap/5 {
-				ev = append(ev, fmt.Sprintf("Event %s/%s reason=%s count=%d involvedObject=Pod %s/%s node=%s message=%q",
-					h.e.Namespace, h.e.Name, h.e.Reason, max(h.e.Count, 1), h.e.InvolvedObject.Namespace, h.e.InvolvedObject.Name,
-					h.node, quoteMessage(h.e.Message, h.at, sandboxQuoteLen)))
-				items = append(items, finding.Quote(objRef(snapshot.Events, h.e.Namespace, h.e.Name), finding.Value("reason", h.e.Reason),
-					finding.Value("involvedObject.kind", h.e.InvolvedObject.Kind), finding.Value("involvedObject.name", h.e.InvolvedObject.Name)))
-			}
-		}
-		if len(hits) > len(ev) {
-			ev = append(ev, fmt.Sprintf("… and %d more rate-limited pull events", len(hits)-len(ev)))
-		}
-		f := finding.Finding{
-			Check:    "image-pull-always",
-			Severity: finding.High,
-			Title:    fmt.Sprintf("%s refuses image pulls with a rate limit", reg),
-			Message: fmt.Sprintf("Image pulls from %s fail because the registry is rate limiting: %s on %s. Pods that "+
-				"need a pull, new ones and restarts with imagePullPolicy Always alike, cannot start until the limit resets, "+
-				"and retries spend the same budget. Limits count per source IP, so nodes behind one NAT address share them.",
-				reg, refs.summary(snapshot.Pods.Kind, "pod", "pods", 5), refs.summary(snapshot.Nodes.Kind, "node", "nodes", 5)),
-			Objects:  refs.list(),
-			Evidence: ev,
-			Remediation: "Pull through a mirror or pull-through cache close to the cluster, authenticate pulls " +
-				"(imagePullSecrets) so the per-account limit applies, and stop pulls that are not needed: " +
-				"imagePullPolicy IfNotPresent with pinned tags.",
-			Cases: []string{"docker-hub-pull-rate-limits", "daemonset-pull-always-nat-ratelimit"},
-		}
-		f.AddEvidence(items...)
-		out = append(out, f)
-	}
-	return out
 }
 
 func firstImages(ss []string, n int) []string {

@@ -1,15 +1,18 @@
-package checks
+package runtime
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
+	"github.com/kubegap/kubegap/library"
 )
 
 func TestSandboxSignaturesData(t *testing.T) {
@@ -89,7 +92,7 @@ func TestSandboxSignaturesData(t *testing.T) {
 
 func TestPodSandboxFailuresGlibc(t *testing.T) {
 	c := podSandboxFailuresCheck()
-	fs, ok := runCheck(t, c, loadFixture(t, "pod-sandbox-failures/gap.yaml"))
+	fs, _, ok := checktest.Run(t, c, checktest.Load(t, "pod-sandbox-failures/gap.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -107,17 +110,17 @@ func TestPodSandboxFailuresGlibc(t *testing.T) {
 		{"Pod", "shop", "web-7d9f-a1"}, {"Pod", "shop", "web-7d9f-a2"}, {"Pod", "kube-system", "coredns-5d78-b1"},
 		{"Node", "", "aks-np-1"}, {"Node", "", "aks-np-2"},
 	} {
-		if !hasObject(fs, o.kind, o.ns, o.name) {
+		if !checktest.HasObject(fs, o.kind, o.ns, o.name) {
 			t.Errorf("%s %s/%s not named", o.kind, o.ns, o.name)
 		}
 	}
-	if hasObject(fs, "Pod", "shop", "web-7d9f-c1") || hasObject(fs, "Node", "", "aks-np-3") {
+	if checktest.HasObject(fs, "Pod", "shop", "web-7d9f-c1") || checktest.HasObject(fs, "Node", "", "aks-np-3") {
 		t.Error("the running pod on the upgraded node is reported")
 	}
-	if !evidenceHas(f, "Node aks-np-1: 2 pods") || !evidenceHas(f, "aks-np-1", "status.nodeInfo.osImage=Ubuntu 20.04.6 LTS") {
+	if !checktest.EvidenceHas(f, "Node aks-np-1: 2 pods") || !checktest.EvidenceHas(f, "aks-np-1", "status.nodeInfo.osImage=Ubuntu 20.04.6 LTS") {
 		t.Errorf("evidence lacks the per-node line with the OS: %q", f.Evidence)
 	}
-	if !evidenceHas(f, "FailedCreatePodSandBox", "GLIBC_2.32") {
+	if !checktest.EvidenceHas(f, "FailedCreatePodSandBox", "GLIBC_2.32") {
 		t.Errorf("evidence does not quote the event: %q", f.Evidence)
 	}
 	for _, e := range f.Evidence {
@@ -136,7 +139,7 @@ func TestPodSandboxFailuresGlibc(t *testing.T) {
 }
 
 func TestPodSandboxFailuresSignatures(t *testing.T) {
-	fs, _ := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/other-signatures.yaml"))
+	fs, _, _ := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/other-signatures.yaml"))
 	tests := []struct {
 		pod, node string
 		sev       finding.Severity
@@ -165,7 +168,7 @@ func TestPodSandboxFailuresSignatures(t *testing.T) {
 			if !slices.Equal(got.Cases, tc.cases) {
 				t.Errorf("cases %v, want %v", got.Cases, tc.cases)
 			}
-			if !hasObject([]finding.Finding{*got}, "Node", "", tc.node) {
+			if !checktest.HasObject([]finding.Finding{*got}, "Node", "", tc.node) {
 				t.Errorf("node %s not named", tc.node)
 			}
 		})
@@ -173,13 +176,13 @@ func TestPodSandboxFailuresSignatures(t *testing.T) {
 	if len(fs) != 3 {
 		t.Errorf("got %d findings, want 3", len(fs))
 	}
-	if hasObject(fs, "Pod", "data", "db-0") {
+	if checktest.HasObject(fs, "Pod", "data", "db-0") {
 		t.Error("an event of an earlier pod with the same name is attributed to the new one")
 	}
 }
 
 func TestPodSandboxFailuresSilent(t *testing.T) {
-	fs, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/healthy.yaml"))
+	fs, _, ok := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/healthy.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -191,17 +194,17 @@ func TestPodSandboxFailuresSilent(t *testing.T) {
 func TestQuoteMessage(t *testing.T) {
 	long := strings.Repeat("a", 400) + " version `GLIBC_2.34' not found " + strings.Repeat("b", 400)
 	at := strings.Index(long, "version")
-	q := quoteMessage(long, at, 200)
+	q := check.QuoteMessage(long, at, 200)
 	if !strings.Contains(q, "GLIBC_2.34") {
 		t.Errorf("window lost the match: %q", q)
 	}
 	if !strings.HasPrefix(q, "…") || !strings.HasSuffix(q, "…") {
 		t.Errorf("cuts not marked: %q", q)
 	}
-	if got := quoteMessage("a\n  b\tc", -1, 100); got != "a b c" {
+	if got := check.QuoteMessage("a\n  b\tc", -1, 100); got != "a b c" {
 		t.Errorf("whitespace not collapsed: %q", got)
 	}
-	if got := quoteMessage("ünïcödé "+strings.Repeat("é", 300), -1, 51); !strings.HasPrefix(got, "ünïcödé") || !isValidUTF8(got) {
+	if got := check.QuoteMessage("ünïcödé "+strings.Repeat("é", 300), -1, 51); !strings.HasPrefix(got, "ünïcödé") || !isValidUTF8(got) {
 		t.Errorf("bad cut: %q", got)
 	}
 }
@@ -209,12 +212,12 @@ func TestQuoteMessage(t *testing.T) {
 func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 func TestPodSandboxFailuresNotEvaluatedWithoutEvents(t *testing.T) {
-	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/no-events.yaml"))
+	fs, notes := checktest.RunNotes(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/no-events.yaml"))
 	if n := notes[ruleStuckSandboxes]; len(fs) != 0 || !n.Skipped || !strings.Contains(n.Reason, "events are not in the input") {
 		t.Errorf("stuck pods without any event in the input: findings %d, notes %+v", len(fs), notes)
 	}
 	// Nothing stuck: the answer is known without events.
-	if _, ok := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pdb-blocks-drain/healthy.yaml")); !ok {
+	if _, _, ok := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "../../availability/testdata/pdb-blocks-drain/healthy.yaml")); !ok {
 		t.Error("not evaluated although no pod is stuck")
 	}
 }
@@ -224,7 +227,7 @@ func TestPodSandboxFailuresNotEvaluatedWithoutEvents(t *testing.T) {
 // attachment; a missing macvlan master is another CNI failure (issue 12,
 // false finding 4).
 func TestPodSandboxFailuresLinkNotFound(t *testing.T) {
-	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/link-not-found.yaml"))
+	fs, notes := checktest.RunNotes(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/link-not-found.yaml"))
 	if len(fs) != 1 {
 		for _, f := range fs {
 			t.Logf("%v %s", f.Severity, f.Title)
@@ -246,24 +249,24 @@ func TestPodSandboxFailuresLinkNotFound(t *testing.T) {
 		"containerRuntimeVersion=containerd://1.7.27 is outside the range",
 		"NetworkAttachmentDefinition edge/ipvlan-net spec.config has no plugin consuming",
 	} {
-		if !evidenceHas(f, want) {
+		if !checktest.EvidenceHas(f, want) {
 			t.Errorf("evidence lacks %q: %q", want, f.Evidence)
 		}
 	}
 
 	// The regression itself, with its context: cited with the evidence.
-	fs, _ = runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/other-signatures.yaml"))
+	fs, _ = checktest.RunNotes(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/other-signatures.yaml"))
 	var chained *finding.Finding
 	for i := range fs {
-		if hasObject(fs[i:i+1], "Pod", "telco", "dpdk-app-0") {
+		if checktest.HasObject(fs[i:i+1], "Pod", "telco", "dpdk-app-0") {
 			chained = &fs[i]
 		}
 	}
 	if chained == nil || chained.Severity != finding.High {
 		t.Fatalf("the chained regression is not reported high: %+v", chained)
 	}
-	if !evidenceHas(*chained, "containerd://1.7.31 is in the affected range") ||
-		!evidenceHas(*chained, "NetworkAttachmentDefinition telco/bond-net spec.config plugins[0].type=sriov then plugins[1].type=bond") {
+	if !checktest.EvidenceHas(*chained, "containerd://1.7.31 is in the affected range") ||
+		!checktest.EvidenceHas(*chained, "NetworkAttachmentDefinition telco/bond-net spec.config plugins[0].type=sriov then plugins[1].type=bond") {
 		t.Errorf("evidence lacks the runtime or the chain: %q", chained.Evidence)
 	}
 
@@ -290,9 +293,9 @@ func TestPodSandboxFailuresLinkNotFound(t *testing.T) {
 	if len(s.Nodes) != 0 {
 		t.Fatal("the node is still in the input")
 	}
-	fs, notes = runCheckNotes(t, podSandboxFailuresCheck(), s)
+	fs, notes = checktest.RunNotes(t, podSandboxFailuresCheck(), s)
 	for _, f := range fs {
-		if !hasObject([]finding.Finding{f}, "Pod", "telco", "dpdk-app-0") {
+		if !checktest.HasObject([]finding.Finding{f}, "Pod", "telco", "dpdk-app-0") {
 			continue
 		}
 		if f.Severity == finding.High {
@@ -310,7 +313,7 @@ func TestPodSandboxFailuresLinkNotFound(t *testing.T) {
 // TestPodSandboxFailuresSandboxExists: a pod whose sandbox exists is not
 // counted because of an older sandbox event (issue 12, false finding 5).
 func TestPodSandboxFailuresSandboxExists(t *testing.T) {
-	fs, notes := runCheckNotes(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/sandbox-exists.yaml"))
+	fs, notes := checktest.RunNotes(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/sandbox-exists.yaml"))
 	for _, f := range fs {
 		t.Errorf("finding on pods whose sandbox exists: %s %v", f.Title, f.Objects)
 	}
@@ -326,37 +329,54 @@ func TestPodSandboxFailuresSandboxExists(t *testing.T) {
 // named, nor is any without the installer in the input.
 func TestPodSandboxFailuresInstaller(t *testing.T) {
 	for name, s := range map[string]*snapshot.Snapshot{
-		"files":           loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"),
-		"files, no Nodes": checktest.Without(loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"), snapshot.Nodes, snapshot.ReplicaSets),
-		"complete":        checktest.Complete(loadFixture(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml")),
+		"files":           checktest.Load(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"),
+		"files, no Nodes": checktest.Without(checktest.Load(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml"), snapshot.Nodes, snapshot.ReplicaSets),
+		"complete":        checktest.Complete(checktest.Load(t, "pod-sandbox-failures/gap.yaml", "pod-sandbox-failures/installer.yaml")),
 	} {
-		fs, ok := runCheck(t, podSandboxFailuresCheck(), s)
+		fs, _, ok := checktest.Run(t, podSandboxFailuresCheck(), s)
 		if !ok || len(fs) != 1 {
 			t.Fatalf("%s: want one finding, got %d (evaluated %v)", name, len(fs), ok)
 		}
 		f := fs[0]
-		if !hasObject(fs, "DaemonSet", "kube-system", "azure-cns") || !strings.Contains(f.Message, "DaemonSet kube-system/azure-cns writes into") {
+		if !checktest.HasObject(fs, "DaemonSet", "kube-system", "azure-cns") || !strings.Contains(f.Message, "DaemonSet kube-system/azure-cns writes into") {
 			t.Errorf("%s: the installer is not named: %s %v", name, f.Message, f.Objects)
 		}
-		if !evidenceHas(f, "initContainers[0] can write into /opt/cni/bin", "/opt/cni/bin/azure-vnet") ||
-			!evidenceHas(f, "azure-cns has a pod on failing node aks-np-1") {
+		if !checktest.EvidenceHas(f, "initContainers[0] can write into /opt/cni/bin", "/opt/cni/bin/azure-vnet") ||
+			!checktest.EvidenceHas(f, "azure-cns has a pod on failing node aks-np-1") {
 			t.Errorf("%s: evidence lacks the installer's mount: %q", name, f.Evidence)
 		}
-		if !evidenceHas(f, "azure-cns initContainers[0] runs", "which names azure-vnet") {
+		if !checktest.EvidenceHas(f, "azure-cns initContainers[0] runs", "which names azure-vnet") {
 			t.Errorf("%s: evidence should say the installer's command names the binary: %q", name, f.Evidence)
 		}
-		if hasObject(fs, "DaemonSet", "gpu", "gpu-cni") {
+		if checktest.HasObject(fs, "DaemonSet", "gpu", "gpu-cni") {
 			t.Errorf("%s: gpu-cni runs only on aks-np-3, which does not fail", name)
 		}
-		if hasObject(fs, "DaemonSet", "ops", "node-tools") {
+		if checktest.HasObject(fs, "DaemonSet", "ops", "node-tools") {
 			t.Errorf("%s: node-tools only shares the directory, while azure-cns's command names the binary", name)
 		}
 	}
-	fs, _ := runCheck(t, podSandboxFailuresCheck(), loadFixture(t, "pod-sandbox-failures/gap.yaml"))
+	fs, _, _ := checktest.Run(t, podSandboxFailuresCheck(), checktest.Load(t, "pod-sandbox-failures/gap.yaml"))
 	for _, f := range fs {
 		for _, o := range f.Objects {
 			if o.Kind == "DaemonSet" {
 				t.Errorf("no DaemonSet in the input, but %v named", o)
+			}
+		}
+	}
+}
+
+// TestSandboxSignaturesCiteLibraryCases keeps the case IDs each sandbox
+// signature cites in step with the library: a finding citing a missing
+// case is a bug. (The check's own case list is TestChecksAndCasesCiteEachOther's.)
+func TestSandboxSignaturesCiteLibraryCases(t *testing.T) {
+	sigs, err := loadSandboxSignatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sigs {
+		for _, id := range s.Cases {
+			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
+				t.Errorf("sandbox signature %s cites %s, which the library lacks", s.ID, id)
 			}
 		}
 	}

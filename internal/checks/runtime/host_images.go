@@ -1,4 +1,4 @@
-package checks
+package runtime
 
 import (
 	"sort"
@@ -64,7 +64,7 @@ func linuxPlatforms(s *snapshot.Snapshot) []string {
 	return platforms
 }
 
-// Image-reading checks outside this package, by ID: what --inspect-images
+// The image-reading checks of this package, by ID: what --inspect-images
 // must read of every image pods and workload templates run for them.
 const (
 	imageManifestCheckID = "image-manifest-compat" // the manifest's media type

@@ -1,7 +1,6 @@
-package checks
+package availability
 
 import (
-	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
-	"github.com/kubegap/kubegap/library"
 )
 
 func TestWebhookFactsData(t *testing.T) {
@@ -88,12 +86,12 @@ func rule(groups, resources []string, op admissionv1.OperationType, scope *admis
 }
 
 func TestWebhookBlastRadiusFires(t *testing.T) {
-	s := loadFixture(t, "webhook-blast-radius/gap.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/gap.yaml")
 	// As a live read would: every Service and EndpointSlice is there, so a
 	// Service missing from them does not exist.
 	s.SetComplete(snapshot.Services, nil)
 	s.SetComplete(snapshot.EndpointSlices, nil)
-	fs, ok := runCheck(t, webhookBlastRadiusCheck(), s)
+	fs, _, ok := checktest.Run(t, webhookBlastRadiusCheck(), s)
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -134,7 +132,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := findingAbout(fs, tc.kind, "", tc.name)
+			f, ok := checktest.FindingAbout(fs, tc.kind, "", tc.name)
 			if !ok {
 				t.Fatalf("no finding about %s %s", tc.kind, tc.name)
 			}
@@ -143,12 +141,12 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 			}
 			for _, o := range tc.objects {
 				p := strings.SplitN(o, "/", 3)
-				if !hasObject([]finding.Finding{f}, p[0], p[1], p[2]) {
+				if !checktest.HasObject([]finding.Finding{f}, p[0], p[1], p[2]) {
 					t.Errorf("%s not named: %v", o, f.Objects)
 				}
 			}
 			for _, e := range tc.evidence {
-				if !evidenceHas(f, e) {
+				if !checktest.EvidenceHas(f, e) {
 					t.Errorf("no evidence has %q: %q", e, f.Evidence)
 				}
 			}
@@ -166,7 +164,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 	for name, want := range map[string]bool{"slow-labeler": true, "pod-injector": false} {
 		var f finding.Finding
 		for _, k := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-			if got, ok := findingAbout(fs, k, "", name); ok {
+			if got, ok := checktest.FindingAbout(fs, k, "", name); ok {
 				f = got
 			}
 		}
@@ -188,7 +186,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 		{"ValidatingWebhookConfiguration", "orphaned-webhook", false, false, false},
 		{"MutatingWebhookConfiguration", "slow-labeler", false, false, false},
 	} {
-		f, _ := findingAbout(fs, tc.kind, "", tc.name)
+		f, _ := checktest.FindingAbout(fs, tc.kind, "", tc.name)
 		for id, want := range map[string]bool{
 			caseKyvernoOOMAllResources: tc.allResources, caseGatekeeperControlPlane: tc.allResources,
 			caseKyvernoServiceCIDR: tc.allResources, caseKyvernoCAPIDeadlock: tc.critical, caseKyvernoStopStart: tc.owner,
@@ -201,7 +199,7 @@ func TestWebhookBlastRadiusFires(t *testing.T) {
 }
 
 func TestWebhookBlastRadiusSilent(t *testing.T) {
-	fs, ok := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/healthy.yaml"))
+	fs, _, ok := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/healthy.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -211,7 +209,7 @@ func TestWebhookBlastRadiusSilent(t *testing.T) {
 }
 
 func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
-	fs, _ := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/no-namespaces.yaml"))
+	fs, _, _ := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/no-namespaces.yaml"))
 	if len(fs) != 1 {
 		t.Fatalf("want 1 finding, got %+v", fs)
 	}
@@ -220,38 +218,18 @@ func TestWebhookBlastRadiusWithoutNamespaces(t *testing.T) {
 	if f.Severity != finding.Medium {
 		t.Errorf("severity %v, want medium", f.Severity)
 	}
-	if !evidenceHas(f, "kube-system exclusion unknown") {
+	if !checktest.EvidenceHas(f, "kube-system exclusion unknown") {
 		t.Errorf("evidence does not say the exclusion is unknown: %q", f.Evidence)
 	}
-	if !hasObject(fs, "Deployment", "gatekeeper-system", "gatekeeper-controller-manager") {
+	if !checktest.HasObject(fs, "Deployment", "gatekeeper-system", "gatekeeper-controller-manager") {
 		t.Errorf("backing Deployment not named: %v", f.Objects)
 	}
 
 	// The same webhook with the Namespace objects: kube-system carries the
 	// ignore label, so it is excluded, and with 3 ready replicas nothing is left.
-	fs, _ = runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/healthy.yaml"))
-	if hasObject(fs, "ValidatingWebhookConfiguration", "", "gatekeeper-validating-webhook-configuration") {
+	fs, _, _ = checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/healthy.yaml"))
+	if checktest.HasObject(fs, "ValidatingWebhookConfiguration", "", "gatekeeper-validating-webhook-configuration") {
 		t.Error("gatekeeper reported although kube-system is excluded by label")
-	}
-}
-
-// TestWorkloadChecksCiteLibraryCases keeps the cited case IDs in step with
-// the library: a finding citing a missing case is a bug.
-func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
-	for _, c := range []Check{pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck()} {
-		for _, id := range c.CaseIDs() {
-			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
-				t.Errorf("%s cites %s, which the library lacks: %v", c.ID, id, err)
-			}
-		}
-	}
-	sigs, _ := loadSandboxSignatures()
-	for _, s := range sigs {
-		for _, id := range s.Cases {
-			if _, err := fs.Stat(library.FS, "cases/"+id+".yaml"); err != nil {
-				t.Errorf("sandbox signature %s cites %s, which the library lacks", s.ID, id)
-			}
-		}
 	}
 }
 
@@ -261,20 +239,20 @@ func TestWorkloadChecksCiteLibraryCases(t *testing.T) {
 // absent.
 func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 	c := webhookBlastRadiusCheck()
-	s := loadFixture(t, "webhook-blast-radius/other-namespace-services.yaml")
-	ctx := &Context{Snapshot: s}
+	s := checktest.Load(t, "webhook-blast-radius/other-namespace-services.yaml")
+	ctx := &check.Context{Snapshot: s}
 	fs, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg")
+	f, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg")
 	if !ok {
 		t.Fatalf("the fail-closed pod webhook is not reported: %+v", fs)
 	}
-	if strings.Contains(f.Message, "does not exist") || strings.Contains(f.Message, "rejects every call") || evidenceHas(f, "no such Service") {
+	if strings.Contains(f.Message, "does not exist") || strings.Contains(f.Message, "rejects every call") || checktest.EvidenceHas(f, "no such Service") {
 		t.Errorf("a Service not in the input is reported missing: %s %q", f.Message, f.Evidence)
 	}
-	if !evidenceHas(f, "kyverno/kyverno-svc: Service not in the input") {
+	if !checktest.EvidenceHas(f, "kyverno/kyverno-svc: Service not in the input") {
 		t.Errorf("evidence does not say the Service is unknown: %q", f.Evidence)
 	}
 	// What the objects prove stands: fail closed on pods, kube-system included.
@@ -287,15 +265,15 @@ func TestWebhookServiceNotInInputIsUnknown(t *testing.T) {
 
 	// Services complete in namespace kyverno: now the Service is proven gone.
 	s.SetComplete(snapshot.Services, []string{"kyverno"})
-	fs, _ = runCheck(t, c, s)
-	if f, _ := findingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"); f.Severity != finding.High || !evidenceHas(f, "no such Service") {
+	fs, _, _ = checktest.Run(t, c, s)
+	if f, _ := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"); f.Severity != finding.High || !checktest.EvidenceHas(f, "no such Service") {
 		t.Errorf("with every Service of kyverno read: %v %q", f.Severity, f.Evidence)
 	}
 }
 
 // TestWebhookScopeNarrowed: issue 12, false findings 6 and 7.
 func TestWebhookScopeNarrowed(t *testing.T) {
-	ctx := &Context{Snapshot: loadFixture(t, "webhook-blast-radius/scope.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "webhook-blast-radius/scope.yaml")}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -306,10 +284,10 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 	if !strings.Contains(n.Reason, "labelled-only") || strings.Contains(n.Reason, "humans-only") {
 		t.Errorf("rule %s notes %q: want labelled-only unknown, humans-only judged", webhookRuleCritical, n.Reason)
 	}
-	if _, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "delete-guard"); ok {
+	if _, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "delete-guard"); ok {
 		t.Error("a DELETE-only webhook is reported as blocking pod creation")
 	}
-	f, ok := findingAbout(fs, "ValidatingWebhookConfiguration", "", "humans-only")
+	f, ok := checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "humans-only")
 	switch {
 	case !ok:
 		// Exempting controllers lowers the risk; it does not prove none.
@@ -318,7 +296,7 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 	case !strings.Contains(f.Message, "system users"):
 		t.Errorf("message does not say controllers are exempt: %s", f.Message)
 	}
-	f, ok = findingAbout(fs, "ValidatingWebhookConfiguration", "", "labelled-only")
+	f, ok = checktest.FindingAbout(fs, "ValidatingWebhookConfiguration", "", "labelled-only")
 	if ok {
 		if f.Severity > finding.Medium {
 			t.Errorf("a webhook narrowed by matchConditions is %v: %s", f.Severity, f.Message)
@@ -337,8 +315,8 @@ func TestWebhookScopeNarrowed(t *testing.T) {
 // TestWebhookV1beta1Defaults: issue 12, false finding 14. An unset
 // failurePolicy of a v1beta1 webhook is Ignore, its timeout 30 s.
 func TestWebhookV1beta1Defaults(t *testing.T) {
-	fs, _ := runCheck(t, webhookBlastRadiusCheck(), loadFixture(t, "webhook-blast-radius/v1beta1.yaml"))
-	f, ok := findingAbout(fs, "MutatingWebhookConfiguration", "", "legacy-injector")
+	fs, _, _ := checktest.Run(t, webhookBlastRadiusCheck(), checktest.Load(t, "webhook-blast-radius/v1beta1.yaml"))
+	f, ok := checktest.FindingAbout(fs, "MutatingWebhookConfiguration", "", "legacy-injector")
 	if !ok {
 		t.Fatalf("the 30 s default timeout on kube-system's pods is not reported: %+v", fs)
 	}
@@ -346,11 +324,11 @@ func TestWebhookV1beta1Defaults(t *testing.T) {
 		t.Errorf("severity %v, want low: %s", f.Severity, f.Message)
 	}
 	for _, e := range []string{"failurePolicy=Ignore (unset; the admissionregistration.k8s.io/v1beta1 default)", "timeoutSeconds=30 (unset; the admissionregistration.k8s.io/v1beta1 default)"} {
-		if !evidenceHas(f, e) {
+		if !checktest.EvidenceHas(f, e) {
 			t.Errorf("no evidence %q: %q", e, f.Evidence)
 		}
 	}
-	if evidenceHas(f, "failurePolicy=Fail") {
+	if checktest.EvidenceHas(f, "failurePolicy=Fail") {
 		t.Errorf("v1 defaults applied to a v1beta1 webhook: %q", f.Evidence)
 	}
 }
@@ -359,14 +337,14 @@ func TestWebhookV1beta1Defaults(t *testing.T) {
 // pod is not ready.
 func TestWebhookServiceWrites(t *testing.T) {
 	c := webhookBlastRadiusCheck()
-	fs, ok := runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml")))
+	fs, _, ok := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-gap.yaml")))
 	if !ok || len(fs) != 1 {
 		t.Fatalf("evaluated %v, findings %+v", ok, fs)
 	}
 	f := fs[0]
 	for _, o := range [][3]string{{"ValidatingWebhookConfiguration", "", "kyverno-resource-validating-webhook-cfg"},
 		{"Service", "kyverno", "kyverno-svc"}, {"Deployment", "kyverno", "kyverno"}} {
-		if !hasObject(fs, o[0], o[1], o[2]) {
+		if !checktest.HasObject(fs, o[0], o[1], o[2]) {
 			t.Errorf("finding does not name %v", o)
 		}
 	}
@@ -379,15 +357,15 @@ func TestWebhookServiceWrites(t *testing.T) {
 	}
 
 	// One ready replica left: a single point of failure, medium.
-	s := checktest.Complete(loadFixture(t, "webhook-blast-radius/services-gap.yaml"))
+	s := checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-gap.yaml"))
 	ready := true
 	s.EndpointSlices[0].Endpoints[0].Conditions.Ready = &ready
-	fs, _ = runCheck(t, c, s)
+	fs, _, _ = checktest.Run(t, c, s)
 	if len(fs) != 1 || fs[0].Severity != finding.Medium {
 		t.Errorf("one ready endpoint: %+v", fs)
 	}
 
-	fs, ok = runCheck(t, c, checktest.Complete(loadFixture(t, "webhook-blast-radius/services-healthy.yaml")))
+	fs, _, ok = checktest.Run(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/services-healthy.yaml")))
 	if !ok || len(fs) != 0 {
 		t.Errorf("three ready replicas: %+v", fs)
 	}
@@ -396,9 +374,9 @@ func TestWebhookServiceWrites(t *testing.T) {
 // From files without the backend's EndpointSlices or Deployment, the
 // backend's readiness is unknown: the rule is partial, not a pass.
 func TestWebhookServiceWritesUnknownBackend(t *testing.T) {
-	s := loadFixture(t, "webhook-blast-radius/services-gap.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/services-gap.yaml")
 	s.EndpointSlices, s.Deployments = nil, nil
-	ctx := &Context{Snapshot: s}
+	ctx := &check.Context{Snapshot: s}
 	fs, err := webhookBlastRadiusCheck().Run(ctx)
 	if err != nil || len(fs) != 0 {
 		t.Fatalf("err %v, findings %+v", err, fs)
@@ -438,7 +416,7 @@ func TestWebhookNetworkCutCitation(t *testing.T) {
 	}
 	cites := func(f finding.Finding) bool { return slices.Contains(f.Cases, casePodWebhooksNetworkCut) }
 
-	fs, _ := runCheck(t, c, loadFixture(t, "webhook-blast-radius/kai-scheduler-pre.yaml"))
+	fs, _, _ := checktest.Run(t, c, checktest.Load(t, "webhook-blast-radius/kai-scheduler-pre.yaml"))
 	for _, name := range []string{"mutating-kai-admission", "validating-kai-admission"} {
 		f, ok := findingByTitle(fs, name)
 		switch {
@@ -449,7 +427,7 @@ func TestWebhookNetworkCutCitation(t *testing.T) {
 		}
 	}
 
-	fs, _ = runCheck(t, c, loadFixture(t, "webhook-blast-radius/network-cut-other-shapes.yaml"))
+	fs, _, _ = checktest.Run(t, c, checktest.Load(t, "webhook-blast-radius/network-cut-other-shapes.yaml"))
 	if f, ok := findingByTitle(fs, "labelled-gate"); !ok || f.Severity < finding.Medium || slices.Contains(f.Cases, caseLinkerdInjectorKubeSystem) {
 		t.Errorf("labelled-gate (kube-system coverage unknown): found %v, %v, cases %v; want medium or higher without %s", ok, f.Severity, f.Cases, caseLinkerdInjectorKubeSystem)
 	}
@@ -463,10 +441,10 @@ func TestWebhookNetworkCutCitation(t *testing.T) {
 		}
 	}
 
-	s := loadFixture(t, "webhook-blast-radius/gap.yaml")
+	s := checktest.Load(t, "webhook-blast-radius/gap.yaml")
 	s.SetComplete(snapshot.Services, nil)
 	s.SetComplete(snapshot.EndpointSlices, nil)
-	fs, _ = runCheck(t, c, s)
+	fs, _, _ = checktest.Run(t, c, s)
 	for _, f := range fs {
 		if f.Severity < finding.Medium && cites(f) {
 			t.Errorf("%s is %v but cites %s", f.Title, f.Severity, casePodWebhooksNetworkCut)

@@ -1,6 +1,7 @@
-package checks
+package versions
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -67,15 +68,15 @@ func TestVersionSkew(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := loadFixture(t, c.file)
+			s := checktest.Load(t, c.file)
 			s.Source.ServerVersion = c.server
-			fs, ok := runCheck(t, versionSkewCheck(), s)
+			fs, _, ok := checktest.Run(t, versionSkewCheck(), s)
 			if !ok {
 				t.Fatal("not evaluated")
 			}
 			if len(fs) != len(c.want) {
 				for _, f := range fs {
-					t.Logf("%v %s %v", f.Severity, f.Title, nodeNames(f))
+					t.Logf("%v %s %v", f.Severity, f.Title, checktest.NodeNames(f))
 				}
 				t.Fatalf("%d findings, want %d", len(fs), len(c.want))
 			}
@@ -84,7 +85,7 @@ func TestVersionSkew(t *testing.T) {
 				if f.Severity != w.severity {
 					t.Errorf("finding %d: severity %v, want %v (%s)", i, f.Severity, w.severity, f.Title)
 				}
-				if n := nodeNames(f); !slices.Equal(n, w.nodes) {
+				if n := checktest.NodeNames(f); !slices.Equal(n, w.nodes) {
 					t.Errorf("finding %d: nodes %v, want %v", i, n, w.nodes)
 				}
 				if !strings.Contains(f.Title, w.title) {
@@ -97,7 +98,7 @@ func TestVersionSkew(t *testing.T) {
 					t.Errorf("evidence %v", f.Evidence)
 				}
 				for _, n := range w.nodes {
-					if !quotes(f, "Node", n, "status.nodeInfo.kubeletVersion") {
+					if !checktest.Quotes(f, "Node", n, "status.nodeInfo.kubeletVersion") {
 						t.Errorf("no kubelet evidence for %s", n)
 					}
 				}
@@ -107,9 +108,9 @@ func TestVersionSkew(t *testing.T) {
 }
 
 func TestVersionSkewNotEvaluated(t *testing.T) {
-	for _, file := range []string{"version-skew/no-versions.yaml", "host-binary-glibc/v2-installer.yaml"} {
+	for _, file := range []string{"version-skew/no-versions.yaml", "../../runtime/testdata/host-binary-glibc/v2-installer.yaml"} {
 		t.Run(file, func(t *testing.T) {
-			if _, ok := runCheck(t, versionSkewCheck(), loadFixture(t, file)); ok {
+			if _, _, ok := checktest.Run(t, versionSkewCheck(), checktest.Load(t, file)); ok {
 				t.Error("evaluated")
 			}
 		})
@@ -148,13 +149,13 @@ func TestParseKubeVersion(t *testing.T) {
 // image, with the control-plane version taken from a kube-apiserver static
 // pod when the input has no server version; a current one is not.
 func TestKubeProxySkew(t *testing.T) {
-	s := loadFixture(t, "version-skew/kube-proxy.yaml")
-	ctx := &Context{Snapshot: s}
+	s := checktest.Load(t, "version-skew/kube-proxy.yaml")
+	ctx := &check.Context{Snapshot: s}
 	fs, err := versionSkewCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) != 1 || !hasObject(fs, "DaemonSet", "kube-system", "kube-proxy") || fs[0].Severity != finding.High {
+	if len(fs) != 1 || !checktest.HasObject(fs, "DaemonSet", "kube-system", "kube-proxy") || fs[0].Severity != finding.High {
 		t.Fatalf("findings = %+v, want one high on DaemonSet kube-system/kube-proxy", fs)
 	}
 	if !strings.Contains(fs[0].Title, "kube-proxy 1.30 is beyond the supported skew behind the API server 1.35") ||
@@ -167,7 +168,7 @@ func TestKubeProxySkew(t *testing.T) {
 
 	// Too new: the same kube-proxy against an older control plane.
 	s.Source.ServerVersion = "v1.29.3"
-	fs, _ = versionSkewCheck().Run(&Context{Snapshot: s})
+	fs, _ = versionSkewCheck().Run(&check.Context{Snapshot: s})
 	var newer int
 	for _, f := range fs {
 		if strings.Contains(f.Title, "kube-proxy") && strings.Contains(f.Title, "newer than the API server 1.29") {
@@ -183,8 +184,8 @@ func TestKubeProxySkew(t *testing.T) {
 // version leaves the kubelet rule partial and skips kube-proxy: unknown,
 // never pass.
 func TestVersionSkewWithoutServerVersion(t *testing.T) {
-	s := loadFixture(t, "version-skew/uniform.yaml")
-	ctx := &Context{Snapshot: s}
+	s := checktest.Load(t, "version-skew/uniform.yaml")
+	ctx := &check.Context{Snapshot: s}
 	if _, err := versionSkewCheck().Run(ctx); err != nil {
 		t.Fatal(err)
 	}

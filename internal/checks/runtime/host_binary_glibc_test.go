@@ -1,4 +1,4 @@
-package checks
+package runtime
 
 import (
 	"errors"
@@ -13,32 +13,11 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// nodeNames lists the Node objects a finding names.
-func nodeNames(f finding.Finding) []string {
-	var out []string
-	for _, o := range f.Objects {
-		if o.Kind == "Node" {
-			out = append(out, o.Name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func anyEvidence(f finding.Finding, sub string) bool {
-	for _, e := range f.Evidence {
-		if strings.Contains(e, sub) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestHostBinaryGlibc(t *testing.T) {
 	cases := []struct {
 		name      string
 		files     []string
-		images    map[string]ImageFacts
+		images    map[string]check.ImageFacts
 		wantDS    []string // namespace/name of DaemonSets with a finding
 		severity  finding.Severity
 		wantNodes []string
@@ -78,7 +57,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:      "inspected image needs a newer glibc than a uniform fleet has",
 			files:     []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images:    map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2", MaxGlibc: "GLIBC_2.36", Executables: []string{"/cni/cilium-cni: GLIBC_2.36"}}},
+			images:    map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2", MaxGlibc: "GLIBC_2.36", Executables: []string{"/cni/cilium-cni: GLIBC_2.36"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,
 			wantNodes: []string{"n1", "n2"},
@@ -87,13 +66,13 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:   "inspection says static: it takes precedence over the data file",
 			files:  []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
-			images: map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {LayersRead: true, Image: "mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11"}},
+			images: map[string]check.ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {LayersRead: true, Image: "mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11"}},
 			wantDS: nil,
 		},
 		{
 			name:  "inspected image installs a musl binary: every glibc node lacks the loader",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				Musl: []string{"/cni/cilium-cni: musl, loader /lib/ld-musl-x86_64.so.1"}, Interpreters: []string{"/lib/ld-musl-x86_64.so.1"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,
@@ -103,7 +82,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "inspected image needs libstdc++ whose presence node data cannot confirm",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", MaxGlibcxx: "3.4.30", MaxCxxabi: "1.3.13", Executables: []string{"/cni/cilium-cni: GLIBC_2.17, GLIBCXX_3.4.30, CXXABI_1.3.13"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.Medium,
@@ -113,7 +92,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "inspected image's binaries name a loader outside /lib and /lib64",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/nix/store/x-glibc-2.40/lib/ld-linux-x86-64.so.2"}}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.Medium,
@@ -123,14 +102,14 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:  "usual loaders and a met glibc need: no finding",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.17", Interpreters: []string{"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}}},
 			wantDS: nil,
 		},
 		{
 			name:  "C++ binary whose glibc need already fails: high, with the C++ need in evidence",
 			files: []string{"host-binary-glibc/uniform-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"},
-			images: map[string]ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
+			images: map[string]check.ImageFacts{"quay.io/cilium/cilium:v1.18.2": {LayersRead: true, Image: "quay.io/cilium/cilium:v1.18.2",
 				MaxGlibc: "2.99", MaxGlibcxx: "3.4.30"}},
 			wantDS:    []string{"kube-system/cilium"},
 			severity:  finding.High,
@@ -140,7 +119,7 @@ func TestHostBinaryGlibc(t *testing.T) {
 		{
 			name:      "inspection failed: the data file still answers",
 			files:     []string{"host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml"},
-			images:    map[string]ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Err: "unauthorized"}},
+			images:    map[string]check.ImageFacts{"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11": {Err: "unauthorized"}},
 			wantDS:    []string{"kube-system/azure-cns"},
 			severity:  finding.High,
 			wantNodes: []string{"aks-np2004-0", "aks-np2004-1"},
@@ -148,15 +127,15 @@ func TestHostBinaryGlibc(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := loadFixture(t, c.files...)
+			s := checktest.Load(t, c.files...)
 			chk := hostBinaryGlibcCheck()
-			fs, err := chk.Run(&Context{Snapshot: s, Images: c.images})
+			fs, err := chk.Run(&check.Context{Snapshot: s, Images: c.images})
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Reuse runCheck's invariants on the same findings.
 			if c.images == nil {
-				fs2, ok := runCheck(t, chk, s)
+				fs2, _, ok := checktest.Run(t, chk, s)
 				if !ok || len(fs2) != len(fs) {
 					t.Fatalf("runCheck disagrees: %d findings, evaluated %v", len(fs2), ok)
 				}
@@ -179,14 +158,14 @@ func TestHostBinaryGlibc(t *testing.T) {
 			if f.Severity != c.severity {
 				t.Errorf("severity %v, want %v", f.Severity, c.severity)
 			}
-			if n := nodeNames(f); !slices.Equal(n, c.wantNodes) {
+			if n := checktest.NodeNames(f); !slices.Equal(n, c.wantNodes) {
 				t.Errorf("nodes %v, want %v", n, c.wantNodes)
 			}
 			if !slices.Contains(f.Cases, "azure-cni-v2-glibc") {
 				t.Errorf("cases %v", f.Cases)
 			}
 			for _, e := range c.evidence {
-				if !anyEvidence(f, e) {
+				if !checktest.AnyEvidence(f, e) {
 					t.Errorf("no evidence containing %q in\n%s", e, strings.Join(f.Evidence, "\n"))
 				}
 			}
@@ -198,8 +177,8 @@ func TestHostBinaryGlibc(t *testing.T) {
 }
 
 func TestHostBinaryGlibcMessage(t *testing.T) {
-	s := loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
-	fs, _ := runCheck(t, hostBinaryGlibcCheck(), s)
+	s := checktest.Load(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
+	fs, _, _ := checktest.Run(t, hostBinaryGlibcCheck(), s)
 	if len(fs) != 1 {
 		t.Fatalf("%d findings", len(fs))
 	}
@@ -214,12 +193,12 @@ func TestHostBinaryGlibcMessage(t *testing.T) {
 }
 
 func TestHostBinaryGlibcNotEvaluatedWithoutNodes(t *testing.T) {
-	s := loadFixture(t, "host-binary-glibc/v2-installer.yaml")
-	if _, ok := runCheck(t, hostBinaryGlibcCheck(), s); ok {
+	s := checktest.Load(t, "host-binary-glibc/v2-installer.yaml")
+	if _, _, ok := checktest.Run(t, hostBinaryGlibcCheck(), s); ok {
 		t.Error("evaluated without nodes")
 	}
-	_, err := hostBinaryGlibcCheck().Run(&Context{Snapshot: s})
-	if !errors.Is(err, ErrNotEvaluated) {
+	_, err := hostBinaryGlibcCheck().Run(&check.Context{Snapshot: s})
+	if !errors.Is(err, check.ErrNotEvaluated) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -227,7 +206,7 @@ func TestHostBinaryGlibcNotEvaluatedWithoutNodes(t *testing.T) {
 // TestHostBinaryGlibcLargeFleet checks the node cap and that a large fleet
 // is handled without per-pod work.
 func TestHostBinaryGlibcLargeFleet(t *testing.T) {
-	base := loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
+	base := checktest.Load(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/v2-installer.yaml")
 	s := snapshot.New(snapshot.Source{Type: snapshot.SourceFiles})
 	s.DaemonSets = base.DaemonSets
 	tmpl := base.Index().Node("aks-np2004-0") // Ubuntu 20.04
@@ -237,11 +216,11 @@ func TestHostBinaryGlibcLargeFleet(t *testing.T) {
 		s.Nodes = append(s.Nodes, n)
 	}
 	s.Finish()
-	fs, ok := runCheck(t, hostBinaryGlibcCheck(), s)
+	fs, _, ok := checktest.Run(t, hostBinaryGlibcCheck(), s)
 	if !ok || len(fs) != 1 {
 		t.Fatalf("evaluated %v, %d findings", ok, len(fs))
 	}
-	if n := len(nodeNames(fs[0])); n != check.MaxListedObjects {
+	if n := len(checktest.NodeNames(fs[0])); n != check.MaxListedObjects {
 		t.Errorf("%d nodes named, want the cap %d", n, check.MaxListedObjects)
 	}
 	if len(fs[0].Evidence) > 10+check.MaxEvidence {
@@ -286,8 +265,8 @@ func TestHostBinaryFacts(t *testing.T) {
 		"mcr.microsoft.com/containernetworking/v2/azure-cni:v1.8.11@sha256:": "mcr.microsoft.com/containernetworking/v2/azure-cni",
 	}
 	for in, want := range refs {
-		if got := imageRepository(in); got != want {
-			t.Errorf("imageRepository(%q) = %q, want %q", in, got, want)
+		if got := check.ImageRepository(in); got != want {
+			t.Errorf("check.ImageRepository(%q) = %q, want %q", in, got, want)
 		}
 	}
 	bad := map[string]string{
@@ -315,7 +294,7 @@ func TestHostBinaryFacts(t *testing.T) {
 // loader, GPU driver installers) holds kernel modules, not binaries that
 // run against the host's glibc (issue 12, false finding 12).
 func TestHostBinaryGlibcKernelModules(t *testing.T) {
-	fs, notes := runCheckNotes(t, hostBinaryGlibcCheck(), loadFixture(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/kernel-modules.yaml"))
+	fs, notes := checktest.RunNotes(t, hostBinaryGlibcCheck(), checktest.Load(t, "host-binary-glibc/nodes.yaml", "host-binary-glibc/kernel-modules.yaml"))
 	for _, f := range fs {
 		t.Errorf("kernel module writer reported: %s", f.Title)
 	}
@@ -327,7 +306,7 @@ func TestHostBinaryGlibcKernelModules(t *testing.T) {
 // TestHostBinaryGlibcUnknownNodes: nodes whose glibc is unknown leave the
 // rule partial: an installer needing a newer glibc may break them.
 func TestHostBinaryGlibcUnknownNodes(t *testing.T) {
-	_, notes := runCheckNotes(t, hostBinaryGlibcCheck(), loadFixture(t, "host-binary-glibc/unknown-os-nodes.yaml", "host-binary-glibc/v2-installer.yaml"))
+	_, notes := checktest.RunNotes(t, hostBinaryGlibcCheck(), checktest.Load(t, "host-binary-glibc/unknown-os-nodes.yaml", "host-binary-glibc/v2-installer.yaml"))
 	n, ok := notes[ruleHostBinaryGlibc]
 	if !ok || n.Skipped || !strings.Contains(n.Reason, "kube-system/azure-cns can write into a host binary directory on 2 nodes whose glibc is unknown") {
 		t.Errorf("notes: %+v", notes)
@@ -359,17 +338,17 @@ func TestUsualLoader(t *testing.T) {
 func TestHostBinaryGlibcUnknownImageUniformFleet(t *testing.T) {
 	const image = "quay.io/cilium/cilium:v1.18.2"
 	load := func() *snapshot.Snapshot {
-		return checktest.Complete(loadFixture(t, "host-binary-glibc/ubuntu2004-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"))
+		return checktest.Complete(checktest.Load(t, "host-binary-glibc/ubuntu2004-nodes.yaml", "host-binary-glibc/unknown-installer.yaml"))
 	}
 	for _, tc := range []struct {
 		name   string
-		images map[string]ImageFacts
+		images map[string]check.ImageFacts
 		why    string
 	}{
 		{"not inspected", nil, "not inspected, and not in kubegap's data"},
-		{"inspection failed", map[string]ImageFacts{image: {Image: image, Err: "GET https://quay.io/v2/: unauthorized"}}, "could not read it: GET https://quay.io/v2/: unauthorized"},
-		{"manifest only", map[string]ImageFacts{image: {Image: image, MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"}}, "read only its manifest"},
-		{"another image inspected", map[string]ImageFacts{"registry.k8s.io/pause:3.10": {Image: "registry.k8s.io/pause:3.10", LayersRead: true}}, "did not inspect it"},
+		{"inspection failed", map[string]check.ImageFacts{image: {Image: image, Err: "GET https://quay.io/v2/: unauthorized"}}, "could not read it: GET https://quay.io/v2/: unauthorized"},
+		{"manifest only", map[string]check.ImageFacts{image: {Image: image, MediaType: "application/vnd.docker.distribution.manifest.v1+prettyjws"}}, "read only its manifest"},
+		{"another image inspected", map[string]check.ImageFacts{"registry.k8s.io/pause:3.10": {Image: "registry.k8s.io/pause:3.10", LayersRead: true}}, "did not inspect it"},
 	} {
 		fs, ctx, ok := checktest.RunImages(t, hostBinaryGlibcCheck(), load(), tc.images)
 		n, noted := ctx.Notes()[ruleHostBinaryGlibc]
@@ -384,6 +363,6 @@ func TestHostBinaryGlibcUnknownImageUniformFleet(t *testing.T) {
 			}
 		}
 	}
-	met := map[string]ImageFacts{image: {Image: image, LayersRead: true, MaxGlibc: "2.17", Executables: []string{"/cni/cilium-cni: GLIBC_2.17"}}}
+	met := map[string]check.ImageFacts{image: {Image: image, LayersRead: true, MaxGlibc: "2.17", Executables: []string{"/cni/cilium-cni: GLIBC_2.17"}}}
 	checktest.QuietImages(t, hostBinaryGlibcCheck(), load(), met)
 }

@@ -1,6 +1,7 @@
-package checks
+package versions
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -81,13 +82,13 @@ func TestNodeOSLifecycle(t *testing.T) {
 			for i, f := range c.files {
 				files[i] = dir + f
 			}
-			fs, ok := runCheck(t, nodeOSLifecycleCheckAt(clockAt(c.now)), loadFixture(t, files...))
+			fs, _, ok := checktest.Run(t, NodeOSLifecycleAt(clockAt(c.now)), checktest.Load(t, files...))
 			if !ok {
 				t.Fatal("not evaluated")
 			}
 			if len(fs) != len(c.want) {
 				for _, f := range fs {
-					t.Logf("%v %s %v", f.Severity, f.Title, nodeNames(f))
+					t.Logf("%v %s %v", f.Severity, f.Title, checktest.NodeNames(f))
 				}
 				t.Fatalf("%d findings, want %d", len(fs), len(c.want))
 			}
@@ -96,7 +97,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 				if f.Severity != w.severity {
 					t.Errorf("finding %d: severity %v, want %v", i, f.Severity, w.severity)
 				}
-				if n := nodeNames(f); !slices.Equal(n, w.nodes) {
+				if n := checktest.NodeNames(f); !slices.Equal(n, w.nodes) {
 					t.Errorf("finding %d: nodes %v, want %v", i, n, w.nodes)
 				}
 				if !strings.Contains(f.Title, w.title) {
@@ -112,7 +113,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 			for _, e := range c.evidence {
 				found := false
 				for _, f := range fs {
-					found = found || anyEvidence(f, e)
+					found = found || checktest.AnyEvidence(f, e)
 				}
 				if !found {
 					t.Errorf("no evidence containing %q", e)
@@ -123,7 +124,7 @@ func TestNodeOSLifecycle(t *testing.T) {
 }
 
 func TestNodeOSLifecycleMessages(t *testing.T) {
-	fs, _ := runCheck(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/eol.yaml"))
+	fs, _, _ := checktest.Run(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
 	if len(fs) != 2 {
 		t.Fatalf("%d findings", len(fs))
 	}
@@ -142,7 +143,7 @@ func TestNodeOSLifecycleMessages(t *testing.T) {
 	if !strings.Contains(fs[0].Message, "until 2028-06-30") {
 		t.Errorf("Debian message: %s", fs[0].Message)
 	}
-	late, _ := runCheck(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))), loadFixture(t, "node-os-lifecycle/eol.yaml"))
+	late, _, _ := checktest.Run(t, NodeOSLifecycleAt(clockAt(time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/eol.yaml"))
 	for _, f := range late {
 		if strings.Contains(f.Title, "Ubuntu 18.04") && !strings.Contains(f.Message, "Extended support ended too, on 2028-04-30") {
 			t.Errorf("after Pro support: %s", f.Message)
@@ -152,7 +153,7 @@ func TestNodeOSLifecycleMessages(t *testing.T) {
 
 func TestNodeOSLifecycleNotEvaluated(t *testing.T) {
 	for _, f := range []string{"node-os-lifecycle/no-os.yaml", "node-os-lifecycle/daemonsets.yaml"} {
-		if _, ok := runCheck(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, f)); ok {
+		if _, _, ok := checktest.Run(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, f)); ok {
 			t.Errorf("%s: evaluated", f)
 		}
 	}
@@ -215,27 +216,15 @@ func TestLifecycleFacts(t *testing.T) {
 	}
 }
 
-// runCheckNotes runs a check and returns its findings and what it noted
-// about its rules.
-func runCheckNotes(t *testing.T, c Check, s *snapshot.Snapshot) ([]finding.Finding, map[string]RuleNote) {
-	t.Helper()
-	ctx := &Context{Snapshot: s}
-	fs, err := c.Run(ctx)
-	if err != nil {
-		t.Fatalf("check %s: %v", c.ID, err)
-	}
-	return fs, ctx.Notes()
-}
-
 // TestNodeOSLifecycleOpenWorld: "no patch coordinator" is said only when
 // every DaemonSet and Deployment was read; else the finding says what was
 // looked at and the rule is partial (issue 12, false finding 9).
 func TestNodeOSLifecycleOpenWorld(t *testing.T) {
-	c := nodeOSLifecycleCheckAt(clockAt(auditDay()))
+	c := NodeOSLifecycleAt(clockAt(auditDay()))
 	load := func() *snapshot.Snapshot {
-		return loadFixture(t, "node-os-lifecycle/monoculture-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
+		return checktest.Load(t, "node-os-lifecycle/monoculture-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
 	}
-	fs, notes := runCheckNotes(t, c, load())
+	fs, notes := checktest.RunNotes(t, c, load())
 	if len(fs) != 1 {
 		t.Fatalf("%d findings, want the monoculture", len(fs))
 	}
@@ -244,7 +233,7 @@ func TestNodeOSLifecycleOpenWorld(t *testing.T) {
 			t.Errorf("evidence claims every Deployment was looked at, but none were in the input: %q", e)
 		}
 	}
-	if !anyEvidence(fs[0], "Deployments (not in the input)") {
+	if !checktest.AnyEvidence(fs[0], "Deployments (not in the input)") {
 		t.Errorf("evidence does not say Deployments are unknown: %q", fs[0].Evidence)
 	}
 	if n, ok := notes[rulePatchMonoculture]; !ok || n.Skipped || !strings.Contains(n.Reason, "Deployments") {
@@ -254,8 +243,8 @@ func TestNodeOSLifecycleOpenWorld(t *testing.T) {
 	s := load()
 	s.SetComplete(snapshot.DaemonSets, nil)
 	s.SetComplete(snapshot.Deployments, nil)
-	fs, notes = runCheckNotes(t, c, s)
-	if len(fs) != 1 || !anyEvidence(fs[0], "no DaemonSet or Deployment matches a patch coordinator") {
+	fs, notes = checktest.RunNotes(t, c, s)
+	if len(fs) != 1 || !checktest.AnyEvidence(fs[0], "no DaemonSet or Deployment matches a patch coordinator") {
 		t.Fatalf("complete input: %+v", fs)
 	}
 	if _, ok := notes[rulePatchMonoculture]; ok {
@@ -267,10 +256,10 @@ func TestNodeOSLifecycleOpenWorld(t *testing.T) {
 // release (AWS deterministic upgrades), so a fleet of them is not "updated
 // in place" (issue 12, false finding 10).
 func TestNodeOSLifecycleLockedRelease(t *testing.T) {
-	s := loadFixture(t, "node-os-lifecycle/al2023-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
+	s := checktest.Load(t, "node-os-lifecycle/al2023-nodes.yaml", "node-os-lifecycle/daemonsets.yaml")
 	s.SetComplete(snapshot.DaemonSets, nil)
 	s.SetComplete(snapshot.Deployments, nil)
-	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), s)
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), s)
 	for _, f := range fs {
 		t.Errorf("finding on an AL2023 fleet: %s", f.Title)
 	}
@@ -283,7 +272,7 @@ func TestNodeOSLifecycleLockedRelease(t *testing.T) {
 // window decides where one is tabled, Windows nodes included (issue 12,
 // false finding 11).
 func TestNodeOSLifecycleProviderWindows(t *testing.T) {
-	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/provider-windows.yaml"))
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
 	var titles []string
 	for _, f := range fs {
 		titles = append(titles, f.Title)
@@ -302,7 +291,7 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 		if fs[i].Title != w.title {
 			t.Errorf("finding %d: %q, want %q", i, fs[i].Title, w.title)
 		}
-		if got := nodeNames(fs[i]); !slices.Equal(got, w.nodes) {
+		if got := checktest.NodeNames(fs[i]); !slices.Equal(got, w.nodes) {
 			t.Errorf("finding %d: nodes %v, want %v", i, got, w.nodes)
 		}
 	}
@@ -311,13 +300,13 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 	if !slices.Contains(fs[0].Cases, caseEKSAL2Retired) || slices.Contains(fs[1].Cases, caseAKSNodeOSRetired) {
 		t.Errorf("cases: EKS AL2 %v, AKS Windows %v", fs[0].Cases, fs[1].Cases)
 	}
-	if hasObject(fs, "Node", "", "aks-np2004-1234567-vmss000000") {
+	if checktest.HasObject(fs, "Node", "", "aks-np2004-1234567-vmss000000") {
 		t.Error("AKS Ubuntu 20.04 reported past support although AKS supports its images until 2027-03-17")
 	}
 	if !strings.Contains(fs[1].Message, "removes the node images on 2027-04-01") {
 		t.Errorf("Windows 2019 message lacks the image removal: %s", fs[0].Message)
 	}
-	if hasObject(fs, "Node", "", "win22-selfmanaged") {
+	if checktest.HasObject(fs, "Node", "", "win22-selfmanaged") {
 		t.Error("Windows Server 2022 reported past support; Microsoft's security updates run to 2031")
 	}
 	n := notes[ruleOSEndOfSupport]
@@ -325,10 +314,10 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 		t.Errorf("want only the self-managed Windows Server 2025 node noted as unjudged: %+v", notes)
 	}
 	// Self-managed Windows is judged by Microsoft's dates.
-	later, _ := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), loadFixture(t, "node-os-lifecycle/provider-windows.yaml"))
+	later, _ := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC))), checktest.Load(t, "node-os-lifecycle/provider-windows.yaml"))
 	found := false
 	for _, f := range later {
-		if slices.Equal(nodeNames(f), []string{"win22-selfmanaged"}) {
+		if slices.Equal(checktest.NodeNames(f), []string{"win22-selfmanaged"}) {
 			found = strings.Contains(f.Title, "1 node runs Windows Server 2022, past end of standard support (2031-10-14)")
 		}
 	}
@@ -340,7 +329,7 @@ func TestNodeOSLifecycleProviderWindows(t *testing.T) {
 // TestNodeOSLifecycleUnknownImages: images the table does not know are
 // partial, never pass (issue 12, false finding 16).
 func TestNodeOSLifecycleUnknownImages(t *testing.T) {
-	fs, notes := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/unknown-images.yaml"))
+	fs, notes := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/unknown-images.yaml"))
 	if len(fs) != 0 {
 		t.Errorf("findings on unknown images: %+v", fs)
 	}
@@ -360,14 +349,14 @@ func TestNodeOSLifecycleUnknownImages(t *testing.T) {
 // TestNodeOSLifecycleAKSRetiredImage: an AKS pool on Ubuntu 18.04 is past
 // AKS's window for its node images, and the finding cites the AKS case.
 func TestNodeOSLifecycleAKSRetiredImage(t *testing.T) {
-	fs, _ := runCheckNotes(t, nodeOSLifecycleCheckAt(clockAt(auditDay())), loadFixture(t, "node-os-lifecycle/aks-1804.yaml"))
+	fs, _ := checktest.RunNotes(t, NodeOSLifecycleAt(clockAt(auditDay())), checktest.Load(t, "node-os-lifecycle/aks-1804.yaml"))
 	var eos []finding.Finding
 	for _, f := range fs {
 		if strings.Contains(f.Title, "past AKS's support") {
 			eos = append(eos, f)
 		}
 	}
-	if len(eos) != 1 || !hasObject(eos, "Node", "", "aks-np1804-1234567-vmss000000") {
+	if len(eos) != 1 || !checktest.HasObject(eos, "Node", "", "aks-np1804-1234567-vmss000000") {
 		t.Fatalf("want one AKS end-of-support finding naming the node, got %+v", fs)
 	}
 	if !slices.Contains(eos[0].Cases, caseAKSNodeOSRetired) || slices.Contains(eos[0].Cases, caseEKSAL2Retired) {

@@ -1,4 +1,4 @@
-package checks
+package runtime
 
 import (
 	_ "embed"
@@ -26,8 +26,8 @@ const caseContainerdChainedCNI = "containerd-chained-cni-regression"
 // affected containerd, the Multus thick plugin executing delegates through a
 // chroot into the host, and attachments whose chain has a later plugin
 // consume interfaces an earlier one created (SR-IOV then bond).
-func containerdChainedCNICheck() Check {
-	return Check{
+func containerdChainedCNICheck() check.Check {
+	return check.Check{
 		ID:       "containerd-chained-cni",
 		Title:    "Chained CNI attachments on a containerd release with an open chained-CNI regression",
 		Severity: finding.High,
@@ -37,12 +37,12 @@ func containerdChainedCNICheck() Check {
 			"(\"Link not found\"), failing every sandbox that uses the attachment; no fixed release is known. When the " +
 			"NetworkAttachmentDefinitions are not all in the input (or could not be read), the first two conditions are " +
 			"reported at medium, saying the chained attachment could not be checked, and the check is partial.",
-		Reads: []Input{
+		Reads: []check.Input{
 			{Resource: snapshot.Nodes},
 			{Resource: snapshot.DaemonSets},
-			Optional(snapshot.NetworkAttachmentDefinitions),
+			check.Optional(snapshot.NetworkAttachmentDefinitions),
 		},
-		Rules: []Rule{{ID: ruleChainedCNI, Summary: "no chained CNI attachment through Multus in chroot mode on an affected containerd",
+		Rules: []check.Rule{{ID: ruleChainedCNI, Summary: "no chained CNI attachment through Multus in chroot mode on an affected containerd",
 			Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.NetworkAttachmentDefinitions}}},
 		Cases: check.Detects(caseContainerdChainedCNI),
 		Run:   runContainerdChainedCNI,
@@ -158,7 +158,7 @@ func (f *containerdFacts) multusChroot(ds *appsv1.DaemonSet) []string {
 	}
 	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
 	for i, c := range all {
-		repo := imageRepository(c.Image)
+		repo := check.ImageRepository(c.Image)
 		tag := strings.ToLower(c.Image[min(len(repo), len(c.Image)):])
 		for _, suffix := range f.Multus.ImageRepositorySuffixes {
 			if strings.HasSuffix(repo, suffix) && strings.Contains(tag, f.Multus.ThickTagMarker) {
@@ -248,14 +248,14 @@ func (f *containerdFacts) chainedNAD(nad *unstructured.Unstructured) string {
 	return ""
 }
 
-func runContainerdChainedCNI(ctx *Context) ([]finding.Finding, error) {
+func runContainerdChainedCNI(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadContainerdFacts()
 	if err != nil {
 		return nil, err
 	}
 	s := ctx.Snapshot
 	if len(s.Nodes) == 0 {
-		return nil, NotEvaluated("the snapshot holds no nodes")
+		return nil, check.NotEvaluated("the snapshot holds no nodes")
 	}
 	var out []finding.Finding
 	for ri := range facts.Regressions {
@@ -269,7 +269,7 @@ func runContainerdChainedCNI(ctx *Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func containerdRegressionFindings(ctx *Context, facts *containerdFacts, reg *runtimeRegression) ([]finding.Finding, error) {
+func containerdRegressionFindings(ctx *check.Context, facts *containerdFacts, reg *runtimeRegression) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	affected := map[string]bool{}
 	for i := range s.Nodes {
@@ -434,7 +434,7 @@ func containerdFinding(reg *runtimeRegression, ds *appsv1.DaemonSet, dsEvidence 
 		"consumes them. In this combination, after an upgrade to containerd 1.7.29 or later the later plugin was reported "+
 		"unable to find the interfaces the earlier one had moved into the pod's network namespace (bond: \"Link not found\"), "+
 		"failing sandbox creation for pods that use the attachment; changing CNI plugin versions did not help%s.",
-		nodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
+		check.NodesRun(len(nodes), ""), strings.Join(slices.Sorted(maps.Keys(versions)), ", "), reg.rangeText(), dsName, len(nads), nadWord,
 		strings.Join(nadNames, ", "), verb, check.MoreText(more))
 	f.Remediation = "Keep nodes that run these attachments on a containerd release before 1.7.29 (1.7.24 is reported working), " +
 		"or test the chained attachment on the target release before rolling it out; track containerd issue #13545 for a fix " +

@@ -1,111 +1,18 @@
-package checks
+package availability
 
 import (
-	_ "embed"
-	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
-	"sigs.k8s.io/yaml"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
-
-//go:embed data/admission-webhooks.yaml
-var admissionWebhooksYAML []byte
-
-// webhookFacts is data/admission-webhooks.yaml.
-type webhookFacts struct {
-	Defaults webhookDefaults `json:"defaults"`
-	// VersionDefaults are the defaults of older API versions, by apiVersion.
-	VersionDefaults    map[string]webhookDefaults `json:"versionDefaults"`
-	NamespaceNameLabel string                     `json:"namespaceNameLabel"`
-	CriticalNamespaces []string                   `json:"criticalNamespaces"`
-	// SystemExemptions are matchCondition expressions (RE2) that let the
-	// requests of system identities, controllers among them, through
-	// without calling the webhook.
-	SystemExemptions []string `json:"systemExemptions"`
-	Sources          []string `json:"sources"`
-
-	exemptions []*regexp.Regexp
-}
-
-// webhookDefaults are what the API server stores for unset fields.
-type webhookDefaults struct {
-	FailurePolicy  admissionv1.FailurePolicyType `json:"failurePolicy"`
-	TimeoutSeconds int32                         `json:"timeoutSeconds"`
-}
-
-func (d webhookDefaults) validate(what string) error {
-	switch {
-	case d.FailurePolicy != admissionv1.Fail && d.FailurePolicy != admissionv1.Ignore:
-		return fmt.Errorf("admission webhook facts: %s failurePolicy %q is neither Fail nor Ignore", what, d.FailurePolicy)
-	case d.TimeoutSeconds < 1 || d.TimeoutSeconds > 30:
-		return fmt.Errorf("admission webhook facts: %s timeoutSeconds %d is outside 1-30", what, d.TimeoutSeconds)
-	}
-	return nil
-}
-
-// defaultsFor returns the defaults of the apiVersion a configuration was
-// written in ("" for v1) and a note naming them for evidence.
-func (f *webhookFacts) defaultsFor(apiVersion string) (webhookDefaults, string) {
-	if d, ok := f.VersionDefaults[apiVersion]; ok {
-		return d, " (unset; the " + apiVersion + " default)"
-	}
-	return f.Defaults, " (unset; the API default)"
-}
-
-// exempting returns the first matchCondition that exempts system
-// identities, if any.
-func (f *webhookFacts) exempting(mcs []admissionv1.MatchCondition) (admissionv1.MatchCondition, bool) {
-	for _, mc := range mcs {
-		for _, re := range f.exemptions {
-			if re.MatchString(mc.Expression) {
-				return mc, true
-			}
-		}
-	}
-	return admissionv1.MatchCondition{}, false
-}
-
-var loadWebhookFacts = sync.OnceValues(func() (*webhookFacts, error) {
-	return parseWebhookFacts(admissionWebhooksYAML)
-})
-
-func parseWebhookFacts(data []byte) (*webhookFacts, error) {
-	var f webhookFacts
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("reading admission webhook facts: %w", err)
-	}
-	if err := f.Defaults.validate("default"); err != nil {
-		return nil, err
-	}
-	for v, d := range f.VersionDefaults {
-		if err := d.validate(v); err != nil {
-			return nil, err
-		}
-	}
-	if f.NamespaceNameLabel == "" || len(f.CriticalNamespaces) == 0 || len(f.SystemExemptions) == 0 || len(f.Sources) == 0 {
-		return nil, errors.New("admission webhook facts: namespaceNameLabel, criticalNamespaces, systemExemptions and sources are required")
-	}
-	for _, p := range f.SystemExemptions {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("admission webhook facts: %w", err)
-		}
-		f.exemptions = append(f.exemptions, re)
-	}
-	return &f, nil
-}
 
 // Thresholds: policy, not fact. The good-practice guide asks for small
 // timeouts and more than one replica behind a webhook.
@@ -116,8 +23,8 @@ const (
 
 // webhookBlastRadiusCheck finds admission webhooks whose outage stops the
 // cluster from creating pods, its own recovery included.
-func webhookBlastRadiusCheck() Check {
-	return Check{
+func webhookBlastRadiusCheck() check.Check {
+	return check.Check{
 		ID:       "webhook-blast-radius",
 		Title:    "Admission webhooks that can stop all pod creation",
 		Severity: finding.High,
@@ -134,9 +41,9 @@ func webhookBlastRadiusCheck() Check {
 			"without Namespaces, exclusion is judged from the selector alone. A fail-closed webhook that does not gate " +
 			"pods but covers Service creates, updates or deletes is judged on its backend alone: high when the " +
 			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one.",
-		Reads: append(Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
-			Optional(snapshot.Services), Optional(snapshot.EndpointSlices), Optional(snapshot.Deployments), Optional(snapshot.Namespaces)),
-		Rules: []Rule{
+		Reads: append(check.Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
+			check.Optional(snapshot.Services), check.Optional(snapshot.EndpointSlices), check.Optional(snapshot.Deployments), check.Optional(snapshot.Namespaces)),
+		Rules: []check.Rule{
 			{ID: webhookRuleCritical, Summary: "A fail-closed webhook on pod creation, or on every resource, that does not exclude kube-system",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
 			{ID: webhookRuleBackend, Summary: "A fail-closed webhook whose Service is missing or has fewer than 2 ready endpoints",
@@ -152,8 +59,8 @@ func webhookBlastRadiusCheck() Check {
 		// webhook off was a NetworkPolicy, which this check does not read,
 		// and its one-replica backend, which would make the check fire, is
 		// the operator's default, not a value the report gives.
-		Cases: Cite(Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
-			Related(casePodWebhooksNetworkCut)),
+		Cases: check.Cite(check.Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
+			check.Related(casePodWebhooksNetworkCut)),
 		Run: runWebhookBlastRadius,
 	}
 }
@@ -267,19 +174,14 @@ const (
 // webhookEnv is what the check knows about the cluster around the webhooks.
 type webhookEnv struct {
 	facts    *webhookFacts
-	ctx      *Context
+	ctx      *check.Context
 	s        *snapshot.Snapshot
 	services map[string]*corev1.Service
 	ready    map[string]int // service ns/name → distinct ready endpoints, for services with slices
 	backends map[string][]*backendDeployment
 }
 
-type backendDeployment struct {
-	ns, name string
-	replicas int32
-}
-
-func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
+func runWebhookBlastRadius(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadWebhookFacts()
 	if err != nil {
 		return nil, err
@@ -301,7 +203,7 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: snapshot.OriginalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.ValidatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
@@ -313,53 +215,13 @@ func runWebhookBlastRadius(ctx *Context) ([]finding.Finding, error) {
 		for j, w := range c.Webhooks {
 			hooks = append(hooks, webhookEntry{index: j, name: w.Name, rules: w.Rules, failurePolicy: w.FailurePolicy,
 				timeout: w.TimeoutSeconds, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: originalAPIVersion(c)})
+				matchConditions: w.MatchConditions, clientConfig: w.ClientConfig, apiVersion: snapshot.OriginalAPIVersion(c)})
 		}
 		if f, ok := env.configFinding(snapshot.MutatingWebhookConfigurations, c.Name, hooks); ok {
 			out = append(out, f)
 		}
 	}
 	return out, nil
-}
-
-// readyEndpointsByService counts, per Service, the distinct endpoints that
-// are ready. A dual-stack Service has one slice per address family listing
-// the same pods, so endpoints are told apart by their target, not counted
-// per slice. A nil ready condition means unknown, which consumers are told
-// to treat as ready.
-func readyEndpointsByService(s *snapshot.Snapshot) map[string]int {
-	seen := map[string]map[string]bool{}
-	for i := range s.EndpointSlices {
-		sl := &s.EndpointSlices[i]
-		svc := sl.Labels["kubernetes.io/service-name"]
-		if svc == "" {
-			continue
-		}
-		key := sl.Namespace + "/" + svc
-		if seen[key] == nil {
-			seen[key] = map[string]bool{}
-		}
-		for _, ep := range sl.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
-			}
-			id := ""
-			switch {
-			case ep.TargetRef != nil:
-				id = ep.TargetRef.Kind + "/" + ep.TargetRef.Namespace + "/" + ep.TargetRef.Name
-			case len(ep.Addresses) > 0:
-				id = ep.Addresses[0]
-			default:
-				continue
-			}
-			seen[key][id] = true
-		}
-	}
-	out := make(map[string]int, len(seen))
-	for k, v := range seen {
-		out[k] = len(v)
-	}
-	return out
 }
 
 // webhookVerdict is what one webhook contributes to its configuration's finding.
@@ -395,8 +257,8 @@ func webhookFields(w webhookEntry) []finding.Field {
 }
 
 func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hooks []webhookEntry) (finding.Finding, bool) {
-	refs := newCappedRefs()
-	refs.add(objRef(res, "", cfgName))
+	refs := check.NewCappedRefs()
+	refs.Add(check.ResourceRef(res, "", cfgName))
 	sev := finding.Info
 	var reasons, ev []string
 	var items []finding.EvidenceItem
@@ -457,7 +319,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		Severity: sev,
 		Title:    title,
 		Message:  msg,
-		Objects:  refs.list(),
+		Objects:  refs.List(),
 		Evidence: ev,
 		Remediation: "Give the webhook a namespaceSelector that excludes kube-system and its own namespace " +
 			"(kubernetes.io/metadata.name NotIn [...]); run its backend with at least 2 replicas spread over nodes, with a " +
@@ -471,7 +333,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 }
 
 // judge decides whether one webhook is a risk, and how much.
-func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
+func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEntry, refs *check.CappedRefs) (webhookVerdict, bool) {
 	podsCreate, allResources, ruleText := webhookScope(w.rules)
 	if objectSelectorOptIn(w.objSel) {
 		// Only objects carrying a label are sent: an opt-in webhook.
@@ -550,7 +412,7 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		covers = "the creation of every resource"
 	}
 	if len(w.matchConditions) > 0 {
-		covers += fmt.Sprintf(" (the requests its %d matchCondition%s admit)", len(w.matchConditions), pluralS(len(w.matchConditions)))
+		covers += fmt.Sprintf(" (the requests its %d matchCondition%s admit)", len(w.matchConditions), check.PluralS(len(w.matchConditions)))
 	}
 	what := fmt.Sprintf("failurePolicy %s on %s", policy, covers)
 	scopeText := "in every namespace including " + ksNS
@@ -607,196 +469,6 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 	return v, true
 }
 
-// backend judges the webhook's backend: an upper bound on its ready
-// endpoints (-1 unknown) and a phrase naming it. What it could not see is
-// noted against rule when the webhook fails closed.
-func (env *webhookEnv) backend(path string, w *webhookEntry, fail bool, rule string, refs *cappedRefs, v *webhookVerdict) (readyMax int, backendText string) {
-	readyMax = -1
-	if svc := w.clientConfig.Service; svc != nil {
-		key := svc.Namespace + "/" + svc.Name
-		refs.add(objRef(snapshot.Services, svc.Namespace, svc.Name))
-		obj := env.services[key]
-		switch {
-		case obj == nil && env.ctx.CompleteIn(snapshot.Services, svc.Namespace):
-			readyMax = 0
-			backendText = fmt.Sprintf("its Service %s does not exist", key)
-			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: no such Service (every Service of namespace %s was read)", path, key, svc.Namespace))
-		case obj == nil:
-			// Open world: not in the input is not absent.
-			v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.service=%s: Service not in the input, backend readiness unknown", path, key))
-			if fail {
-				env.ctx.Incomplete(rule, "Service %s of %s is not in the input", key, path)
-			}
-		default:
-			// A Service's slices come and go together in a dump, so those
-			// present give its readiness; with none present, only a
-			// complete read proves there are none.
-			n, sliced := env.ready[key]
-			switch {
-			case sliced || env.ctx.CompleteIn(snapshot.EndpointSlices, svc.Namespace):
-				readyMax = n
-				backendText = fmt.Sprintf("its Service %s has %d ready endpoint%s", key, readyMax, pluralS(readyMax))
-				v.evidence = append(v.evidence, fmt.Sprintf("Service %s: %d ready endpoint%s in EndpointSlices labelled kubernetes.io/service-name=%s",
-					key, readyMax, pluralS(readyMax), svc.Name))
-			case fail:
-				env.ctx.Incomplete(rule, "no EndpointSlice of Service %s is in the input", key)
-			}
-			var total int32
-			deps := env.backendDeployments(obj)
-			for _, d := range deps {
-				refs.add(objRef(snapshot.Deployments, d.ns, d.name))
-				total += d.replicas
-				v.evidence = append(v.evidence, fmt.Sprintf("Deployment %s/%s spec.replicas=%d, template labels match Service %s spec.selector", d.ns, d.name, d.replicas, key))
-			}
-			if len(deps) > 0 {
-				if readyMax < 0 || int(total) < readyMax {
-					readyMax = int(total)
-				}
-				if backendText != "" {
-					backendText += ", "
-				}
-				backendText += fmt.Sprintf("backed by %s running %d replica%s", deploymentNames(deps), total, pluralS(int(total)))
-			}
-		}
-	} else if w.clientConfig.URL != nil {
-		v.evidence = append(v.evidence, fmt.Sprintf("%s clientConfig.url=%s: backend outside the cluster, readiness unknown", path, *w.clientConfig.URL))
-	}
-	return readyMax, backendText
-}
-
-// webhookScope reports whether rules cover pod CREATE, or the CREATE of
-// every resource, and describes the covering rules. Rules for other
-// operations only (DELETE, UPDATE, CONNECT) never block pod creation.
-func webhookScope(rules []admissionv1.RuleWithOperations) (podsCreate, allResources bool, text string) {
-	var parts []string
-	for _, r := range rules {
-		groupCore := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
-		groupAll := slices.Contains(r.APIGroups, "*")
-		create := slices.Contains(r.Operations, admissionv1.Create) || slices.Contains(r.Operations, admissionv1.OperationAll)
-		namespaced := r.Scope == nil || *r.Scope == admissionv1.AllScopes || *r.Scope == admissionv1.NamespacedScope
-		wild := slices.Contains(r.Resources, "*") || slices.Contains(r.Resources, "*/*")
-		pods := slices.Contains(r.Resources, "pods") || wild
-		if !create {
-			continue
-		}
-		hit := false
-		if groupCore && namespaced && pods {
-			podsCreate, hit = true, true
-		}
-		if groupAll && wild {
-			allResources, hit = true, true
-		}
-		if hit {
-			parts = append(parts, fmt.Sprintf("apiGroups=%s resources=%s operations=%s", listText(r.APIGroups), listText(r.Resources), opsText(r.Operations)))
-		}
-	}
-	return podsCreate, allResources, strings.Join(parts, "; ")
-}
-
-// objectSelectorOptIn reports whether an objectSelector only admits objects
-// that carry some label: then unlabelled pods, controllers' among them, are
-// never sent to the webhook.
-func objectSelectorOptIn(sel *metav1.LabelSelector) bool {
-	if sel == nil {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil || s.Empty() {
-		return false
-	}
-	reqs, _ := s.Requirements()
-	for _, r := range reqs {
-		switch r.Operator() {
-		case selection.In, selection.Equals, selection.DoubleEquals, selection.Exists:
-			return true
-		}
-	}
-	return false
-}
-
-// excluded says whether the webhook skips requests in namespace ns.
-func (env *webhookEnv) excluded(w *webhookEntry, ns string) tri {
-	t := env.selectorExcludes(w.nsSel, ns)
-	// matchConditions are CEL that kubegap does not evaluate: any of them
-	// may skip the namespace, unless the selector already does.
-	if t == triNo && len(w.matchConditions) > 0 {
-		return triUnknown
-	}
-	return t
-}
-
-// selectorExcludes says whether a namespaceSelector leaves namespace ns out.
-func (env *webhookEnv) selectorExcludes(nsSel *metav1.LabelSelector, ns string) tri {
-	if nsSel == nil {
-		return triNo
-	}
-	sel, err := metav1.LabelSelectorAsSelector(nsSel)
-	if err != nil {
-		return triUnknown
-	}
-	if sel.Empty() {
-		return triNo
-	}
-	nameLabel := env.facts.NamespaceNameLabel
-	lbls := labels.Set{nameLabel: ns}
-	obj := env.s.Index().Namespace(ns)
-	if obj != nil {
-		lbls = labels.Set{}
-		for k, v := range obj.Labels {
-			lbls[k] = v
-		}
-		lbls[nameLabel] = ns
-	}
-	if !sel.Matches(lbls) {
-		return triYes
-	}
-	if obj == nil {
-		// Without the namespace's labels, a negative requirement on another
-		// label (an opt-out label such as admission.gatekeeper.sh/ignore)
-		// may exclude it.
-		reqs, _ := sel.Requirements()
-		for _, r := range reqs {
-			if r.Key() == nameLabel {
-				continue
-			}
-			switch r.Operator() {
-			case selection.NotIn, selection.NotEquals, selection.DoesNotExist:
-				return triUnknown
-			}
-		}
-	}
-	return triNo
-}
-
-// backendDeployments finds the Deployments whose pod template the Service's
-// selector matches, once per Service.
-func (env *webhookEnv) backendDeployments(svc *corev1.Service) []*backendDeployment {
-	key := svc.Namespace + "/" + svc.Name
-	if deps, ok := env.backends[key]; ok {
-		return deps
-	}
-	var deps []*backendDeployment
-	if len(svc.Spec.Selector) > 0 {
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
-		for i := range env.s.Deployments {
-			d := &env.s.Deployments[i]
-			if d.Namespace == svc.Namespace && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-				deps = append(deps, &backendDeployment{ns: d.Namespace, name: d.Name, replicas: replicasOf(d.Spec.Replicas)})
-			}
-		}
-	}
-	env.backends[key] = deps
-	return deps
-}
-
-func deploymentNames(deps []*backendDeployment) string {
-	names := make([]string, len(deps))
-	for i, d := range deps {
-		names[i] = "Deployment " + d.ns + "/" + d.name
-	}
-	return strings.Join(names, " and ")
-}
-
 func triText(t tri, yes, no, unknown string) string {
 	switch t {
 	case triYes:
@@ -808,20 +480,6 @@ func triText(t tri, yes, no, unknown string) string {
 	}
 }
 
-func selectorText(sel *metav1.LabelSelector) string {
-	if sel == nil {
-		return "<none>"
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return "<invalid>"
-	}
-	if s.Empty() {
-		return "{} (every namespace)"
-	}
-	return s.String()
-}
-
 func listText(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
@@ -831,69 +489,4 @@ func listText(ss []string) string {
 		q[i] = s
 	}
 	return "[" + strings.Join(q, ",") + "]"
-}
-
-func opsText(ops []admissionv1.OperationType) string {
-	ss := make([]string, len(ops))
-	for i, o := range ops {
-		ss[i] = string(o)
-	}
-	return listText(ss)
-}
-
-// judgeServiceWrites judges a webhook that does not gate pod creation but
-// fails closed on writes to Services: while its backend is down, no Service
-// it covers can be created, changed or deleted. Only a backend that is down
-// now (high) or a single point of failure (medium) is a finding; a healthy,
-// replicated backend is the webhook's owner's choice.
-func (env *webhookEnv) judgeServiceWrites(res snapshot.Resource, cfgName string, w *webhookEntry, refs *cappedRefs) (webhookVerdict, bool) {
-	ruleText := serviceWriteScope(w.rules)
-	if ruleText == "" {
-		return webhookVerdict{}, false
-	}
-	defaults, defaultNote := env.facts.defaultsFor(w.apiVersion)
-	policy, note := defaults.FailurePolicy, defaultNote
-	if w.failurePolicy != nil {
-		policy, note = *w.failurePolicy, ""
-	}
-	if policy != admissionv1.Fail {
-		return webhookVerdict{}, false
-	}
-	path := fmt.Sprintf("%s %s webhooks[%d] (%s)", res.Kind, cfgName, w.index, w.name)
-	v := webhookVerdict{services: true}
-	v.items = append(v.items, finding.Quote(finding.ObjectRef{APIVersion: res.APIVersion(), Kind: res.Kind, Name: cfgName}, webhookFields(*w)...))
-	v.evidence = append(v.evidence, fmt.Sprintf("%s rules cover %s", path, ruleText),
-		fmt.Sprintf("%s failurePolicy=%s%s", path, policy, note),
-		fmt.Sprintf("%s namespaceSelector=%s", path, selectorText(w.nsSel)))
-	readyMax, backendText := env.backend(path, w, true, webhookRuleServices, refs, &v)
-	what := "failurePolicy Fail on writes to Services"
-	switch {
-	case readyMax == 0:
-		v.sev = finding.High
-		v.reasons = append(v.reasons, fmt.Sprintf("%s, and %s, so it rejects every Service write it receives now", what, backendText))
-	case readyMax >= 0 && readyMax < webhookMinReady:
-		v.sev = finding.Medium
-		v.reasons = append(v.reasons, fmt.Sprintf("%s, and %s: one crash-looping pod stops every Service change it covers", what, backendText))
-	default:
-		return webhookVerdict{}, false
-	}
-	return v, true
-}
-
-// serviceWriteScope describes the rules that send Service creates, updates
-// or deletes to the webhook, or returns "".
-func serviceWriteScope(rules []admissionv1.RuleWithOperations) string {
-	var parts []string
-	for _, r := range rules {
-		groupCore := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
-		namespaced := r.Scope == nil || *r.Scope == admissionv1.AllScopes || *r.Scope == admissionv1.NamespacedScope
-		svc := slices.Contains(r.Resources, "services") || slices.Contains(r.Resources, "*") || slices.Contains(r.Resources, "*/*")
-		write := slices.ContainsFunc(r.Operations, func(o admissionv1.OperationType) bool {
-			return o == admissionv1.Create || o == admissionv1.Update || o == admissionv1.Delete || o == admissionv1.OperationAll
-		})
-		if groupCore && namespaced && svc && write {
-			parts = append(parts, fmt.Sprintf("apiGroups=%s resources=%s operations=%s", listText(r.APIGroups), listText(r.Resources), opsText(r.Operations)))
-		}
-	}
-	return strings.Join(parts, "; ")
 }

@@ -1,11 +1,11 @@
-package checks
+package runtime
+
+// Helpers of this package's DaemonSet-on-node checks (host-binary-glibc,
+// containerd-chained-cni); what node-os-lifecycle and version-skew share
+// with them is in internal/check (IdentifyNodes, CountsText).
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,25 +18,6 @@ import (
 func targetNodes(ds *appsv1.DaemonSet, nodes []corev1.Node) []*corev1.Node {
 	p := check.DaemonSetPlacement(ds)
 	return p.Nodes(nodes)
-}
-
-// Helpers shared by the node-centric checks (host-binary-glibc,
-// node-os-lifecycle, version-skew, containerd-chained-cni).
-
-// countsText prints counts by key, largest first: "Ubuntu 20.04 ×3, Ubuntu 22.04 ×1".
-func countsText(counts map[string]int) string {
-	keys := slices.Collect(maps.Keys(counts))
-	sort.Slice(keys, func(i, j int) bool {
-		if counts[keys[i]] != counts[keys[j]] {
-			return counts[keys[i]] > counts[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d on %s", counts[k], k)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // dedupeStrings returns the distinct strings of s, sorted.

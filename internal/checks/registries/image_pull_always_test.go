@@ -1,6 +1,7 @@
-package checks
+package registries
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestEffectivePullPolicy(t *testing.T) {
 }
 
 func TestImagePullAlwaysFires(t *testing.T) {
-	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/gap.yaml"))
+	fs, _, ok := checktest.Run(t, imagePullAlwaysCheck(), checktest.Load(t, "image-pull-always/gap.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -121,7 +122,7 @@ func TestImagePullAlwaysFires(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := findingAbout(fs, tc.kind, tc.ns, tc.name)
+			f, ok := checktest.FindingAbout(fs, tc.kind, tc.ns, tc.name)
 			if !ok {
 				t.Fatalf("no finding about %s %s/%s", tc.kind, tc.ns, tc.name)
 			}
@@ -130,12 +131,12 @@ func TestImagePullAlwaysFires(t *testing.T) {
 			}
 			for _, o := range tc.objects {
 				parts := strings.SplitN(o, "/", 3)
-				if !hasObject([]finding.Finding{f}, parts[0], parts[1], parts[2]) {
+				if !checktest.HasObject([]finding.Finding{f}, parts[0], parts[1], parts[2]) {
 					t.Errorf("%s not named; objects %v", o, f.Objects)
 				}
 			}
 			for _, e := range tc.evidence {
-				if !evidenceHas(f, e) {
+				if !checktest.EvidenceHas(f, e) {
 					t.Errorf("no evidence has %q: %q", e, f.Evidence)
 				}
 			}
@@ -144,10 +145,10 @@ func TestImagePullAlwaysFires(t *testing.T) {
 			}
 		})
 	}
-	if hasObject(fs, "DaemonSet", "kube-system", "pinned-agent") {
+	if checktest.HasObject(fs, "DaemonSet", "kube-system", "pinned-agent") {
 		t.Error("a digest-pinned image is flagged")
 	}
-	if hasObject(fs, "Pod", "monitoring", "node-exporter-b") {
+	if checktest.HasObject(fs, "Pod", "monitoring", "node-exporter-b") {
 		t.Error("a healthy pod is named as crash-looping")
 	}
 
@@ -164,10 +165,10 @@ func TestImagePullAlwaysFires(t *testing.T) {
 	if rate.Severity != finding.High || !strings.HasPrefix(rate.Title, "docker.io") {
 		t.Errorf("rate-limit finding: %v %q", rate.Severity, rate.Title)
 	}
-	if !hasObject([]finding.Finding{*rate}, "Pod", "shop", "frontend-6f7d-q2") || !hasObject([]finding.Finding{*rate}, "Node", "", "node-d") {
+	if !checktest.HasObject([]finding.Finding{*rate}, "Pod", "shop", "frontend-6f7d-q2") || !checktest.HasObject([]finding.Finding{*rate}, "Node", "", "node-d") {
 		t.Errorf("rate-limit finding objects %v", rate.Objects)
 	}
-	if !evidenceHas(*rate, "toomanyrequests") {
+	if !checktest.EvidenceHas(*rate, "toomanyrequests") {
 		t.Errorf("rate-limit evidence does not quote the registry: %q", rate.Evidence)
 	}
 	if len(fs) != 7 {
@@ -176,7 +177,7 @@ func TestImagePullAlwaysFires(t *testing.T) {
 }
 
 func TestImagePullAlwaysSilent(t *testing.T) {
-	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/healthy.yaml"))
+	fs, _, ok := checktest.Run(t, imagePullAlwaysCheck(), checktest.Load(t, "image-pull-always/healthy.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -186,20 +187,20 @@ func TestImagePullAlwaysSilent(t *testing.T) {
 }
 
 func TestImagePullAlwaysMatchesOwnersWithoutUIDs(t *testing.T) {
-	fs, ok := runCheck(t, imagePullAlwaysCheck(), loadFixture(t, "image-pull-always/no-uids.yaml"))
+	fs, _, ok := checktest.Run(t, imagePullAlwaysCheck(), checktest.Load(t, "image-pull-always/no-uids.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
-	a, okA := findingAbout(fs, "DaemonSet", "monitoring", "agent-a")
-	b, okB := findingAbout(fs, "DaemonSet", "monitoring", "agent-b")
+	a, okA := checktest.FindingAbout(fs, "DaemonSet", "monitoring", "agent-a")
+	b, okB := checktest.FindingAbout(fs, "DaemonSet", "monitoring", "agent-b")
 	if !okA || !okB {
 		t.Fatalf("want findings about both DaemonSets, got %d findings", len(fs))
 	}
 	// Without UIDs, the owner reference's kind and name pick the owner.
-	if !hasObject([]finding.Finding{a}, "Pod", "monitoring", "agent-a-x") || !evidenceHas(a, "restartCount=9") {
+	if !checktest.HasObject([]finding.Finding{a}, "Pod", "monitoring", "agent-a-x") || !checktest.EvidenceHas(a, "restartCount=9") {
 		t.Errorf("agent-a does not name its crash-looping pod; objects %v", a.Objects)
 	}
-	if hasObject([]finding.Finding{b}, "Pod", "monitoring", "agent-a-x") {
+	if checktest.HasObject([]finding.Finding{b}, "Pod", "monitoring", "agent-a-x") {
 		t.Errorf("agent-b claims agent-a's pod; objects %v", b.Objects)
 	}
 }
@@ -208,19 +209,19 @@ func TestImagePullAlwaysMatchesOwnersWithoutUIDs(t *testing.T) {
 // are not images; a DaemonSet without status is sized from the Nodes.
 func TestImagePullAlwaysTemplates(t *testing.T) {
 	c := imagePullAlwaysCheck()
-	ctx := &Context{Snapshot: loadFixture(t, "image-pull-always/templates.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "image-pull-always/templates.yaml")}
 	fs, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := findingAbout(fs, "DaemonSet", "kube-system", "calico-node"); ok {
+	if f, ok := checktest.FindingAbout(fs, "DaemonSet", "kube-system", "calico-node"); ok {
 		t.Errorf("template placeholders judged as images: %s: %q", f.Title, f.Evidence)
 	}
 	n, ok := ctx.Notes()[pullRuleDaemonSets]
 	if !ok || n.Skipped || !strings.Contains(n.Reason, "${CNI_IMAGE} is an unresolved template placeholder") {
 		t.Errorf("the DaemonSet rule does not say what it could not judge: %+v", ctx.Notes())
 	}
-	f, ok := findingAbout(fs, "DaemonSet", "logging", "log-agent")
+	f, ok := checktest.FindingAbout(fs, "DaemonSet", "logging", "log-agent")
 	if !ok {
 		t.Fatalf("no finding about the :latest agent: %+v", fs)
 	}
@@ -230,7 +231,7 @@ func TestImagePullAlwaysTemplates(t *testing.T) {
 	if !strings.Contains(f.Title, "an estimated 2 nodes") {
 		t.Errorf("title %q does not give the estimate", f.Title)
 	}
-	if !evidenceHas(f, "has no status; estimated from the Nodes in the input: 2 of 4") {
+	if !checktest.EvidenceHas(f, "has no status; estimated from the Nodes in the input: 2 of 4") {
 		t.Errorf("evidence does not say the scale is an estimate: %q", f.Evidence)
 	}
 	if len(fs) != 1 {
@@ -241,7 +242,7 @@ func TestImagePullAlwaysTemplates(t *testing.T) {
 // A DaemonSet on no node pulls nothing, and <image_url> is not an image:
 // neither is a finding (issue 23).
 func TestImagePullAlwaysZeroNodesAndPlaceholders(t *testing.T) {
-	ctx := &Context{Snapshot: loadFixture(t, "image-pull-always/zero-nodes.yaml")}
+	ctx := &check.Context{Snapshot: checktest.Load(t, "image-pull-always/zero-nodes.yaml")}
 	fs, err := imagePullAlwaysCheck().Run(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +254,7 @@ func TestImagePullAlwaysZeroNodesAndPlaceholders(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := findingAbout(fs, "DaemonSet", "logging", "log-agent"); !ok || len(fs) != 1 {
+	if _, ok := checktest.FindingAbout(fs, "DaemonSet", "logging", "log-agent"); !ok || len(fs) != 1 {
 		t.Errorf("want only the log agent on 2 nodes reported, got %+v", fs)
 	}
 	if n := ctx.Notes()[pullRuleDaemonSets]; !strings.Contains(n.Reason, "<image_url> is an unresolved template placeholder") {

@@ -1,6 +1,7 @@
-package checks
+package availability
 
 import (
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
@@ -9,36 +10,9 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// findingAbout returns the first finding that names the object.
-func findingAbout(fs []finding.Finding, kind, namespace, name string) (finding.Finding, bool) {
-	for _, f := range fs {
-		if hasObject([]finding.Finding{f}, kind, namespace, name) {
-			return f, true
-		}
-	}
-	return finding.Finding{}, false
-}
-
-// evidenceHas reports whether any evidence line contains all the parts.
-func evidenceHas(f finding.Finding, parts ...string) bool {
-	for _, e := range f.Evidence {
-		ok := true
-		for _, p := range parts {
-			if !strings.Contains(e, p) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
-
 func TestPDBBlocksDrainFires(t *testing.T) {
 	c := pdbBlocksDrainCheck()
-	fs, ok := runCheck(t, c, loadFixture(t, "pdb-blocks-drain/gap.yaml"))
+	fs, _, ok := checktest.Run(t, c, checktest.Load(t, "pdb-blocks-drain/gap.yaml"))
 	if !ok {
 		t.Fatal("not evaluated on a complete fixture")
 	}
@@ -73,7 +47,7 @@ func TestPDBBlocksDrainFires(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pdb, func(t *testing.T) {
-			f, ok := findingAbout(fs, "PodDisruptionBudget", tc.pdbNS, tc.pdb)
+			f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", tc.pdbNS, tc.pdb)
 			if !ok {
 				t.Fatalf("no finding names PodDisruptionBudget %s/%s", tc.pdbNS, tc.pdb)
 			}
@@ -81,17 +55,17 @@ func TestPDBBlocksDrainFires(t *testing.T) {
 				t.Errorf("severity %v, want %v", f.Severity, tc.sev)
 			}
 			for _, p := range tc.pods {
-				if !hasObject([]finding.Finding{f}, "Pod", tc.pdbNS, p) {
+				if !checktest.HasObject([]finding.Finding{f}, "Pod", tc.pdbNS, p) {
 					t.Errorf("pod %s not named; objects %v", p, f.Objects)
 				}
 			}
 			for _, n := range tc.nodes {
-				if !hasObject([]finding.Finding{f}, "Node", "", n) {
+				if !checktest.HasObject([]finding.Finding{f}, "Node", "", n) {
 					t.Errorf("node %s not named; objects %v", n, f.Objects)
 				}
 			}
 			for _, e := range tc.evidence {
-				if !evidenceHas(f, e) {
+				if !checktest.EvidenceHas(f, e) {
 					t.Errorf("no evidence line has %q: %q", e, f.Evidence)
 				}
 			}
@@ -111,7 +85,7 @@ func TestPDBBlocksDrainFires(t *testing.T) {
 }
 
 func TestPDBBlocksDrainSilentOnHealthyBudgets(t *testing.T) {
-	fs, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/healthy.yaml"))
+	fs, _, ok := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/healthy.yaml"))
 	if !ok {
 		t.Fatal("not evaluated")
 	}
@@ -121,8 +95,8 @@ func TestPDBBlocksDrainSilentOnHealthyBudgets(t *testing.T) {
 }
 
 func TestPDBBlocksDrainUnreadyPods(t *testing.T) {
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/unready.yaml"))
-	f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "api")
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/unready.yaml"))
+	f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "shop", "api")
 	if !ok || len(fs) != 1 {
 		t.Fatalf("want one finding about shop/api, got %+v", fs)
 	}
@@ -130,11 +104,11 @@ func TestPDBBlocksDrainUnreadyPods(t *testing.T) {
 		t.Errorf("severity %v, want medium for a budget exhausted by not-Ready pods", f.Severity)
 	}
 	for _, p := range []string{"api-2", "api-3"} {
-		if !evidenceHas(f, "Pod shop/"+p, "Ready condition not True") {
+		if !checktest.EvidenceHas(f, "Pod shop/"+p, "Ready condition not True") {
 			t.Errorf("evidence does not show %s not Ready: %q", p, f.Evidence)
 		}
 	}
-	if !evidenceHas(f, "unhealthyPodEvictionPolicy") {
+	if !checktest.EvidenceHas(f, "unhealthyPodEvictionPolicy") {
 		t.Errorf("evidence does not mention the eviction policy: %q", f.Evidence)
 	}
 	if !strings.Contains(f.Remediation, "AlwaysAllow") {
@@ -143,7 +117,7 @@ func TestPDBBlocksDrainUnreadyPods(t *testing.T) {
 }
 
 func TestPDBBlocksDrainOverlap(t *testing.T) {
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/overlap.yaml"))
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/overlap.yaml"))
 	if len(fs) != 1 {
 		t.Fatalf("want one finding for the overlapping pair, got %d: %+v", len(fs), fs)
 	}
@@ -159,26 +133,26 @@ func TestPDBBlocksDrainOverlap(t *testing.T) {
 		{"Node", "", "node-a"},
 		{"Node", "", "node-b"},
 	} {
-		if !hasObject(fs, want.kind, want.ns, want.name) {
+		if !checktest.HasObject(fs, want.kind, want.ns, want.name) {
 			t.Errorf("%s %s/%s not named", want.kind, want.ns, want.name)
 		}
 	}
-	if hasObject(fs, "Pod", "other", "redis-0") {
+	if checktest.HasObject(fs, "Pod", "other", "redis-0") {
 		t.Error("a pod of another namespace is counted as covered")
 	}
 }
 
 func TestPDBBlocksDrainSelectors(t *testing.T) {
-	s := loadFixture(t, "pdb-blocks-drain/selectors.yaml", "pdb-blocks-drain/nomatch.yaml")
+	s := checktest.Load(t, "pdb-blocks-drain/selectors.yaml", "pdb-blocks-drain/nomatch.yaml")
 	// From files, the relabelled frontend's old pods may just not be in
 	// the input: no "selects no pods" (issue 12, false finding 15).
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
-	if f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "old-frontend"); ok {
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), s)
+	if f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "shop", "old-frontend"); ok {
 		t.Errorf("a budget is said to select nothing although Pods are not complete: %s", f.Title)
 	}
 	// Read as a live cluster would be: every Pod is there.
 	s.SetComplete(snapshot.Pods, nil)
-	fs, _ = runCheck(t, pdbBlocksDrainCheck(), s)
+	fs, _, _ = checktest.Run(t, pdbBlocksDrainCheck(), s)
 	tests := []struct {
 		ns, name string
 		sev      finding.Severity
@@ -190,17 +164,17 @@ func TestPDBBlocksDrainSelectors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := findingAbout(fs, "PodDisruptionBudget", tc.ns, tc.name)
+			f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", tc.ns, tc.name)
 			if !ok {
 				t.Fatalf("no finding about %s/%s", tc.ns, tc.name)
 			}
 			if f.Severity != tc.sev {
 				t.Errorf("severity %v, want %v", f.Severity, tc.sev)
 			}
-			if tc.pinned != "" && !hasObject([]finding.Finding{f}, "Pod", tc.ns, tc.pinned) {
+			if tc.pinned != "" && !checktest.HasObject([]finding.Finding{f}, "Pod", tc.ns, tc.pinned) {
 				t.Errorf("pod %s not named", tc.pinned)
 			}
-			if tc.pinned == "" && !evidenceHas(f, "matches 0 pods") && !evidenceHas(f, "selects no pod by definition") {
+			if tc.pinned == "" && !checktest.EvidenceHas(f, "matches 0 pods") && !checktest.EvidenceHas(f, "selects no pod by definition") {
 				t.Errorf("evidence does not show the empty match: %q", f.Evidence)
 			}
 		})
@@ -214,15 +188,15 @@ func TestPDBBlocksDrainSelectors(t *testing.T) {
 // allows an eviction, which the budget alone proves; what it pins is
 // unknown without pods, so medium, and the rules that need pods are partial.
 func TestPDBBlocksDrainWithoutPods(t *testing.T) {
-	fs, ok := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/budgets-only.yaml"))
+	fs, _, ok := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/budgets-only.yaml"))
 	if !ok {
 		t.Fatal("not evaluated: the zero budget is hidden because pods are missing")
 	}
-	f, found := findingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
+	f, found := checktest.FindingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
 	if !found || len(fs) != 1 {
 		t.Fatalf("want one finding about istio-system/istiod, got %+v", fs)
 	}
-	if f.Severity != finding.Medium || !strings.Contains(f.Title, "never allows an eviction") || !evidenceHas(f, "spec.maxUnavailable=0") {
+	if f.Severity != finding.Medium || !strings.Contains(f.Title, "never allows an eviction") || !checktest.EvidenceHas(f, "spec.maxUnavailable=0") {
 		t.Errorf("%v %q %q", f.Severity, f.Title, f.Evidence)
 	}
 	if !strings.Contains(f.Message, "not in the input") {
@@ -232,12 +206,12 @@ func TestPDBBlocksDrainWithoutPods(t *testing.T) {
 
 // TestPDBBlocksDrainSkipsDaemonSetAndMirrorPods: issue 12, false finding 2.
 func TestPDBBlocksDrainSkipsDaemonSetAndMirrorPods(t *testing.T) {
-	s := loadFixture(t, "pdb-blocks-drain/drain-skips.yaml")
+	s := checktest.Load(t, "pdb-blocks-drain/drain-skips.yaml")
 	for _, complete := range []bool{false, true} {
 		if complete {
 			s.SetComplete(snapshot.Pods, nil)
 		}
-		fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+		fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), s)
 		for _, f := range fs {
 			t.Errorf("complete=%v: finding on pods drain never evicts: %v %s: %s", complete, f.Severity, f.Title, f.Message)
 		}
@@ -248,12 +222,12 @@ func TestPDBBlocksDrainSkipsDaemonSetAndMirrorPods(t *testing.T) {
 // other workloads in the input, the budgets' own workloads and status
 // beside them: no budget "selects no pods", complete Pods or not.
 func TestPDBBlocksDrainWorkloadsNotPods(t *testing.T) {
-	s := loadFixture(t, "pdb-blocks-drain/workloads.yaml")
+	s := checktest.Load(t, "pdb-blocks-drain/workloads.yaml")
 	for _, complete := range []bool{false, true} {
 		if complete {
 			s.SetComplete(snapshot.Pods, nil)
 		}
-		fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
+		fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), s)
 		for _, f := range fs {
 			t.Errorf("complete=%v: %v %s: %q", complete, f.Severity, f.Title, f.Evidence)
 		}
@@ -263,41 +237,41 @@ func TestPDBBlocksDrainWorkloadsNotPods(t *testing.T) {
 // TestPDBBlocksDrainZeroBudgetCountsWorkloads: without its pods, a zero
 // budget over a 2-replica Deployment is high, with the count's source.
 func TestPDBBlocksDrainZeroBudgetCountsWorkloads(t *testing.T) {
-	s := loadFixture(t, "pdb-blocks-drain/budgets-only.yaml", "pdb-blocks-drain/zero-workload.yaml")
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), s)
-	f, ok := findingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
+	s := checktest.Load(t, "pdb-blocks-drain/budgets-only.yaml", "pdb-blocks-drain/zero-workload.yaml")
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), s)
+	f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "istio-system", "istiod")
 	if !ok || len(fs) != 1 {
 		t.Fatalf("want one finding about istiod, got %+v", fs)
 	}
 	if f.Severity != finding.High || !strings.Contains(f.Message, "covers 2 pods") {
 		t.Errorf("%v %s", f.Severity, f.Message)
 	}
-	if !evidenceHas(f, "Deployment/istio-system/istiod: spec.replicas=2") {
+	if !checktest.EvidenceHas(f, "Deployment/istio-system/istiod: spec.replicas=2") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 }
 
 // TestPDBBlocksDrainV1beta1EmptySelector: issue 12, false finding 14.
 func TestPDBBlocksDrainV1beta1EmptySelector(t *testing.T) {
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/v1beta1.yaml"))
-	f, ok := findingAbout(fs, "PodDisruptionBudget", "batch", "legacy")
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/v1beta1.yaml"))
+	f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "batch", "legacy")
 	if !ok || len(fs) != 1 {
 		t.Fatalf("want one finding about batch/legacy, got %+v", fs)
 	}
 	if f.Severity != finding.Low || !strings.Contains(f.Title, "selects no pods") {
 		t.Errorf("a v1beta1 {} selector read as selecting every pod: %v %s", f.Severity, f.Title)
 	}
-	if hasObject(fs, "Pod", "batch", "worker-1") {
+	if checktest.HasObject(fs, "Pod", "batch", "worker-1") {
 		t.Error("worker-1 is said to be pinned by a budget that selects no pod")
 	}
-	if !evidenceHas(f, "policy/v1beta1: selects no pod") {
+	if !checktest.EvidenceHas(f, "policy/v1beta1: selects no pod") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 }
 
 func TestPDBBlocksDrainPendingReplica(t *testing.T) {
-	fs, _ := runCheck(t, pdbBlocksDrainCheck(), loadFixture(t, "pdb-blocks-drain/pending.yaml"))
-	f, ok := findingAbout(fs, "PodDisruptionBudget", "shop", "checkout")
+	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/pending.yaml"))
+	f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "shop", "checkout")
 	if !ok || len(fs) != 1 {
 		t.Fatalf("want one finding about shop/checkout, got %+v", fs)
 	}
@@ -306,7 +280,7 @@ func TestPDBBlocksDrainPendingReplica(t *testing.T) {
 	if f.Severity != finding.High {
 		t.Errorf("severity %v, want high", f.Severity)
 	}
-	if !evidenceHas(f, "Pod/shop/checkout-2: status.phase=Pending") || !evidenceHas(f, "Node/aks-np-old: spec.unschedulable=true") {
+	if !checktest.EvidenceHas(f, "Pod/shop/checkout-2: status.phase=Pending") || !checktest.EvidenceHas(f, "Node/aks-np-old: spec.unschedulable=true") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 	if !slices.Contains(f.Cases, "azure-cni-v2-glibc") {

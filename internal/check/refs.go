@@ -1,9 +1,9 @@
-package checks
+package check
 
-// Helpers shared by the workload-centric checks (pdb-blocks-drain,
-// pod-sandbox-failures, image-pull-always, webhook-blast-radius): capped
-// object lists, pod readiness and container statuses, trimmed quotes of
-// event messages.
+// What the workload-centric checks share (pdb-blocks-drain in
+// availability, pod-sandbox-failures in runtime, image-pull-always in
+// registries, webhook-blast-radius in availability): capped object lists,
+// terminal pods and container statuses, trimmed quotes of event messages.
 
 import (
 	"fmt"
@@ -17,36 +17,37 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-// listCap bounds how many objects of one kind, and how many evidence lines,
-// a finding carries, so a 5,000-node cluster still gives readable output.
-// What is left out is counted in the message.
-const listCap = 50
+// EventQuoteLen bounds a quoted event message in evidence (QuoteMessage's
+// max for the sandbox and pull-failure events the checks quote).
+const EventQuoteLen = 300
 
-// objRef names an object of a known resource.
-func objRef(r snapshot.Resource, namespace, name string) finding.ObjectRef {
+// ResourceRef names an object of a known resource.
+func ResourceRef(r snapshot.Resource, namespace, name string) finding.ObjectRef {
 	return finding.ObjectRef{APIVersion: r.APIVersion(), Kind: r.Kind, Namespace: namespace, Name: name}
 }
 
-// cappedRefs collects distinct object references in insertion order, at most
-// listCap of each kind, and counts the ones it drops.
-type cappedRefs struct {
+// CappedRefs collects distinct object references in insertion order, at
+// most MaxListedObjects of each kind (so a 5,000-node cluster still gives a
+// readable finding), and counts the ones it drops for the message.
+type CappedRefs struct {
 	seen    map[finding.ObjectRef]bool
 	refs    []finding.ObjectRef
 	kept    map[string]int
 	dropped map[string]int
 }
 
-func newCappedRefs() *cappedRefs {
-	return &cappedRefs{seen: map[finding.ObjectRef]bool{}, kept: map[string]int{}, dropped: map[string]int{}}
+// NewCappedRefs returns an empty CappedRefs.
+func NewCappedRefs() *CappedRefs {
+	return &CappedRefs{seen: map[finding.ObjectRef]bool{}, kept: map[string]int{}, dropped: map[string]int{}}
 }
 
-// add records a reference; a repeat is ignored.
-func (c *cappedRefs) add(ref finding.ObjectRef) {
+// Add records a reference; a repeat is ignored.
+func (c *CappedRefs) Add(ref finding.ObjectRef) {
 	if c.seen[ref] {
 		return
 	}
 	c.seen[ref] = true
-	if c.kept[ref.Kind] >= listCap {
+	if c.kept[ref.Kind] >= MaxListedObjects {
 		c.dropped[ref.Kind]++
 		return
 	}
@@ -54,11 +55,11 @@ func (c *cappedRefs) add(ref finding.ObjectRef) {
 	c.refs = append(c.refs, ref)
 }
 
-// count is how many distinct objects of a kind were added, kept or not.
-func (c *cappedRefs) count(kind string) int { return c.kept[kind] + c.dropped[kind] }
+// Count is how many distinct objects of a kind were added, kept or not.
+func (c *CappedRefs) Count(kind string) int { return c.kept[kind] + c.dropped[kind] }
 
-// names lists the kept objects of a kind as namespace/name (or name).
-func (c *cappedRefs) names(kind string) []string {
+// Names lists the kept objects of a kind as namespace/name (or name).
+func (c *CappedRefs) Names(kind string) []string {
 	var out []string
 	for _, r := range c.refs {
 		if r.Kind != kind {
@@ -73,15 +74,15 @@ func (c *cappedRefs) names(kind string) []string {
 	return out
 }
 
-// summary says "3 pods (a, b, c)" or "120 pods (a, ..., and 70 more)", with
+// Summary says "3 pods (a, b, c)" or "120 pods (a, ..., and 70 more)", with
 // the first few names, for messages.
-func (c *cappedRefs) summary(kind, singular, plural string, shown int) string {
-	n := c.count(kind)
+func (c *CappedRefs) Summary(kind, singular, plural string, shown int) string {
+	n := c.Count(kind)
 	word := plural
 	if n == 1 {
 		word = singular
 	}
-	names := c.names(kind)
+	names := c.Names(kind)
 	if len(names) == 0 {
 		return fmt.Sprintf("%d %s", n, word)
 	}
@@ -95,9 +96,9 @@ func (c *cappedRefs) summary(kind, singular, plural string, shown int) string {
 	return s + ")"
 }
 
-// list returns the kept references, sorted by kind order of insertion then
+// List returns the kept references, sorted by kind order of insertion then
 // namespace and name, so output does not depend on map order.
-func (c *cappedRefs) list() []finding.ObjectRef {
+func (c *CappedRefs) List() []finding.ObjectRef {
 	out := append([]finding.ObjectRef(nil), c.refs...)
 	order := map[string]int{}
 	for _, r := range c.refs {
@@ -118,23 +119,23 @@ func (c *cappedRefs) list() []finding.ObjectRef {
 	return out
 }
 
-// addPodAndNode records a pod and, when it is bound, its node.
-func (c *cappedRefs) addPodAndNode(p *snapshot.Pod) {
-	c.add(objRef(snapshot.Pods, p.Namespace, p.Name))
+// AddPodAndNode records a pod and, when it is bound, its node.
+func (c *CappedRefs) AddPodAndNode(p *snapshot.Pod) {
+	c.Add(ResourceRef(snapshot.Pods, p.Namespace, p.Name))
 	if p.Spec.NodeName != "" {
-		c.add(objRef(snapshot.Nodes, "", p.Spec.NodeName))
+		c.Add(ResourceRef(snapshot.Nodes, "", p.Spec.NodeName))
 	}
 }
 
-// podTerminal reports whether the pod has finished or is being deleted: such
+// PodTerminal reports whether the pod has finished or is being deleted: such
 // pods count for no budget and no sandbox.
-func podTerminal(p *snapshot.Pod) bool {
+func PodTerminal(p *snapshot.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// containerStatuses yields a pod's init and regular container statuses,
+// ContainerStatuses yields a pod's init and regular container statuses,
 // without copying them (it runs for every pod a check looks at).
-func containerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
+func ContainerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
 	return func(yield func(*snapshot.ContainerStatus) bool) {
 		for _, list := range [][]snapshot.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 			for i := range list {
@@ -146,10 +147,10 @@ func containerStatuses(p *snapshot.Pod) iter.Seq[*snapshot.ContainerStatus] {
 	}
 }
 
-// quoteMessage collapses whitespace in an event message and, when it is
+// QuoteMessage collapses whitespace in an event message and, when it is
 // long, keeps a window of at most max characters around position at (the
 // matched signature), marking the cuts with "…". at < 0 keeps the start.
-func quoteMessage(msg string, at, max int) string {
+func QuoteMessage(msg string, at, max int) string {
 	// Collapse whitespace first, tracking where the match moved to.
 	var b strings.Builder
 	newAt := -1

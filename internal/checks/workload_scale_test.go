@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -72,7 +73,7 @@ func largeSnapshot() *snapshot.Snapshot {
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 				s.Events = append(s.Events, corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: p.Name + ".1", Namespace: ns},
 					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.Name, UID: p.UID},
-					Reason:         sandboxEventReason, Type: corev1.EventTypeWarning,
+					Reason:         "FailedCreatePodSandBox", Type: corev1.EventTypeWarning, // the kubelet's reason for a failed sandbox
 					Message: `Failed to create pod sandbox: plugin type="azure-vnet" failed (add): /lib/x86_64-linux-gnu/libc.so.6: version ` +
 						"`GLIBC_2.34' not found"})
 			}
@@ -122,12 +123,12 @@ func TestWorkloadChecksScale(t *testing.T) {
 	}
 	s := largeSnapshot()
 	for _, c := range workloadBenchChecks {
-		fs, err := c.Run(&Context{Snapshot: s})
+		fs, err := c.Run(&check.Context{Snapshot: s})
 		if err != nil {
 			t.Fatalf("%s: %v", c.ID, err)
 		}
 		for _, f := range fs {
-			if len(f.Objects) > 2*listCap+10 || len(f.Evidence) > 2*listCap+10 {
+			if len(f.Objects) > 2*check.MaxListedObjects+10 || len(f.Evidence) > 2*check.MaxListedObjects+10 {
 				t.Errorf("%s: finding %q has %d objects and %d evidence lines, not capped", c.ID, f.Title, len(f.Objects), len(f.Evidence))
 			}
 		}
@@ -154,7 +155,7 @@ func TestWorkloadChecksScale(t *testing.T) {
 // workloadBenchChecks are the checks BenchmarkWorkloadChecks times (and
 // the scale test checks).
 var workloadBenchChecks = benchChecks("BenchmarkWorkloadChecks",
-	pdbBlocksDrainCheck(), podSandboxFailuresCheck(), imagePullAlwaysCheck(), webhookBlastRadiusCheck())
+	lookupAll("pdb-blocks-drain", "pod-sandbox-failures", "image-pull-always", "webhook-blast-radius")...)
 
 // BenchmarkWorkloadChecks times each workload check on 5,000 nodes and
 // 100,000 pods: go test -run NONE -bench WorkloadChecks ./internal/checks/
@@ -164,7 +165,7 @@ func BenchmarkWorkloadChecks(b *testing.B) {
 		b.Run(c.ID, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.Run(&Context{Snapshot: s}); err != nil {
+				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
 					b.Fatal(err)
 				}
 			}
