@@ -120,3 +120,50 @@ func TestCRDStoredVersionDriftNoStatusIsPartial(t *testing.T) {
 		t.Error("a CRD without status.storedVersions must leave the rules partial")
 	}
 }
+
+const gatewayAPICase = "gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"
+
+// Gateway API's GatewayClass (v0.8.0) and GRPCRoute (v1.1.0) CRDs with
+// v1alpha2 still stored: two high findings, one per release row (v1.0
+// drops v1alpha2 from GatewayClass, v1.2 from GRPCRoute), each naming its
+// CRD and citing the Gateway API case.
+func TestCRDStoredVersionDriftGatewayAPI(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/gateway-api-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want 2: %v", len(fs), fs)
+	}
+	want := map[string]string{
+		"gatewayclasses.gateway.networking.k8s.io": "Gateway API 1.0",
+		"grpcroutes.gateway.networking.k8s.io":     "Gateway API 1.2",
+	}
+	for _, f := range fs {
+		if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != gatewayAPICase {
+			t.Errorf("finding %s %s %v, want high %s citing %s", f.Severity, f.Rule, f.Cases, ruleOperatorRemoves, gatewayAPICase)
+		}
+		if len(f.Objects) != 1 || !strings.Contains(f.Title, want[f.Objects[0].Name]) {
+			t.Errorf("finding names %v with title %q", f.Objects, f.Title)
+		}
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gateway-api-gap.yaml")
+}
+
+// A row limited to some CRDs of a group does not match another CRD of it:
+// TLSRoute keeps v1alpha2 in v1.4 (served, beside v1alpha3 as storage), so
+// its stored v1alpha2 is only a pending migration.
+func TestCRDStoredVersionDriftRowCRDScope(t *testing.T) {
+	w := widget([]string{"v1alpha2", "v1alpha3"}, [3]any{"v1alpha2", true, false}, [3]any{"v1alpha3", true, false})
+	w.SetName("tlsroutes.gateway.networking.k8s.io")
+	if err := unstructured.SetNestedField(w.Object, "gateway.networking.k8s.io", "spec", "group"); err != nil {
+		t.Fatal(err)
+	}
+	s := snapshot.New(snapshot.Source{})
+	s.AddCustom(snapshot.CustomResourceDefinitions, []unstructured.Unstructured{w})
+	fs, _, _ := checktest.Run(t, crdStoredVersionDriftCheck(), checktest.Complete(s))
+	if len(fs) != 1 || fs[0].Rule != ruleStoredSeveral || fs[0].Severity != finding.Info {
+		t.Fatalf("findings %v, want one info %s", fs, ruleStoredSeveral)
+	}
+}
