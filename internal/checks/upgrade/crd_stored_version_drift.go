@@ -99,7 +99,8 @@ func crdStoredVersionDriftCheck() check.Check {
 			{ID: ruleStoredSeveral, Summary: "every CRD's objects are stored at its storage version alone", Needs: crds},
 		},
 		Cases: check.Graded(cases, check.Prevents("cert-manager-1-7-removed-apis-stored-versions-2022"),
-			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026")),
+			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"),
+			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025")),
 		Run: runCRDStoredVersionDrift,
 	}
 }

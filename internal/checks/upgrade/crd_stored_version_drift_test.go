@@ -167,3 +167,29 @@ func TestCRDStoredVersionDriftRowCRDScope(t *testing.T) {
 		t.Fatalf("findings %v, want one info %s", fs, ruleStoredSeveral)
 	}
 }
+
+// Flux 2.6.0's HelmRelease and Alert CRDs with v2beta1 and v1beta1 still
+// stored: one high finding for the Flux 2.7 row naming both CRDs.
+func TestCRDStoredVersionDriftFlux(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/flux-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "flux-2-7-removed-beta-apis-crd-upgrade-fails-2025" {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range []string{"helmreleases.helm.toolkit.fluxcd.io", "alerts.notification.toolkit.fluxcd.io"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	if !strings.Contains(f.Title, "Flux 2.7") || !strings.Contains(f.Title, "v2beta1") || !strings.Contains(f.Title, "v1beta1") {
+		t.Errorf("title %q", f.Title)
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/flux-gap.yaml")
+}
