@@ -100,7 +100,8 @@ func crdStoredVersionDriftCheck() check.Check {
 		},
 		Cases: check.Graded(cases, check.Prevents("cert-manager-1-7-removed-apis-stored-versions-2022"),
 			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"),
-			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025")),
+			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025"),
+			check.Prevents("karpenter-v1-migration-conversion-webhook-and-stored-versions-2024")),
 		Run: runCRDStoredVersionDrift,
 	}
 }

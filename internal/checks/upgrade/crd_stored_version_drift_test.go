@@ -193,3 +193,29 @@ func TestCRDStoredVersionDriftFlux(t *testing.T) {
 	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/flux-gap.yaml")
 }
+
+// Karpenter v1.0.8's three CRDs with v1beta1 still stored: one high
+// finding for the Karpenter 1.1 row naming all three.
+func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/karpenter-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "karpenter-v1-migration-conversion-webhook-and-stored-versions-2024" {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	if !strings.Contains(f.Title, "Karpenter 1.1") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
+		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/karpenter-gap.yaml")
+}
