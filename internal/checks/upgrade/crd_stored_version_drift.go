@@ -40,7 +40,11 @@ type operatorRemoval struct {
 	RemovedIn    string   `json:"removedIn"`
 	VersionLabel string   `json:"versionLabel"`
 	Note         string   `json:"note"`
-	Sources      []string `json:"sources"`
+	// Remediation, when set, is the operator's own migration tool or
+	// steps, from the row's sources; it follows the generic rewrite-and-
+	// trim steps in the finding.
+	Remediation string   `json:"remediation"`
+	Sources     []string `json:"sources"`
 
 	removedIn check.KubeVersion
 }
@@ -85,7 +89,7 @@ func crdStoredVersionDriftCheck() check.Check {
 		Description: "Reads every CustomResourceDefinition's status.storedVersions (every version its objects have been " +
 			"stored in since the list was last trimmed) against its spec.versions. A stored version that an operator's " +
 			"later release no longer defines (data/crd-stored-version-drift.yaml: cert-manager 1.7 drops v1alpha2, " +
-			"v1alpha3 and v1beta1) is high: installing that release's CRDs is refused until every object is rewritten " +
+			"v1alpha3 and v1beta1; Gateway API 1.0 and 1.2, Flux 2.7 and Karpenter 1.1 drop older versions of their kinds) is high: installing that release's CRDs is refused until every object is rewritten " +
 			"and the version is trimmed from storedVersions. A stored version spec.versions does not define at all is " +
 			"high too. One that is served false or deprecated is medium (a later release may drop it), and an older " +
 			"stored version that is still served is info: a migration is pending. A CRD read without its status (a " +
@@ -272,6 +276,13 @@ func driftFinding(h *driftHit) finding.Finding {
 		refs = append(refs, finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: name})
 	}
 	n := check.Plural(len(h.crds), "CRD", "CRDs")
+	// verb picks the singular or plural form to go with n.
+	verb := func(one, many string) string {
+		if len(h.crds) == 1 {
+			return one
+		}
+		return many
+	}
 	f := finding.Finding{Check: crdDriftID, Rule: h.rule, Severity: h.sev, Objects: refs,
 		Cases: []string{"cert-manager-1-7-removed-apis-stored-versions-2022"}}
 	f.AddEvidence(h.ev.Items()...)
@@ -285,29 +296,34 @@ func driftFinding(h *driftHit) finding.Finding {
 	case ruleOperatorRemoves:
 		r := h.row
 		f.Cases = []string{r.Case}
-		f.Title = fmt.Sprintf("%s of %s still list %s as stored, which %s %s and later no longer define",
-			n, r.Operator, strings.Join(h.seen, ", "), r.Operator, r.removedIn.MinorString())
+		f.Title = fmt.Sprintf("%s of %s still %s %s as stored, which %s %s and later no longer define",
+			n, r.Operator, verb("lists", "list"), strings.Join(h.seen, ", "), r.Operator, r.removedIn.MinorString())
 		f.Message = strings.TrimSpace(r.Note)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("table row %s; sources: %s", r.ID, strings.Join(r.Sources, ", ")))
-		f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later, migrate the stored objects: %s. For cert-manager, "+
-			"`cmctl upgrade migrate-api-version` does both (pull request 4711).%s Read the storedVersions again "+
+		own := ""
+		if r.Remediation != "" {
+			own = " " + strings.TrimSpace(r.Remediation)
+		}
+		f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later, migrate the stored objects: %s.%s%s Read the storedVersions again "+
 			"(`kubectl get customresourcedefinition %s -o jsonpath='{.status.storedVersions}'`) before the upgrade.",
-			r.Operator, r.removedIn.MinorString(), rewrite, trim, h.crds[0])
+			r.Operator, r.removedIn.MinorString(), rewrite, own, trim, h.crds[0])
 	case ruleStoredUndefined:
-		f.Title = fmt.Sprintf("%s list as stored a version their spec.versions does not define (%s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s as stored a version %s spec.versions does not define (%s)",
+			n, verb("lists", "list"), verb("its", "their"), strings.Join(h.seen, ", "))
 		f.Message = "status.storedVersions names a version that spec.versions leaves out. The API server refuses a CRD " +
 			"update in that state (\"must appear in spec.versions\"), so this definition cannot be applied as it is, " +
 			"and objects still stored at that version cannot be converted."
 		f.Remediation = "Put the version back in spec.versions (served false is enough) until the migration is done: " +
 			rewrite + "." + trim
 	case ruleStoredUnserved:
-		f.Title = fmt.Sprintf("%s list as stored a version they no longer serve or mark deprecated (%s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s as stored a version %s (%s)",
+			n, verb("lists", "list"), verb("it no longer serves or marks deprecated", "they no longer serve or mark deprecated"), strings.Join(h.seen, ", "))
 		f.Message = "Objects of these kinds may still be stored at a version the CRD has stopped serving or marked " +
 			"deprecated: a later release that drops the version from spec.versions will be refused until the objects " +
 			"are rewritten and the version is trimmed from status.storedVersions."
 		f.Remediation = "Before the operator's next upgrade, " + rewrite + "." + trim
 	default:
-		f.Title = fmt.Sprintf("%s list more than one stored version (older: %s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s more than one stored version (older: %s)", n, verb("lists", "list"), strings.Join(h.seen, ", "))
 		f.Message = "Objects of these kinds may still be stored at an older version that the CRD still serves: nothing " +
 			"breaks now, but the release that drops that version will need the migration first."
 		f.Remediation = "When convenient, " + rewrite + "." + trim

@@ -43,6 +43,9 @@ func TestCRDStoredVersionDriftGap(t *testing.T) {
 	if !strings.Contains(f.Title, "cert-manager 1.7") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
 		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
 	}
+	if !strings.Contains(f.Remediation, "cmctl upgrade migrate-api-version") {
+		t.Errorf("remediation lacks cert-manager's own migration tool: %q", f.Remediation)
+	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gap.yaml")
 }
 
@@ -147,6 +150,16 @@ func TestCRDStoredVersionDriftGatewayAPI(t *testing.T) {
 		if len(f.Objects) != 1 || !strings.Contains(f.Title, want[f.Objects[0].Name]) {
 			t.Errorf("finding names %v with title %q", f.Objects, f.Title)
 		}
+		if !strings.HasPrefix(f.Title, "1 CRD of Gateway API still lists v1alpha2 as stored") {
+			t.Errorf("title %q, want the singular verb for one CRD", f.Title)
+		}
+		// Each row's remediation is its own operator's: no cert-manager tool.
+		if strings.Contains(f.Remediation, "cmctl") {
+			t.Errorf("Gateway API remediation names cert-manager's tool: %q", f.Remediation)
+		}
+		if f.Objects[0].Name == "grpcroutes.gateway.networking.k8s.io" && !strings.Contains(f.Remediation, "v1.2 changelog") {
+			t.Errorf("GRPCRoute remediation lacks the v1.2 changelog steps: %q", f.Remediation)
+		}
 	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gateway-api-gap.yaml")
 }
@@ -165,6 +178,9 @@ func TestCRDStoredVersionDriftRowCRDScope(t *testing.T) {
 	fs, _, _ := checktest.Run(t, crdStoredVersionDriftCheck(), checktest.Complete(s))
 	if len(fs) != 1 || fs[0].Rule != ruleStoredSeveral || fs[0].Severity != finding.Info {
 		t.Fatalf("findings %v, want one info %s", fs, ruleStoredSeveral)
+	}
+	if want := "1 CRD lists more than one stored version (older: v1alpha2)"; fs[0].Title != want {
+		t.Errorf("title %q, want %q", fs[0].Title, want)
 	}
 }
 
@@ -188,8 +204,12 @@ func TestCRDStoredVersionDriftFlux(t *testing.T) {
 			t.Errorf("finding does not name %s: %v", name, f.Objects)
 		}
 	}
-	if !strings.Contains(f.Title, "Flux 2.7") || !strings.Contains(f.Title, "v2beta1") || !strings.Contains(f.Title, "v1beta1") {
+	if !strings.Contains(f.Title, "2 CRDs of Flux still list ") || !strings.Contains(f.Title, "Flux 2.7") ||
+		!strings.Contains(f.Title, "v2beta1") || !strings.Contains(f.Title, "v1beta1") {
 		t.Errorf("title %q", f.Title)
+	}
+	if !strings.Contains(f.Remediation, "`flux migrate`") || strings.Contains(f.Remediation, "cmctl") {
+		t.Errorf("remediation %q, want Flux's own migrate command and no cert-manager tool", f.Remediation)
 	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/flux-gap.yaml")
 }
@@ -216,6 +236,9 @@ func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
 	}
 	if !strings.Contains(f.Title, "Karpenter 1.1") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
 		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
+	}
+	if !strings.Contains(f.Remediation, "Karpenter 1.0.6 and later") || strings.Contains(f.Remediation, "cmctl") {
+		t.Errorf("remediation %q, want Karpenter's migration controller and no cert-manager tool", f.Remediation)
 	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/karpenter-gap.yaml")
 }
