@@ -29,15 +29,22 @@ var crdDriftData []byte
 
 // operatorRemoval is one row of data/crd-stored-version-drift.yaml.
 type operatorRemoval struct {
-	ID           string   `json:"id"`
-	Case         string   `json:"case"`
-	Operator     string   `json:"operator"`
-	Groups       []string `json:"groups"`
+	ID       string   `json:"id"`
+	Case     string   `json:"case"`
+	Operator string   `json:"operator"`
+	Groups   []string `json:"groups"`
+	// CRDs, when set, narrows the row to these CRD names: one group's
+	// kinds can drop the same version in different releases.
+	CRDs         []string `json:"crds"`
 	Versions     []string `json:"versions"`
 	RemovedIn    string   `json:"removedIn"`
 	VersionLabel string   `json:"versionLabel"`
 	Note         string   `json:"note"`
-	Sources      []string `json:"sources"`
+	// Remediation, when set, is the operator's own migration tool or
+	// steps, from the row's sources; it follows the generic rewrite-and-
+	// trim steps in the finding.
+	Remediation string   `json:"remediation"`
+	Sources     []string `json:"sources"`
 
 	removedIn check.KubeVersion
 }
@@ -82,7 +89,7 @@ func crdStoredVersionDriftCheck() check.Check {
 		Description: "Reads every CustomResourceDefinition's status.storedVersions (every version its objects have been " +
 			"stored in since the list was last trimmed) against its spec.versions. A stored version that an operator's " +
 			"later release no longer defines (data/crd-stored-version-drift.yaml: cert-manager 1.7 drops v1alpha2, " +
-			"v1alpha3 and v1beta1) is high: installing that release's CRDs is refused until every object is rewritten " +
+			"v1alpha3 and v1beta1; Gateway API 1.0 and 1.2, Flux 2.7 and Karpenter 1.1 drop older versions of their kinds) is high: installing that release's CRDs is refused until every object is rewritten " +
 			"and the version is trimmed from storedVersions. A stored version spec.versions does not define at all is " +
 			"high too. One that is served false or deprecated is medium (a later release may drop it), and an older " +
 			"stored version that is still served is info: a migration is pending. A CRD read without its status (a " +
@@ -95,8 +102,11 @@ func crdStoredVersionDriftCheck() check.Check {
 			{ID: ruleStoredUnserved, Summary: "no CRD lists as stored a version it no longer serves or marks deprecated", Needs: crds},
 			{ID: ruleStoredSeveral, Summary: "every CRD's objects are stored at its storage version alone", Needs: crds},
 		},
-		Cases: check.Graded(cases, check.Prevents("cert-manager-1-7-removed-apis-stored-versions-2022")),
-		Run:   runCRDStoredVersionDrift,
+		Cases: check.Graded(cases, check.Prevents("cert-manager-1-7-removed-apis-stored-versions-2022"),
+			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"),
+			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025"),
+			check.Prevents("karpenter-v1-migration-conversion-webhook-and-stored-versions-2024")),
+		Run: runCRDStoredVersionDrift,
 	}
 }
 
@@ -162,7 +172,7 @@ func runCRDStoredVersionDrift(ctx *check.Context) ([]finding.Finding, error) {
 			def, defined := versions[sv]
 			fields := []finding.Field{finding.Value("status.storedVersions", finding.JSONText(stored))}
 			var h *driftHit
-			switch row := removalFor(facts.Rows, group, sv); {
+			switch row := removalFor(facts.Rows, u.GetName(), group, sv); {
 			case row != nil:
 				h = hit(ruleOperatorRemoves, row, finding.High)
 				if row.VersionLabel != "" {
@@ -241,8 +251,11 @@ func crdVersions(u *unstructured.Unstructured) (map[string]crdVersion, string, b
 	return out, storage, true
 }
 
-func removalFor(rows []*operatorRemoval, group, version string) *operatorRemoval {
+func removalFor(rows []*operatorRemoval, crd, group, version string) *operatorRemoval {
 	for _, r := range rows {
+		if len(r.CRDs) > 0 && !slices.Contains(r.CRDs, crd) {
+			continue
+		}
 		if slices.Contains(r.Groups, group) && slices.Contains(r.Versions, version) {
 			return r
 		}
@@ -263,6 +276,13 @@ func driftFinding(h *driftHit) finding.Finding {
 		refs = append(refs, finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: name})
 	}
 	n := check.Plural(len(h.crds), "CRD", "CRDs")
+	// verb picks the singular or plural form to go with n.
+	verb := func(one, many string) string {
+		if len(h.crds) == 1 {
+			return one
+		}
+		return many
+	}
 	f := finding.Finding{Check: crdDriftID, Rule: h.rule, Severity: h.sev, Objects: refs,
 		Cases: []string{"cert-manager-1-7-removed-apis-stored-versions-2022"}}
 	f.AddEvidence(h.ev.Items()...)
@@ -276,29 +296,34 @@ func driftFinding(h *driftHit) finding.Finding {
 	case ruleOperatorRemoves:
 		r := h.row
 		f.Cases = []string{r.Case}
-		f.Title = fmt.Sprintf("%s of %s still list %s as stored, which %s %s and later no longer define",
-			n, r.Operator, strings.Join(h.seen, ", "), r.Operator, r.removedIn.MinorString())
+		f.Title = fmt.Sprintf("%s of %s still %s %s as stored, which %s %s and later no longer define",
+			n, r.Operator, verb("lists", "list"), strings.Join(h.seen, ", "), r.Operator, r.removedIn.MinorString())
 		f.Message = strings.TrimSpace(r.Note)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("table row %s; sources: %s", r.ID, strings.Join(r.Sources, ", ")))
-		f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later, migrate the stored objects: %s. For cert-manager, "+
-			"`cmctl upgrade migrate-api-version` does both (pull request 4711).%s Read the storedVersions again "+
+		own := ""
+		if r.Remediation != "" {
+			own = " " + strings.TrimSpace(r.Remediation)
+		}
+		f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later, migrate the stored objects: %s.%s%s Read the storedVersions again "+
 			"(`kubectl get customresourcedefinition %s -o jsonpath='{.status.storedVersions}'`) before the upgrade.",
-			r.Operator, r.removedIn.MinorString(), rewrite, trim, h.crds[0])
+			r.Operator, r.removedIn.MinorString(), rewrite, own, trim, h.crds[0])
 	case ruleStoredUndefined:
-		f.Title = fmt.Sprintf("%s list as stored a version their spec.versions does not define (%s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s as stored a version %s spec.versions does not define (%s)",
+			n, verb("lists", "list"), verb("its", "their"), strings.Join(h.seen, ", "))
 		f.Message = "status.storedVersions names a version that spec.versions leaves out. The API server refuses a CRD " +
 			"update in that state (\"must appear in spec.versions\"), so this definition cannot be applied as it is, " +
 			"and objects still stored at that version cannot be converted."
 		f.Remediation = "Put the version back in spec.versions (served false is enough) until the migration is done: " +
 			rewrite + "." + trim
 	case ruleStoredUnserved:
-		f.Title = fmt.Sprintf("%s list as stored a version they no longer serve or mark deprecated (%s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s as stored a version %s (%s)",
+			n, verb("lists", "list"), verb("it no longer serves or marks deprecated", "they no longer serve or mark deprecated"), strings.Join(h.seen, ", "))
 		f.Message = "Objects of these kinds may still be stored at a version the CRD has stopped serving or marked " +
 			"deprecated: a later release that drops the version from spec.versions will be refused until the objects " +
 			"are rewritten and the version is trimmed from status.storedVersions."
 		f.Remediation = "Before the operator's next upgrade, " + rewrite + "." + trim
 	default:
-		f.Title = fmt.Sprintf("%s list more than one stored version (older: %s)", n, strings.Join(h.seen, ", "))
+		f.Title = fmt.Sprintf("%s %s more than one stored version (older: %s)", n, verb("lists", "list"), strings.Join(h.seen, ", "))
 		f.Message = "Objects of these kinds may still be stored at an older version that the CRD still serves: nothing " +
 			"breaks now, but the release that drops that version will need the migration first."
 		f.Remediation = "When convenient, " + rewrite + "." + trim

@@ -43,6 +43,9 @@ func TestCRDStoredVersionDriftGap(t *testing.T) {
 	if !strings.Contains(f.Title, "cert-manager 1.7") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
 		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
 	}
+	if !strings.Contains(f.Remediation, "cmctl upgrade migrate-api-version") {
+		t.Errorf("remediation lacks cert-manager's own migration tool: %q", f.Remediation)
+	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gap.yaml")
 }
 
@@ -119,4 +122,123 @@ func TestCRDStoredVersionDriftNoStatusIsPartial(t *testing.T) {
 	if _, ok := ctx.Notes()[ruleOperatorRemoves]; !ok {
 		t.Error("a CRD without status.storedVersions must leave the rules partial")
 	}
+}
+
+const gatewayAPICase = "gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"
+
+// Gateway API's GatewayClass (v0.8.0) and GRPCRoute (v1.1.0) CRDs with
+// v1alpha2 still stored: two high findings, one per release row (v1.0
+// drops v1alpha2 from GatewayClass, v1.2 from GRPCRoute), each naming its
+// CRD and citing the Gateway API case.
+func TestCRDStoredVersionDriftGatewayAPI(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/gateway-api-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want 2: %v", len(fs), fs)
+	}
+	want := map[string]string{
+		"gatewayclasses.gateway.networking.k8s.io": "Gateway API 1.0",
+		"grpcroutes.gateway.networking.k8s.io":     "Gateway API 1.2",
+	}
+	for _, f := range fs {
+		if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != gatewayAPICase {
+			t.Errorf("finding %s %s %v, want high %s citing %s", f.Severity, f.Rule, f.Cases, ruleOperatorRemoves, gatewayAPICase)
+		}
+		if len(f.Objects) != 1 || !strings.Contains(f.Title, want[f.Objects[0].Name]) {
+			t.Errorf("finding names %v with title %q", f.Objects, f.Title)
+		}
+		if !strings.HasPrefix(f.Title, "1 CRD of Gateway API still lists v1alpha2 as stored") {
+			t.Errorf("title %q, want the singular verb for one CRD", f.Title)
+		}
+		// Each row's remediation is its own operator's: no cert-manager tool.
+		if strings.Contains(f.Remediation, "cmctl") {
+			t.Errorf("Gateway API remediation names cert-manager's tool: %q", f.Remediation)
+		}
+		if f.Objects[0].Name == "grpcroutes.gateway.networking.k8s.io" && !strings.Contains(f.Remediation, "v1.2 changelog") {
+			t.Errorf("GRPCRoute remediation lacks the v1.2 changelog steps: %q", f.Remediation)
+		}
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/gateway-api-gap.yaml")
+}
+
+// A row limited to some CRDs of a group does not match another CRD of it:
+// TLSRoute keeps v1alpha2 in v1.4 (served, beside v1alpha3 as storage), so
+// its stored v1alpha2 is only a pending migration.
+func TestCRDStoredVersionDriftRowCRDScope(t *testing.T) {
+	w := widget([]string{"v1alpha2", "v1alpha3"}, [3]any{"v1alpha2", true, false}, [3]any{"v1alpha3", true, false})
+	w.SetName("tlsroutes.gateway.networking.k8s.io")
+	if err := unstructured.SetNestedField(w.Object, "gateway.networking.k8s.io", "spec", "group"); err != nil {
+		t.Fatal(err)
+	}
+	s := snapshot.New(snapshot.Source{})
+	s.AddCustom(snapshot.CustomResourceDefinitions, []unstructured.Unstructured{w})
+	fs, _, _ := checktest.Run(t, crdStoredVersionDriftCheck(), checktest.Complete(s))
+	if len(fs) != 1 || fs[0].Rule != ruleStoredSeveral || fs[0].Severity != finding.Info {
+		t.Fatalf("findings %v, want one info %s", fs, ruleStoredSeveral)
+	}
+	if want := "1 CRD lists more than one stored version (older: v1alpha2)"; fs[0].Title != want {
+		t.Errorf("title %q, want %q", fs[0].Title, want)
+	}
+}
+
+// Flux 2.6.0's HelmRelease and Alert CRDs with v2beta1 and v1beta1 still
+// stored: one high finding for the Flux 2.7 row naming both CRDs.
+func TestCRDStoredVersionDriftFlux(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/flux-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "flux-2-7-removed-beta-apis-crd-upgrade-fails-2025" {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range []string{"helmreleases.helm.toolkit.fluxcd.io", "alerts.notification.toolkit.fluxcd.io"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	if !strings.Contains(f.Title, "2 CRDs of Flux still list ") || !strings.Contains(f.Title, "Flux 2.7") ||
+		!strings.Contains(f.Title, "v2beta1") || !strings.Contains(f.Title, "v1beta1") {
+		t.Errorf("title %q", f.Title)
+	}
+	if !strings.Contains(f.Remediation, "`flux migrate`") || strings.Contains(f.Remediation, "cmctl") {
+		t.Errorf("remediation %q, want Flux's own migrate command and no cert-manager tool", f.Remediation)
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/flux-gap.yaml")
+}
+
+// Karpenter v1.0.8's three CRDs with v1beta1 still stored: one high
+// finding for the Karpenter 1.1 row naming all three.
+func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/karpenter-gap.yaml"))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "karpenter-v1-migration-conversion-webhook-and-stored-versions-2024" {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	if !strings.Contains(f.Title, "Karpenter 1.1") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
+		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
+	}
+	if !strings.Contains(f.Remediation, "Karpenter 1.0.6 and later") || strings.Contains(f.Remediation, "cmctl") {
+		t.Errorf("remediation %q, want Karpenter's migration controller and no cert-manager tool", f.Remediation)
+	}
+	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/karpenter-gap.yaml")
 }
