@@ -84,11 +84,12 @@ var uncitedDetectable = map[string]string{
 	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":      "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
 	"openkruise-pod-webhook-hang-blocks-all-pods-2021-2025":          "webhook-blast-radius (fail-closed-kube-system prevents, fail-closed-backend detects): the link waits for a fixture of Kruise's mpod.kb.io webhook configuration",
 	"indiehosters-control-plane-disk-full-etcd-2025":                 "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
+	"etcd-3-5-to-3-6-upgrade-learner-and-zombie-member-issues-2025":  "an etcd 3.6 upgrade-path rule (etcd pods on 3.5 below 3.5.26 before a move to 3.6, for upgrade-preflight) would prevent; etcd-known-bad-version reads the version but its tables hold only data-inconsistency advisories and the Kubernetes docs' minimums, so a row there would mislabel it: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 12
+const maxUncitedDetectable = 13
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
