@@ -180,7 +180,7 @@ var caseFixtures = map[string]caseFixture{
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,
 		State: "Dapr 1.7.2 (the release of dapr/dapr 4560) with its dapr-sentry Deployment created 300 days before the check's clock: the root Sentry generated at install, valid a year, is in Secret dapr-system/dapr-trust-bundle only (see daprSentryInstalled)"},
 	"certificate-expiry\tcert-manager-acme-rate-limit-renewal-loops-2020-2026": {Make: rateLimitedRenewal, Complete: true,
-		State: "a Let's Encrypt Certificate in istio-system (the namespace and ClusterIssuer of cert-manager#3603) whose renewal time passed 20 days ago and whose Ready condition carries that issue's 429 rateLimited message, 10 days before its end date (see rateLimitedRenewal)"},
+		State: "a Let's Encrypt Certificate in istio-system (the namespace and ClusterIssuer of cert-manager#3603) whose renewal time passed 20 days ago and whose Ready condition carries the 429 rateLimited message of that issue's CertificateRequest, 10 days before its end date (see rateLimitedRenewal)"},
 	"default-certificate-hosts\tmoj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": {Files: []string{"ingress/testdata/default-certificate-hosts/gap.yaml"}, Complete: true,
 		State: reusedIn + ": the wrong apply has landed and the default certificate names the manager cluster"},
 	"registry-risk\tdocker-hub-pull-rate-limits": {Files: []string{"testdata/caselinks/docker-hub-fleet.yaml"}, Complete: true,
@@ -299,7 +299,9 @@ spec:
 
 // rateLimitedRenewal writes a cert-manager Certificate whose renewal is
 // refused by Let's Encrypt's rate limit, as in cert-manager#3603: the
-// names and the Ready message are that issue's, the dates are relative to
+// name, namespace and ClusterIssuer are that issue's, and the Ready
+// message is its CertificateRequest's (the issue shows no Certificate
+// status); the secret name is a placeholder and the dates are relative to
 // the check's clock (renewal due 20 days ago, 10 days left).
 func rateLimitedRenewal(dir string) ([]string, error) {
 	now := time.Now().UTC()
