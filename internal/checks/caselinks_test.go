@@ -108,6 +108,7 @@ var caseFixtures = map[string]caseFixture{
 	"kernel-cni-known-bad\tcni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\taks-containerd-1-4-4-containercreating-2021":                               {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedPre},
 	"kernel-cni-known-bad\tcontainerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022":              {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: "node k0s-worker-0 on containerd 1.6.12, the release of the containerd issue's reproduction, before its next runtime restart"},
+	"kernel-cni-known-bad\taks-kernel-6-2-azure-cni-transparent-endpoint-2023":                        {Files: []string{"runtime/testdata/kernel-cni-known-bad/aks-kernel-6-2.yaml"}, State: "node aks-nodepool1-0 after its restart onto kernel 6.2.0-1015-azure, the build named in Azure/AKS#3939, beside a sibling still on an older kernel"},
 	"kernel-cni-known-bad\tdfds-recalled-eks-ami-daily-rollover-2022":                                 {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"node-disk-drift\tmoj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023":                   {Files: []string{"resources/testdata/node-disk-drift/gap.yaml"}, State: reusedIn},
 	"node-os-lifecycle\tdatadog-systemd-networkd-cilium-2023":                                         {Files: []string{"versions/testdata/node-os-lifecycle/monoculture-nodes.yaml"}, Complete: true, State: reusedPre},
@@ -189,6 +190,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,
 		State: "Dapr 1.7.2 (the release of dapr/dapr 4560) with its dapr-sentry Deployment created 300 days before the check's clock: the root Sentry generated at install, valid a year, is in Secret dapr-system/dapr-trust-bundle only (see daprSentryInstalled)"},
+	"certificate-expiry\tcert-manager-acme-rate-limit-renewal-loops-2020-2026": {Make: rateLimitedRenewal, Complete: true,
+		State: "a Let's Encrypt Certificate in istio-system (the namespace and ClusterIssuer of cert-manager#3603) whose renewal time passed 20 days ago and whose Ready condition carries the 429 rateLimited message of that issue's CertificateRequest, 10 days before its end date (see rateLimitedRenewal)"},
 	"default-certificate-hosts\tmoj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": {Files: []string{"ingress/testdata/default-certificate-hosts/gap.yaml"}, Complete: true,
 		State: reusedIn + ": the wrong apply has landed and the default certificate names the manager cluster"},
 	"registry-risk\tdocker-hub-pull-rate-limits": {Files: []string{"testdata/caselinks/docker-hub-fleet.yaml"}, Complete: true,
@@ -307,6 +310,33 @@ spec:
 		p := filepath.Join(dir, "dapr-sentry.yaml")
 		return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
 	}
+}
+
+// rateLimitedRenewal writes a cert-manager Certificate whose renewal is
+// refused by Let's Encrypt's rate limit, as in cert-manager#3603: the
+// name, namespace and ClusterIssuer are that issue's, and the Ready
+// message is its CertificateRequest's (the issue shows no Certificate
+// status); the secret name is a placeholder and the dates are relative to
+// the check's clock (renewal due 20 days ago, 10 days left).
+func rateLimitedRenewal(dir string) ([]string, error) {
+	now := time.Now().UTC()
+	doc := fmt.Sprintf(`apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: 78502295-xyz-cert, namespace: istio-system}
+spec:
+  secretName: 78502295-xyz-cert
+  issuerRef: {kind: ClusterIssuer, name: letsencrypt-production}
+status:
+  notAfter: %q
+  renewalTime: %q
+  conditions:
+  - type: Ready
+    status: "False"
+    reason: Failed
+    message: 'Failed to wait for order resource "78502295-xyz-cert-sf28k-3636131827" to become ready: order is in "errored" state: Failed to create Order: 429 urn:ietf:params:acme:error:rateLimited: Error creating new order :: too many new orders recently: see https://letsencrypt.org/docs/rate-limits/'
+`, now.AddDate(0, 0, 10).Format(time.RFC3339), now.AddDate(0, 0, -20).Format(time.RFC3339))
+	p := filepath.Join(dir, "rate-limited-certificate.yaml")
+	return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
 }
 
 // What a reused fixture is: the check's own gap fixture, whose objects

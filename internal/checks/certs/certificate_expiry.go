@@ -148,14 +148,14 @@ func certificateExpiryCheck() check.Check {
 			{ID: ruleDaprRoot, Summary: "Dapr releases that keep their root in a Secret only, installed nearly a year ago or more",
 				Needs: []snapshot.Resource{snapshot.Deployments}},
 		},
-		Cases: check.Prevents(
+		Cases: check.Cite(check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
 			"gitlab-gke-cluster-ca-five-year-expiry-2024",
 			"istio-citadel-root-ca-expiry-2019",
 			"linkerd-trust-anchor-one-year-expiry-2020",
 			"rancher-rke-one-year-cluster-certs-2019",
 			caseDaprSentry,
-		),
+		), check.Detects(caseACMERateLimit)),
 		Run: runCertificateExpiry,
 	}
 }
@@ -617,6 +617,10 @@ func caOwners(s *snapshot.Snapshot) map[string]string {
 	return out
 }
 
+// caseACMERateLimit is the case of renewals refused by ACME rate limits:
+// the cert-manager rule sees it once the renewal time has passed unrenewed.
+const caseACMERateLimit = "cert-manager-acme-rate-limit-renewal-loops-2020-2026"
+
 func (r *expiryRun) certManager(s *snapshot.Snapshot) {
 	const rule = "cert-manager-renewal"
 	objs := s.CustomObjects(snapshot.CertManagerCertificates)
@@ -659,7 +663,7 @@ func (r *expiryRun) certManager(s *snapshot.Snapshot) {
 			Objects: []finding.ObjectRef{check.Ref("cert-manager.io/v1", "Certificate", u)},
 			Remediation: "Find why renewal fails (kubectl describe certificate, the CertificateRequest and the issuer's " +
 				"status; cert-manager's logs) and fix the issuer; cmctl renew forces a new attempt.",
-			Cases: []string{"linkerd-trust-anchor-one-year-expiry-2020"},
+			Cases: []string{"linkerd-trust-anchor-one-year-expiry-2020", caseACMERateLimit},
 		}
 		f.AddEvidence(finding.Quote(check.Ref("cert-manager.io/v1", "Certificate", u), fields...))
 		f.Evidence = append(f.Evidence, ev...)

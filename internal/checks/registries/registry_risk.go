@@ -82,7 +82,7 @@ func registryRiskCheck() check.Check {
 			"(shut down for writes 18 March 2025; info, since repositories migrated to Artifact Registry keep " +
 			"their gcr.io addresses and the cluster cannot tell which were). Second rule: when at least half of " +
 			"the pods (and at least 20) pull from one external registry with sourced outages or pull limits " +
-			"(quay.io, docker.io, registry.k8s.io), and DaemonSets or HPA-scaled workloads on it pull on every start (pull policy " +
+			"(quay.io, docker.io, registry.k8s.io, ghcr.io, cr.l5d.io), and DaemonSets or HPA-scaled workloads on it pull on every start (pull policy " +
 			"Always, or :latest), an outage or a rate limit stops node replacement and scale-up at once (medium). " +
 			"Unrendered template placeholders are skipped. The check cannot see registry mirrors configured in " +
 			"the container runtime, which rewrite hosts on the node: with a mirror in place, treat the findings " +
@@ -97,10 +97,12 @@ func registryRiskCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.HorizontalPodAutoscalers}},
 		},
 		// registry.k8s.io's outages hit clusters whose pull policies the
-		// reports do not give: the rule's fleet shape is not shown, so related.
+		// reports do not give, and the ghcr.io and cr.l5d.io reports are CI
+		// runners and a fresh Linkerd install: neither shows the fleet shape
+		// the rule flags, so both are related.
 		Cases: check.Cite(check.Prevents("k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
 			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits"),
-			check.Related("registry-k8s-io-regional-backend-outages-and-blocks-2022-2024")),
+			check.Related("registry-k8s-io-regional-backend-outages-and-blocks-2022-2024", "project-registries-ghcr-cr-l5d-io-outages-2022-2023")),
 		Run: runRegistryRisk,
 	}
 }

@@ -116,3 +116,27 @@ func TestRegistryRiskSinglePointRegistryK8sIO(t *testing.T) {
 		t.Fatalf("findings %+v, want one medium registry.k8s.io finding", fs)
 	}
 }
+
+// The ghcr.io and cr.l5d.io rows: the quay.io fleet moved to each host
+// (every image, the exposed DaemonSet's and Deployment's included) is
+// reported as that host's single point, citing the outage case.
+func TestRegistryRiskSinglePointProjectRegistries(t *testing.T) {
+	fleet, err := os.ReadFile(filepath.Join("testdata", "fleet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"ghcr.io", "cr.l5d.io"} {
+		path := filepath.Join(t.TempDir(), "fleet.yaml")
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(fleet), "quay.io/", host+"/")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.LoadPaths([]string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, _, _ := checktest.Run(t, registryRiskCheck(), s)
+		if len(fs) != 1 || fs[0].Cases[0] != "project-registries-ghcr-cr-l5d-io-outages-2022-2023" || !strings.Contains(fs[0].Title, host) {
+			t.Errorf("%s: findings %+v, want one finding on %s citing the ghcr.io/cr.l5d.io case", host, fs, host)
+		}
+	}
+}

@@ -129,7 +129,8 @@ func kernelCNIKnownBadCheck() check.Check {
 			"Flatcar 3033.2.2 with Cilium IPsec, Flatcar 2605 and Ubuntu 22.04 (systemd 245 and later) with Cilium releases " +
 			"before the agent-written rp_filter override, kernels 6.18.5 and 7.2 with the Cilium releases that failed on them, calico-node " +
 			"3.27.3 and 3.28.0 on Ubuntu 20.04's 5.4 kernel, Cilium 1.15.4, AKS node images with containerd 1.4.4, containerd " +
-			"1.6.9 to 1.6.14 (whose next restart re-creates the node's pods), and the kernel " +
+			"1.6.9 to 1.6.14 (whose next restart re-creates the node's pods), the AKS kernel 6.2.0-1015-azure on which Azure CNI " +
+			"could not create pod endpoints, and the kernel " +
 			"of the recalled EKS Amazon Linux 2 AMI v20221027 (the other recalled EKS AMIs leave no trace on the node). Each row " +
 			"is sourced and dated (data/kernel-cni-known-bad.yaml); a row whose trigger also needs a setting the API does not " +
 			"show (IPsec on, a boot parameter) is medium. The table only knows what it lists: vendor kernels with backported " +
@@ -141,7 +142,7 @@ func kernelCNIKnownBadCheck() check.Check {
 			{ID: ruleNodeCNI, Summary: "no node runs a CNI agent release listed as broken with its kernel or OS",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: check.Graded(cases, check.Prevents("aks-containerd-1-4-4-containercreating-2021", "containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022"), check.Detects("centos7-kmem-accounting-cgroup-leak-2018", "flatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022", "flatcar-systemd-245-rp-filter-breaks-cilium-2020", "new-kernel-vs-cilium-bpf-incompatibility-2026", "cni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024", "dfds-recalled-eks-ami-daily-rollover-2022")),
+		Cases: check.Graded(cases, check.Prevents("aks-containerd-1-4-4-containercreating-2021", "containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022"), check.Detects("centos7-kmem-accounting-cgroup-leak-2018", "flatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022", "flatcar-systemd-245-rp-filter-breaks-cilium-2020", "new-kernel-vs-cilium-bpf-incompatibility-2026", "cni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024", "dfds-recalled-eks-ami-daily-rollover-2022", "aks-kernel-6-2-azure-cni-transparent-endpoint-2023")),
 		Run:   runKernelCNIKnownBad,
 	}
 }
