@@ -19,5 +19,6 @@ func Checks() []check.Check {
 		aggregatedAPIUnavailableCheck(),
 		systemDaemonSetPriorityCheck(),
 		poolScalesToZeroCheck(),
+		karpenterDisruptionExposureCheck(),
 	}
 }
