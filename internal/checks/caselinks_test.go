@@ -198,6 +198,10 @@ var caseFixtures = map[string]caseFixture{
 	"eks-coredns-version\tdfds-eks-114-coredns-vendor-upgrade-crashloop-2020":        {Files: []string{"dns/testdata/eks-coredns-version/gap.yaml"}, Complete: true, Server: "v1.20.15-eks-ba74326", State: reusedIn},
 	"addon-version-compat\tingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021":         {Files: []string{"upgrade/testdata/ingress-nginx.yaml"}, Complete: true, Server: "v1.21.14", Target: "1.22", State: reusedPre + "; judged at the incident's target, 1.22"},
 	"in-tree-volume-migration\teks-123-ebs-csi-migration-pvc-pending-2023":           {Files: []string{"storage/testdata/migration-gap.yaml"}, Complete: true, Server: "v1.22.17-eks-0a21954", State: reusedPre + "; an EKS 1.22 cluster, one minor before the migration"},
+	"karpenter-disruption-exposure\tkarpenter-consolidation-no-pdb-api-gateway-outage-2025": {Files: []string{"availability/testdata/karpenter-disruption-exposure/gap.yaml"}, Complete: true,
+		State: "the write-up's NodePool (WhenEmptyOrUnderutilized, consolidateAfter 30s, budgets nodes \"100%\") on Karpenter 1.5.3 with the API gateway's pods all on its nodes and no PodDisruptionBudget, before consolidation began"},
+	"karpenter-disruption-exposure\tkarpenter-ami-drift-defect-unexpected-replacement-2024": {Files: []string{"availability/testdata/karpenter-disruption-exposure/ami-drift-gap.yaml"}, Complete: true,
+		State: "the Karpenter controller on 0.36.1, below the 0.36.2 patch release the AWS notice asks for, before any drift replacement"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images

@@ -3,7 +3,7 @@ package availability
 import (
 	_ "embed"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -257,6 +257,11 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 		return nil
 	}
 	ix := s.Index()
+	// poolOf maps each node in the input to its NodePool ("" for none).
+	poolOf := make(map[string]string, len(s.Nodes))
+	for i := range s.Nodes {
+		poolOf[s.Nodes[i].Name] = s.Nodes[i].Labels[karpenterPoolLabel]
+	}
 	servicesByNS := map[string][]*corev1.Service{}
 	for i := range s.Services {
 		if len(s.Services[i].Spec.Selector) > 0 {
@@ -297,7 +302,7 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 		if err != nil || sel.Empty() {
 			continue
 		}
-		pool, nodes, ok, missing := onePool(ix, ix.PodsMatching(w.meta.Namespace, sel))
+		pool, running, nodes, ok, missing := onePool(poolOf, ix.PodsMatching(w.meta.Namespace, sel))
 		if missing {
 			unknown = append(unknown, w.String())
 			continue
@@ -310,7 +315,7 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 			unknown = append(unknown, w.String())
 			continue
 		}
-		out = append(out, karpenterConsolidationFinding(facts, p, w, backs, nodes))
+		out = append(out, karpenterConsolidationFinding(facts, p, w, backs, running, nodes))
 	}
 	if len(unknown) > 0 {
 		ctx.Incomplete(ruleKarpenterConsol, "the nodes or PodDisruptionBudgets of %s are not all in the input", check.ListText(unknown, 5))
@@ -318,38 +323,39 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 	return out
 }
 
-// onePool returns the NodePool every one of pods runs on, with the nodes;
-// ok is false when they are on several pools, on nodes of no pool, or
-// none is scheduled; missing when a node is not in the input.
-func onePool(ix *snapshot.Index, pods []*snapshot.Pod) (pool string, nodes []string, ok, missing bool) {
-	seen := map[string]bool{}
+// karpenterListedNodes is how many of a backend's nodes a finding names.
+const karpenterListedNodes = 5
+
+// onePool returns the NodePool every one of pods runs on, how many pods,
+// and the first few of their nodes (in pod order); ok is false when they
+// are on several pools, on nodes of no pool, or none is scheduled;
+// missing when a node is not in the input.
+func onePool(poolOf map[string]string, pods []*snapshot.Pod) (pool string, running int, nodes []string, ok, missing bool) {
 	for _, p := range pods {
 		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
 			continue
 		}
-		n := ix.Node(p.Spec.NodeName)
-		if n == nil {
-			return "", nil, false, true
+		np, known := poolOf[p.Spec.NodeName]
+		if !known {
+			return "", 0, nil, false, true
 		}
-		np := n.Labels[karpenterPoolLabel]
 		switch {
 		case np == "":
-			return "", nil, false, false
+			return "", 0, nil, false, false
 		case pool == "":
 			pool = np
 		case pool != np:
-			return "", nil, false, false
+			return "", 0, nil, false, false
 		}
-		if !seen[n.Name] {
-			seen[n.Name] = true
-			nodes = append(nodes, n.Name)
+		running++
+		if len(nodes) < karpenterListedNodes && !slices.Contains(nodes, p.Spec.NodeName) {
+			nodes = append(nodes, p.Spec.NodeName)
 		}
 	}
-	sort.Strings(nodes)
-	return pool, nodes, pool != "", false
+	return pool, running, nodes, pool != "", false
 }
 
-func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w replicated, backs []*corev1.Service, nodes []string) finding.Finding {
+func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w replicated, backs []*corev1.Service, running int, nodes []string) finding.Finding {
 	names := make([]string, len(backs))
 	for i, b := range backs {
 		names[i] = b.Name
@@ -367,9 +373,9 @@ func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w rep
 		short = true
 	}
 	msg := fmt.Sprintf("NodePool %s consolidates underutilized nodes (consolidationPolicy %s) and %s, so Karpenter may drain every "+
-		"node of the pool in one pass. %s backs Service %s in namespace %s, every running pod of it is on that pool's %s, and no "+
+		"node of the pool in one pass. %s backs Service %s in namespace %s, all %s of it run on that pool's nodes, and no "+
 		"PodDisruptionBudget selects its pods: nothing holds the evictions back, and the Service can lose every backend at once.",
-		p.obj.GetName(), policy, p.allowAll, w, strings.Join(names, ", "), w.meta.Namespace, check.Plural(len(nodes), "node", "nodes"))
+		p.obj.GetName(), policy, p.allowAll, w, strings.Join(names, ", "), w.meta.Namespace, check.Plural(running, "running pod", "running pods"))
 	if short {
 		msg += fmt.Sprintf(" With consolidateAfter %s, under %s, a node becomes a candidate almost as soon as its pods last changed.", after, facts.ShortConsolidateAfter)
 	}
@@ -384,7 +390,8 @@ func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w rep
 		Cases: []string{caseKarpenterNoPDB},
 		Evidence: []string{
 			fmt.Sprintf("consolidateAfter %s; budgets: %s", after, budgetText(p.budgets)),
-			fmt.Sprintf("pods on nodes %s (label %s=%s)", check.ListText(nodes, 5), karpenterPoolLabel, p.obj.GetName()),
+			fmt.Sprintf("%s, on nodes labelled %s=%s (the first %s: %s)", check.Plural(running, "running pod", "running pods"),
+				karpenterPoolLabel, p.obj.GetName(), check.Plural(len(nodes), "node", "nodes"), strings.Join(nodes, ", ")),
 			fmt.Sprintf("no PodDisruptionBudget in namespace %s selects %s", w.meta.Namespace, labels.Set(w.labels).String()),
 			"defaults: " + strings.Join(facts.Defaults.Sources, " "),
 		},

@@ -24,7 +24,7 @@ func TestKarpenterConsolidationGap(t *testing.T) {
 		!checktest.HasObject(fs, "Service", "prod", "api-gateway") {
 		t.Errorf("objects %+v", f.Objects)
 	}
-	for _, want := range []string{`"100%"`, "consolidateAfter 30s, under 1m", "2 nodes"} {
+	for _, want := range []string{`"100%"`, "consolidateAfter 30s, under 1m", "all 2 running pods"} {
 		if !strings.Contains(f.Message, want) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}
