@@ -198,6 +198,8 @@ var caseFixtures = map[string]caseFixture{
 	"eks-coredns-version\tdfds-eks-114-coredns-vendor-upgrade-crashloop-2020":        {Files: []string{"dns/testdata/eks-coredns-version/gap.yaml"}, Complete: true, Server: "v1.20.15-eks-ba74326", State: reusedIn},
 	"addon-version-compat\tingress-nginx-v0-on-k8s-122-ingress-v1beta1-2021":         {Files: []string{"upgrade/testdata/ingress-nginx.yaml"}, Complete: true, Server: "v1.21.14", Target: "1.22", State: reusedPre + "; judged at the incident's target, 1.22"},
 	"in-tree-volume-migration\teks-123-ebs-csi-migration-pvc-pending-2023":           {Files: []string{"storage/testdata/migration-gap.yaml"}, Complete: true, Server: "v1.22.17-eks-0a21954", State: reusedPre + "; an EKS 1.22 cluster, one minor before the migration"},
+	"addon-end-of-life\tingress-nginx-retired-march-2026": {Files: []string{"versions/testdata/addon-end-of-life/gap.yaml"}, Complete: true,
+		State: "ingress-nginx v1.15.1 as the project's static manifest deploys it, one of its last releases, kept running after the retirement of 24 March 2026 (the check's clock is the wall clock, past that day)"},
 	"karpenter-disruption-exposure\tkarpenter-consolidation-no-pdb-api-gateway-outage-2025": {Files: []string{"availability/testdata/karpenter-disruption-exposure/gap.yaml"}, Complete: true,
 		State: "the write-up's NodePool (WhenEmptyOrUnderutilized, consolidateAfter 30s, budgets nodes \"100%\") on Karpenter 1.5.3 with the API gateway's pods all on its nodes and no PodDisruptionBudget, before consolidation began"},
 	"karpenter-disruption-exposure\tkarpenter-ami-drift-defect-unexpected-replacement-2024": {Files: []string{"availability/testdata/karpenter-disruption-exposure/ami-drift-gap.yaml"}, Complete: true,
