@@ -373,9 +373,9 @@ func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w rep
 		short = true
 	}
 	msg := fmt.Sprintf("NodePool %s consolidates underutilized nodes (consolidationPolicy %s) and %s, so Karpenter may drain every "+
-		"node of the pool in one pass. %s backs Service %s in namespace %s, all %s of it run on that pool's nodes, and no "+
+		"node of the pool in one pass. %s backs Service %s in namespace %s, its running pods (%d) are all on that pool's nodes, and no "+
 		"PodDisruptionBudget selects its pods: nothing holds the evictions back, and the Service can lose every backend at once.",
-		p.obj.GetName(), policy, p.allowAll, w, strings.Join(names, ", "), w.meta.Namespace, check.Plural(running, "running pod", "running pods"))
+		p.obj.GetName(), policy, p.allowAll, w, strings.Join(names, ", "), w.meta.Namespace, running)
 	if short {
 		msg += fmt.Sprintf(" With consolidateAfter %s, under %s, a node becomes a candidate almost as soon as its pods last changed.", after, facts.ShortConsolidateAfter)
 	}
@@ -390,8 +390,8 @@ func karpenterConsolidationFinding(facts *karpenterFacts, p karpenterPool, w rep
 		Cases: []string{caseKarpenterNoPDB},
 		Evidence: []string{
 			fmt.Sprintf("consolidateAfter %s; budgets: %s", after, budgetText(p.budgets)),
-			fmt.Sprintf("%s, on nodes labelled %s=%s (the first %s: %s)", check.Plural(running, "running pod", "running pods"),
-				karpenterPoolLabel, p.obj.GetName(), check.Plural(len(nodes), "node", "nodes"), strings.Join(nodes, ", ")),
+			fmt.Sprintf("%s, all on nodes labelled %s=%s, among them %s", check.Plural(running, "running pod", "running pods"),
+				karpenterPoolLabel, p.obj.GetName(), strings.Join(nodes, ", ")),
 			fmt.Sprintf("no PodDisruptionBudget in namespace %s selects %s", w.meta.Namespace, labels.Set(w.labels).String()),
 			"defaults: " + strings.Join(facts.Defaults.Sources, " "),
 		},

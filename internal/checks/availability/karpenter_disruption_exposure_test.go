@@ -24,7 +24,7 @@ func TestKarpenterConsolidationGap(t *testing.T) {
 		!checktest.HasObject(fs, "Service", "prod", "api-gateway") {
 		t.Errorf("objects %+v", f.Objects)
 	}
-	for _, want := range []string{`"100%"`, "consolidateAfter 30s, under 1m", "all 2 running pods"} {
+	for _, want := range []string{`"100%"`, "consolidateAfter 30s, under 1m", "its running pods (2)"} {
 		if !strings.Contains(f.Message, want) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}

@@ -132,8 +132,8 @@ func runAddonEndOfLife(ctx *check.Context, now time.Time) ([]finding.Finding, er
 					f.Severity = finding.High
 					f.Title = fmt.Sprintf("%s %s/%s runs %s, retired on %s", kind, meta.Namespace, meta.Name, a.Name, a.EndOfLife)
 					f.Message = fmt.Sprintf("%s %s/%s runs %s (container %s, image %s). The project ended maintenance on %s: %s. "+
-						"The controller keeps serving, so nothing in the cluster shows it, but every vulnerability found since stays "+
-						"open here. Its last releases were %s.", kind, meta.Namespace, meta.Name, a.Name, c.Name, c.Image, a.EndOfLife,
+						"The controller keeps serving, so nothing in the cluster shows it, but the project ships no fix for any "+
+						"vulnerability found since. Its last releases were %s.", kind, meta.Namespace, meta.Name, a.Name, c.Name, c.Image, a.EndOfLife,
 						after, strings.Join(a.FinalReleases, ", "))
 				} else {
 					f.Severity = finding.Medium
