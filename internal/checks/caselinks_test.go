@@ -210,6 +210,12 @@ var caseFixtures = map[string]caseFixture{
 		State: "an AKS 1.25 cluster before the refused upgrade to 1.26: a client still requesting flowcontrol.apiserver.k8s.io/v1beta1 prioritylevelconfigurations (removed_release 1.26), the API of the example UpgradeBlockedOnDeprecatedAPIUsage error in the case's AKS source; judged at the target AKS refused, 1.26"},
 	"deprecated-api-usage\taggregated-apiservers-watch-removed-flowcontrol-versions-2024-2025": {Files: []string{"upgrade/testdata/deprecated-usage/webhook-130/metrics.txt"}, Target: "1.32",
 		State: "a Kubernetes 1.30 API server before the upgrade to 1.32: a DNS-01 webhook still listing and watching flowcontrol.apiserver.k8s.io/v1beta3 flowschemas and prioritylevelconfigurations (removed_release 1.32), as the Hetzner webhook's deprecation warnings on 1.30 showed (vadimkim/cert-manager-webhook-hetzner#75); judged at 1.32, where v1beta3 is no longer served"},
+	"addon-end-of-life\tingress-nginx-retired-march-2026": {Files: []string{"versions/testdata/addon-end-of-life/gap.yaml"}, Complete: true,
+		State: "ingress-nginx v1.15.1 as the project's static manifest deploys it, one of its last releases, kept running after the retirement of 24 March 2026 (the check's clock is the wall clock, past that day)"},
+	"karpenter-disruption-exposure\tkarpenter-consolidation-no-pdb-api-gateway-outage-2025": {Files: []string{"availability/testdata/karpenter-disruption-exposure/gap.yaml"}, Complete: true,
+		State: "the write-up's NodePool (WhenEmptyOrUnderutilized, consolidateAfter 30s, budgets nodes \"100%\") on Karpenter 1.5.3 with the API gateway's pods all on its nodes and no PodDisruptionBudget, before consolidation began"},
+	"karpenter-disruption-exposure\tkarpenter-ami-drift-defect-unexpected-replacement-2024": {Files: []string{"availability/testdata/karpenter-disruption-exposure/ami-drift-gap.yaml"}, Complete: true,
+		State: "the Karpenter controller on 0.36.1, below the 0.36.2 patch release the AWS notice asks for, before any drift replacement"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images

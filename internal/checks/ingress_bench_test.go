@@ -18,7 +18,7 @@ import (
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
 var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius",
-	"default-certificate-hosts")
+	"default-certificate-hosts", "addon-end-of-life")
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,

@@ -75,10 +75,7 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 var uncitedDetectable = map[string]string{
 	"monzo-linkerd-k8s-watch-2017":                                                    "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
 	"argocd-application-status-exceeds-etcd-request-limit-2023-2025":                  "an object-size check (serialized size of Argo CD Applications, ApplicationSets and other custom resources near the API server's limits): not built",
-	"ingress-nginx-retired-march-2026":                                                "an add-on end-of-life rule (ingress-nginx controller images after March 2026) would prevent; addon-version-compat, whose table carries the final releases (none lists a minor above 1.35), could cite it as related: not built",
 	"china-docker-hub-mirrors-withdrawn-2022-2024":                                    "a pull-failure rule (ErrImagePull events grouped by registry and by the host the message names) would detect it under way; registry-risk's one-external-registry rule is related but cannot see runtime mirrors: not built",
-	"karpenter-consolidation-no-pdb-api-gateway-outage-2025":                          "a Karpenter disruption check (NodePool budgets allowing 100 % for Underutilized, consolidation settings, unprotected Service backends on that pool): would prevent, not built; disruption-exposure's few-replicas-no-pdb does not read NodePools",
-	"karpenter-ami-drift-defect-unexpected-replacement-2024":                          "a Karpenter disruption check (controller image tag in 0.31.0-0.36.1 below the patch releases, NodePool budgets, dynamic AMI selection, share of Drifted NodeClaims): would prevent from the version, not built",
 	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":                       "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
 	"openkruise-pod-webhook-hang-blocks-all-pods-2021-2025":                           "webhook-blast-radius (fail-closed-kube-system prevents, fail-closed-backend detects): the link waits for a fixture of Kruise's mpod.kb.io webhook configuration",
 	"indiehosters-control-plane-disk-full-etcd-2025":                                  "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
@@ -90,7 +87,7 @@ var uncitedDetectable = map[string]string{
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 13
+const maxUncitedDetectable = 10
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no

@@ -21,5 +21,6 @@ func Checks() []check.Check {
 		poolScalesToZeroCheck(),
 		pdbBlocksDrainCheck(),
 		webhookBlastRadiusCheck(),
+		karpenterDisruptionExposureCheck(),
 	}
 }

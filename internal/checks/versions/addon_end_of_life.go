@@ -1,0 +1,158 @@
+package versions
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/finding"
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+const (
+	addonEOLID     = "addon-end-of-life"
+	ruleAddonEOL   = "retired-addon"
+	caseIngressEOL = "ingress-nginx-retired-march-2026"
+)
+
+//go:embed data/addon-end-of-life.yaml
+var addonEOLData []byte
+
+type addonEOLFacts struct {
+	Addons []struct {
+		Name          string   `json:"name"`
+		Images        []string `json:"images"`
+		EndOfLife     string   `json:"endOfLife"`
+		FinalReleases []string `json:"finalReleases"`
+		After         string   `json:"after"`
+		Case          string   `json:"case"`
+		Sources       []string `json:"sources"`
+
+		end time.Time
+	} `json:"addons"`
+	Thresholds struct {
+		WarnDays int `json:"warnDays"`
+	} `json:"thresholds"`
+}
+
+var loadAddonEOLFacts = check.Facts("data/addon-end-of-life.yaml", addonEOLData, func(f *addonEOLFacts) error {
+	const file = "data/addon-end-of-life.yaml"
+	if f.Thresholds.WarnDays <= 0 || len(f.Addons) == 0 {
+		return fmt.Errorf("%s: addons and thresholds.warnDays are required", file)
+	}
+	for i := range f.Addons {
+		a := &f.Addons[i]
+		end, err := time.Parse(time.DateOnly, a.EndOfLife)
+		if err != nil || a.Name == "" || len(a.Images) == 0 || a.Case == "" || strings.TrimSpace(a.After) == "" {
+			return fmt.Errorf("%s: add-on %q needs images, an endOfLife date, what ends and a case", file, a.Name)
+		}
+		for _, s := range a.Sources {
+			if !strings.HasPrefix(s, "https://") {
+				return fmt.Errorf("%s: add-on %q: source %q is not an https URL", file, a.Name, s)
+			}
+		}
+		if len(a.Sources) == 0 {
+			return fmt.Errorf("%s: add-on %q has no sources", file, a.Name)
+		}
+		a.end = end
+	}
+	return nil
+})
+
+// addonEndOfLifeCheck finds add-ons whose project has ended maintenance,
+// or will within months, by their controller images: nothing in the
+// cluster changes on the day, so nothing else shows it.
+//
+// The date it compares against is the wall clock, as node-os-lifecycle's:
+// "is this still maintained" is a question about today. Tests pass their
+// own clock through addonEndOfLifeCheckAt.
+func addonEndOfLifeCheck() check.Check { return addonEndOfLifeCheckAt(time.Now) }
+
+func addonEndOfLifeCheckAt(now func() time.Time) check.Check {
+	return check.Check{
+		ID:       addonEOLID,
+		Title:    "Add-ons whose project has ended maintenance: no more releases or security fixes",
+		Severity: finding.High,
+		Description: "Reads the container images of Deployments and DaemonSets against data/addon-end-of-life.yaml (every row " +
+			"sourced): ingress-nginx's controller images (registry.k8s.io/ingress-nginx/controller and controller-chroot, and " +
+			"the older k8s.gcr.io ones), whose project was retired on 24 March 2026 after best-effort maintenance, its last " +
+			"releases v1.15.1, v1.14.5 and v1.13.9. High once the end date has passed: every vulnerability found afterwards " +
+			"stays open, whatever the tag. Medium within six months before it (our policy). Builds a provider or " +
+			"distribution ships from its own image repository are not matched: their vendor's support terms apply, and " +
+			"the check does not judge them.",
+		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets),
+		Rules: []check.Rule{
+			{ID: ruleAddonEOL, Summary: "no workload runs an add-on whose project has ended, or is about to end, maintenance",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets}},
+		},
+		Cases: check.Prevents(caseIngressEOL),
+		Run: func(ctx *check.Context) ([]finding.Finding, error) {
+			return runAddonEndOfLife(ctx, now().UTC())
+		},
+	}
+}
+
+func runAddonEndOfLife(ctx *check.Context, now time.Time) ([]finding.Finding, error) {
+	facts, err := loadAddonEOLFacts()
+	if err != nil {
+		return nil, err
+	}
+	s := ctx.Snapshot
+	var out []finding.Finding
+	judge := func(kind string, meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
+		for _, c := range spec.Containers {
+			repo, _, _ := check.ImageParts(c.Image)
+			for i := range facts.Addons {
+				a := &facts.Addons[i]
+				if !slices.Contains(a.Images, repo) {
+					continue
+				}
+				days := int(a.end.Sub(now).Hours() / 24)
+				if days > facts.Thresholds.WarnDays {
+					continue
+				}
+				ref := check.Ref("apps/v1", kind, meta)
+				f := finding.Finding{
+					Check:   addonEOLID,
+					Objects: []finding.ObjectRef{ref},
+					Cases:   []string{a.Case},
+					Evidence: []string{fmt.Sprintf("%s end of maintenance %s; final releases %s (%s)", a.Name, a.EndOfLife,
+						strings.Join(a.FinalReleases, ", "), strings.Join(a.Sources, " "))},
+					Remediation: fmt.Sprintf("Plan the move off %s now: to a Gateway API implementation or another maintained "+
+						"controller; list what depends on it first (kubectl get ingressclass, and the Ingresses naming its class).", a.Name),
+				}
+				after := strings.Join(strings.Fields(a.After), " ")
+				if !now.Before(a.end) {
+					f.Severity = finding.High
+					f.Title = fmt.Sprintf("%s %s/%s runs %s, retired on %s", kind, meta.Namespace, meta.Name, a.Name, a.EndOfLife)
+					f.Message = fmt.Sprintf("%s %s/%s runs %s (container %s, image %s). The project ended maintenance on %s: %s. "+
+						"The controller keeps serving, so nothing in the cluster shows it, but the project ships no fix for any "+
+						"vulnerability found since. Its last releases were %s.", kind, meta.Namespace, meta.Name, a.Name, c.Name, c.Image, a.EndOfLife,
+						after, strings.Join(a.FinalReleases, ", "))
+				} else {
+					f.Severity = finding.Medium
+					f.Title = fmt.Sprintf("%s %s/%s runs %s, which ends maintenance on %s", kind, meta.Namespace, meta.Name, a.Name, a.EndOfLife)
+					f.Message = fmt.Sprintf("%s %s/%s runs %s (container %s, image %s). The project ends maintenance on %s, in %d "+
+						"days: after that, %s.", kind, meta.Namespace, meta.Name, a.Name, c.Name, c.Image, a.EndOfLife, days, after)
+				}
+				f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField(kind, "", c.Name, "image"), c.Image)))
+				out = append(out, f)
+			}
+		}
+	}
+	for i := range s.Deployments {
+		d := &s.Deployments[i]
+		judge("Deployment", &d.ObjectMeta, &d.Spec.Template.Spec)
+	}
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		judge("DaemonSet", &d.ObjectMeta, &d.Spec.Template.Spec)
+	}
+	return out, nil
+}

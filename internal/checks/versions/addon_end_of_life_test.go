@@ -1,0 +1,59 @@
+package versions
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/finding"
+)
+
+const addonEOLGap = "addon-end-of-life/gap.yaml"
+
+func at(day string) func() time.Time {
+	return func() time.Time {
+		t, _ := time.Parse(time.DateOnly, day)
+		return t
+	}
+}
+
+// After 24 March 2026 both ingress-nginx controllers are high, whatever
+// their tag; plain nginx is not an add-on.
+func TestAddonEndOfLifeGap(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, addonEndOfLifeCheckAt(at("2026-12-02")), checktest.Complete(checktest.Load(t, addonEOLGap)))
+	if !ok || len(fs) != 2 || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, findings %+v, notes %v", ok, fs, ctx.Notes())
+	}
+	for _, want := range [][3]string{{"Deployment", "ingress-nginx", "ingress-nginx-controller"}, {"DaemonSet", "edge", "ingress-nginx-controller"}} {
+		if sev, found := sevOf(fs, want[0], want[1], want[2]); !found || sev != finding.High {
+			t.Errorf("%v: severity %v (found %v), want high", want, sev, found)
+		}
+	}
+	for _, f := range fs {
+		if f.Cases[0] != caseIngressEOL || !strings.Contains(f.Message, "v1.15.1, v1.14.5, v1.13.9") || !strings.Contains(f.Message, "2026-03-24") {
+			t.Errorf("finding %+v", f)
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, addonEOLGap); n != 2 {
+		t.Errorf("%d evidence items resolved, want 2", n)
+	}
+}
+
+// Within six months of the end the rule warns (medium); earlier it is
+// silent.
+func TestAddonEndOfLifeBefore(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, addonEOLGap))
+	fs, _, _ := checktest.Run(t, addonEndOfLifeCheckAt(at("2026-01-10")), s)
+	if len(fs) != 2 || fs[0].Severity != finding.Medium || !strings.Contains(fs[0].Message, "in 73 days") {
+		t.Errorf("findings %+v", fs)
+	}
+	checktest.Quiet(t, addonEndOfLifeCheckAt(at("2025-06-01")), s)
+}
+
+func TestAddonEndOfLifeClean(t *testing.T) {
+	checktest.Quiet(t, addonEndOfLifeCheck(), checktest.Complete(checktest.Load(t, "addon-end-of-life/clean.yaml")))
+}
+
+// Every row of the table and of the other data files has https sources.
+func TestVersionsFactsSourced(t *testing.T) { checktest.FactsSourced(t) }
