@@ -32,3 +32,29 @@ func TestEmbeddedLibraryAcceptance(t *testing.T) {
 		}
 	}
 }
+
+// TestFacetBalance is issue 26's balance rule: no root cause holds more
+// than a fifth of the library, so that filtering by one still narrows it,
+// and no facet has more than 25 values, so that its list stays readable.
+func TestFacetBalance(t *testing.T) {
+	lib, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRoot := map[string]int{}
+	for _, c := range lib.Cases() {
+		byRoot[c.RootCause.Category]++
+	}
+	n := len(lib.Cases())
+	for id, k := range byRoot {
+		if 5*k > n {
+			t.Errorf("root cause %s holds %d of %d cases, over 20%%: file the cases under a more specific value", id, k, n)
+		}
+	}
+	tax := lib.Taxonomy()
+	for _, facet := range []string{FacetRootCause, FacetComponent, FacetSymptom, FacetFactor} {
+		if k := len(tax.Terms(facet)); k > 25 || k == 0 {
+			t.Errorf("facet %s has %d values, want 1 to 25", facet, k)
+		}
+	}
+}
