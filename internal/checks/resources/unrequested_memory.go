@@ -129,19 +129,26 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	tallies := map[string]*poolTally{}
+	// Each node's tally, filled at its first pod: one map lookup per pod
+	// where the node's pool and then the pool's tally were two.
+	nodeTally := make(map[string]*poolTally, len(s.Nodes))
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if !isWorkloadPod(p) {
 			continue
 		}
-		pool := pools[p.Spec.NodeName]
-		if pool == "" {
-			pool = unknownNode
-		}
-		t := tallies[pool]
+		t := nodeTally[p.Spec.NodeName]
 		if t == nil {
-			t = &poolTally{owners: map[ownerKey]int{}}
-			tallies[pool] = t
+			pool := pools[p.Spec.NodeName]
+			if pool == "" {
+				pool = unknownNode
+			}
+			t = tallies[pool]
+			if t == nil {
+				t = &poolTally{owners: map[ownerKey]int{}}
+				tallies[pool] = t
+			}
+			nodeTally[p.Spec.NodeName] = t
 		}
 		t.pods++
 		if c, ok := asksNoMemory(p); ok {
