@@ -154,8 +154,36 @@ func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
 	return out
 }
 
+// backendService is a Service with a selector that fail-closed webhooks
+// call, with the webhooks' names.
+type backendService struct {
+	svc   *corev1.Service
+	hooks []string
+}
+
+// webhookServicesByNS keeps, by namespace and in the input's order, only
+// the Services with a selector that some fail-closed webhook calls: the
+// only ones addonRole can match. Every workload scanned every Service of
+// its namespace (and built its "namespace/name" key) before, workloads ×
+// Services per namespace.
+func webhookServicesByNS(s *snapshot.Snapshot, webhookBackends map[string][]string) map[string][]backendService {
+	out := map[string][]backendService{}
+	if len(webhookBackends) == 0 {
+		return out
+	}
+	for i := range s.Services {
+		svc := &s.Services[i]
+		hooks := webhookBackends[svc.Namespace+"/"+svc.Name]
+		if len(hooks) == 0 || len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		out[svc.Namespace] = append(out[svc.Namespace], backendService{svc: svc, hooks: hooks})
+	}
+	return out
+}
+
 // addonRole says why w is critical, or "".
-func addonRole(w replicated, webhookBackends map[string][]string, servicesByNS map[string][]*corev1.Service) string {
+func addonRole(w replicated, servicesByNS map[string][]backendService) string {
 	if w.meta.Namespace == "kube-system" && w.labels["k8s-app"] == "kube-dns" {
 		return "CoreDNS"
 	}
@@ -171,13 +199,9 @@ func addonRole(w replicated, webhookBackends map[string][]string, servicesByNS m
 			return "ingress controller"
 		}
 	}
-	for _, svc := range servicesByNS[w.meta.Namespace] {
-		hooks := webhookBackends[svc.Namespace+"/"+svc.Name]
-		if len(hooks) == 0 || len(svc.Spec.Selector) == 0 {
-			continue
-		}
-		if labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(w.labels)) {
-			return fmt.Sprintf("backend of fail-closed %s (Service %s/%s)", check.ListText(hooks, 2), svc.Namespace, svc.Name)
+	for _, b := range servicesByNS[w.meta.Namespace] {
+		if labels.SelectorFromSet(b.svc.Spec.Selector).Matches(labels.Set(w.labels)) {
+			return fmt.Sprintf("backend of fail-closed %s (Service %s/%s)", check.ListText(b.hooks, 2), b.svc.Namespace, b.svc.Name)
 		}
 	}
 	return ""
@@ -227,18 +251,14 @@ func runCriticalAddonColocation(ctx *check.Context) ([]finding.Finding, error) {
 	if ctx.Complete(snapshot.Nodes) && sh.schedulable < 2 {
 		return nil, nil // a single-node cluster: nothing to spread over, by design
 	}
-	backends := failClosedBackends(s)
-	servicesByNS := map[string][]*corev1.Service{}
-	for i := range s.Services {
-		servicesByNS[s.Services[i].Namespace] = append(servicesByNS[s.Services[i].Namespace], &s.Services[i])
-	}
+	servicesByNS := webhookServicesByNS(s, failClosedBackends(s))
 	var out []finding.Finding
 	var unknown []string
 	for _, w := range replicatedWorkloads(s) {
 		if w.replicas < minSpreadable {
 			continue
 		}
-		role := addonRole(w, backends, servicesByNS)
+		role := addonRole(w, servicesByNS)
 		if role == "" {
 			continue
 		}
@@ -285,9 +305,16 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		ev = append(ev, e)
 	}
 	zone, oneZone := pl.oneZone(sh)
-	eligible := eligibleNodes(ctx.Snapshot, w.spec)
+	// The eligible nodes (a walk of every node) matter only when every
+	// pod is on one node of a completely read node list.
+	var eligible []string
+	pinned := false
+	if pl.oneNode(sh) && ctx.Complete(snapshot.Nodes) {
+		eligible = eligibleNodes(ctx.Snapshot, w.spec)
+		pinned = len(eligible) < 2
+	}
 	switch {
-	case pl.oneNode(sh) && len(eligible) < 2 && ctx.Complete(snapshot.Nodes):
+	case pinned:
 		// Other nodes exist, but taints the template does not tolerate,
 		// its nodeSelector or its required node affinity keep the pods
 		// off them: no spreading is possible until a second node admits
@@ -363,10 +390,11 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 // and the finding as it was.
 func eligibleNodes(s *snapshot.Snapshot, spec *corev1.PodSpec) []string {
 	var out []string
+	nodeSelector := labels.SelectorFromSet(spec.NodeSelector) // once, not per node
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if n.Spec.Unschedulable || !tolerated(n.Spec.Taints, spec.Tolerations) ||
-			!labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.Labels)) || !requiredAffinityMatches(spec, n) {
+			!nodeSelector.Matches(labels.Set(n.Labels)) || !requiredAffinityMatches(spec, n) {
 			continue
 		}
 		out = append(out, n.Name)

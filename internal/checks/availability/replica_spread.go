@@ -91,16 +91,12 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 	if ctx.Complete(snapshot.Nodes) && sh.schedulable < 2 {
 		return nil, nil // a single-node cluster: nothing to spread over, by design
 	}
-	backends := failClosedBackends(s)
-	servicesByNS := map[string][]*corev1.Service{}
-	for i := range s.Services {
-		servicesByNS[s.Services[i].Namespace] = append(servicesByNS[s.Services[i].Namespace], &s.Services[i])
-	}
+	servicesByNS := webhookServicesByNS(s, failClosedBackends(s))
 	byWorkload, inferred := readyPodsByWorkload(s)
 	var out []finding.Finding
 	var unknown []string
 	for _, w := range replicatedWorkloads(s) {
-		if w.replicas < minSpreadable || addonRole(w, backends, servicesByNS) != "" {
+		if w.replicas < minSpreadable || addonRole(w, servicesByNS) != "" {
 			continue // add-ons: critical-addon-colocation reports them, at higher severity
 		}
 		ready := byWorkload[snapshot.IDOf(w.kind, w.meta)]

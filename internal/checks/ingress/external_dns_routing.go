@@ -27,6 +27,11 @@ type externalDNSFacts struct {
 	Sources         []string `json:"sources"`
 
 	oneByOne check.KubeVersion
+	// setIDKeys[i] is Prefixes[i]+SetIdentifier and policyKeys[i] the
+	// routing policies under Prefixes[i]: the annotation keys, joined once
+	// rather than for every Ingress and Service.
+	setIDKeys  []string
+	policyKeys [][]string
 }
 
 var loadExternalDNSFacts = check.Facts("external-dns facts", externalDNSYAML, func(f *externalDNSFacts) error {
@@ -34,6 +39,14 @@ var loadExternalDNSFacts = check.Facts("external-dns facts", externalDNSYAML, fu
 	f.oneByOne, ok = check.ParseKubeVersion(f.OneByOneFrom)
 	if !ok || len(f.Prefixes) == 0 || f.SetIdentifier == "" || len(f.RoutingPolicies) == 0 || len(f.Images) == 0 || f.Provider == "" {
 		return errors.New("external-dns facts: prefixes, setIdentifier, routingPolicies, images, provider and oneByOneFrom are required")
+	}
+	for _, p := range f.Prefixes {
+		f.setIDKeys = append(f.setIDKeys, p+f.SetIdentifier)
+		var keys []string
+		for _, r := range f.RoutingPolicies {
+			keys = append(keys, p+r)
+		}
+		f.policyKeys = append(f.policyKeys, keys)
 	}
 	return nil
 })
@@ -111,7 +124,8 @@ func findAWSExternalDNS(s *snapshot.Snapshot, f *externalDNSFacts) []externalDNS
 
 func imageIsOneOf(repo string, images []string) bool {
 	for _, im := range images {
-		if repo == im || strings.HasSuffix(repo, "/"+im) {
+		// repo is im, or ends in "/"+im (without joining that per image).
+		if repo == im || (len(repo) > len(im) && strings.HasSuffix(repo, im) && repo[len(repo)-len(im)-1] == '/') {
 			return true
 		}
 	}
@@ -163,20 +177,23 @@ func runExternalDNSRouting(ctx *check.Context) ([]finding.Finding, error) {
 // missingPolicy returns the set-identifier annotation an object carries
 // without any routing policy under the same prefix, or "".
 func missingPolicy(f *externalDNSFacts, ann map[string]string) (key, value string) {
-	for _, p := range f.Prefixes {
-		id, ok := ann[p+f.SetIdentifier]
+	if len(ann) == 0 {
+		return "", ""
+	}
+	for i, setID := range f.setIDKeys {
+		id, ok := ann[setID]
 		if !ok {
 			continue
 		}
 		policy := false
-		for _, r := range f.RoutingPolicies {
-			if _, ok := ann[p+r]; ok {
+		for _, r := range f.policyKeys[i] {
+			if _, ok := ann[r]; ok {
 				policy = true
 				break
 			}
 		}
 		if !policy {
-			return p + f.SetIdentifier, id
+			return setID, id
 		}
 	}
 	return "", ""

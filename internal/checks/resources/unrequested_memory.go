@@ -75,10 +75,44 @@ func unrequestedMemoryCheck() check.Check {
 // poolTally counts a pool's workload pods and those asking for no memory.
 type poolTally struct {
 	pods, unrequested int
-	owners            map[string]int // ownerKey of the unrequested pods' owners
+	owners            map[ownerKey]int // the unrequested pods' owners
 	// bare groups the unrequested pods by the container that asks for no
-	// memory, its request and limit quoted absent.
-	bare finding.Grouper
+	// memory, its request and limit quoted absent, as a finding.Grouper
+	// would; keyed by the container's name, whose fields are built once
+	// per group, not per pod (three strings and a key per pod before).
+	bare      []finding.EvidenceItem
+	bareIndex map[string]int // container name to position in bare
+}
+
+// addBare records one pod whose container c asks for no memory.
+func (t *poolTally) addBare(pod finding.ObjectRef, c string) {
+	i, ok := t.bareIndex[c]
+	if !ok {
+		if t.bareIndex == nil {
+			t.bareIndex = map[string]int{}
+		}
+		res := check.ContainerField("Pod", "", c, "resources.")
+		i = len(t.bare)
+		t.bareIndex[c] = i
+		t.bare = append(t.bare, finding.EvidenceItem{Fields: []finding.Field{
+			finding.Absent(res + "requests.memory"), finding.Absent(res + "limits.memory")}})
+	}
+	it := &t.bare[i]
+	if len(it.Objects) < finding.MaxItemObjects {
+		it.Objects = append(it.Objects, pod)
+	} else {
+		it.More++
+	}
+}
+
+// ownerKey is a pod's controller (else the pod): namespace, apiVersion,
+// kind and name, held without joining them per pod.
+type ownerKey struct{ namespace, apiVersion, kind, name string }
+
+// String is the key as "namespace|apiVersion|kind|name", which orders
+// and names the owners in a finding.
+func (k ownerKey) String() string {
+	return strings.Join([]string{k.namespace, k.apiVersion, k.kind, k.name}, "|")
 }
 
 func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
@@ -95,27 +129,32 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	tallies := map[string]*poolTally{}
+	// Each node's tally, filled at its first pod: one map lookup per pod
+	// where the node's pool and then the pool's tally were two.
+	nodeTally := make(map[string]*poolTally, len(s.Nodes))
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if !isWorkloadPod(p) {
 			continue
 		}
-		pool := pools[p.Spec.NodeName]
-		if pool == "" {
-			pool = unknownNode
-		}
-		t := tallies[pool]
+		t := nodeTally[p.Spec.NodeName]
 		if t == nil {
-			t = &poolTally{owners: map[string]int{}}
-			tallies[pool] = t
+			pool := pools[p.Spec.NodeName]
+			if pool == "" {
+				pool = unknownNode
+			}
+			t = tallies[pool]
+			if t == nil {
+				t = &poolTally{owners: map[ownerKey]int{}}
+				tallies[pool] = t
+			}
+			nodeTally[p.Spec.NodeName] = t
 		}
 		t.pods++
 		if c, ok := asksNoMemory(p); ok {
 			t.unrequested++
 			t.owners[ownerOf(p)]++
-			res := check.ContainerField("Pod", "", c, "resources.")
-			t.bare.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
-				finding.Absent(res+"requests.memory"), finding.Absent(res+"limits.memory"))
+			t.addBare(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c)
 		}
 	}
 	var out []finding.Finding
@@ -134,7 +173,7 @@ func runUnrequestedMemory(ctx *check.Context) ([]finding.Finding, error) {
 					return []finding.Field{finding.Value("metadata.labels["+key+"]", value)}
 				})...)
 			}
-			items := tallies[pool].bare.Items()
+			items := tallies[pool].bare
 			if len(items) > maxBareGroups {
 				f.AddEvidence(items[:maxBareGroups]...)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more groups of pods", len(items)-maxBareGroups))
@@ -192,14 +231,14 @@ func asksNoMemory(p *snapshot.Pod) (string, bool) {
 	return "", false
 }
 
-// ownerOf names p's controller (else p) as "namespace|apiVersion|kind|name".
-func ownerOf(p *snapshot.Pod) string {
+// ownerOf is p's controller (else p).
+func ownerOf(p *snapshot.Pod) ownerKey {
 	for _, o := range p.OwnerReferences {
 		if o.Controller != nil && *o.Controller {
-			return strings.Join([]string{p.Namespace, o.APIVersion, o.Kind, o.Name}, "|")
+			return ownerKey{p.Namespace, o.APIVersion, o.Kind, o.Name}
 		}
 	}
-	return strings.Join([]string{p.Namespace, "v1", "Pod", p.Name}, "|")
+	return ownerKey{p.Namespace, "v1", "Pod", p.Name}
 }
 
 func poolFinding(pool string, t *poolTally, facts *unrequestedFacts) (finding.Finding, bool) {
@@ -211,13 +250,19 @@ func poolFinding(pool string, t *poolTally, facts *unrequestedFacts) (finding.Fi
 	if t.unrequested*100 >= th.MediumShare*t.pods {
 		sev = finding.Medium
 	}
-	owners := topOwners(t.owners)
+	// Joined once per owner of a pool with a finding, as ownerOf
+	// returned them before: topOwners orders by the joined key.
+	counts := make(map[string]int, len(t.owners))
+	for k, n := range t.owners {
+		counts[k.String()] = n
+	}
+	owners := topOwners(counts)
 	ev := []string{fmt.Sprintf("%d of %d workload pods in the pool have a container with no memory request or limit",
 		t.unrequested, t.pods)}
 	var named []string
 	for _, o := range owners {
 		parts := strings.Split(o, "|")
-		named = append(named, fmt.Sprintf("%s %s/%s (%d)", parts[2], parts[0], parts[3], t.owners[o]))
+		named = append(named, fmt.Sprintf("%s %s/%s (%d)", parts[2], parts[0], parts[3], counts[o]))
 	}
 	ev = append(ev, "by owner (pods): "+check.ListText(named, 10))
 	for _, b := range facts.Behaviours {

@@ -104,14 +104,17 @@ func runImageManifestCompat(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
-	users := imageUsers(s)
-	if len(users) == 0 {
+	// Without manifests the users are not needed, only whether there are
+	// any: listing them walked every pod (its workload and every
+	// container) for an answer that did not read them.
+	if !hasImageUsers(s) {
 		return nil, check.NotEvaluated("the input holds no pods or workload templates")
 	}
 	if ctx.Images == nil {
 		ctx.NotRequested(ruleSchema1, "image manifests were not read; %s", inspectImagesAdvice)
 		return nil, nil
 	}
+	users := imageUsers(s)
 	found, unknown := schema1Users(ctx.Images, users, facts)
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
@@ -146,7 +149,7 @@ func schema1Users(images map[string]check.ImageFacts, users []imageUser, facts *
 			}
 			if seen[img] {
 				if im := byImage[img]; im != nil {
-					im.fields.Add(u.ref, finding.Value(u.paths[k], img))
+					im.fields.Add(u.ref, finding.Value(u.path(k), img))
 				}
 				continue
 			}
@@ -170,7 +173,7 @@ func schema1Users(images map[string]check.ImageFacts, users []imageUser, facts *
 			} else {
 				im.more++
 			}
-			im.fields.Add(u.ref, finding.Value(u.paths[k], img))
+			im.fields.Add(u.ref, finding.Value(u.path(k), img))
 		}
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].image < order[j].image })

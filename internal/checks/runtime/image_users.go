@@ -18,8 +18,27 @@ var imageResources = []snapshot.Resource{snapshot.Pods, snapshot.Deployments, sn
 // whose owner has no template in the input (then named itself).
 type imageUser struct {
 	ref    finding.ObjectRef
+	kind   string // the object's kind, for the field paths
 	images []string
-	paths  []string // the field path of each image, for evidence items
+	// containers[k] names the container of images[k]; path(k) joins its
+	// field path only for the images evidence quotes, not for every
+	// container of every pod.
+	containers []imageContainer
+}
+
+// imageContainer is a container by list (check.Containers, ...) and name.
+type imageContainer struct{ list, name string }
+
+// path is the field path of images[k], for evidence items.
+func (u *imageUser) path(k int) string {
+	return check.ContainerField(u.kind, u.containers[k].list, u.containers[k].name, "image")
+}
+
+// hasImageUsers reports whether imageUsers(s) lists anything: every
+// workload template is a user, and every pod is one or is covered by a
+// template. It reads no object.
+func hasImageUsers(s *snapshot.Snapshot) bool {
+	return len(s.DaemonSets)+len(s.Deployments)+len(s.StatefulSets)+len(s.CronJobs)+len(s.Pods) > 0
 }
 
 // imageUsers lists the workload templates and the pods not made by one of
@@ -30,11 +49,11 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	covered := map[[3]string]bool{} // kind, namespace, name
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, spec *corev1.PodSpec) {
 		covered[[3]string{kind, m.Namespace, m.Name}] = true
-		u := imageUser{ref: check.Ref(apiVersion, kind, m)}
+		u := imageUser{ref: check.Ref(apiVersion, kind, m), kind: kind}
 		for k, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 			for j := range cs {
 				u.images = append(u.images, cs[j].Image)
-				u.paths = append(u.paths, check.ContainerField(kind, []string{check.InitContainers, check.Containers}[k], cs[j].Name, "image"))
+				u.containers = append(u.containers, imageContainer{[]string{check.InitContainers, check.Containers}[k], cs[j].Name})
 			}
 		}
 		users = append(users, u)
@@ -61,11 +80,11 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 		if k, ok := podOwnerKey(ix, p); ok && covered[k] {
 			continue
 		}
-		u := imageUser{ref: podRef(p)}
+		u := imageUser{ref: podRef(p), kind: "Pod"}
 		for k, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
 			for j := range cs {
 				u.images = append(u.images, cs[j].Image)
-				u.paths = append(u.paths, check.ContainerField("Pod", []string{check.InitContainers, check.Containers, check.EphemeralContainers}[k], cs[j].Name, "image"))
+				u.containers = append(u.containers, imageContainer{[]string{check.InitContainers, check.Containers, check.EphemeralContainers}[k], cs[j].Name})
 			}
 		}
 		users = append(users, u)
