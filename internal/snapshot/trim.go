@@ -158,7 +158,7 @@ func trimNode(n *corev1.Node, in *interner) {
 	n.Status.Allocatable = in.resourceList(n.Status.Allocatable)
 	ni := &n.Status.NodeInfo
 	for _, f := range []*string{&ni.KernelVersion, &ni.OSImage, &ni.ContainerRuntimeVersion,
-		&ni.KubeletVersion, &ni.KubeProxyVersion, &ni.OperatingSystem, &ni.Architecture} {
+		&ni.KubeletVersion, &ni.OperatingSystem, &ni.Architecture} {
 		*f = in.str(*f)
 	}
 	for i := range n.Status.Conditions {
