@@ -1,8 +1,6 @@
 package snapshot
 
 import (
-	"hash/maphash"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,8 +29,7 @@ type interner struct {
 	buf        []byte
 	containers map[string][]Container
 	owners     map[string][]metav1.OwnerReference
-	values     map[uint64][]any
-	seed       maphash.Seed
+	values     map[string]any
 }
 
 func (in *interner) str(s string) string {
@@ -196,38 +193,28 @@ func (in *interner) ownerRefs(refs []metav1.OwnerReference) []metav1.OwnerRefere
 }
 
 // sharedJSON returns a value equal to v, shared with every earlier equal
-// one of the same tag: for the parts of workload templates and nodes
-// (resource lists, probes, selectors) that repeat across objects but are
-// too varied for a key of their own. Objects of these kinds number in the
-// thousands, not millions, so encoding each part costs little. The table
-// holds a 64-bit hash of the tag and the part's deterministic JSON, not
-// the JSON itself (at 1M pods the JSON keys held about 100 MB until the
-// load ended), and a hit is confirmed with reflect.DeepEqual, so a hash
-// collision can cost sharing but never share unequal values. A value that
-// does not encode is returned as it is.
+// one of the same tag, equality judged by v's deterministic JSON: for the
+// parts of workload templates and nodes (resource lists, probes, selectors)
+// that repeat across objects but are too varied for a key of their own.
+// Objects of these kinds number in the thousands, not millions, so the
+// encoding's cost stays small. A value that does not encode is returned
+// as it is.
 func sharedJSON[T any](in *interner, tag string, v T) T {
 	b, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		return v
 	}
-	var h maphash.Hash
-	if in.seed == (maphash.Seed{}) {
-		in.seed = maphash.MakeSeed()
-	}
-	h.SetSeed(in.seed)
-	h.WriteString(tag)
-	h.WriteByte(0)
-	h.Write(b)
-	sum := h.Sum64()
+	in.buf = append(append(append(in.buf[:0], tag...), 0), b...)
 	if in.values == nil {
-		in.values = map[uint64][]any{}
+		in.values = map[string]any{}
 	}
-	for _, c := range in.values[sum] {
-		if c, ok := c.(T); ok && reflect.DeepEqual(c, v) {
+	if c, ok := in.values[string(in.buf)]; ok {
+		if c, ok := c.(T); ok {
 			return c
 		}
+		return v
 	}
-	in.values[sum] = append(in.values[sum], v)
+	in.values[string(in.buf)] = v
 	return v
 }
 
