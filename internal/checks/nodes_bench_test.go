@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +35,7 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 			disk = "20Gi"
 			n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue})
 		}
+		n.Status.Capacity = maps.Clone(n.Status.Capacity) // loaded nodes share equal lists
 		n.Status.Capacity[corev1.ResourceEphemeralStorage] = resource.MustParse(disk)
 		n.Spec.Unschedulable = i%50 == 0
 		vols := 4

@@ -56,6 +56,7 @@ func TestPolicyChecksPartialFromFiles(t *testing.T) {
 func policySnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Pods {
+		s.Pods[i].Spec.Containers = slices.Clone(s.Pods[i].Spec.Containers) // loaded pods share equal containers
 		if i%3 == 0 {
 			for j := range s.Pods[i].Spec.Containers {
 				s.Pods[i].Spec.Containers[j].Resources = snapshot.Resources{}

@@ -2,7 +2,12 @@ package snapshot
 
 import (
 	"slices"
+	"strconv"
 	"strings"
+
+	json "github.com/go-json-experiment/json"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // interner shares equal strings and equal label sets between the objects
@@ -19,6 +24,12 @@ type interner struct {
 	labels map[string]map[string]string
 	key    strings.Builder
 	keys   []string
+
+	// buf holds the key being written for the tables below.
+	buf        []byte
+	containers map[string][]Container
+	owners     map[string][]metav1.OwnerReference
+	values     map[string]any
 }
 
 func (in *interner) str(s string) string {
@@ -87,4 +98,147 @@ func (in *interner) boolPtr(b *bool) *bool {
 		}
 		return in.no
 	}
+}
+
+// shared returns the value stored under the key in.buf holds, or v, stored
+// there, when there is none: one copy of each equal slice or map a key
+// names. The lookup with string(in.buf) does not allocate; only a new key
+// is copied.
+func shared[T any](m *map[string]T, buf []byte, v T) T {
+	if *m == nil {
+		*m = map[string]T{}
+	}
+	if c, ok := (*m)[string(buf)]; ok {
+		return c
+	}
+	(*m)[string(buf)] = v
+	return v
+}
+
+// The key writers below separate fields with NUL, which cannot occur in
+// the names, images, paths and label keys they write, and end variable
+// parts with a count, so that two different values never write one key.
+
+func (in *interner) keyStr(s string) {
+	in.buf = append(in.buf, s...)
+	in.buf = append(in.buf, 0)
+}
+
+func (in *interner) keyInt(n int64) {
+	in.buf = strconv.AppendInt(in.buf, n, 36)
+	in.buf = append(in.buf, 0)
+}
+
+// podContainers returns a slice equal to cs, shared with every earlier
+// equal one: the pods of one ReplicaSet, StatefulSet or DaemonSet have the
+// same containers, and at 1M pods a slice of their own costs about 190 MB.
+// Containers with a liveness probe (kept for control-plane static pods,
+// few) are never shared.
+func (in *interner) podContainers(cs []Container) []Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	in.buf = in.buf[:0]
+	for i := range cs {
+		c := &cs[i]
+		if c.LivenessProbe != nil {
+			return cs
+		}
+		in.keyStr(c.Name)
+		in.keyStr(c.Image)
+		in.keyStr(string(c.ImagePullPolicy))
+		in.keyInt(c.Resources.CPURequest)
+		in.keyInt(c.Resources.CPULimit)
+		in.keyInt(c.Resources.MemoryRequest)
+		in.keyInt(c.Resources.MemoryLimit)
+		for _, m := range c.VolumeMounts {
+			in.keyStr(m.Name)
+			in.keyStr(m.MountPath)
+			in.keyStr(m.SubPath)
+			in.keyStr(strconv.FormatBool(m.ReadOnly))
+			if m.MountPropagation != nil || m.RecursiveReadOnly != nil || m.SubPathExpr != "" {
+				return cs // hostPathMounts keeps none of these; a writer that does must not be shared
+			}
+		}
+		in.keyInt(int64(len(c.VolumeMounts)))
+		// Static pods keep their command and arguments (etcd's quota).
+		for _, a := range c.Command {
+			in.keyStr(a)
+		}
+		in.keyInt(int64(len(c.Command)))
+		for _, a := range c.Args {
+			in.keyStr(a)
+		}
+		in.keyInt(int64(len(c.Args)))
+	}
+	return shared(&in.containers, in.buf, cs)
+}
+
+// ownerRefs returns a slice equal to refs, shared with every earlier equal
+// one: the pods of one owner all point to it alike.
+func (in *interner) ownerRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(refs) == 0 {
+		return nil
+	}
+	in.buf = in.buf[:0]
+	flag := func(b *bool) string {
+		switch {
+		case b == nil:
+			return "-"
+		case *b:
+			return "t"
+		}
+		return "f"
+	}
+	for _, o := range refs {
+		in.keyStr(o.APIVersion)
+		in.keyStr(o.Kind)
+		in.keyStr(o.Name)
+		in.keyStr(string(o.UID))
+		in.keyStr(flag(o.Controller))
+		in.keyStr(flag(o.BlockOwnerDeletion))
+	}
+	return shared(&in.owners, in.buf, refs)
+}
+
+// sharedJSON returns a value equal to v, shared with every earlier equal
+// one of the same tag, equality judged by v's deterministic JSON: for the
+// parts of workload templates and nodes (resource lists, probes, selectors)
+// that repeat across objects but are too varied for a key of their own.
+// Objects of these kinds number in the thousands, not millions, so the
+// encoding's cost stays small. A value that does not encode is returned
+// as it is.
+func sharedJSON[T any](in *interner, tag string, v T) T {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return v
+	}
+	in.buf = append(append(append(in.buf[:0], tag...), 0), b...)
+	if in.values == nil {
+		in.values = map[string]any{}
+	}
+	if c, ok := in.values[string(in.buf)]; ok {
+		if c, ok := c.(T); ok {
+			return c
+		}
+		return v
+	}
+	in.values[string(in.buf)] = v
+	return v
+}
+
+// resourceList returns a list equal to l, shared.
+func (in *interner) resourceList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return l
+	}
+	return sharedJSON(in, "resources", l)
+}
+
+// labelSelector returns a selector equal to sel, shared.
+func (in *interner) labelSelector(sel *metav1.LabelSelector) *metav1.LabelSelector {
+	if sel == nil {
+		return nil
+	}
+	return sharedJSON(in, "selector", sel)
 }

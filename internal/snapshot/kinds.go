@@ -66,18 +66,25 @@ var kinds = []kind{
 		func(l *corev1.EventList) []corev1.Event { return l.Items }, nil),
 	typed(DaemonSets, func(s *Snapshot) *[]appsv1.DaemonSet { return &s.DaemonSets },
 		func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items },
-		func(d *appsv1.DaemonSet, _ *interner) {
+		func(d *appsv1.DaemonSet, in *interner) {
 			trimPodSpec(&d.Spec.Template.Spec)
 			trimMeta(&d.Spec.Template.ObjectMeta)
+			shareWorkload(&d.ObjectMeta, &d.Spec.Selector, in)
 		}),
 	typed(Deployments, func(s *Snapshot) *[]appsv1.Deployment { return &s.Deployments },
 		func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items },
-		func(d *appsv1.Deployment, in *interner) { trimWorkloadTemplate(&d.Spec.Template, in) }),
+		func(d *appsv1.Deployment, in *interner) {
+			trimWorkloadTemplate(&d.Spec.Template, in)
+			shareWorkload(&d.ObjectMeta, &d.Spec.Selector, in)
+		}),
 	typed(ReplicaSets, func(s *Snapshot) *[]appsv1.ReplicaSet { return &s.ReplicaSets },
 		func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items }, trimReplicaSet),
 	typed(StatefulSets, func(s *Snapshot) *[]appsv1.StatefulSet { return &s.StatefulSets },
 		func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items },
-		func(d *appsv1.StatefulSet, in *interner) { trimWorkloadTemplate(&d.Spec.Template, in) }),
+		func(d *appsv1.StatefulSet, in *interner) {
+			trimWorkloadTemplate(&d.Spec.Template, in)
+			shareWorkload(&d.ObjectMeta, &d.Spec.Selector, in)
+		}),
 	typed(PodDisruptionBudgets, func(s *Snapshot) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets },
 		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }, nil),
 	typed(EndpointSlices, func(s *Snapshot) *[]discoveryv1.EndpointSlice { return &s.EndpointSlices },
@@ -96,7 +103,10 @@ var kinds = []kind{
 		}, nil),
 	typed(Jobs, func(s *Snapshot) *[]batchv1.Job { return &s.Jobs },
 		func(l *batchv1.JobList) []batchv1.Job { return l.Items },
-		func(j *batchv1.Job, in *interner) { trimWorkloadTemplate(&j.Spec.Template, in) }),
+		func(j *batchv1.Job, in *interner) {
+			trimWorkloadTemplate(&j.Spec.Template, in)
+			shareWorkload(&j.ObjectMeta, &j.Spec.Selector, in)
+		}),
 	typed(CronJobs, func(s *Snapshot) *[]batchv1.CronJob { return &s.CronJobs },
 		func(l *batchv1.CronJobList) []batchv1.CronJob { return l.Items },
 		func(c *batchv1.CronJob, in *interner) { trimWorkloadTemplate(&c.Spec.JobTemplate.Spec.Template, in) }),

@@ -26,7 +26,9 @@ type Pod struct {
 	// Labels is shared between pods with equal labels: read only.
 	Labels map[string]string
 	// Annotations holds only the annotations trimMeta keeps.
-	Annotations       map[string]string
+	Annotations map[string]string
+	// OwnerReferences is shared between pods with equal owner references:
+	// read only.
 	OwnerReferences   []metav1.OwnerReference
 	CreationTimestamp metav1.Time
 	DeletionTimestamp *metav1.Time
@@ -46,7 +48,8 @@ type PodSpec struct {
 	Priority           *int32
 	HostNetwork        bool
 	// Containers of each kind: name, image, pull policy and the mounts of
-	// hostPath volumes.
+	// hostPath volumes. InitContainers and Containers are shared between
+	// pods with equal ones (the pods of one template): read only.
 	InitContainers      []Container
 	Containers          []Container
 	EphemeralContainers []Container
@@ -183,13 +186,14 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 		}
 	}
 	if len(m.OwnerReferences) > 0 {
-		kept.OwnerReferences = make([]metav1.OwnerReference, len(m.OwnerReferences))
+		refs := make([]metav1.OwnerReference, len(m.OwnerReferences))
 		for i, o := range m.OwnerReferences {
-			kept.OwnerReferences[i] = metav1.OwnerReference{
-				APIVersion: in.str(o.APIVersion), Kind: in.str(o.Kind), Name: in.str(o.Name), UID: o.UID,
+			refs[i] = metav1.OwnerReference{
+				APIVersion: in.str(o.APIVersion), Kind: in.str(o.Kind), Name: in.str(o.Name), UID: types.UID(in.str(string(o.UID))),
 				Controller: in.boolPtr(o.Controller), BlockOwnerDeletion: in.boolPtr(o.BlockOwnerDeletion),
 			}
 		}
+		kept.OwnerReferences = in.ownerRefs(refs)
 	}
 
 	s := &p.Spec
@@ -211,7 +215,7 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 			kept.Spec.Volumes = append(kept.Spec.Volumes, HostPathVolume{Name: in.str(v.Name), Path: in.str(v.HostPath.Path), Type: v.HostPath.Type})
 		}
 	}
-	kept.Spec.InitContainers = keepContainers(s.InitContainers, hostPaths, in)
+	kept.Spec.InitContainers = in.podContainers(keepContainers(s.InitContainers, hostPaths, in))
 	kept.Spec.Containers = keepContainers(s.Containers, hostPaths, in)
 	if IsControlPlaneStaticPod(m.Namespace, m.Annotations) {
 		for i := range kept.Spec.Containers {
@@ -219,6 +223,7 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 			kept.Spec.Containers[i].Command, kept.Spec.Containers[i].Args = s.Containers[i].Command, s.Containers[i].Args
 		}
 	}
+	kept.Spec.Containers = in.podContainers(kept.Spec.Containers)
 	if len(s.EphemeralContainers) > 0 {
 		kept.Spec.EphemeralContainers = make([]Container, len(s.EphemeralContainers))
 		for i, e := range s.EphemeralContainers {

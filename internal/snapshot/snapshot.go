@@ -130,7 +130,12 @@ type Coverage struct {
 
 // Snapshot is what checks read. Objects are trimmed (no managedFields, no
 // environment variable values) and sorted by namespace and name. Checks must
-// not modify it: several run over the same snapshot.
+// not modify it: several run over the same snapshot, and objects share
+// equal parts (label sets, pods' containers and owner references,
+// workloads' selectors, probes and resource lists, nodes' capacity), so a
+// change to one object's part changes every object that shares it. A test
+// that edits a loaded object gives it its own copy first (slices.Clone,
+// maps.Clone).
 type Snapshot struct {
 	Source Source
 

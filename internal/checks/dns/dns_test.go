@@ -2,6 +2,7 @@ package dns
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -98,7 +99,9 @@ func TestCapacityMemoryThreshold(t *testing.T) {
 		s := checktest.Load(t, "gap.json")
 		for i := range s.Deployments {
 			if s.Deployments[i].Name == "coredns" {
-				s.Deployments[i].Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("100Mi")
+				r := &s.Deployments[i].Spec.Template.Spec.Containers[0].Resources
+				r.Limits = maps.Clone(r.Limits) // loaded workloads share equal resource lists
+				r.Limits[corev1.ResourceMemory] = resource.MustParse("100Mi")
 			}
 		}
 		for i := range tt.services {

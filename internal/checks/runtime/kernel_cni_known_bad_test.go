@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -40,6 +41,7 @@ func TestKernelCNIKnownBadAKSSparseNodeIsMedium(t *testing.T) {
 	s := checktest.Load(t, "kernel-cni-known-bad/gap.yaml")
 	for i := range s.Nodes {
 		if s.Nodes[i].Name == "aks-nodepool1-0" {
+			s.Nodes[i].Status.Allocatable = maps.Clone(s.Nodes[i].Status.Allocatable) // loaded nodes share equal lists
 			q := s.Nodes[i].Status.Allocatable["pods"]
 			q.Set(30)
 			s.Nodes[i].Status.Allocatable["pods"] = q
