@@ -12,9 +12,9 @@ import (
 // is not a JSON list is dropped.
 func TestK3sNodeArgsKept(t *testing.T) {
 	for in, want := range map[string]string{
-		`["server","--flannel-backend","wireguard","--token","********","--tls-san","10.0.0.1"]`: `["server","--flannel-backend","wireguard"]`,
+		`["server","--flannel-backend","wireguard","--token","********","--tls-san","10.0.0.1"]`:         `["server","--flannel-backend","wireguard"]`,
 		`["server","--etcd-arg","quota-backend-bytes=8589934592","--etcd-arg","heartbeat-interval=500"]`: `["server","--etcd-arg","quota-backend-bytes=8589934592"]`,
-		`["agent","--server","https://10.0.0.10:6443","--node-label","team=a"]`:                        `["agent"]`,
+		`["agent","--server","https://10.0.0.10:6443","--node-label","team=a"]`:                          `["agent"]`,
 		`not json`: "",
 	} {
 		got, ok := K3sNodeArgsKept(in)
