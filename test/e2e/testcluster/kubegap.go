@@ -1,6 +1,8 @@
 package testcluster
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,4 +46,21 @@ func removeKubegap() {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+}
+
+// Run runs the kubegap binary with args and returns its exit code and
+// output; a failure to start it fails the test.
+func Run(t testing.TB, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(Kubegap(t), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
 }
