@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -86,23 +85,5 @@ func ingressSnapshot() *snapshot.Snapshot {
 // at 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
 // go test -run NONE -bench IngressChecks ./internal/checks/
 func BenchmarkIngressChecks(b *testing.B) {
-	s := ingressSnapshot()
-	for _, id := range ingressBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		fs, err := c.Run(&check.Context{Snapshot: s})
-		if err != nil || len(fs) == 0 {
-			b.Fatalf("%s found nothing on the benchmark's gaps: %v", id, err)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, ingressSnapshot(), ingressBenchChecks, 1)
 }

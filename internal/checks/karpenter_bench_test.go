@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -57,25 +56,6 @@ func karpenterSnapshot() *snapshot.Snapshot {
 // nodes and 100,000 pods:
 // go test -run NONE -bench KarpenterChecks ./internal/checks/
 func BenchmarkKarpenterChecks(b *testing.B) {
-	s := karpenterSnapshot()
-	for _, id := range karpenterBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			var found int
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				found = len(fs)
-			}
-			if found < 1001 {
-				b.Fatalf("%s found %d findings, want the controller and 1,000 Deployments", id, found)
-			}
-		})
-	}
+	// The controller on a drift-defect release and the 1,000 Deployments.
+	benchEach(b, karpenterSnapshot(), karpenterBenchChecks, 1001)
 }

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -81,22 +80,5 @@ var nodeBenchChecks = checks.BenchIDs("BenchmarkNodeChecks", "node-disk-drift", 
 // at 5,000 nodes and 100,000 pods (each must stay under 0.5 s):
 // go test -run NONE -bench NodeChecks ./internal/checks/
 func BenchmarkNodeChecks(b *testing.B) {
-	s := withNodeGaps(areaSnapshot())
-	for _, id := range nodeBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		if fs, err := c.Run(&check.Context{Snapshot: s}); err != nil || len(fs) == 0 {
-			b.Fatalf("%s on the gap snapshot: %d findings, %v", id, len(fs), err)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, withNodeGaps(areaSnapshot()), nodeBenchChecks, 1)
 }

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -58,22 +57,5 @@ var providerBenchChecks = checks.BenchIDs("BenchmarkProviderChecks", "eks-coredn
 // 5,000 nodes and 100,000 pods, and fails if one finds nothing:
 // go test -run NONE -bench ProviderChecks ./internal/checks/
 func BenchmarkProviderChecks(b *testing.B) {
-	s := providerSnapshot()
-	for _, id := range providerBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		if fs, err := c.Run(&check.Context{Snapshot: s}); err != nil || len(fs) == 0 {
-			b.Fatalf("%s: %d findings, error %v", id, len(fs), err)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, providerSnapshot(), providerBenchChecks, 1)
 }
