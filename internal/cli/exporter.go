@@ -150,11 +150,12 @@ func auditArgs(flags *pflag.FlagSet) []string {
 
 // exporter is one running `kubegap exporter`.
 type exporter struct {
-	app     *App
-	src     *sourceFlags
-	fl      auditFlags
-	ex      exporterFlags
-	cluster string // for --pushgateway
+	app *App
+	ex  exporterFlags
+	// push and cluster are --pushgateway's: the exporter pushes, its
+	// child audits do not.
+	push    pushFlags
+	cluster string
 	set     *metrics.Set
 	ln      net.Listener
 	// args is the child's command line, without the program (auditArgs).
@@ -223,7 +224,7 @@ func newExporter(app *App, src *sourceFlags, fl auditFlags, ex exporterFlags) (*
 	}
 	set := metrics.New(metricsBuild())
 	set.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &exporter{app: app, src: src, fl: fl, ex: ex, cluster: cluster, set: set, ln: ln, runAudit: execAudit}, nil
+	return &exporter{app: app, ex: ex, push: fl.push, cluster: cluster, set: set, ln: ln, runAudit: execAudit}, nil
 }
 
 func (e *exporter) handler() http.Handler {
@@ -339,11 +340,11 @@ func (e *exporter) auditOnce(ctx context.Context) error {
 		}
 		fmt.Fprintf(e.app.ErrOut, "kubegap exporter: audit failed: %s; %s\n", oneLine(err.Error()), msg)
 	}
-	if e.fl.push.url != "" && (err == nil || e.set.Last() != nil) {
+	if e.push.url != "" && (err == nil || e.set.Last() != nil) {
 		// After a failure the gateway gets the last good metrics with the
 		// error count; before any success there is nothing to replace the
 		// group with.
-		if perr := e.fl.push.push(ctx, e.set, e.cluster); perr != nil {
+		if perr := e.push.push(ctx, e.set, e.cluster); perr != nil {
 			fmt.Fprintf(e.app.ErrOut, "kubegap exporter: %s\n", oneLine(perr.Error()))
 		}
 	}
