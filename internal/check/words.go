@@ -21,10 +21,16 @@ func PluralS(n int) string {
 // NodesRun is "1 AKS node runs" or "3 AKS nodes run"; kind, when set, ends
 // in a space ("AKS ").
 func NodesRun(n int, kind string) string {
+	return Subject(n, kind+"node", kind+"nodes", "runs", "run")
+}
+
+// Subject is a count with its noun and the verb that agrees with it:
+// "1 node matches", "3 nodes match".
+func Subject(n int, one, many, verbOne, verbMany string) string {
 	if n == 1 {
-		return "1 " + kind + "node runs"
+		return "1 " + one + " " + verbOne
 	}
-	return fmt.Sprintf("%d %snodes run", n, kind)
+	return fmt.Sprintf("%d %s %s", n, many, verbMany)
 }
 
 // CountsText prints counts by key, largest first: "3 on Ubuntu 20.04, 1 on

@@ -287,8 +287,8 @@ func zeroPoolFinding(pool, group string, nodes []*corev1.Node, ws []*zeroWorkloa
 	key, value, _ := strings.Cut(pool, "=")
 	f := finding.Finding{
 		Check: poolZeroID, Rule: ruleOnlyPool, Severity: finding.Medium,
-		Title: fmt.Sprintf("%s run only in %s, which the autoscaler may shrink to zero nodes",
-			check.Plural(len(ws), "workload", "workloads"), pool),
+		Title: fmt.Sprintf("%s only in %s, which the autoscaler may shrink to zero nodes",
+			check.Subject(len(ws), "workload", "workloads", "runs", "run"), pool),
 		Message: "Every running pod of these workloads is on nodes of one autoscaled node group whose minimum is 0. " +
 			"When the autoscaler removes the group's last node they all stop together, and nothing serves until " +
 			"a new node has started and pulled their images.",

@@ -244,9 +244,9 @@ func retiredFindings(facts *registryFacts, users []imageUser) []finding.Finding 
 		f := finding.Finding{
 			Check:    "registry-risk",
 			Severity: retiredSeverity(r, hs),
-			Title:    fmt.Sprintf("%s pull from %s, %s since %s", check.Plural(len(seen), "workload", "workloads"), r.Host+nsSuffix(r), r.Status, r.Date),
-			Message: fmt.Sprintf("%s run images from %s%s: %s. A pod that lands on a node without the image cached "+
-				"depends on what that registry still serves.", check.Plural(len(seen), "workload", "workloads"), r.Host+nsSuffix(r), more, r.What),
+			Title:    fmt.Sprintf("%s from %s, %s since %s", check.Subject(len(seen), "workload", "workloads", "pulls", "pull"), r.Host+nsSuffix(r), r.Status, r.Date),
+			Message: fmt.Sprintf("%s images from %s%s: %s. A pod that lands on a node without the image cached "+
+				"depends on what that registry still serves.", check.Subject(len(seen), "workload", "workloads", "runs", "run"), r.Host+nsSuffix(r), more, r.What),
 			Objects:     objs,
 			Evidence:    ev,
 			Remediation: fmt.Sprintf("Repoint the images to %s, or mirror them into a registry you control and pin them by digest.", r.Replacement),

@@ -191,7 +191,8 @@ func runNodeReservation(ctx *check.Context) ([]finding.Finding, error) {
 			}
 		}
 		ev = append(ev, "kubelet defaults: "+src(facts.KubeletDefaults), "observed: "+src(facts.Observed))
-		title := fmt.Sprintf("%s hold back under 256 MiB of memory and run pods without memory limits", check.Plural(len(g.ts), "node", "nodes"))
+		title := check.Subject(len(g.ts), "node", "nodes", "holds back under 256 MiB of memory and runs", "hold back under 256 MiB of memory and run") +
+			" pods without memory limits"
 		if g.sev == finding.High {
 			title = fmt.Sprintf("%s with thin memory reservations already hit SystemOOM", check.Plural(len(g.ts), "node", "nodes"))
 		}

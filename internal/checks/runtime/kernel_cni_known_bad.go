@@ -329,7 +329,7 @@ func runKernelCNIKnownBad(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		objs, more := check.NodeRefs(refs)
 		f.Objects = objs
-		f.Title = fmt.Sprintf("%s match the known-bad combination %s", check.Plural(len(h.nodes), "node", "nodes"), r.ID)
+		f.Title = fmt.Sprintf("%s the known-bad combination %s", check.Subject(len(h.nodes), "node", "nodes", "matches", "match"), r.ID)
 		f.Message = strings.TrimSpace(r.Note) + check.MoreText(more)
 		f.AddEvidence(h.facts.Items()...)
 		f.Evidence = append(f.Evidence, h.ev...)

@@ -223,7 +223,7 @@ func runInTreeMigration(ctx *check.Context) ([]finding.Finding, error) {
 		ev = append(ev, serverEv, when, fmt.Sprintf("no CSIDriver %s exists; sources: %s", p.CSIDriver, strings.Join(p.Sources, " ")))
 		f := finding.Finding{
 			Check: "in-tree-volume-migration", Severity: sev,
-			Title: fmt.Sprintf("%s use %s, migrated to %s, which is not installed", check.Plural(len(us), "object", "objects"), p.Provisioner, p.CSIDriver),
+			Title: fmt.Sprintf("%s %s, migrated to %s, which is not installed", check.Subject(len(us), "object", "objects", "uses", "use"), p.Provisioner, p.CSIDriver),
 			Message: fmt.Sprintf("With CSI migration on, Kubernetes hands every operation on %s volumes to the %s driver. "+
 				"Without it, new claims of these classes stay Pending and pods that move cannot attach or mount these volumes.",
 				p.Provisioner, p.CSIDriver),

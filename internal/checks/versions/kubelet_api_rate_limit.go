@@ -163,8 +163,8 @@ func kubeletQPSFinding(ctx *check.Context, facts *kubeletQPSFacts, old []*corev1
 	f := finding.Finding{
 		Check:    kubeletQPSID,
 		Severity: finding.Low,
-		Title: fmt.Sprintf("%s run a kubelet below %s, whose built-in API rate limit is %d queries per second",
-			check.Plural(len(old), "node", "nodes"), facts.below.MinorString(), d.QPS),
+		Title: fmt.Sprintf("%s a kubelet below %s, whose built-in API rate limit is %d queries per second",
+			check.NodesRun(len(old), ""), facts.below.MinorString(), d.QPS),
 		Message: fmt.Sprintf("These kubelets predate %s: unless their configuration file or flags set kubeAPIQPS and kubeAPIBurst, "+
 			"they send the API server at most %d requests a second (bursts of %d), where %s and later default to %d and %d. "+
 			"On a node where many pods start and stop, pod status updates, the pod IPs among them, then queue for minutes. "+
