@@ -231,6 +231,17 @@ func ManagedProvider(n *corev1.Node) string {
 	return ""
 }
 
+// ClusterManagedProvider is the managed service (AKS, EKS, GKE) that the
+// first node naming one points at, or "" when no node of the input does.
+func ClusterManagedProvider(nodes []corev1.Node) string {
+	for i := range nodes {
+		if p := ManagedProvider(&nodes[i]); p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
 // Plural is "1 node" or "3 nodes".
 func Plural(n int, one, many string) string {
 	if n == 1 {

@@ -107,7 +107,7 @@ func runEtcdCapacitySignals(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
-	if p := managedControlPlane(s.Nodes); p != "" && !selfManagedEtcd(s) {
+	if p := check.ClusterManagedProvider(s.Nodes); p != "" && !selfManagedEtcd(s) {
 		// The provider runs etcd and sets its quota, which the API does
 		// not show: there is no etcd here whose quota the rule could
 		// read, as etcd-known-bad-version has no etcd to judge there.
@@ -165,17 +165,6 @@ func runEtcdCapacitySignals(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	f.AddEvidence(q.items...)
 	return []finding.Finding{f}, nil
-}
-
-// managedControlPlane names the managed provider (AKS, EKS, GKE) whose
-// nodes the input holds, or "".
-func managedControlPlane(nodes []corev1.Node) string {
-	for i := range nodes {
-		if p := check.ManagedProvider(&nodes[i]); p != "" {
-			return p
-		}
-	}
-	return ""
 }
 
 // selfManagedEtcd reports whether the input shows an etcd the cluster

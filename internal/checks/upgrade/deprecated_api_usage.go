@@ -85,7 +85,7 @@ func (k usageKey) groupVersion() string {
 
 func runDeprecatedAPIUsage(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
-	provider := clusterManagedProvider(s)
+	provider := check.ClusterManagedProvider(s.Nodes)
 	noteWhatIsUnseen(ctx, s, provider)
 	byGV := map[usageKey][]snapshot.DeprecatedAPIRequest{}
 	for _, d := range s.DeprecatedAPIRequests {
@@ -225,14 +225,4 @@ func kubeAPIServerPods(s *snapshot.Snapshot) []string {
 		}
 	})
 	return out
-}
-
-// clusterManagedProvider is the managed service any node names, or "".
-func clusterManagedProvider(s *snapshot.Snapshot) string {
-	for i := range s.Nodes {
-		if p := check.ManagedProvider(&s.Nodes[i]); p != "" {
-			return p
-		}
-	}
-	return ""
 }
