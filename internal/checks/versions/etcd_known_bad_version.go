@@ -114,7 +114,7 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	case unreadable > 0:
 		ctx.Incomplete(ruleEtcdMin, "%s in kube-system run etcd from an image whose tag is not an etcd version (kOps etcd-manager or a digest-only reference)",
 			check.Plural(unreadable, "container", "containers"))
-	case managedProvider(s.Nodes) != "":
+	case check.ClusterManagedProvider(s.Nodes) != "":
 		// The provider runs etcd and keeps it patched: no etcd here is the
 		// cluster owner's to judge or fix, so there is no gap to be unsure
 		// of. The model has no "does not apply" status, and marking the

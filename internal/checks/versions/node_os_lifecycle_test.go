@@ -1,11 +1,12 @@
 package versions
 
 import (
-	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"

@@ -115,7 +115,7 @@ func runStaleTokenClients(ctx *check.Context, now time.Time) ([]finding.Finding,
 			judgeImage(ctx, facts, p, c, hits)
 		}
 	}
-	provider := clusterProvider(s)
+	provider := check.ClusterManagedProvider(s.Nodes)
 	if provider == "" && len(hits) > 0 && !ctx.Complete(snapshot.Nodes) {
 		// The provider, told by the nodes, sets the token limit that
 		// raises these findings to medium or high.
@@ -175,16 +175,6 @@ func controllerOf(p *snapshot.Pod) string {
 		}
 	}
 	return strings.Join([]string{p.Namespace, "v1", "Pod", p.Name}, "|")
-}
-
-// clusterProvider is the managed provider most nodes point at, or "".
-func clusterProvider(s *snapshot.Snapshot) string {
-	for i := range s.Nodes {
-		if p := check.ManagedProvider(&s.Nodes[i]); p != "" {
-			return p
-		}
-	}
-	return ""
 }
 
 func sortedHitNames(m map[string]*staleHit) []string {

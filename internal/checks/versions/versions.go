@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kubegap/kubegap/internal/check"
 )
 
@@ -63,15 +61,4 @@ func parseAll(list []string) ([]check.KubeVersion, error) {
 func vendorBuild(s string) bool {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
 	return strings.ContainsAny(s, "-+")
-}
-
-// managedProvider is the managed service running the first node that
-// shows one (check.ManagedProvider), or "".
-func managedProvider(nodes []corev1.Node) string {
-	for i := range nodes {
-		if p := check.ManagedProvider(&nodes[i]); p != "" {
-			return p
-		}
-	}
-	return ""
 }
