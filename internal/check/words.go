@@ -58,3 +58,8 @@ func SpecReplicas(r *int32) int32 {
 	}
 	return *r
 }
+
+// SortedUnique returns the distinct strings of ss, sorted.
+func SortedUnique(ss []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(ss)))
+}

@@ -193,15 +193,7 @@ func podNamesMax(ps []*snapshot.Pod, max int) string {
 	for _, p := range ps {
 		names = append(names, p.Name)
 	}
-	return check.ListText(sortedUnique(names), max)
-}
-
-func sortedUnique(names []string) []string {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return slices.Sorted(maps.Keys(m))
+	return check.ListText(check.SortedUnique(names), max)
 }
 
 // podNodes quotes where each pod runs, pods on the same node in one item.

@@ -273,7 +273,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos check
 		for _, p := range top {
 			all = append(all, p.need.unconfirmed...)
 		}
-		need := strings.Join(dedupeStrings(all), " and ")
+		need := strings.Join(check.SortedUnique(all), " and ")
 		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s, which kubegap cannot confirm on %d nodes", dsName, need, len(affected))
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host and need %s from it. "+
 			"Their glibc need is met, but kubegap has no data that the node OS (%s%s) provides that, and minimal node OSes may not; "+
@@ -283,7 +283,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos check
 			"build them fully static, and link against the system loader path (/lib64/ld-linux-x86-64.so.2 and its per-architecture " +
 			"equivalents) rather than a private one. Or check on one node of each pool that the library or loader named above is there."
 	case sev == finding.High:
-		need := strings.Join(dedupeStrings(needs), ", ")
+		need := strings.Join(check.SortedUnique(needs), ", ")
 		f.Title = fmt.Sprintf("DaemonSet %s installs host binaries that need %s on %d nodes with an older glibc", dsName, need, len(affected))
 		f.Message = fmt.Sprintf("%s writes into a host binary directory from %s. Those binaries run on the host against the "+
 			"node's own glibc and need %s, but %d of the %d Linux nodes the DaemonSet lands on have less: %s%s. "+
@@ -299,7 +299,7 @@ func hostBinaryFinding(ds *appsv1.DaemonSet, parts []hostBinaryPart, infos check
 		}
 		alt := ""
 		if len(alternatives) > 0 {
-			alt = fmt.Sprintf(" (here %s)", strings.Join(dedupeStrings(alternatives), ", "))
+			alt = fmt.Sprintf(" (here %s)", strings.Join(check.SortedUnique(alternatives), ", "))
 		}
 		f.Remediation = fmt.Sprintf("Install binaries that do not depend on the host's glibc: switch to a statically linked build of the image%s "+
 			"or pin the previous image, and move the listed nodes to an OS release whose glibc is at least %s (for example Ubuntu 22.04 "+

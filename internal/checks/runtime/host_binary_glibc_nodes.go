@@ -5,8 +5,6 @@ package runtime
 // with them is in internal/check (IdentifyNodes, CountsText).
 
 import (
-	"sort"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,18 +16,4 @@ import (
 func targetNodes(ds *appsv1.DaemonSet, nodes []corev1.Node) []*corev1.Node {
 	p := check.DaemonSetPlacement(ds)
 	return p.Nodes(nodes)
-}
-
-// dedupeStrings returns the distinct strings of s, sorted.
-func dedupeStrings(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
