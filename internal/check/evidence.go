@@ -2,6 +2,7 @@ package check
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -48,4 +49,16 @@ func ContainerField(objectKind, containerKind, container, field string) string {
 		containerKind = Containers
 	}
 	return PodSpecPath(objectKind) + "." + containerKind + "[name=" + container + "]." + field
+}
+
+// ControllerFields quotes an object's controller owner (the kind and name
+// of its ownerReference with controller true), or that it has none.
+func ControllerFields(refs []metav1.OwnerReference) []finding.Field {
+	const path = "metadata.ownerReferences[controller=true]"
+	for _, o := range refs {
+		if o.Controller != nil && *o.Controller {
+			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
+		}
+	}
+	return []finding.Field{finding.Absent(path)}
 }

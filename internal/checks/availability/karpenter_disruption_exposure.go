@@ -262,10 +262,16 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 	for i := range s.Nodes {
 		poolOf[s.Nodes[i].Name] = s.Nodes[i].Labels[karpenterPoolLabel]
 	}
-	servicesByNS := map[string][]*corev1.Service{}
+	// Each Service's selector is built once here, not once per workload
+	// of its namespace.
+	type selectingService struct {
+		svc *corev1.Service
+		sel labels.Selector
+	}
+	servicesByNS := map[string][]selectingService{}
 	for i := range s.Services {
-		if len(s.Services[i].Spec.Selector) > 0 {
-			servicesByNS[s.Services[i].Namespace] = append(servicesByNS[s.Services[i].Namespace], &s.Services[i])
+		if svc := &s.Services[i]; len(svc.Spec.Selector) > 0 {
+			servicesByNS[svc.Namespace] = append(servicesByNS[svc.Namespace], selectingService{svc, labels.SelectorFromSet(svc.Spec.Selector)})
 		}
 	}
 	pdbsByNS := map[string][]labels.Selector{}
@@ -280,9 +286,9 @@ func karpenterConsolidationFindings(ctx *check.Context, facts *karpenterFacts) [
 	for _, w := range replicatedWorkloads(s) {
 		set := labels.Set(w.labels)
 		var backs []*corev1.Service
-		for _, svc := range servicesByNS[w.meta.Namespace] {
-			if labels.SelectorFromSet(svc.Spec.Selector).Matches(set) {
-				backs = append(backs, svc)
+		for _, b := range servicesByNS[w.meta.Namespace] {
+			if b.sel.Matches(set) {
+				backs = append(backs, b.svc)
 			}
 		}
 		if len(backs) == 0 || w.selector == nil {

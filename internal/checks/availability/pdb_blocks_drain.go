@@ -28,7 +28,7 @@ const caseAzureCNIGlibc = "azure-cni-v2-glibc"
 func pdbCases(notReady bool) []string {
 	cs := []string{"azure-workload-identity-pdb-blocks-aks-upgrade", "kubeflow-pdbs-block-aks-upgrade"}
 	if notReady {
-		cs = append(cs, "azure-cni-v2-glibc")
+		cs = append(cs, caseAzureCNIGlibc)
 	}
 	return cs
 }

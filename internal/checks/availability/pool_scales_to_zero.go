@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -280,7 +279,7 @@ func zeroPoolFinding(pool, group string, nodes []*corev1.Node, ws []*zeroWorkloa
 		for _, p := range w.running {
 			pods.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name},
 				append([]finding.Field{finding.Value("spec.nodeName", p.Spec.NodeName), finding.Value("status.phase", string(p.Status.Phase))},
-					poolZeroController(p.OwnerReferences)...)...)
+					check.ControllerFields(p.OwnerReferences)...)...)
 		}
 	}
 	objs = append(objs, finding.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: caStatusNS, Name: caStatusName})
@@ -308,15 +307,4 @@ func zeroPoolFinding(pool, group string, nodes []*corev1.Node, ws []*zeroWorkloa
 	f.AddEvidence(pods.Items()...)
 	f.Evidence = append(f.Evidence, facts.Evidence()...)
 	return f
-}
-
-// poolZeroController quotes an object's controller owner, or its absence.
-func poolZeroController(refs []metav1.OwnerReference) []finding.Field {
-	const path = "metadata.ownerReferences[controller=true]"
-	for _, o := range refs {
-		if o.Controller != nil && *o.Controller {
-			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
-		}
-	}
-	return []finding.Field{finding.Absent(path)}
 }

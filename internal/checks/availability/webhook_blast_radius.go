@@ -264,14 +264,13 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 	var items []finding.EvidenceItem
 	var flagged []string
 	var flags webhookCaseFlags
-	critical := false
 	podsToo := false // some flagged webhook gates pods, not only Services
 	for i := range hooks {
 		v, ok := env.judge(res, cfgName, &hooks[i], refs)
 		if !ok {
 			continue
 		}
-		critical = critical || v.critical
+		flags.critical = flags.critical || v.critical
 		flags.kubeSystemCovered = flags.kubeSystemCovered || v.kubeSystemCovered
 		flags.slow = flags.slow || v.slow
 		flags.allResources = flags.allResources || v.allResources
@@ -300,14 +299,14 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		title = fmt.Sprintf("%s %s slows or gates pod creation", res.Kind, cfgName)
 	}
 	msg := strings.Join(reasons, ". ") + "."
-	cases := webhookCases(webhookCaseFlags{slow: flags.slow, allResources: flags.allResources, critical: critical, kubeSystemCovered: flags.kubeSystemCovered, selfBlock: flags.selfBlock, services: flags.services, podsFailClosed: flags.podsFailClosed})
+	cases := webhookCases(flags)
 	switch {
 	case !podsToo:
 		// The pod-creation cases do not show this mechanism.
 		cases = []string{caseKyvernoServices}
 		msg += " While the backend is down, no Service in the namespaces it covers can be created, changed or deleted: " +
 			"deployments that add or change a Service fail, and nothing retries them."
-	case sev >= finding.Medium && critical:
+	case sev >= finding.Medium && flags.critical:
 		msg += " While the backend is down, controllers cannot create the pods it covers and nobody sees the rejection: " +
 			"ReplicaSets, DaemonSets (network and DNS among them) and the replacements for pods on drained nodes stop."
 	case sev >= finding.Medium:

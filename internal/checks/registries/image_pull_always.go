@@ -70,19 +70,11 @@ const (
 	pullRuleRateLimit    = "rate-limited-pulls"
 )
 
-// effectivePullPolicy is the policy the API server stores: an unset policy
-// becomes Always for a :latest image and for an image with neither tag nor
-// digest (the tag then defaults to latest), IfNotPresent otherwise. Files
-// written by hand or by templating tools often leave it unset.
+// effectivePullPolicy is the policy the API server stores (effectivePolicy),
+// and whether it is implied by an unset field: files written by hand or by
+// templating tools often leave it unset.
 func effectivePullPolicy(c *corev1.Container) (policy corev1.PullPolicy, implied bool) {
-	if c.ImagePullPolicy != "" {
-		return c.ImagePullPolicy, false
-	}
-	_, tag, digest := check.ImageParts(c.Image)
-	if tag == "latest" || (tag == "" && digest == "") {
-		return corev1.PullAlways, true
-	}
-	return corev1.PullIfNotPresent, true
+	return effectivePolicy(c.Image, c.ImagePullPolicy), c.ImagePullPolicy == ""
 }
 
 // floatingTag reports whether an image names no fixed version: no digest,

@@ -186,7 +186,7 @@ func retiredSeverity(r *retiredRegistry, hits []retiredHit) finding.Severity {
 	switch r.ID {
 	case "bitnami":
 		for _, h := range hits {
-			if _, tag, digest := check.ImageParts(h.image); digest != "" || (tag != "" && tag != "latest") {
+			if !floatingTag(h.image) {
 				return finding.High // versioned tags were moved away: pulls fail
 			}
 		}
@@ -309,8 +309,7 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 				if ci.image == "" || check.IsTemplated(ci.image) || registryHost(ci.image) != sp.Host {
 					continue
 				}
-				_, tag, digest := check.ImageParts(ci.image)
-				floating := digest == "" && (tag == "" || tag == "latest")
+				floating := floatingTag(ci.image)
 				if ci.policy != corev1.PullAlways && !floating {
 					continue
 				}

@@ -194,11 +194,10 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 		ref       finding.ObjectRef
 		image     string
 		v         check.KubeVersion
-		args      []string
-		known     bool // args read from a template
+		known     bool // command and args read from a template
 		container string
-		command   []string // the container's, as written, for quoting
-		argList   []string
+		// The container's command and args, as written, for quoting.
+		command, args []string
 	}
 	var ctrls []controller
 	fromTemplate := map[string]bool{}
@@ -212,7 +211,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 				ctx.Incomplete(ruleCVEIngress, "%s runs an ingress-nginx image without a version tag", ref)
 				continue
 			}
-			ctrls = append(ctrls, controller{ref, c.Image, v, append(append([]string{}, c.Command...), c.Args...), true, c.Name, c.Command, c.Args})
+			ctrls = append(ctrls, controller{ref, c.Image, v, true, c.Name, c.Command, c.Args})
 			fromTemplate[ref.Namespace+"/"+check.ImageName(c.Image)] = true
 		}
 	}
@@ -234,11 +233,16 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 				continue
 			}
 			seenPod[p.Namespace+"/"+c.Image] = true
-			ctrls = append(ctrls, controller{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v, nil, false, c.Name, nil, nil})
+			ctrls = append(ctrls, controller{finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, c.Image, v, false, c.Name, nil, nil})
 		}
 	}
 	var out []finding.Finding
 	for _, c := range ctrls {
+		// The container's argument lists, by the field name they are quoted under.
+		argvs := []struct {
+			name string
+			argv []string
+		}{{"command", c.command}, {"args", c.args}}
 		for _, r := range facts.IngressNginx {
 			if !affected(c.v, r.fixed) {
 				continue
@@ -247,10 +251,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 			image := check.ContainerField(c.ref.Kind, "", c.container, "image")
 			items := []finding.EvidenceItem{finding.Quote(c.ref, finding.Value(image, c.image))}
 			webhook, how := "unknown", ""
-			for _, list := range []struct {
-				name string
-				argv []string
-			}{{"command", c.command}, {"args", c.argList}} {
+			for _, list := range argvs {
 				for j, a := range list.argv {
 					if c.known && strings.HasPrefix(a, webhookArgument) && len(a) > len(webhookArgument) {
 						webhook, how = "on", "argument "+a
@@ -275,10 +276,7 @@ func ingressNginxCVEs(ctx *check.Context, s *snapshot.Snapshot, facts *cveFacts)
 			if webhook == "unknown" && c.known && webhooksKnown {
 				webhook, how = "off", "no --validating-webhook argument and no webhook configuration calls an admission Service in "+c.ref.Namespace
 				// The absence is read from the container's argument lists.
-				for _, list := range []struct {
-					name string
-					argv []string
-				}{{"command", c.command}, {"args", c.argList}} {
+				for _, list := range argvs {
 					if len(list.argv) > 0 {
 						items[0].Fields = append(items[0].Fields,
 							finding.Value(check.ContainerField(c.ref.Kind, "", c.container, list.name), finding.JSONText(list.argv)))
