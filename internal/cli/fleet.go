@@ -441,12 +441,7 @@ func fleetTotals(cs []FleetCluster) FleetTotals {
 		} else {
 			t.Audited++
 		}
-		t.Findings.Critical += c.Findings.Critical
-		t.Findings.High += c.Findings.High
-		t.Findings.Medium += c.Findings.Medium
-		t.Findings.Low += c.Findings.Low
-		t.Findings.Info += c.Findings.Info
-		t.Findings.Suppressed += c.Findings.Suppressed
+		t.Findings.Add(c.Findings)
 		t.ExitCode = max(t.ExitCode, c.ExitCode)
 	}
 	return t

@@ -18,9 +18,15 @@ import (
 // writePrometheus renders -o prometheus: the metrics of this one audit in
 // the text exposition format, as the exporter serves them after it.
 func writePrometheus(w io.Writer, rep *report.Report, rc renderContext) error {
+	return auditMetrics(rep, rc.took).WriteText(w)
+}
+
+// auditMetrics is the metric set of one finished audit, as -o prometheus
+// prints it and --pushgateway pushes it.
+func auditMetrics(rep *report.Report, took time.Duration) *metrics.Set {
 	set := metrics.New(metricsBuild())
-	set.Succeeded(metrics.Audit{Report: rep, Duration: rc.took, Finished: rep.GeneratedAt})
-	return set.WriteText(w)
+	set.Succeeded(metrics.Audit{Report: rep, Duration: took, Finished: rep.GeneratedAt})
+	return set
 }
 
 func metricsBuild() metrics.Build {
@@ -85,9 +91,7 @@ func (p pushFlags) pushReport(ctx context.Context, rep *report.Report, took time
 	if p.url == "" {
 		return nil
 	}
-	set := metrics.New(metricsBuild())
-	set.Succeeded(metrics.Audit{Report: rep, Duration: took, Finished: rep.GeneratedAt})
-	return p.push(ctx, set, cluster)
+	return p.push(ctx, auditMetrics(rep, took), cluster)
 }
 
 func (p pushFlags) push(ctx context.Context, set *metrics.Set, cluster string) error {

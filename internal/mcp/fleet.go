@@ -124,12 +124,7 @@ func (h *handlers) auditContexts(ctx context.Context, req *sdk.CallToolRequest, 
 	fmt.Fprintf(&text, "%d contexts:\n", len(results))
 	for _, r := range results {
 		s := r.Summary
-		out.Summary.Critical += s.Critical
-		out.Summary.High += s.High
-		out.Summary.Medium += s.Medium
-		out.Summary.Low += s.Low
-		out.Summary.Info += s.Info
-		out.Summary.Suppressed += s.Suppressed
+		out.Summary.Add(s)
 		if r.Error != "" {
 			fmt.Fprintf(&text, "- %s: could not audit: %s\n", r.Context, r.Error)
 			continue

@@ -207,6 +207,16 @@ type Summary struct {
 	Suppressed int `json:"suppressed"`
 }
 
+// Add adds o's counts to s, as a total over several reports.
+func (s *Summary) Add(o Summary) {
+	s.Critical += o.Critical
+	s.High += o.High
+	s.Medium += o.Medium
+	s.Low += o.Low
+	s.Info += o.Info
+	s.Suppressed += o.Suppressed
+}
+
 // Count returns the number of findings of one severity.
 func (s Summary) Count(sev finding.Severity) int {
 	switch sev {
