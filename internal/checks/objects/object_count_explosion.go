@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -188,18 +187,6 @@ func counted(ctx *check.Context, r snapshot.Resource, ref finding.ObjectRef, war
 	}, true
 }
 
-// controllerOwner is the pod's or Job's controller as an evidence field
-// pair (kind and name), or the controller's absence.
-func controllerOwner(refs []metav1.OwnerReference) []finding.Field {
-	const path = "metadata.ownerReferences[controller=true]"
-	for _, o := range refs {
-		if o.Controller != nil && *o.Controller {
-			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
-		}
-	}
-	return []finding.Field{finding.Absent(path)}
-}
-
 // largestGroups is the n items naming the most objects, largest first
 // (ties in the order added), and how many items are left out.
 func largestGroups(items []finding.EvidenceItem, n int) ([]finding.EvidenceItem, int) {
@@ -225,7 +212,7 @@ func terminatedPods(s *snapshot.Snapshot, gc countFact) (finding.Finding, bool) 
 		n++
 		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 		byReason.Add(ref, finding.Value("status.phase", string(p.Status.Phase)), finding.Value("status.reason", p.Status.Reason))
-		byOwner.Add(ref, controllerOwner(p.OwnerReferences)...)
+		byOwner.Add(ref, check.ControllerFields(p.OwnerReferences)...)
 		if len(refs) < check.MaxListedObjects {
 			refs = append(refs, ref)
 		}
@@ -353,7 +340,7 @@ func historyEvidence(d *appsv1.Deployment, ref finding.ObjectRef, rss []*appsv1.
 	var g finding.Grouper
 	for _, rs := range rss {
 		g.Add(check.Ref("apps/v1", "ReplicaSet", rs), append([]finding.Field{finding.Value("spec.replicas", *rs.Spec.Replicas)},
-			controllerOwner(rs.OwnerReferences)...)...)
+			check.ControllerFields(rs.OwnerReferences)...)...)
 	}
 	f.AddEvidence(g.Items()...)
 	count := fmt.Sprintf("%d ReplicaSets with spec.replicas 0 controlled by the Deployment", len(rss))

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -138,7 +137,7 @@ func (r *selectorRun) verdictFinding(g *verdictGroup, w *workload, sel selection
 	for _, pv := range g.verdicts {
 		p := pv.Pod
 		fields := []finding.Field{finding.Value("status.phase", string(p.Status.Phase)), finding.Absent("spec.nodeName")}
-		fields = append(fields, podController(p.OwnerReferences)...)
+		fields = append(fields, check.ControllerFields(p.OwnerReferences)...)
 		if h := p.Labels["pod-template-hash"]; h != "" {
 			fields = append(fields, finding.Value("metadata.labels[pod-template-hash]", h))
 		}
@@ -255,15 +254,4 @@ func (r *selectorRun) verdictSource(v check.SchedulerVerdict) (finding.EvidenceI
 		}
 	}
 	return finding.EvidenceItem{}, false
-}
-
-// podController quotes a pod's controller owner, or its absence.
-func podController(refs []metav1.OwnerReference) []finding.Field {
-	const path = "metadata.ownerReferences[controller=true]"
-	for _, o := range refs {
-		if o.Controller != nil && *o.Controller {
-			return []finding.Field{finding.Value(path+".kind", o.Kind), finding.Value(path+".name", o.Name)}
-		}
-	}
-	return []finding.Field{finding.Absent(path)}
 }
