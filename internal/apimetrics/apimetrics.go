@@ -230,6 +230,9 @@ func ownLines(block []byte, name string, from int) error {
 
 // familyStart reads the family a # HELP or # TYPE line names.
 func familyStart(b []byte) (string, bool) {
+	if len(b) == 0 || b[0] != '#' {
+		return "", false // a sample line: no string made for it
+	}
 	s := string(bytes.TrimRight(b, "\r\n"))
 	for _, p := range []string{"# HELP ", "# TYPE "} {
 		if rest, ok := strings.CutPrefix(s, p); ok {

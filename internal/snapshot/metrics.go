@@ -72,13 +72,6 @@ type MetricsRead struct {
 	StorageSizes []StorageSize
 }
 
-// ReadAPIServerMetrics reads a /metrics output into the deprecated-API
-// series it holds, each marked as read from from.
-func ReadAPIServerMetrics(r io.Reader, from string) ([]DeprecatedAPIRequest, error) {
-	m, err := ReadMetrics(r, from)
-	return m.Deprecated, err
-}
-
 // ReadMetrics reads a /metrics output into the deprecated-API and storage
 // size series it holds, each marked as read from from. A file that stops
 // before the deprecated-API family's place is refused as cut; the storage
