@@ -156,7 +156,7 @@ func Collect(ctx context.Context, cfg *rest.Config, resources []snapshot.Resourc
 		}
 	}
 	opts.stage("discovering APIs")
-	served, err := r.servedResources(ctx, dc.RESTClient(), apiResources)
+	served, err := r.servedResources(ctx, r.raw, apiResources)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
