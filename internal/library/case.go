@@ -103,4 +103,17 @@ type Detectability struct {
 	Why string `json:"why,omitempty" yaml:"why,omitempty"`
 	// NoCheckYet explains why no kubegap check covers a detectable case yet.
 	NoCheckYet string `json:"noCheckYet,omitempty" yaml:"noCheckYet,omitempty"`
+	// NotEarlier, on a case checks can flag only once it is under way (a
+	// detects link and no prevents link), says why nothing read-only shows
+	// the gap before it bites, with the source that shows it.
+	NotEarlier *NotEarlier `json:"notEarlier,omitempty" yaml:"notEarlier,omitempty"`
+}
+
+// NotEarlier is the sourced reason a case cannot be flagged before it
+// happens: the gap appears only with the incident (a release published
+// that day, a limit reached under load, a race at start-up), as Source,
+// one of the case's sources, shows.
+type NotEarlier struct {
+	Why    string `json:"why" yaml:"why"`
+	Source string `json:"source" yaml:"source"`
 }

@@ -190,6 +190,12 @@ func TestValidationRules(t *testing.T) {
 		{"inferred without reason", map[string]string{"cases/c.yaml": edit(t, "lessons: our reading of the issue", "lessons: ''")}, []string{"inferred: lessons needs the reason"}},
 		{"inferred absent section", map[string]string{"cases/c.yaml": edits(t, "organization: Example Corp\n", "", "organization, ", "", "  lessons: our", "  organization: guessed\n  lessons: our")}, []string{"inferred: organization, which the case does not have"}},
 		{"read-only without signal", map[string]string{"cases/c.yaml": edit(t, "  signal: DaemonSet image against node osImage.\n", "")}, []string{"detectable.signal is required"}},
+		{"notEarlier from no listed source", map[string]string{"cases/c.yaml": edit(t, "  signal: DaemonSet image against node osImage.\n",
+			"  signal: DaemonSet image against node osImage.\n  notEarlier:\n    why: The image was published that day.\n    source: https://example.com/other\n")},
+			[]string{`detectable.notEarlier.source "https://example.com/other" is not one of the case's sources`}},
+		{"notEarlier without why", map[string]string{"cases/c.yaml": edit(t, "  signal: DaemonSet image against node osImage.\n",
+			"  signal: DaemonSet image against node osImage.\n  notEarlier:\n    why: ''\n    source: https://example.com/issue/1\n")},
+			[]string{"detectable.notEarlier.why is required"}},
 		{"issue number read as a comment", map[string]string{"cases/c.yaml": edit(t, "- The exact first bad tag.", "- The exact first bad tag, see #12.")}, []string{"cases/c.yaml", "YAML comment", "must be quoted"}},
 		{"note denies a claim the summary states", map[string]string{"cases/c.yaml": edit(t, "- The exact first bad tag.", "- '\"needing a newer glibc\" is not supported by the issue.'")}, []string{`summary states "needing a newer glibc" as fact, but a note says it is not supported`}},
 		{"issue-dated case without dateKind", map[string]string{"cases/c.yaml": edit(t, "dateKind: reported\n", "")}, []string{"cases/c.yaml", "dateKind is required", "filing day"}},
@@ -238,6 +244,7 @@ func TestClaimRulesAccept(t *testing.T) {
 		"merged pull request":                   edits(t, "url: https://example.com/issue/1", pullURL, "detectable:\n", "  state: merged\n  mergeCommit: 0123abcd\ndetectable:\n"),
 		"closed pull request named as proposed": edits(t, "url: https://example.com/issue/1", pullURL, "- Pin the older installer image.", "- 'Pin the older installer image; a fix was proposed in #7 and closed without merging.'", "detectable:\n", "  state: closed\ndetectable:\n"),
 		"doubted claim kept as a report":        edits(t, "- The exact first bad tag.", "- '\"needing a newer glibc\" is not confirmed.'", "copied a binary needing a newer glibc onto old nodes.", "copied a binary reportedly needing a newer glibc onto old nodes."),
+		"notEarlier from a listed source":       edit(t, "  signal: DaemonSet image against node osImage.\n", "  signal: DaemonSet image against node osImage.\n  notEarlier:\n    why: The bad image was published the day it broke.\n    source: https://example.com/issue/1\n"),
 		"review record":                         validCase + "review:\n- by: session 21 reviewer\n  date: 2026-12-01\n  claimsChecked: 5\n  confirmed: 3\n  corrected: 1\n  corrections: [date is the filing day]\n",
 	}
 	for name, text := range accepted {

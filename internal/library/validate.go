@@ -44,6 +44,16 @@ func validDay(s string) bool {
 
 func blank(s string) bool { return strings.TrimSpace(s) == "" }
 
+// hasSource reports whether url is the address of one of c's sources.
+func hasSource(c *Case, url string) bool {
+	for _, s := range c.Sources {
+		if s.URL == url && !blank(url) {
+			return true
+		}
+	}
+	return false
+}
+
 // validateCase returns every rule c breaks, each as a message about a field
 // of c; Load prefixes the file name.
 func validateCase(c *Case, tax *Taxonomy) []error {
@@ -150,6 +160,16 @@ func validateCase(c *Case, tax *Taxonomy) []error {
 	}
 	if !c.Detectable.ReadOnly && blank(c.Detectable.Why) {
 		add("detectable.why is required when detectable.readOnly is false: say why the API cannot show the gap")
+	}
+	if ne := c.Detectable.NotEarlier; ne != nil {
+		switch {
+		case !c.Detectable.ReadOnly:
+			add("detectable.notEarlier is for a case checks see under way; this one is not detectable read-only (detectable.why says why)")
+		case blank(ne.Why):
+			add("detectable.notEarlier.why is required: say why nothing read-only shows the gap before the incident")
+		case !hasSource(c, ne.Source):
+			add("detectable.notEarlier.source %q is not one of the case's sources: the reason must come from a source listed beside it", ne.Source)
+		}
 	}
 	return errs
 }

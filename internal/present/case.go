@@ -104,6 +104,9 @@ func NewCase(c *library.Case, tax *library.Taxonomy, all []check.Check) Case {
 	}
 	if c.Detectable.ReadOnly {
 		p.DetectableText = "Yes. " + c.Detectable.Signal
+		if ne := c.Detectable.NotEarlier; ne != nil {
+			p.DetectableText += " Not before it happens: " + ne.Why + " (" + ne.Source + ")"
+		}
 	} else {
 		p.DetectableText = "No. " + c.Detectable.Why
 	}
