@@ -74,9 +74,9 @@ type jvmNode struct {
 	// minor, nil when none is listed; upgradeWhy says it for evidence.
 	upgrade    *cgroupV2Move
 	upgradeWhy string
-	why               string // the OS and its default, for evidence
-	newKernel         bool
-	kernel            string
+	why        string // the OS and its default, for evidence
+	newKernel  bool
+	kernel     string
 }
 
 // jvmGroup is one finding: a runtime in an image on nodes of one rule.
