@@ -133,7 +133,7 @@ var caseFixtures = map[string]caseFixture{
 	"pod-sandbox-failures\tazure-cni-v2-glibc":                                                        {Files: []string{"runtime/testdata/pod-sandbox-failures/gap.yaml"}, State: reusedIn},
 	"pod-sandbox-failures\tcontainerd-chained-cni-regression":                                         {Files: []string{"runtime/testdata/pod-sandbox-failures/link-not-found.yaml"}, State: reusedIn},
 	"pod-sandbox-failures\tubuntu-systemd-dns-2022":                                                   {Files: []string{"runtime/testdata/pod-sandbox-failures/other-signatures.yaml"}, State: reusedIn},
-	"pod-sandbox-failures\tmoj-cloud-platform-vpc-cni-prefix-delegation-missing-2023":                 {Files: []string{"runtime/testdata/pod-sandbox-failures/link-not-found.yaml"}, State: reusedIn},
+	"pod-sandbox-failures\tmoj-cloud-platform-vpc-cni-prefix-delegation-missing-2023":                 {Files: []string{"runtime/testdata/pod-sandbox-failures/vpc-cni-no-ip.yaml"}, State: "new pods in ContainerCreating on an EKS node whose VPC CNI could not give them an address; the report names no error, so the event is the VPC CNI's usual one (kubernetes/kubernetes#131071)"},
 	"pods-stuck-terminating\tberkeley-datahub-docker-hung-nodes-pods-stuck-terminating-2017":          {Files: []string{"availability/testdata/pods-stuck-terminating/gap.json"}, State: reusedIn},
 	"pool-scales-to-zero\tberkeley-datahub-core-pool-autoscaled-to-zero-2024":                         {Files: []string{"availability/testdata/pool-scales-to-zero/gap.yaml"}, State: reusedPre},
 	"probe-cascade\tmozilla-mdn-liveness-probe-mysql-cascade-2017":                                    {Files: []string{"probes/testdata/gap.yaml"}, State: reusedPre},
