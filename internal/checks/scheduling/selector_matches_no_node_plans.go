@@ -44,7 +44,7 @@ func (r *selectorRun) planFindings(nodesComplete bool) []finding.Finding {
 		p := &plans[i]
 		raw, found, _ := unstructured.NestedMap(p.Object, "spec", "nodeSelector")
 		if !found {
-			continue // no selector: the controller picks no node either, by design of the Plan's author
+			continue // no selector to judge
 		}
 		var ls metav1.LabelSelector
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
