@@ -125,6 +125,12 @@ var (
 	ArgoApplicationSets = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets",
 		Kind: "ApplicationSet", Namespaced: true, Custom: true}
 	CalicoIPPools = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools", Kind: "IPPool", Custom: true}
+	// Calico's BGP peerings (Kubernetes datastore), read for the node
+	// selectors in spec.nodeSelector and spec.peerSelector.
+	CalicoBGPPeers = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "bgppeers", Kind: "BGPPeer", Custom: true}
+	// system-upgrade-controller Plans (k3s, RKE2 and the tools built on
+	// them), read for the node selector in spec.nodeSelector.
+	UpgradePlans = Resource{Group: "upgrade.cattle.io", Version: "v1", Resource: "plans", Kind: "Plan", Namespaced: true, Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -184,7 +190,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
 		APIServerMetrics,

@@ -20,9 +20,15 @@ import (
 )
 
 const (
-	addonRBACID     = "addon-rbac-gap"
-	ruleAddonRBAC   = "addon-cluster-permissions"
-	maxRBACEvidence = 10
+	addonRBACID   = "addon-rbac-gap"
+	ruleAddonRBAC = "addon-cluster-permissions"
+	// ruleAddonRBACAhead: an add-on release before the one that needs the
+	// permissions, whose service account lacks them, for the rows that
+	// say warnBefore: the upgrade to that release breaks it unless the
+	// role is changed first.
+	ruleAddonRBACAhead = "addon-permissions-before-upgrade"
+	caseCoreDNSRBAC    = "eks-distro-coredns-endpointslice-rbac-2021"
+	maxRBACEvidence    = 10
 )
 
 //go:embed data/addon-rbac-gap.yaml
@@ -54,8 +60,11 @@ type addonNeed struct {
 	Effect   string   `json:"effect"`
 	Needs    []string `json:"needs"`
 	Sources  []string `json:"sources"`
-	from     check.KubeVersion
-	perms    []permission
+	// WarnBefore also judges releases before From (low): the grant the
+	// next upgrade needs is missing already.
+	WarnBefore bool `json:"warnBefore"`
+	from       check.KubeVersion
+	perms      []permission
 }
 
 // addonNeedFacts is data/addon-rbac-gap.yaml.
@@ -106,7 +115,9 @@ func addonRBACGapCheck() check.Check {
 			"cluster-autoscaler 1.17 and later need csinodes, and 1.21 and later csidrivers and csistoragecapacities, in " +
 			"storage.k8s.io (medium: its scheduling simulation runs without them). These lists are cluster-wide, so a " +
 			"RoleBinding does not satisfy them; the evidence says when one grants them in a single namespace. A missing " +
-			"permission is only reported when every ClusterRole and ClusterRoleBinding was read; otherwise the rule is partial.",
+			"permission is only reported when every ClusterRole and ClusterRoleBinding was read; otherwise the rule is partial. " +
+			"Before the release that needs them (low, rows marked warnBefore: CoreDNS before 1.8.1): the service account " +
+			"already lacks what the next upgrade needs, so the role has to change before or with the image.",
 		// Pods find the add-ons whose workload is not in the input (a bare
 		// CoreDNS pod): the rule's silence depends on them. Roles and
 		// RoleBindings only add the "granted in one namespace" evidence.
@@ -116,8 +127,13 @@ func addonRBACGapCheck() check.Check {
 			{ID: ruleAddonRBAC, Summary: "every CoreDNS and cluster-autoscaler service account holds the cluster-scope permissions its version needs",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
 					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
+			{ID: ruleAddonRBACAhead, Summary: "no CoreDNS before 1.8.1 runs as a service account that lacks what 1.8.1 and later need",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods,
+					snapshot.ClusterRoles, snapshot.ClusterRoleBindings}},
 		},
-		Cases: check.Detects(cases...),
+		// The CoreDNS case's upgrades (1.8.0 to 1.8.3 or 1.8.4) left the old
+		// role in place: the rule before the upgrade flags that.
+		Cases: check.Graded(cases, check.Detects(cases...), check.Prevents(caseCoreDNSRBAC)),
 		Run:   runAddonRBACGap,
 	}
 }
@@ -205,8 +221,13 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	for _, a := range addons {
 		for _, need := range needs {
-			if addonImage(a.image, images) != need.Image || a.v.Less(need.from) {
+			before := a.v.Less(need.from)
+			if addonImage(a.image, images) != need.Image || before && !need.WarnBefore {
 				continue
+			}
+			rule := ruleAddonRBAC
+			if before {
+				rule = ruleAddonRBACAhead
 			}
 			var missing []string
 			var evidence []string
@@ -239,11 +260,16 @@ func runAddonRBACGap(ctx *check.Context) ([]finding.Finding, error) {
 				if r := g.unresolved[a.ns+"/"+a.sa]; r != "" {
 					reason = r
 				}
-				ctx.Incomplete(ruleAddonRBAC, "%s (service account %s/%s) may lack %s: %s",
+				ctx.Incomplete(rule, "%s (service account %s/%s) may lack %s: %s",
 					a.ref, a.ns, a.sa, strings.Join(missing, ", "), reason)
 				continue
 			}
-			out = append(out, rbacFinding(a, need, missing, evidence, namespaced, g))
+			f := rbacFinding(a, need, missing, evidence, namespaced, g)
+			f.Rule = rule
+			if before {
+				aheadOf(&f, a, need, missing)
+			}
+			out = append(out, f)
 		}
 	}
 	return out, nil
@@ -328,6 +354,21 @@ func rbacFinding(a addonWorkload, need *addonNeed, missing, evidence []string, n
 	f.Evidence = append(f.Evidence, evidence...)
 	f.Evidence = append(f.Evidence, "rule "+need.ID+": "+strings.Join(need.Sources, ", "))
 	return f
+}
+
+// aheadOf rewrites f for an add-on before the release that needs the
+// permissions: nothing fails yet, the upgrade to that release will.
+func aheadOf(f *finding.Finding, a addonWorkload, need *addonNeed, missing []string) {
+	f.Severity = finding.Low
+	f.Title = fmt.Sprintf("%s %s (%s) lacks %s, which %s %s and later need", need.Name, a.v, a.ref,
+		strings.Join(missing, ", "), need.Name, need.from)
+	f.Message = fmt.Sprintf("%s runs %s %s as service account %s/%s, which no ClusterRole grants %s at cluster scope. This "+
+		"release does not need it, but from %s it does: %s. Upgrading the image without the role is what broke cluster DNS "+
+		"for EKS users whose CoreDNS was moved to 1.8.3, or from 1.8.0 to 1.8.4, with the old role left in place.", a.ref, need.Name, a.v, a.ns, a.sa,
+		strings.Join(missing, ", "), need.from, strings.TrimSpace(need.Effect))
+	f.Remediation = fmt.Sprintf("Before upgrading %s past %s, add %s to the ClusterRole bound to %s/%s (extra verbs do no "+
+		"harm to this release), or install the RBAC that ships with the target release together with its image.",
+		need.Name, need.from, strings.Join(missing, ", "), a.ns, a.sa)
 }
 
 // grants resolves what a service account may do.

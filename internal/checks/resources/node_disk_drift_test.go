@@ -57,3 +57,27 @@ func TestNodeDiskDriftFilesPartial(t *testing.T) {
 		t.Errorf("no partial note from files: %v", ctx.Notes())
 	}
 }
+
+// Before the drain, the new node group's smaller disks are already in the
+// Node objects: the drift rule names both new nodes, and neither pressure
+// nor a failed pull is reported, since nothing has filled up yet.
+func TestNodeDiskDriftBeforeDrain(t *testing.T) {
+	fs, ctx, ok := checktest.Run(t, nodeDiskDriftCheck(), checktest.Complete(checktest.Load(t, "node-disk-drift/before-drain.yaml")))
+	if !ok || len(ctx.Notes()) != 0 {
+		t.Fatalf("evaluated %v, notes %v", ok, ctx.Notes())
+	}
+	if len(fs) != 1 || fs[0].Rule != ruleDiskDrift || fs[0].Severity != finding.Medium {
+		t.Fatalf("want one medium drift finding, got %+v", fs)
+	}
+	for _, n := range []string{"new-1", "new-2"} {
+		if !checktest.HasObject(fs, "Node", "", n) {
+			t.Errorf("%s not named as small: %+v", n, fs[0].Objects)
+		}
+	}
+	if checktest.HasObject(fs, "Node", "", "old-1") || checktest.HasObject(fs, "Node", "", "old-2") {
+		t.Errorf("a 100 GiB node is named: %+v", fs[0].Objects)
+	}
+	if fs[0].Cases[0] != mojDiskCase {
+		t.Errorf("cases %v", fs[0].Cases)
+	}
+}

@@ -24,6 +24,8 @@ const (
 	jvmCompatID      = "jvm-cgroup-compat"
 	ruleJVMCgroupV2  = "cgroup-v2"
 	ruleJVMKernel612 = "kernel-6.12"
+	// ruleJVMCgroupV2Upgrade: see jvm_cgroup_compat_upgrade.go.
+	ruleJVMCgroupV2Upgrade = "cgroup-v2-at-upgrade"
 )
 
 // jvmCgroupCompatCheck finds pods whose image carries a Java runtime that
@@ -48,13 +50,19 @@ func jvmCgroupCompatCheck() check.Check {
 			"A build dated before the fix was proposed, or at or below a release reported with the bug, is affected; a " +
 			"later 8, 11, 17 or 21 build may carry a backport kubegap has no data on, and leaves the rule partial, unless " +
 			"the same vendor's build of that line was reported to work (Corretto 21.0.10 and later). " +
-			"Without --inspect-images both rules are partial.",
+			"cgroup-v2-at-upgrade (medium): the same too-old runtime on a cgroup v1 node whose managed provider replaces its OS " +
+			"with a cgroup v2 one at the next minor (data/jvm-cgroup-compat.yaml: AKS moves Ubuntu 18.04 node pools to Ubuntu " +
+			"22.04 from 1.25), so the node pool's upgrade to that minor is what breaks it. " +
+			"Without --inspect-images the rules are partial.",
 		Reads: check.Needs(needs...),
 		Rules: []check.Rule{
 			{ID: ruleJVMCgroupV2, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a cgroup v2 node", Needs: needs},
 			{ID: ruleJVMKernel612, Summary: "no Java runtime without the kernel 6.12 detection fix runs on a 6.12+ kernel", Needs: needs},
+			{ID: ruleJVMCgroupV2Upgrade, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a node its provider moves to a cgroup v2 OS at the next minor", Needs: needs},
 		},
-		Cases: check.Detects(caseCgroupV2JRE, caseKernel612JVM),
+		// The AKS 1.25 case is flagged on 1.24, before the upgrade moves the
+		// pool to Ubuntu 22.04; the kernel 6.12 case only once nodes run it.
+		Cases: check.Cite(check.Prevents(caseCgroupV2JRE), check.Detects(caseKernel612JVM)),
 		Run:   runJVMCgroupCompat,
 	}
 }
@@ -62,9 +70,13 @@ func jvmCgroupCompatCheck() check.Check {
 // jvmNode is what a node's status says about the two rules.
 type jvmNode struct {
 	cgroupV2, v2Known bool
-	why               string // the OS and its default, for evidence
-	newKernel         bool
-	kernel            string
+	// upgrade is the provider move to a cgroup v2 OS at the node's next
+	// minor, nil when none is listed; upgradeWhy says it for evidence.
+	upgrade    *cgroupV2Move
+	upgradeWhy string
+	why        string // the OS and its default, for evidence
+	newKernel  bool
+	kernel     string
 }
 
 // jvmGroup is one finding: a runtime in an image on nodes of one rule.
@@ -98,7 +110,7 @@ func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, check.NotEvaluated("the input holds no nodes or no pods")
 	}
 	if ctx.Images == nil {
-		for _, r := range []string{ruleJVMCgroupV2, ruleJVMKernel612} {
+		for _, r := range []string{ruleJVMCgroupV2, ruleJVMKernel612, ruleJVMCgroupV2Upgrade} {
 			ctx.NotRequested(r, "the Java runtimes inside images were not read; run `kubegap audit --inspect-images` (it reads each image's JDK release file)")
 		}
 		return nil, nil
@@ -139,6 +151,9 @@ func judgeJVMNode(n *corev1.Node, facts *jvmFacts) *jvmNode {
 		jn.cgroupV2 = jn.v2Known && !distroLess(info.Version, d.Version)
 		jn.why = fmt.Sprintf("%s boots cgroup v2 by default from %s (%s)", info.Name(), d.Version, strings.Join(d.Sources, ", "))
 	}
+	if jn.v2Known && !jn.cgroupV2 {
+		jn.upgrade, jn.upgradeWhy = facts.cgroupV2MoveFor(n)
+	}
 	return jn
 }
 
@@ -163,7 +178,7 @@ func distroLess(a, b string) bool {
 // pod judges each Java runtime of each image of a scheduled pod.
 func (r *jvmRun) pod(ix *snapshot.Index, p *snapshot.Pod) {
 	n := r.nodes[p.Spec.NodeName]
-	if n == nil || (n.v2Known && !n.cgroupV2 && !n.newKernel) {
+	if n == nil || (n.v2Known && !n.cgroupV2 && !n.newKernel && n.upgrade == nil) {
 		return // unscheduled, node not in the input, or nothing to judge there
 	}
 	seen := map[string]bool{}
@@ -190,6 +205,9 @@ func (r *jvmRun) unknownFor(n *jvmNode, what string) {
 	if n.newKernel {
 		r.addUnknown(ruleJVMKernel612, what)
 	}
+	if n.upgrade != nil {
+		r.addUnknown(ruleJVMCgroupV2Upgrade, what)
+	}
 }
 
 func (r *jvmRun) addUnknown(rule, what string) {
@@ -214,6 +232,10 @@ func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img st
 		r.add(ix, p, ruleJVMCgroupV2, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
 	case lacks && !n.v2Known:
 		r.addUnknown(ruleJVMCgroupV2, "the cgroup version of node "+p.Spec.NodeName+" (its OS is not in kubegap's table)")
+	case !known && n.upgrade != nil:
+		r.addUnknown(ruleJVMCgroupV2Upgrade, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
+	case lacks && n.upgrade != nil:
+		r.add(ix, p, ruleJVMCgroupV2Upgrade, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
 	}
 	if !n.newKernel || vm != "hotspot" {
 		return
@@ -242,6 +264,9 @@ func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, img string, rt c
 	g.nodes[p.Spec.NodeName] = ix.Node(p.Spec.NodeName)
 	if g.nodeWhy == "" {
 		g.nodeWhy = r.nodes[p.Spec.NodeName].why
+		if rule == ruleJVMCgroupV2Upgrade {
+			g.nodeWhy = r.nodes[p.Spec.NodeName].upgradeWhy
+		}
 	}
 }
 
@@ -254,7 +279,7 @@ func podUser(ix *snapshot.Index, p *snapshot.Pod) finding.ObjectRef {
 }
 
 func (r *jvmRun) noteUnknown() {
-	for _, rule := range []string{ruleJVMCgroupV2, ruleJVMKernel612} {
+	for _, rule := range []string{ruleJVMCgroupV2, ruleJVMKernel612, ruleJVMCgroupV2Upgrade} {
 		if len(r.unknown[rule]) == 0 {
 			continue
 		}
@@ -265,82 +290,6 @@ func (r *jvmRun) noteUnknown() {
 		sort.Strings(list)
 		r.ctx.Incomplete(rule, "could not judge %s: %s", check.Plural(len(list), "case", "cases"), check.ListText(list, 5))
 	}
-}
-
-func (g *jvmGroup) finding() finding.Finding {
-	var nodes []*corev1.Node
-	for _, n := range g.nodes {
-		if n != nil {
-			nodes = append(nodes, n)
-		}
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	refs, more := check.NodeRefs(nodes)
-	users := g.userOrder
-	moreU := 0
-	if len(users) > check.MaxListedObjects {
-		users, moreU = users[:check.MaxListedObjects], len(users)-check.MaxListedObjects
-	}
-	objs := append(append([]finding.ObjectRef(nil), users...), refs...)
-	rt := fmt.Sprintf("Java %s at %s", g.rt.Version, g.rt.Home)
-	ev := []string{
-		fmt.Sprintf("--inspect-images: %s carries %s (JAVA_VERSION in %s/release%s)", g.image, rt, g.rt.Home, dateText(g.rt.Date)),
-		fmt.Sprintf("run by %s%s", refNames(users), moreUsers(moreU)),
-	}
-	f := finding.Finding{Check: jvmCompatID, Rule: g.rule, Objects: objs}
-	if g.rule == ruleJVMCgroupV2 {
-		ev = append(ev, rt+" "+g.why, g.nodeWhy, fmt.Sprintf("%s: %s%s", check.Plural(len(nodes), "node", "nodes"),
-			nodeOSes(nodes), check.MoreText(more)))
-		f.Severity = finding.High
-		f.Title = fmt.Sprintf("%s in %s cannot read cgroup v2 memory limits, on nodes that boot cgroup v2", rt, g.image)
-		f.Message = fmt.Sprintf("%s predates cgroup v2 support in its release line. On cgroup v2 nodes it finds no container "+
-			"limit and sizes its heap from the node's memory, so the container is OOM-killed at its limit or the node comes "+
-			"under memory pressure and evicts pods. The cgroup version is inferred from the node OS's default.", rt)
-		f.Remediation = "Rebuild the image on a Java release that reads cgroup v2 (8u372, 11.0.16, 17 or later for HotSpot), " +
-			"or set the heap explicitly (-Xmx or -XX:MaxRAM) from the container limit until then."
-		f.Cases = []string{caseCgroupV2JRE}
-	} else {
-		ev = append(ev, rt+": "+g.why, fmt.Sprintf("%s with kernel 6.12 or later: %s%s", check.Plural(len(nodes), "node", "nodes"),
-			nodeKernels(nodes), check.MoreText(more)))
-		f.Severity = finding.Medium
-		f.Title = fmt.Sprintf("%s in %s may ignore its container limits on kernel 6.12+ nodes (JDK-8349988)", rt, g.image)
-		f.Message = fmt.Sprintf("%s decides whether it runs in a container from /proc/cgroups. Kernels from 6.12 may leave the "+
-			"cpuset and memory entries out of that file (CONFIG_CPUSETS_V1, CONFIG_MEMCG_V1 are build options the API does "+
-			"not show); the JVM then concludes it is not limited and sizes its heap from the node, and is OOM-killed.", rt)
-		f.Remediation = "Move the image to a Java release with the JDK-8349988 fix (JDK 25, or an 8/11/17/21 update that " +
-			"carries the backport), or set the heap explicitly (-Xmx, or -XX:MaxRAM from the container limit via the Downward API)."
-		f.Cases = []string{caseKernel612JVM}
-	}
-	f.Evidence = ev
-	field := nodeField("status.nodeInfo.osImage", func(n *corev1.Node) string { return n.Status.NodeInfo.OSImage })
-	if g.rule != ruleJVMCgroupV2 {
-		field = nodeField("status.nodeInfo.kernelVersion", func(n *corev1.Node) string { return n.Status.NodeInfo.KernelVersion })
-	}
-	f.AddEvidence(check.NodeValues(nodes, field)...)
-	return f
-}
-
-func dateText(d string) string {
-	if d == "" {
-		return ""
-	}
-	return ", JAVA_VERSION_DATE " + d
-}
-
-func nodeOSes(nodes []*corev1.Node) string {
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name + " (" + n.Status.NodeInfo.OSImage + ")"
-	}
-	return check.ListText(names, 5)
-}
-
-func nodeKernels(nodes []*corev1.Node) string {
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name + " (" + n.Status.NodeInfo.KernelVersion + ")"
-	}
-	return check.ListText(names, 5)
 }
 
 //go:embed data/jvm-cgroup-compat.yaml
@@ -373,6 +322,7 @@ type jvmFacts struct {
 
 		v javaVersion
 	} `json:"kernelKnownAffected"`
+	CgroupV2Moves    []cgroupV2Move `json:"cgroupV2Moves"`
 	KernelKnownFixed []struct {
 		Implementor string   `json:"implementor"`
 		Version     string   `json:"version"`
@@ -425,6 +375,9 @@ var loadJVMFacts = sync.OnceValues(func() (*jvmFacts, error) {
 	var err error
 	if f.notBefore, err = time.Parse(time.DateOnly, k.NotBefore); err != nil {
 		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: notBefore: %w", err)
+	}
+	if err := parseCgroupV2Moves(f.CgroupV2Moves); err != nil {
+		return nil, err
 	}
 	return &f, nil
 })

@@ -84,7 +84,7 @@ func removedNodeLabelsCheck() check.Check {
 	return check.Check{
 		ID:       removedLabelsID,
 		Title:    "Workloads that select node labels or tolerate taints the cluster's release no longer applies",
-		Severity: finding.Medium,
+		Severity: finding.High,
 		Description: "kubeadm stopped labelling control-plane nodes node-role.kubernetes.io/master in 1.24 and stopped " +
 			"tainting them with it in 1.25 (KEP-2067); k3s dropped the label later. A template that still requires the " +
 			"label has nowhere to run once the nodes lose it, and a DaemonSet that tolerates only the old taint no longer " +
@@ -95,17 +95,27 @@ func removedNodeLabelsCheck() check.Check {
 			"nodes of the input carry. Labels Kubernetes deprecated but nodes still carry (beta.kubernetes.io/os and /arch, " +
 			"copied by the node lifecycle controller; failure-domain.beta.kubernetes.io/*, the cloud provider's choice) are " +
 			"not reported. When every Node is in the input, selector-matches-no-node judges the selectors against the nodes " +
-			"themselves, at high, and this check leaves them to it.",
+			"themselves, at high, and this check leaves them to it. Calico BGPPeers (crd.projectcalico.org/v1, Calico's " +
+			"Kubernetes datastore) whose spec.nodeSelector or spec.peerSelector names a removed label: high when no node in " +
+			"the input carries it (the peering has lost its nodes, as Reddit's route reflector peerings did on 1.24), medium " +
+			"while the cluster is before the release that stops applying it (the upgrade to that release takes them away). " +
+			"BGPPeers kept in Calico's etcd datastore are not in the Kubernetes API and are not judged.",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
-			check.Optional(snapshot.Pods)),
+			check.Optional(snapshot.Pods), check.Optional(snapshot.CalicoBGPPeers)),
 		Rules: []check.Rule{
 			{ID: ruleRemovedLabel, Summary: "templates requiring a node label the cluster's release no longer applies",
 				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}},
 			{ID: ruleRemovedTaint, Summary: "DaemonSets tolerating the old master taint but not the control-plane taint nodes carry",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
+			{ID: ruleRemovedBGPPeer, Summary: "Calico BGPPeers selecting nodes by a label the cluster's release, or the next upgrade, removes",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.CalicoBGPPeers}},
 		},
-		Cases: check.Detects(caseDell, caseReddit),
+		// Reddit's peerings named the master label while the cluster was
+		// still on 1.23, whose nodes carried it: the BGPPeer rule flags
+		// that before the upgrade. Dell's drivers were installed onto a
+		// cluster already on 1.24, so their templates are seen only then.
+		Cases: check.Cite(check.Detects(caseDell), check.Prevents(caseReddit)),
 		Run:   runRemovedNodeLabels,
 	}
 }
@@ -158,6 +168,7 @@ func runRemovedNodeLabels(ctx *check.Context) ([]finding.Finding, error) {
 	v, raw, verEv, haveVersion := clusterRelease(s)
 	if !haveVersion {
 		ctx.Skip(ruleRemovedLabel, "neither the API server's nor any kubelet's version is in the input")
+		ctx.Skip(ruleRemovedBGPPeer, "neither the API server's nor any kubelet's version is in the input")
 	}
 	carrying := func(k *removedKey) int {
 		n := 0
@@ -194,6 +205,9 @@ func runRemovedNodeLabels(ctx *check.Context) ([]finding.Finding, error) {
 		if k.Kind == "taint" && carrying(k) == 0 {
 			out = append(out, removedTaintFindings(s, k)...)
 		}
+	}
+	if haveVersion {
+		out = append(out, bgpPeerFindings(ctx, facts.Keys, v, raw, verEv)...)
 	}
 	return out, nil
 }
@@ -246,7 +260,7 @@ func removedLabelFindings(s *snapshot.Snapshot, k *removedKey, removed check.Kub
 			},
 			Remediation: fmt.Sprintf("Select %s instead of %s (and tolerate the taint those nodes carry); search Helm values and "+
 				"operators' custom resources for the old key, since they re-render it.", k.Replacement, k.Key),
-			Cases: []string{caseDell, caseReddit},
+			Cases: []string{caseDell},
 		}
 		// The template's selection as read, and the nodes' kubelet versions
 		// (what the release is read from without an API server version)

@@ -97,18 +97,26 @@ func selectorMatchesNoNodeCheck() check.Check {
 			"carried an untolerated taint the message names (medium; condition taints such as node.kubernetes.io/not-ready, and " +
 			"taints the message does not name, prove nothing about the template) are reported for their workload, tied through their ReplicaSet or its " +
 			"<deployment>-<pod-template-hash> name. Cannot see: node groups of cloud " +
-			"autoscalers, Calico BGPPeers and system-upgrade-controller Plans (not read).",
+			"autoscalers and Calico BGPPeers (not read; removed-node-labels judges BGPPeers on removed labels). " +
+			"system-upgrade-controller Plans (upgrade.cattle.io/v1), with every Node in the input: high for a Plan whose " +
+			"spec.nodeSelector matches no node (it can complete without upgrading anything), medium for one that excludes by " +
+			"node-role.kubernetes.io/master while no node carries it and nodes carry the control-plane label (it picks the " +
+			"control plane too).",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
 			check.Optional(snapshot.KarpenterNodePools), check.Optional(snapshot.Pods), check.Optional(snapshot.Events),
-			check.Optional(snapshot.ReplicaSets)),
+			check.Optional(snapshot.ReplicaSets), check.Optional(snapshot.UpgradePlans)),
 		Rules: []check.Rule{
 			{ID: ruleNoNode, Summary: "templates whose nodeSelector and required node affinity match no node", Needs: templateNeeds},
 			{ID: ruleLegacy, Summary: "templates selecting node-role.kubernetes.io/master on clusters whose control plane carries only the control-plane label", Needs: templateNeeds},
 			{ID: ruleTaint, Summary: "templates whose matching nodes all carry a NoSchedule/NoExecute taint they do not tolerate", Needs: templateNeeds},
 			{ID: ruleNoopExcl, Summary: "NotIn/DoesNotExist exclusions on a renamed label no node carries any more", Needs: templateNeeds},
+			{ID: rulePlanSelector, Summary: "system-upgrade-controller Plans whose node selector matches no node or excludes by a label no node carries",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.UpgradePlans}},
 		},
-		Cases: check.Detects(caseReddit, caseDell, caseHetzner),
+		// Reddit's selectors were Calico BGPPeers, which this check does not
+		// read (removed-node-labels does): the same mechanism, not its view.
+		Cases: check.Cite(check.Detects(caseDell, caseHetzner), check.Related(caseReddit)),
 		Run:   runSelectorMatchesNoNode,
 	}
 }
@@ -199,7 +207,7 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	if len(s.Nodes) == 0 {
 		if nodesComplete {
-			for _, r := range []string{ruleNoNode, ruleLegacy, ruleTaint, ruleNoopExcl} {
+			for _, r := range []string{ruleNoNode, ruleLegacy, ruleTaint, ruleNoopExcl, rulePlanSelector} {
 				ctx.Skip(r, "the cluster has no nodes")
 			}
 			return nil, nil
@@ -247,6 +255,7 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	out = append(out, r.verdictFindings(verdicts, templates, found)...)
+	out = append(out, r.planFindings(nodesComplete)...)
 	if !nodesComplete {
 		reason := "the Node list is not complete, so a template matching none of the nodes present may match one that is not"
 		if len(unknown) > 0 {
