@@ -90,7 +90,7 @@ var caseFixtures = map[string]caseFixture{
 	"disruption-exposure\texternaltrafficpolicy-local-rolling-update-502-2021":                        {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
 	"disruption-exposure\tgke-surge-upgrade-two-replicas-no-pdb-2026":                                 {Files: []string{"availability/testdata/gap.json"}, Complete: true, State: reusedPre},
 	"disruption-exposure\tdfds-ami-rollover-cordons-all-nodes-single-replica-2024":                    {Files: []string{"availability/testdata/gap.json"}, Complete: true, State: reusedPre},
-	"docker-socket-coupling\taks-119-containerd-switch-breaks-docker-sock-mounts-2021":                {Files: []string{"runtime/testdata/docker-socket-coupling/gap.yaml"}, State: reusedIn},
+	"docker-socket-coupling\taks-119-containerd-switch-breaks-docker-sock-mounts-2021":                {Files: []string{"runtime/testdata/docker-socket-coupling/aks-118-before.yaml"}, Complete: true, State: "AKS 1.18 nodes still on Docker with an Argo workflow pod mounting /var/run/docker.sock as type Socket (argo-workflows#5243's volume), before the 1.19 upgrade moves the pool to containerd"},
 	"etcd-known-bad-version\tetcd-35-data-inconsistency-not-for-production-2022":                      {Files: []string{"versions/testdata/etcd-known-bad-version/gap.yaml"}, State: reusedPre},
 	"external-dns-routing\tmoj-cloud-platform-external-dns-blocked-by-unrelated-ingress-2022":         {Files: []string{"ingress/testdata/external-dns-routing/gap.yaml"}, State: reusedPre},
 	"gitops-global-prune\tskyscanner-template-global-delete-2021":                                     {Files: []string{"gitops/testdata/gitops-global-prune/gap.yaml"}, State: reusedPre},
