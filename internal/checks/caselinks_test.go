@@ -65,7 +65,7 @@ var caseFixtures = map[string]caseFixture{
 	"certificate-expiry\trancher-rke-one-year-cluster-certs-2019":                                     {Make: expiringCAs, Complete: true, State: "the CA 60 days before its end date, where the case's CA was published (see expiringCAs)"},
 	"component-cve-versions\tingress-nginx-ingressnightmare-cve-2025-1974":                            {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
 	"component-cve-versions\trunc-leaky-vessels-cve-2024-21626":                                       {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, State: reusedPre},
-	"control-plane-restarts\tnre-labs-etcd-liveness-probe-restarts-2018":                              {Files: []string{"probes/testdata/control-plane-restarts/gap.yaml"}, State: reusedIn},
+	"control-plane-restarts\tnre-labs-etcd-liveness-probe-restarts-2018":                              {Files: []string{"probes/testdata/control-plane-restarts/before-probe-failures.yaml"}, Complete: true, State: "NRE Labs' single kubeadm etcd member with the etcdctl exec liveness probe kubeadm generated, before the probe began to fail (no restarts yet)"},
 	"coredns-capacity\tzalando-coredns-oom-2019":                                                      {Files: []string{"dns/testdata/gap.json"}, State: reusedPre},
 	"coredns-capacity\teks-vpc-resolver-throttling-coredns-colocated-2024":                            {Files: []string{"dns/testdata/gap.json"}, Complete: true, State: reusedPre},
 	"coredns-capacity\trebelmouse-coredns-pod-loss-during-eks-node-reroll-2025":                       {Files: []string{"dns/testdata/gap.json"}, Complete: true, State: reusedPre},

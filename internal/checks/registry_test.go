@@ -214,7 +214,7 @@ const minPreventsShare = 0.68
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.
 const (
-	maxDetectsWithoutReason = 32
+	maxDetectsWithoutReason = 31
 	maxRelatedOnly          = 6
 )
 
