@@ -108,7 +108,7 @@ func upgradePreflightCheck() check.Check {
 			{ID: ruleEKSAddons, Summary: "on EKS, the VPC CNI, CoreDNS and kube-proxy add-ons are at or above the versions the EKS user guide lists for the target",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025", caseK3sFlannel, caseK3sTraefik), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025", caseK3sFlannel, caseK3sTraefik, caseDFDSCoreDNS), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022")),
 		Run:   runUpgradePreflight,
 	}
 }
