@@ -85,7 +85,7 @@ var caseFixtures = map[string]caseFixture{
 	"dataplane-node-compat\tvxlan-checksum-offload-63s-service-delay-2020":                            {Files: []string{"runtime/testdata/dataplane-node-compat/calico-gap.yaml"}, State: reusedIn},
 	"dataplane-node-compat\txing-conntrack-snat-race-connection-timeouts-2018":                        {Files: []string{"runtime/testdata/dataplane-node-compat/overlay-gap.yaml"}, State: reusedPre},
 	"descheduler-evicts-cordoned\tmoj-cloud-platform-eks-130-upgrade-descheduler-cordoned-nodes-2025": {Files: []string{"availability/testdata/descheduler-evicts-cordoned/gap.yaml"}, State: reusedPre},
-	"disruption-exposure\tmybinder-ingress-pods-on-cordoned-nodes-2019":                               {Files: []string{"availability/testdata/gap.json"}, State: reusedIn},
+	"disruption-exposure\tmybinder-ingress-pods-on-cordoned-nodes-2019":                               {Files: []string{"availability/testdata/disruption-exposure/mybinder-before-cordon.yaml"}, Complete: true, State: "mybinder.org's pool migration before 12:50 on 3 April 2019: a newer pool up, both ingress-controller endpoints still on the old pool, not yet cordoned (versions and replica count stand in; the report gives neither)"},
 	"disruption-exposure\tdevops-hof-drain-externaltrafficpolicy-local-ingress-outage-2019":           {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
 	"disruption-exposure\texternaltrafficpolicy-local-rolling-update-502-2021":                        {Files: []string{"availability/testdata/gap.json"}, State: reusedPre},
 	"disruption-exposure\tgke-surge-upgrade-two-replicas-no-pdb-2026":                                 {Files: []string{"availability/testdata/gap.json"}, Complete: true, State: reusedPre},
