@@ -214,7 +214,7 @@ const minPreventsShare = 0.70
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.
 const (
-	maxDetectsWithoutReason = 18
+	maxDetectsWithoutReason = 17
 	maxRelatedOnly          = 6
 )
 
