@@ -163,6 +163,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "k3s-io/k3s#12586's v1.31.5+k3s1 cluster with its packaged Traefik v2, before the upgrade to v1.32.5+k3s1"},
 	"upgrade-preflight\tdfds-eks-114-coredns-vendor-upgrade-crashloop-2020": {Files: []string{"testdata/caselinks/dfds-eks-113-before-114.yaml"}, Complete: true, Server: "v1.13.12-eks-eb1860", Target: "1.14",
 		State: "EKS 1.13 with a self-managed CoreDNS older than the 1.6.6 the EKS user guide listed for 1.14, before the planned upgrade to 1.14 (the postmortem does not give the CoreDNS version; see the fixture)"},
+	"upgrade-preflight\tcoredns-endpointslice-v1beta1-after-upgrade-2023": {Files: []string{"upgrade/testdata/coredns-endpointslice-120.yaml"}, Complete: true, Server: "v1.20.15", Target: "1.26",
+		State: "coredns issue 6176's cluster before its upgrade: Kubernetes 1.20 with CoreDNS 1.9.3 installed on it, about to go to 1.26"},
 	"upgrade-preflight\tk3s-135-kubelet-refuses-cgroup-v1-2026":                       {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Target: "1.35", State: reusedPre},
 	"upgrade-preflight\tazure-workload-identity-pdb-blocks-aks-upgrade":               {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Complete: true, Target: "1.35", State: reusedPre},
 	"upgrade-preflight\tkubeflow-pdbs-block-aks-upgrade":                              {Files: []string{"upgrade/testdata/aks-134-fips.yaml"}, Complete: true, Target: "1.35", State: reusedPre},
