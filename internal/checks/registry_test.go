@@ -215,7 +215,7 @@ const minPreventsShare = 0.71
 // neither prevented nor explained; like the caps above they only go down.
 const (
 	maxDetectsWithoutReason = 17
-	maxRelatedOnly          = 5
+	maxRelatedOnly          = 4
 )
 
 // TestEveryRequiredReadIsARuleNeed: each required input of a check with
