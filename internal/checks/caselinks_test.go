@@ -101,7 +101,7 @@ var caseFixtures = map[string]caseFixture{
 	"ingress-backend-termination\travelin-gke-ingress-502-pod-termination-2019":                       {Files: []string{"ingress/testdata/ingress-backend-termination/gap.yaml"}, State: reusedPre},
 	"ingress-class-binding\tingress-nginx-v1-ignores-classless-ingresses-2021":                        {Files: []string{"ingress/testdata/gap.yaml"}, State: reusedPre},
 	"ingress-controller-resilience\tzalando-skipper-ingress-oom-2019":                                 {Files: []string{"ingress/testdata/ingress-controller-resilience/gap.yaml"}, State: reusedPre},
-	"kernel-cni-known-bad\tcentos7-kmem-accounting-cgroup-leak-2018":                                  {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
+	"kernel-cni-known-bad\tcentos7-kmem-accounting-cgroup-leak-2018":                                  {Files: []string{"runtime/testdata/kernel-cni-known-bad/centos7-before-kubelet-19.yaml"}, Complete: true, State: "a CentOS 7 node on the 3.10 kernel with kubelet 1.6, before kubernetes#61937's upgrade to 1.9 turned kernel-memory accounting on"},
 	"kernel-cni-known-bad\tflatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tflatcar-systemd-245-rp-filter-breaks-cilium-2020":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tnew-kernel-vs-cilium-bpf-incompatibility-2026":                             {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
