@@ -47,8 +47,8 @@ func parseCoreDNSSliceFacts(f *facts) error {
 // discovery.k8s.io/v1 EndpointSlices to one that no longer serves v1beta1,
 // the kube-system Deployments running a CoreDNS release that picks the
 // version once at start: unless its pods restart after the upgrade, it
-// keeps watching an API that is gone. The control plane's version must be
-// known exactly: a lower bound cannot tell that v1 was not served.
+// keeps watching an API that is gone. A control plane known only by a lower
+// bound below 1.21 cannot show that v1 is not served: the rule is partial.
 func coreDNSSliceAtStart(ctx *check.Context, f *facts, cur check.CurrentVersion, t check.KubeVersion) []finding.Finding {
 	c := f.CoreDNSEndpointSliceAtStart
 	removal := f.removed["discovery.k8s.io/v1beta1/EndpointSlice"]
@@ -56,7 +56,9 @@ func coreDNSSliceAtStart(ctx *check.Context, f *facts, cur check.CurrentVersion,
 		return nil
 	}
 	cp := cur.Lower
-	if t.Less(removal.removedIn) || (cur.Exact && !cp.Less(c.servedV1)) {
+	if t.Less(removal.removedIn) || (cur.Known() && !cp.Less(c.servedV1)) {
+		// The target still serves v1beta1, or the control plane serves v1
+		// already (its version, or a lower bound of it, is at least 1.21).
 		return nil
 	}
 	s := ctx.Snapshot
