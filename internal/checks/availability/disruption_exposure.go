@@ -46,9 +46,12 @@ func disruptionExposureCheck() check.Check {
 		Title:    "Services and workloads a node drain or upgrade takes offline",
 		Severity: finding.High,
 		Description: "Node upgrades cordon and drain nodes; whatever has all its serving pods there goes down. " +
-			"Three rules. endpoints-on-cordoned-nodes (high): a Service whose every ready endpoint " +
+			"Four rules. endpoints-on-cordoned-nodes (high): a Service whose every ready endpoint " +
 			"(EndpointSlice nodeName) is on a cordoned node (spec.unschedulable), as when mybinder.org's ingress " +
-			"pods all sat on the old pool being retired; the next drain empties it. local-traffic-one-node " +
+			"pods all sat on the old pool being retired; the next drain empties it. endpoints-on-retiring-pool " +
+			"(medium): a LoadBalancer or NodePort Service whose every ready endpoint is on schedulable nodes of one " +
+			"pool (the AKS, EKS, GKE or Karpenter pool label) whose kubelets are all an older minor than another " +
+			"pool's, the stage of a pool migration before that cordon. local-traffic-one-node " +
 			"(medium): a LoadBalancer or NodePort Service with externalTrafficPolicy Local whose ready endpoints " +
 			"are all on one node: the load balancer sends traffic only to nodes with a local endpoint, so draining " +
 			"or rolling that node drops traffic until its health checks catch up. few-replicas-no-pdb: a Deployment " +
@@ -61,12 +64,14 @@ func disruptionExposureCheck() check.Check {
 		Rules: []check.Rule{
 			{ID: ruleCordoned, Summary: "Services whose every ready endpoint is on a cordoned node",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.EndpointSlices, snapshot.Nodes}},
+			{ID: ruleOldPool, Summary: "LoadBalancer and NodePort Services with every ready endpoint on a pool older than another",
+				Needs: []snapshot.Resource{snapshot.Services, snapshot.EndpointSlices, snapshot.Nodes}},
 			{ID: ruleLocalTraffic, Summary: "externalTrafficPolicy Local Services with all ready endpoints on one node",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.EndpointSlices}},
 			{ID: ruleNoPDB, Summary: "Service backends with 2 or fewer replicas and no PodDisruptionBudget",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.Deployments, snapshot.StatefulSets, snapshot.PodDisruptionBudgets}},
 		},
-		Cases: check.Cite(check.Detects(caseMybinder), check.Prevents(caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover)),
+		Cases: check.Cite(check.Prevents(caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover)),
 		Run:   runDisruptionExposure,
 	}
 }
@@ -136,6 +141,7 @@ func runDisruptionExposure(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	ix := s.Index()
 	epNodes, noNode := readyEndpointNodes(s)
+	pools := nodePoolMinors(s)
 	var out []finding.Finding
 	var unknownNodes []string
 	for i := range s.Services {
@@ -146,6 +152,8 @@ func runDisruptionExposure(ctx *check.Context) ([]finding.Finding, error) {
 			continue
 		}
 		if f, ok, unknown := cordonedFinding(ix, svc, nodes, noNode[key]); ok {
+			out = append(out, f)
+		} else if f, ok := retiringPoolFinding(ix, svc, nodes, noNode[key], pools); ok {
 			out = append(out, f)
 		} else if unknown {
 			unknownNodes = append(unknownNodes, "Service "+key)

@@ -40,9 +40,12 @@ func webhookBlastRadiusCheck() check.Check {
 			"Without Services, EndpointSlices and Deployments the backend's readiness is unknown, never absent; " +
 			"without Namespaces, exclusion is judged from the selector alone. A fail-closed webhook that does not gate " +
 			"pods but covers Service creates, updates or deletes is judged on its backend alone: high when the " +
-			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one.",
+			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one. High, too, " +
+			"for a fail-closed webhook on pods whose backend Deployments' pods a NetworkPolicy selects for Ingress with no " +
+			"ingress rule admitting every source on the webhook's target port: only pods are admitted, and the API server, " +
+			"which calls from the control plane, is shut out (a rule with an ipBlock peer, which may hold its address, clears it).",
 		Reads: append(check.Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
-			check.Optional(snapshot.Services), check.Optional(snapshot.EndpointSlices), check.Optional(snapshot.Deployments), check.Optional(snapshot.Namespaces)),
+			check.Optional(snapshot.Services), check.Optional(snapshot.EndpointSlices), check.Optional(snapshot.Deployments), check.Optional(snapshot.Namespaces), check.Optional(snapshot.NetworkPolicies)),
 		Rules: []check.Rule{
 			{ID: webhookRuleCritical, Summary: "A fail-closed webhook on pod creation, or on every resource, that does not exclude kube-system",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
@@ -52,15 +55,18 @@ func webhookBlastRadiusCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
 			{ID: webhookRuleTimeout, Summary: "A webhook that may gate kube-system's pods with a timeout over 5 seconds",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Namespaces}},
+			{ID: webhookRulePolicy, Summary: "No NetworkPolicy shuts the API server out of a fail-closed webhook's backend pods",
+				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.Deployments, snapshot.NetworkPolicies}},
 			{ID: webhookRuleServices, Summary: "A fail-closed webhook on Service writes whose Service is missing or has fewer than 2 ready endpoints",
 				Needs: []snapshot.Resource{snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations, snapshot.Services, snapshot.EndpointSlices}},
 		},
-		// The network-cut case is related, not prevented: what cut KAI's
-		// webhook off was a NetworkPolicy, which this check does not read,
-		// and its one-replica backend, which would make the check fire, is
-		// the operator's default, not a value the report gives.
+		// The network-cut case is detected, not prevented: the NetworkPolicy
+		// that cut KAI's webhook off was the trigger, which backend-policy-
+		// blocked reads once it is in place; before it, the one-replica
+		// backend that makes the check fire is the operator's default, not a
+		// value the report gives.
 		Cases: check.Cite(check.Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
-			check.Related(casePodWebhooksNetworkCut)),
+			check.Detects(casePodWebhooksNetworkCut)),
 		Run: runWebhookBlastRadius,
 	}
 }
@@ -104,7 +110,7 @@ func webhookCases(c webhookCaseFlags) []string {
 	if c.services {
 		cs = append(cs, caseKyvernoServices)
 	}
-	if c.podsFailClosed {
+	if c.podsFailClosed || c.policyBlocked {
 		cs = append(cs, casePodWebhooksNetworkCut)
 	}
 	return cs
@@ -145,6 +151,9 @@ type webhookCaseFlags struct {
 	// outside the cluster, or matchConditions that narrow the pods sent
 	// (KAI's own fix), are not that shape.
 	podsFailClosed bool
+	// policyBlocked: a NetworkPolicy shuts the API server out of the
+	// backend, the network-cut case under way.
+	policyBlocked bool
 }
 
 // webhookEntry is one webhook of either kind, reduced to what the check reads.
@@ -237,9 +246,12 @@ type webhookVerdict struct {
 	// services: fail-closed on Service writes only (not pods), with a
 	// backend that is down or a single point of failure.
 	services bool
-	reasons  []string
-	evidence []string
-	items    []finding.EvidenceItem // quoted fields, after evidence
+	// policyBlocked: NetworkPolicies shut the API server out of its
+	// backend pods (webhookRulePolicy).
+	policyBlocked bool
+	reasons       []string
+	evidence      []string
+	items         []finding.EvidenceItem // quoted fields, after evidence
 }
 
 // webhookFields quotes a webhook's failurePolicy and timeoutSeconds as the
@@ -276,6 +288,7 @@ func (env *webhookEnv) configFinding(res snapshot.Resource, cfgName string, hook
 		flags.allResources = flags.allResources || v.allResources
 		flags.selfBlock = flags.selfBlock || v.selfBlock
 		flags.services = flags.services || v.services
+		flags.policyBlocked = flags.policyBlocked || v.policyBlocked
 		podsToo = podsToo || !v.services
 		// Medium and high pod verdicts all fail closed (Ignore ones stay low).
 		flags.podsFailClosed = flags.podsFailClosed || (!v.services && v.sev >= finding.Medium &&
@@ -405,6 +418,10 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 
 	readyMax, backendText := env.backend(path, w, fail, webhookRuleBackend, refs, &v)
 	spof := readyMax >= 0 && readyMax < webhookMinReady
+	var policies []string
+	if fail {
+		v.policyBlocked, policies = env.policyBlockedBackend(w)
+	}
 
 	covers := "pod creation"
 	if allResources {
@@ -422,6 +439,15 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		scopeText = "in namespaces that may include " + ksNS + " (its selector depends on namespace labels that were not read, or matchConditions may skip it)"
 	}
 	switch {
+	case v.policyBlocked:
+		v.sev = finding.High
+		for _, n := range policies {
+			ns, name, _ := strings.Cut(n, "/")
+			refs.Add(check.ResourceRef(snapshot.NetworkPolicies, ns, name))
+		}
+		v.evidence = append(v.evidence, fmt.Sprintf("%s selects the backend pods for Ingress; no ingress rule admits every source on the webhook's target port, and none has an ipBlock peer", policyText(policies)))
+		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s selects its backend pods and admits ingress only from pods, which shuts out the API server "+
+			"(it calls webhooks from the control plane, not from a pod): every call it receives fails now, whatever the backend's health (%s)", what, scopeText, policyText(policies), backendText))
 	case fail && ks == triNo && spof:
 		v.sev = finding.High
 		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s, so one pod failure stops pod creation across the cluster, %s's own pods included", what, scopeText, backendText, ksNS))

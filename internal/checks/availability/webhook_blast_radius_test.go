@@ -1,6 +1,8 @@
 package availability
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -403,16 +405,17 @@ func TestServiceWriteScope(t *testing.T) {
 	}
 }
 
-// TestWebhookNetworkCutCitation: the network-cut case is cited, as related,
-// by the medium and high findings on fail-closed pod webhooks with an
+// TestWebhookNetworkCutCitation: the network-cut case is cited, as detected
+// (backend-policy-blocked reads the NetworkPolicy once it is in place), by
+// the medium and high findings on fail-closed pod webhooks with an
 // in-cluster backend Service and no matchConditions (KAI-Scheduler's
 // webhooks before its fix, and gap.yaml's), and not by those on a URL
 // backend or on a webhook narrowed by matchConditions (KAI after its fix),
 // nor by low findings.
 func TestWebhookNetworkCutCitation(t *testing.T) {
 	c := webhookBlastRadiusCheck()
-	if r, ok := c.Relation(casePodWebhooksNetworkCut); !ok || r != check.RelRelated {
-		t.Fatalf("the check links %s as %q (cited %v), want related", casePodWebhooksNetworkCut, r, ok)
+	if r, ok := c.Relation(casePodWebhooksNetworkCut); !ok || r != check.RelDetects {
+		t.Fatalf("the check links %s as %q (cited %v), want detects", casePodWebhooksNetworkCut, r, ok)
 	}
 	cites := func(f finding.Finding) bool { return slices.Contains(f.Cases, casePodWebhooksNetworkCut) }
 
@@ -466,4 +469,63 @@ func findingByTitle(fs []finding.Finding, cfgName string) (finding.Finding, bool
 		}
 	}
 	return finding.Finding{}, false
+}
+
+// TestWebhookBackendPolicyBlocked: KAI's webhooks behind a NetworkPolicy
+// that admits only pods are high, citing the network-cut case, with two
+// replicas too; a policy rule open to every source on the port, or one
+// with an ipBlock peer, clears it.
+func TestWebhookBackendPolicyBlocked(t *testing.T) {
+	load := func(t *testing.T, policy string) *snapshot.Snapshot {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join("testdata", "webhook-blast-radius", "kai-scheduler-pre.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		two := strings.Replace(string(raw), "replicas: 1", "replicas: 2", 1)
+		if err := os.WriteFile(filepath.Join(dir, "kai.yaml"), []byte(two), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.LoadPaths([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checktest.Complete(s)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", "webhook-blast-radius", "kai-scheduler-policy-cut.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := string(raw)
+	fs, _, _ := checktest.Run(t, webhookBlastRadiusCheck(), load(t, cut))
+	for _, name := range []string{"mutating-kai-admission", "validating-kai-admission"} {
+		f, ok := findingByTitle(fs, name)
+		if !ok || f.Severity != finding.High || !slices.Contains(f.Cases, casePodWebhooksNetworkCut) ||
+			!checktest.HasObject([]finding.Finding{f}, "NetworkPolicy", "infrastructure", "infrastructure-default") {
+			t.Errorf("%s behind the policy: found %v, %v, cases %v, objects %v; want high citing %s and naming the policy",
+				name, ok, f.Severity, f.Cases, f.Objects, casePodWebhooksNetworkCut)
+		}
+	}
+	rule := "  - from:\n    - podSelector: {}\n    ports:\n    - {port: 9443, protocol: TCP}"
+	if !strings.Contains(cut, rule) {
+		t.Fatal("kai-scheduler-policy-cut.yaml no longer holds the rule the variants replace")
+	}
+	for _, tc := range []struct {
+		name, rule string
+		high       bool
+	}{
+		{"open to every source on the port", "  - ports:\n    - {port: 9443, protocol: TCP}", false},
+		{"an ipBlock peer", "  - from:\n    - ipBlock: {cidr: 10.0.0.0/8}\n    ports:\n    - {port: 9443, protocol: TCP}", false},
+		{"open on another port only", "  - ports:\n    - {port: 8080, protocol: TCP}", true},
+	} {
+		fs, _, _ = checktest.Run(t, webhookBlastRadiusCheck(), load(t, strings.Replace(cut, rule, tc.rule, 1)))
+		f, ok := findingByTitle(fs, "mutating-kai-admission")
+		if high := ok && f.Severity == finding.High; high != tc.high {
+			t.Errorf("%s: high %v, want %v (%+v)", tc.name, high, tc.high, f)
+		}
+	}
 }

@@ -58,9 +58,11 @@ const (
 	// terminatedPodsWarn: 40% of PodGC's default threshold.
 	terminatedPodsWarn = 5000
 	dexWarn            = 1000
-	dexHigh            = 10000
-	eventsWarn         = 100000
-	eventsHigh         = 1000000
+	// ruleDexStorage: Dex keeps its AuthRequests in the cluster at all.
+	ruleDexStorage = "dex-in-cluster-storage"
+	dexHigh        = 10000
+	eventsWarn     = 100000
+	eventsHigh     = 1000000
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
 	// keeping their history bounded.
 	finishedJobsWarn = 1000
@@ -81,7 +83,9 @@ func objectCountExplosionCheck() check.Check {
 			"garbage collector's default threshold (12,500; warn from 5,000), old ReplicaSets beyond a Deployment's " +
 			"revisionHistoryLimit (cleanup stuck) or a limit so high it keeps everything (extensions/v1beta1 left " +
 			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, and Dex " +
-			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt). Events and AuthRequests are only " +
+			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt; low below 1,000 as soon as the API serves " +
+			"them, since their count then follows login traffic and kubegap does not read the ResourceQuota that could cap " +
+			"it, medium from 1,000, high from 10,000). Events and AuthRequests are only " +
 			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. Thresholds beyond the " +
 			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
 			"release history: Helm 3 keeps it in Secrets, which kubegap never reads or lists, and Helm 2 in " +
@@ -105,15 +109,18 @@ func objectCountExplosionCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.EventCounts}},
 			{ID: "dex-authrequests", Summary: "Dex AuthRequests pile up in the cluster",
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
+			{ID: ruleDexStorage, Summary: "Dex does not keep its AuthRequests in the cluster's API",
+				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
 		},
 		Cases: check.Cite(check.Prevents(
 			"fullstaq-dex-cr-storage-control-plane-outage-2019",
 			"jenkins-x-dex-authrequests-not-gced-2020",
+			"sso-dex-authrequests-flux-apiserver-2020",
 			"replicaset-history-accumulation-2017",
 			"sap-helm-release-configmaps-etcd-bloat-2017",
 			"unbounded-terminated-pods-apiserver-oom-2015",
 			"zwindler-kyverno-events-fill-etcd-2023",
-		), check.Detects("sso-dex-authrequests-flux-apiserver-2020")),
+		)),
 		Run: runObjectCountExplosion,
 	}
 }
@@ -156,8 +163,40 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 		[]string{"sso-dex-authrequests-flux-apiserver-2020", "fullstaq-dex-cr-storage-control-plane-outage-2019",
 			"jenkins-x-dex-authrequests-not-gced-2020"}); ok {
 		out = append(out, f)
+	} else if f, ok := dexInClusterStorage(ctx); ok {
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// dexInClusterStorage reports Dex keeping its AuthRequests as custom
+// resources while their count is still below the pile-up thresholds: the
+// count then grows with login attempts, from the internet too, and nothing
+// in Dex caps it. kubegap does not read ResourceQuotas, so a quota on
+// count/authrequests.dex.coreos.com is not seen; the finding says so.
+func dexInClusterStorage(ctx *check.Context) (finding.Finding, bool) {
+	cov := ctx.Snapshot.Status(snapshot.DexAuthRequests)
+	if cov.Status != snapshot.StatusRead {
+		return finding.Finding{}, false // not served: Dex (if any) stores elsewhere; unread: the rule's Needs say so
+	}
+	ref := finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "authrequests.dex.coreos.com"}
+	return finding.Finding{
+		Check:    "object-count-explosion",
+		Severity: finding.Low,
+		Title:    fmt.Sprintf("Dex keeps its AuthRequests in the cluster (%d now)", cov.Count),
+		Message: fmt.Sprintf("The API serves authrequests.dex.coreos.com and holds %d of them: Dex uses Kubernetes storage and "+
+			"creates one AuthRequest per login attempt, so their number follows whoever reaches the login page, a "+
+			"password-guessing attack included, not the cluster's own workload. Nothing in Dex caps it, and every client "+
+			"that lists all custom resources (GitOps controllers reconciling the whole cluster, backups) pays for each one. "+
+			"A ResourceQuota on count/authrequests.dex.coreos.com would cap it; kubegap does not read ResourceQuotas, so "+
+			"one may already be in place.", cov.Count),
+		Objects:  []finding.ObjectRef{ref},
+		Evidence: []string{fmt.Sprintf("%s: served, %d objects (below %d, where the pile-up rule starts)", snapshot.DexAuthRequests, cov.Count, dexWarn)},
+		Remediation: "Give Dex its own storage (a database, or an etcd of its own) when its login page is reachable from " +
+			"untrusted networks; otherwise cap the count with a ResourceQuota on count/authrequests.dex.coreos.com in " +
+			"Dex's namespace and keep health checks and scanners off the login path.",
+		Cases: []string{"sso-dex-authrequests-flux-apiserver-2020"},
+	}, true
 }
 
 // counted reports a CountOnly resource above its thresholds.

@@ -139,3 +139,21 @@ func TestTerminatedPodsAndFinishedJobs(t *testing.T) {
 		})
 	}
 }
+
+// Before the dictionary attack of the SSO case, Dex already kept its
+// AuthRequests in the cluster, a dozen of them: low, naming the CRD; the
+// same count with the CRD not served is quiet (the clean fixture).
+func TestObjectCountDexStorageBeforeThePileUp(t *testing.T) {
+	s := checktest.Load(t, "object-count-explosion/dex-before")
+	fs, _, ok := checktest.Run(t, objectCountExplosionCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := severities(fs)
+	if len(fs) != 1 || got["CustomResourceDefinition//authrequests.dex.coreos.com"] != finding.Low {
+		t.Fatalf("findings %v, want one low on the AuthRequest CRD", got)
+	}
+	if !strings.Contains(fs[0].Title, "(12 now)") || len(fs[0].Cases) != 1 || fs[0].Cases[0] != "sso-dex-authrequests-flux-apiserver-2020" {
+		t.Errorf("title %q, cases %v", fs[0].Title, fs[0].Cases)
+	}
+}

@@ -75,7 +75,7 @@ func controlPlaneRestartsCheck() check.Check {
 			{ID: ruleEtcdLiveness, Summary: "no etcd static pod has an etcdctl exec liveness probe",
 				Needs: []snapshot.Resource{snapshot.Pods}},
 		},
-		Cases: check.Detects(caseNRELabs),
+		Cases: check.Prevents(caseNRELabs),
 		Run:   runControlPlaneRestarts,
 	}
 }

@@ -184,3 +184,17 @@ func TestControlPlaneRestartsEvidenceItems(t *testing.T) {
 		t.Errorf("%d items resolved, want 5", n)
 	}
 }
+
+// Before NRE Labs' probe began to fail, nothing had restarted: the only
+// finding is the etcdctl liveness probe on the single member (medium),
+// the gap the outage came through.
+func TestControlPlaneRestartsBeforeProbeFailures(t *testing.T) {
+	fs, _ := cpRun(t, "before-probe-failures.yaml", true)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings %v, want the liveness-probe finding only", len(fs), fs)
+	}
+	f := bySeverityAndTitle(fs, finding.Medium, "checks liveness by running etcdctl")
+	if f == nil || !slices.Contains(f.Cases, caseNRELabs) {
+		t.Errorf("want a medium etcdctl-probe finding citing %s, got %v", caseNRELabs, fs)
+	}
+}

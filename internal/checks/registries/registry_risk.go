@@ -38,10 +38,14 @@ type retiredRegistry struct {
 }
 
 type singlePoint struct {
-	Host    string   `json:"host"`
-	What    string   `json:"what"`
-	Case    string   `json:"case"`
-	Sources []string `json:"sources"`
+	Host string `json:"host"`
+	What string `json:"what"`
+	// NodeStart, when set, says what failed at node start or upgrade when
+	// the host did: node-start-pulls then reports the DaemonSets and
+	// static control-plane pods pulling from it, whatever their policy.
+	NodeStart string   `json:"nodeStart"`
+	Case      string   `json:"case"`
+	Sources   []string `json:"sources"`
 }
 
 var loadRegistryFacts = check.Facts("registry facts", registryRiskYAML, func(f *registryFacts) error {
@@ -65,6 +69,7 @@ const (
 const (
 	ruleRetired     = "retired-registries"
 	ruleSinglePoint = "single-external-registry"
+	ruleNodeStart   = "node-start-pulls"
 )
 
 // registryRiskCheck finds images from registries that were frozen, moved
@@ -84,7 +89,10 @@ func registryRiskCheck() check.Check {
 			"the pods (and at least 20) pull from one external registry with sourced outages or pull limits " +
 			"(quay.io, docker.io, registry.k8s.io, ghcr.io, cr.l5d.io), and DaemonSets or HPA-scaled workloads on it pull on every start (pull policy " +
 			"Always, or :latest), an outage or a rate limit stops node replacement and scale-up at once (medium). " +
-			"Unrendered template placeholders are skipped. The check cannot see registry mirrors configured in " +
+			"Third rule: DaemonSets and kubeadm's static control-plane pods (kube-system pods owned by their Node) whose " +
+			"images come from a registry whose outages or blocks stopped node starts and upgrades (registry.k8s.io), " +
+			"whatever their pull policy: every new node pulls its DaemonSet images and an upgrade pulls the new " +
+			"control-plane images (low). Unrendered template placeholders are skipped. The check cannot see registry mirrors configured in " +
 			"the container runtime, which rewrite hosts on the node: with a mirror in place, treat the findings " +
 			"as an inventory.",
 		Reads: []check.Input{{Resource: snapshot.Pods}, {Resource: snapshot.DaemonSets}, {Resource: snapshot.Deployments},
@@ -93,16 +101,20 @@ func registryRiskCheck() check.Check {
 		Rules: []check.Rule{
 			{ID: ruleRetired, Summary: "Images from frozen, moved or shut-down registries",
 				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.Deployments, snapshot.StatefulSets, snapshot.CronJobs}},
+			{ID: ruleNodeStart, Summary: "DaemonSets and static control-plane pods pulling from a registry whose outages stopped node starts and upgrades",
+				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets}},
 			{ID: ruleSinglePoint, Summary: "Most pods on one external registry, with DaemonSets or autoscaled workloads pulling on every start",
 				Needs: []snapshot.Resource{snapshot.Pods, snapshot.DaemonSets, snapshot.HorizontalPodAutoscalers}},
 		},
-		// registry.k8s.io's outages hit clusters whose pull policies the
-		// reports do not give, and the ghcr.io and cr.l5d.io reports are CI
+		// registry.k8s.io's outages are prevented by node-start-pulls: the
+		// CSI sidecars of a new node and kubeadm's upgrade pulls fail
+		// whatever the pull policy. The ghcr.io and cr.l5d.io reports are CI
 		// runners and a fresh Linkerd install: neither shows the fleet shape
-		// the rule flags, so both are related.
+		// the single-point rule flags, so they stay related.
 		Cases: check.Cite(check.Prevents("k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
-			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits"),
-			check.Related("registry-k8s-io-regional-backend-outages-and-blocks-2022-2024", "project-registries-ghcr-cr-l5d-io-outages-2022-2023")),
+			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits",
+			"registry-k8s-io-regional-backend-outages-and-blocks-2022-2024"),
+			check.Related("project-registries-ghcr-cr-l5d-io-outages-2022-2023")),
 		Run: runRegistryRisk,
 	}
 }
@@ -118,9 +130,12 @@ func runRegistryRisk(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, check.NotEvaluated("the input has no pods or workloads")
 	}
 	out := retiredFindings(facts, users)
+	covered := "" // the host the single-point finding already reports
 	if f, ok := singlePointFinding(ctx, facts, s, users); ok {
 		out = append(out, f)
+		covered = f.Cases[0]
 	}
+	out = append(out, nodeStartFindings(facts, s, users, covered)...)
 	return out, nil
 }
 

@@ -140,3 +140,29 @@ func TestRegistryRiskSinglePointProjectRegistries(t *testing.T) {
 		}
 	}
 }
+
+// Before registry.k8s.io blocked new Hetzner nodes and stalled a kubeadm
+// upgrade: the CSI node DaemonSet and the static kube-apiserver pod pull
+// from it whatever their pull policy, one low finding naming both; the
+// same cluster with its images mirrored is quiet.
+func TestRegistryRiskNodeStartPulls(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "node-start/hetzner-kubeadm-before.yaml"))
+	fs, _, _ := checktest.Run(t, registryRiskCheck(), s)
+	if len(fs) != 1 || fs[0].Severity != finding.Low || fs[0].Cases[0] != "registry-k8s-io-regional-backend-outages-and-blocks-2022-2024" ||
+		!checktest.HasObject(fs, "DaemonSet", "kube-system", "hcloud-csi-node") || !checktest.HasObject(fs, "Pod", "kube-system", "kube-apiserver-cp-1") {
+		t.Fatalf("findings %+v, want one low naming the DaemonSet and the static pod", fs)
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "node-start", "hetzner-kubeadm-before.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "mirrored.yaml")
+	if err := os.WriteFile(p, bytes.ReplaceAll(b, []byte("registry.k8s.io/"), []byte("mirror.example.com/k8s/")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := snapshot.LoadPaths([]string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checktest.Quiet(t, registryRiskCheck(), checktest.Complete(m))
+}

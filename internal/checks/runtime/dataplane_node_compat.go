@@ -156,7 +156,7 @@ func dataplaneNodeCompatCheck() check.Check {
 			{ID: ruleMasqRandom, Summary: "the CNI agent's masquerade rules choose source ports fully at random",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
 		},
-		Cases: check.Graded(cases, check.Prevents("kube-proxy-ipvs-conntrack-reuse-2019", "xing-conntrack-snat-race-connection-timeouts-2018"), check.Detects("kube-proxy-iptables-legacy-vs-nft-mismatch-2018", "vxlan-checksum-offload-63s-service-delay-2020")),
+		Cases: check.Graded(cases, check.Prevents("kube-proxy-ipvs-conntrack-reuse-2019", "xing-conntrack-snat-race-connection-timeouts-2018", "vxlan-checksum-offload-63s-service-delay-2020"), check.Detects("kube-proxy-iptables-legacy-vs-nft-mismatch-2018")),
 		Run:   runDataplaneNodeCompat,
 	}
 }

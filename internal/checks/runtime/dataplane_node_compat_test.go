@@ -346,3 +346,17 @@ func TestDataplaneCalicoMasquerade(t *testing.T) {
 		t.Errorf("no natOutgoing pool: %+v, want no masquerade finding", fs)
 	}
 }
+
+// Before the move to 1.17 that kubernetes#91519 ties the delay to, a 1.16
+// cluster on the same VXLAN pool and kernels is already flagged: the table
+// counts 1.16 kube-proxies as affected.
+func TestDataplaneOverlayBefore117(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-before-117.yaml"))
+	fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	vx := findingWith(fs, vxlanCase)
+	if len(vx) != 1 || vx[0].Severity != finding.Medium ||
+		!slices.Equal(findingNodes(vx[0]), []string{"centos-0", "xenial-0"}) ||
+		!strings.Contains(strings.Join(vx[0].Evidence, "\n"), "kube-proxy 1.16.15") {
+		t.Errorf("VXLAN finding on 1.16: %+v, want one medium naming centos-0 and xenial-0", vx)
+	}
+}

@@ -75,7 +75,8 @@ func dockerSocketCouplingCheck() check.Check {
 			"High: such pods exist on those nodes and are not running, or a DaemonSet or workload with a type-Socket mount " +
 			"targets them; medium: the pods run there (a dockerd is present beside the runtime) or the workload could be " +
 			"scheduled there; low: every node runs Docker today, so the coupling breaks at the next runtime change or at " +
-			"Kubernetes 1.24, which removed dockershim. Targeting reads nodeSelector and required node affinity, not " +
+			"Kubernetes 1.24, which removed dockershim (a pod no template in the input stands for, such as an Argo " +
+			"workflow's, is judged on its own spec). Targeting reads nodeSelector and required node affinity, not " +
 			"taints. Whether a node image also runs a dockerd is not visible through the API.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.Pods, snapshot.DaemonSets, snapshot.Deployments,
 			snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs),
@@ -86,7 +87,7 @@ func dockerSocketCouplingCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments,
 					snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs}},
 		},
-		Cases: check.Detects(caseDockerSock),
+		Cases: check.Prevents(caseDockerSock),
 		Run:   runDockerSocketCoupling,
 	}
 }
@@ -98,6 +99,8 @@ type socketWorkload struct {
 	items      []finding.EvidenceItem // the socket volumes as the objects write them
 	typeSocket bool
 	daemon     bool
+	// bare is a pod with no template in the input, on a Docker-only cluster.
+	bare bool
 	// pods of it seen on non-Docker nodes, split by whether they run.
 	stuck, running []string
 	stuckNodes     map[string]bool
@@ -191,6 +194,11 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 	}
 
 	ix := s.Index()
+	// onDocker holds the socket-mounting pods on Docker nodes: a pod no
+	// template in the input stands for (an Argo workflow's pod, owned by
+	// its Workflow) is judged on its own spec, so its coupling shows while
+	// every node still runs Docker, before a runtime change breaks it.
+	var onDocker []*snapshot.Pod
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		found := false
@@ -207,6 +215,9 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 			continue
 		}
 		rt := runtimes[p.Spec.NodeName]
+		if rt == "docker" && p.Spec.NodeName != "" {
+			onDocker = append(onDocker, p)
+		}
 		if p.Spec.NodeName == "" || rt == "" || rt == "docker" {
 			continue
 		}
@@ -231,6 +242,28 @@ func runDockerSocketCoupling(ctx *check.Context) ([]finding.Finding, error) {
 			w.stuck = append(w.stuck, podText)
 			w.stuckNodes[p.Spec.NodeName] = true
 		}
+	}
+
+	for _, p := range onDocker {
+		ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+		key := ownerKey(p, ix)
+		if nonDocker > 0 || key != ref.String() || work[key] != nil {
+			continue // judged through its template, or not only-Docker
+		}
+		w := &socketWorkload{ref: ref, bare: true, stuckNodes: map[string]bool{}, runningNodes: map[string]bool{}}
+		for _, v := range p.Spec.Volumes {
+			if socketOf(v.Path, names) == "" {
+				continue
+			}
+			vol := "spec.volumes[name=" + v.Name + "].hostPath."
+			typeField := finding.Absent(vol + "type")
+			if v.Type != nil {
+				typeField = finding.Value(vol+"type", string(*v.Type))
+			}
+			w.items = append(w.items, finding.Quote(ref, finding.Value(vol+"path", v.Path), typeField))
+		}
+		work[key] = w
+		order = append(order, key)
 	}
 
 	var out []finding.Finding
@@ -351,7 +384,7 @@ func socketFinding(w *socketWorkload, s *snapshot.Snapshot, runtimes map[string]
 		f.Message = fmt.Sprintf("%s mounts a Docker or dockershim socket from the host, and %s of the cluster run containerd or "+
 			"CRI-O. No pod of it is in the input on such a node, but wherever it lands there, the socket is missing or belongs "+
 			"to a dockerd the kubelet does not use.", what, check.Plural(nonDocker, "node", "nodes"))
-	case w.spec != nil && docker > 0:
+	case (w.spec != nil || w.bare) && docker > 0:
 		f.Severity = finding.Low
 		f.Title = fmt.Sprintf("%s depends on the nodes running Docker", what)
 		f.Message = fmt.Sprintf("%s mounts a Docker or dockershim socket from the host. Every node with a known runtime runs Docker "+

@@ -95,3 +95,22 @@ func TestDockerSocketCouplingUnknownRuntimeIsPartial(t *testing.T) {
 		t.Error("a node without a runtime version must leave the rule partial")
 	}
 }
+
+// Before AKS 1.19 every node runs Docker and the Argo pod's type-Socket
+// mount works: the check still names it (low), the pre-incident state of
+// the AKS case; the same pod left Pending on containerd nodes is high.
+func TestDockerSocketCouplingBeforeRuntimeChangeIsLow(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "docker-socket-coupling/aks-118-before.yaml"))
+	fs, _, _ := checktest.Run(t, dockerSocketCouplingCheck(), s)
+	if got, found := severityOfObject(fs, "Pod", "argo", "hello-world-x7k2p"); !found || got != finding.Low {
+		t.Fatalf("Argo pod on Docker-only nodes: %v (found %v), want low; findings %+v", got, found, fs)
+	}
+	for i := range s.Nodes {
+		s.Nodes[i].Status.NodeInfo.ContainerRuntimeVersion = "containerd://1.4.3+azure"
+	}
+	s.Pods[0].Status.Phase = corev1.PodPending // the mount fails there
+	fs, _, _ = checktest.Run(t, dockerSocketCouplingCheck(), s)
+	if got, _ := severityOfObject(fs, "Pod", "argo", "hello-world-x7k2p"); got != finding.High {
+		t.Errorf("the same pod, Pending once the nodes run containerd: %v, want high", got)
+	}
+}

@@ -142,7 +142,7 @@ func kernelCNIKnownBadCheck() check.Check {
 			{ID: ruleNodeCNI, Summary: "no node runs a CNI agent release listed as broken with its kernel or OS",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.Pods}},
 		},
-		Cases: check.Graded(cases, check.Prevents("aks-containerd-1-4-4-containercreating-2021", "containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022"), check.Detects("centos7-kmem-accounting-cgroup-leak-2018", "flatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022", "flatcar-systemd-245-rp-filter-breaks-cilium-2020", "new-kernel-vs-cilium-bpf-incompatibility-2026", "cni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024", "dfds-recalled-eks-ami-daily-rollover-2022", "aks-kernel-6-2-azure-cni-transparent-endpoint-2023")),
+		Cases: check.Graded(cases, check.Prevents("aks-containerd-1-4-4-containercreating-2021", "containerd-1-6-9-sandbox-ip-lost-restart-recreates-pods-2022", "centos7-kmem-accounting-cgroup-leak-2018"), check.Detects("flatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022", "flatcar-systemd-245-rp-filter-breaks-cilium-2020", "new-kernel-vs-cilium-bpf-incompatibility-2026", "cni-minor-release-regressions-calico-3-27-cilium-1-15-4-2024", "dfds-recalled-eks-ami-daily-rollover-2022", "aks-kernel-6-2-azure-cni-transparent-endpoint-2023")),
 		Run:   runKernelCNIKnownBad,
 	}
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,16 @@ func TestKernelCNIKnownBadContainerdSandboxIPBoundary(t *testing.T) {
 		} else if want == 1 && !strings.Contains(got[0].Title, "sandbox-ip-lost-on-restart") {
 			t.Errorf("%s: %s", rt, got[0].Title)
 		}
+	}
+}
+
+// Before kubernetes#61937's upgrade to 1.9, the CentOS 7 node on kubelet
+// 1.6 is already flagged: the row matches the OS and kernel, which leak
+// once an upgrade turns kernel-memory accounting on.
+func TestKernelCNIKnownBadCentOS7BeforeKubelet19(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "kernel-cni-known-bad/centos7-before-kubelet-19.yaml"))
+	fs, _, _ := checktest.Run(t, kernelCNIKnownBadCheck(), s)
+	if len(fs) != 1 || fs[0].Severity != finding.Medium || !slices.Contains(fs[0].Cases, "centos7-kmem-accounting-cgroup-leak-2018") {
+		t.Fatalf("findings %+v, want one medium citing the CentOS 7 kmem case", fs)
 	}
 }

@@ -69,6 +69,8 @@ type facts struct {
 	NodeOSAtTarget  []nodeOSRow          `json:"nodeOSAtTarget"`
 	// What a k3s release changes beside Kubernetes (k3s_changes.go).
 	K3s k3sFacts `json:"k3s"`
+	// CoreDNS's EndpointSlice choice at start (coredns_endpointslice.go).
+	CoreDNSEndpointSliceAtStart corednsSliceFacts `json:"corednsEndpointSliceAtStart"`
 
 	cgroupV1Refused check.KubeVersion
 	// judgesThrough is JudgesTargetsThrough.Minor.
@@ -132,6 +134,9 @@ func parseFacts(data []byte) (*facts, error) {
 		pc.minor = v
 	}
 	if err := parseNodeRequirements(&f); err != nil {
+		return nil, err
+	}
+	if err := parseCoreDNSSliceFacts(&f); err != nil {
 		return nil, err
 	}
 	if err := parseK3sFacts(&f); err != nil {

@@ -41,7 +41,7 @@ const (
 
 var preflightCases = []string{caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0,
 	caseCRIv1, caseDockershimSock, "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025",
-	"reddit-pi-day-calico-master-label-2023", "coredns-endpointslice-v1beta1-after-upgrade-2023", caseCSIDriver, caseDFDSCoreDNS,
+	"reddit-pi-day-calico-master-label-2023", caseCoreDNSSliceV1beta1, caseCSIDriver, caseDFDSCoreDNS,
 	caseK3sFlannel, caseK3sTraefik}
 
 // upgradePreflightCheck judges the cluster as it will be during and after
@@ -86,7 +86,10 @@ func upgradePreflightCheck() check.Check {
 			"high when node-args names it, medium from the backend type alone); and the packaged Traefik (kube-system, image " +
 			"rancher/mirrored-library-traefik) at v2 when the target k3s release bundles v3 (from v1.32.2+k3s1), medium: IngressRoutes are " +
 			"not read, so the routes that break are not listed. " +
-			"Removed API versions are the removed-apis check's, which also judges the target.",
+			"A CoreDNS from 1.8.1 to before 1.11.0 (data/upgrade-facts.yaml) on a control plane below 1.21, which serves no " +
+			"discovery.k8s.io/v1 EndpointSlices, when the target is 1.25 or later, which no longer serves v1beta1: such a " +
+			"release picks the version once at start, so unless its pods restart it keeps watching the removed API (medium, " +
+			"watch during). Removed API versions are the removed-apis check's, which also judges the target.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.Deployments, snapshot.Pods, snapshot.PodDisruptionBudgets),
 		Rules: []check.Rule{
 			{ID: ruleControlPlanePath, Summary: "the control plane reaches the target one minor at a time"},
@@ -105,10 +108,12 @@ func upgradePreflightCheck() check.Check {
 			{ID: ruleK3sFlannelBackend, Summary: "on k3s, no node runs a flannel backend the target k3s release refuses at start-up", Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleK3sTraefikMajor, Summary: "on k3s, the packaged Traefik is of the major version the target k3s release bundles",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Deployments}},
+			{ID: ruleCoreDNSSliceAtStart, Summary: "no CoreDNS that chose EndpointSlice v1beta1 at start is left watching it after the target removes it",
+				Needs: []snapshot.Resource{snapshot.Deployments}},
 			{ID: ruleEKSAddons, Summary: "on EKS, the VPC CNI, CoreDNS and kube-proxy add-ons are at or above the versions the EKS user guide lists for the target",
 				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Deployments, snapshot.Nodes}},
 		},
-		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025", caseK3sFlannel, caseK3sTraefik), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "coredns-endpointslice-v1beta1-after-upgrade-2023", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022", caseDFDSCoreDNS)),
+		Cases: check.Graded(preflightCases, check.Prevents(caseAzureCNI, caseCgroupV1, casePDBUpgrade, caseKubeflowPDBs, caseIngressNginxV0, "kubelet-126-cri-v1alpha2-removed-old-containerd-2023", "eks-amazon-linux-2-ami-end-of-support-2025", "aks-node-os-retirements-ubuntu1804-azurelinux2-2025", caseK3sFlannel, caseK3sTraefik, caseDFDSCoreDNS, caseCoreDNSSliceV1beta1), check.Related("aks-119-containerd-switch-breaks-docker-sock-mounts-2021", "reddit-pi-day-calico-master-label-2023", "dell-csm-master-nodeselector-k8s124-2022")),
 		Run:   runUpgradePreflight,
 	}
 }
@@ -161,6 +166,7 @@ func runUpgradePreflight(ctx *check.Context) ([]finding.Finding, error) {
 	out = append(out, nodeOSAtTarget(ctx, f, t)...)
 	out = append(out, k3sFlannelBackend(ctx, f, t)...)
 	out = append(out, k3sTraefikMajor(ctx, f, t)...)
+	out = append(out, coreDNSSliceAtStart(ctx, f, cur, t)...)
 	eks, err := eksAddonsAt(ctx, cur, t)
 	if err != nil {
 		return nil, err
