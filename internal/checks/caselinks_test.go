@@ -121,6 +121,7 @@ var caseFixtures = map[string]caseFixture{
 	"node-reservation-insufficient\tdfds-rogue-dev-pod-and-agent-memory-node-notready-2024":           {Files: []string{"resources/testdata/reservation-gap.yaml"}, State: reusedPre},
 	"nodelocal-dns-hazards\tnodelocaldns-notrack-breaks-calico-policy-2021":                           {Files: []string{"dns/testdata/gap.json"}, State: reusedIn},
 	"nodelocal-dns-hazards\tnodelocaldns-iptables-rule-growth-and-teardown-2023":                      {Files: []string{"dns/testdata/gap.json"}, State: reusedPre},
+	"object-count-explosion\tcilium-security-identity-exhaustion-2024-2025":                           {Files: []string{"objects/testdata/object-count-explosion/cilium-identities-gap/ciliumidentities.cilium.io.count.json"}, State: "54,000 CiliumIdentities, 83 percent of the range, as the 2023 and 2025 clusters held on their way to the ceiling before allocation failed"},
 	"object-count-explosion\tfullstaq-dex-cr-storage-control-plane-outage-2019":                       {Files: []string{"objects/testdata/object-count-explosion/gap/authrequests.dex.coreos.com.count.json"}, State: reusedPre},
 	"object-count-explosion\tjenkins-x-dex-authrequests-not-gced-2020":                                {Files: []string{"objects/testdata/object-count-explosion/gap/authrequests.dex.coreos.com.count.json"}, State: reusedPre},
 	"object-count-explosion\treplicaset-history-accumulation-2017":                                    {Files: []string{"objects/testdata/object-count-explosion/gap/deployments.apps.json"}, State: reusedPre},

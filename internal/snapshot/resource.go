@@ -134,6 +134,10 @@ var (
 		Namespaced: true, Custom: true, CountOnly: true}
 	EventCounts = Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event",
 		Namespaced: true, Custom: true, CountOnly: true}
+	// Cilium keeps one cluster-scoped CiliumIdentity per distinct set of
+	// identity-relevant labels in CRD mode, from a range of about 65,000.
+	CiliumIdentities = Resource{Group: "cilium.io", Version: "v2", Resource: "ciliumidentities", Kind: "CiliumIdentity",
+		Custom: true, CountOnly: true}
 
 	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
 	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
@@ -186,7 +190,7 @@ func Known() []Resource {
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
 		ArgoApplications, ArgoApplicationSets,
-		ConfigMaps, DexAuthRequests, EventCounts,
+		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		APIServerMetrics,
 	}
 }
