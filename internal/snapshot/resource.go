@@ -125,6 +125,10 @@ var (
 	ArgoApplicationSets = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets",
 		Kind: "ApplicationSet", Namespaced: true, Custom: true}
 	CalicoIPPools = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools", Kind: "IPPool", Custom: true}
+	// Calico's IPAM block affinities (Kubernetes datastore mode): which node
+	// holds each block of an IPPool.
+	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
+		Kind: "BlockAffinity", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -188,7 +192,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBlockAffinities,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		APIServerMetrics,
