@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/checks/rbac"
@@ -43,6 +44,25 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 		case 5:
 			info.KubeletVersion = "v1.26.15" // below 1.27: the built-in kubelet API rate limit of 5
 		}
+	}
+	// Calico IPAM: a /12 pool in /26 blocks (16,384), one block per node
+	// and 10,000 more held for nodes that are gone.
+	pool := unstructured.Unstructured{Object: map[string]any{"apiVersion": "crd.projectcalico.org/v1", "kind": "IPPool",
+		"metadata": map[string]any{"name": "default-ipv4-ippool"}, "spec": map[string]any{"cidr": "100.64.0.0/12", "blockSize": int64(26)}}}
+	s.AddCustom(snapshot.CalicoIPPools, []unstructured.Unstructured{pool})
+	affs := make([]unstructured.Unstructured, 0, len(s.Nodes)+10000)
+	for i := 0; i < len(s.Nodes)+10000; i++ {
+		node := fmt.Sprintf("gone-%05d", i)
+		if i < len(s.Nodes) {
+			node = s.Nodes[i].Name
+		}
+		cidr := fmt.Sprintf("100.%d.%d.%d/26", 64+i/1024, (i/4)%256, (i%4)*64)
+		affs = append(affs, unstructured.Unstructured{Object: map[string]any{"apiVersion": "crd.projectcalico.org/v1", "kind": "BlockAffinity",
+			"metadata": map[string]any{"name": fmt.Sprintf("aff-%05d", i)}, "spec": map[string]any{"node": node, "cidr": cidr, "state": "confirmed", "deleted": "false"}}})
+	}
+	s.AddCustom(snapshot.CalicoBlockAffinities, affs)
+	for _, r := range []snapshot.Resource{snapshot.CalicoIPPools, snapshot.CalicoBlockAffinities, snapshot.Nodes} {
+		s.SetComplete(r, nil)
 	}
 	sock := corev1.HostPathSocket
 	for i := range s.Pods {

@@ -131,6 +131,10 @@ var (
 	// system-upgrade-controller Plans (k3s, RKE2 and the tools built on
 	// them), read for the node selector in spec.nodeSelector.
 	UpgradePlans = Resource{Group: "upgrade.cattle.io", Version: "v1", Resource: "plans", Kind: "Plan", Namespaced: true, Custom: true}
+	// Calico's IPAM block affinities (Kubernetes datastore mode): which node
+	// holds each block of an IPPool.
+	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
+		Kind: "BlockAffinity", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -140,6 +144,10 @@ var (
 		Namespaced: true, Custom: true, CountOnly: true}
 	EventCounts = Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event",
 		Namespaced: true, Custom: true, CountOnly: true}
+	// Cilium keeps one cluster-scoped CiliumIdentity per distinct set of
+	// identity-relevant labels in CRD mode, from a range of about 65,000.
+	CiliumIdentities = Resource{Group: "cilium.io", Version: "v2", Resource: "ciliumidentities", Kind: "CiliumIdentity",
+		Custom: true, CountOnly: true}
 
 	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
 	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
@@ -190,9 +198,9 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities,
 		ArgoApplications, ArgoApplicationSets,
-		ConfigMaps, DexAuthRequests, EventCounts,
+		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		APIServerMetrics,
 	}
 }

@@ -63,6 +63,11 @@ const (
 	dexHigh        = 10000
 	eventsWarn     = 100000
 	eventsHigh     = 1000000
+	// Cilium allocates cluster-wide identities from 256 to 65535 (65,280
+	// of them): warn at half the 16-bit space, high at 80 percent of the
+	// range, well before allocation fails near 65,000.
+	ciliumIdentitiesWarn = 32768
+	ciliumIdentitiesHigh = 52224
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
 	// keeping their history bounded.
 	finishedJobsWarn = 1000
@@ -82,10 +87,11 @@ func objectCountExplosionCheck() check.Check {
 		Description: "Counts the objects that accumulate when nothing deletes them: terminated pods against the pod " +
 			"garbage collector's default threshold (12,500; warn from 5,000), old ReplicaSets beyond a Deployment's " +
 			"revisionHistoryLimit (cleanup stuck) or a limit so high it keeps everything (extensions/v1beta1 left " +
-			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, and Dex " +
+			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, Dex " +
 			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt; low below 1,000 as soon as the API serves " +
 			"them, since their count then follows login traffic and kubegap does not read the ResourceQuota that could cap " +
-			"it, medium from 1,000, high from 10,000). Events and AuthRequests are only " +
+			"it, medium from 1,000, high from 10,000), and Cilium's CiliumIdentities against their cluster-wide range of " +
+			"256 to 65535 (medium from 32,768, high from 52,224). Events, AuthRequests and CiliumIdentities are only " +
 			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. Thresholds beyond the " +
 			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
 			"release history: Helm 3 keeps it in Secrets, which kubegap never reads or lists, and Helm 2 in " +
@@ -97,6 +103,7 @@ func objectCountExplosionCheck() check.Check {
 			check.Optional(snapshot.Jobs),
 			check.Optional(snapshot.EventCounts),
 			check.Optional(snapshot.DexAuthRequests),
+			check.Optional(snapshot.CiliumIdentities),
 		},
 		Rules: []check.Rule{
 			{ID: "terminated-pods", Summary: "terminated pods approach or pass the PodGC threshold",
@@ -111,8 +118,11 @@ func objectCountExplosionCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
 			{ID: ruleDexStorage, Summary: "Dex does not keep its AuthRequests in the cluster's API",
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
+			{ID: "cilium-identities", Summary: "Cilium's security identities fill their cluster-wide range",
+				Needs: []snapshot.Resource{snapshot.CiliumIdentities}},
 		},
 		Cases: check.Cite(check.Prevents(
+			"cilium-security-identity-exhaustion-2024-2025",
 			"fullstaq-dex-cr-storage-control-plane-outage-2019",
 			"jenkins-x-dex-authrequests-not-gced-2020",
 			"sso-dex-authrequests-flux-apiserver-2020",
@@ -164,6 +174,20 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 			"jenkins-x-dex-authrequests-not-gced-2020"}); ok {
 		out = append(out, f)
 	} else if f, ok := dexInClusterStorage(ctx); ok {
+		out = append(out, f)
+	}
+	if f, ok := counted(ctx, snapshot.CiliumIdentities,
+		finding.ObjectRef{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "ciliumidentities.cilium.io"},
+		ciliumIdentitiesWarn, ciliumIdentitiesHigh, "CiliumIdentities",
+		"Cilium gives each distinct set of identity-relevant labels a cluster-wide identity from 256 to 65535; "+
+			"labels whose value differs per pod or per Job (uids, hashes, run ids) make one per pod, and the operator "+
+			"frees unused ones only at a rate limit. When the range is full, agents log \"no more available IDs in "+
+			"configured space\" and new pods get no networking.",
+		"Exclude per-pod and per-run labels from identity computation (the labels setting of cilium-config; see "+
+			"Cilium's \"Limiting Identity-Relevant Labels\") before the range fills, since changing the label set "+
+			"re-keys running pods; find the labels with kubectl get ciliumid -o yaml, and check that the operator's "+
+			"identity garbage collection keeps up with pod churn.",
+		[]string{"cilium-security-identity-exhaustion-2024-2025"}); ok {
 		out = append(out, f)
 	}
 	return out, nil

@@ -157,3 +157,37 @@ func TestObjectCountDexStorageBeforeThePileUp(t *testing.T) {
 		t.Errorf("title %q, cases %v", fs[0].Title, fs[0].Cases)
 	}
 }
+
+// The CiliumIdentity count is judged against the cluster-wide range
+// (256 to 65535): 54,000 is high, the clean fixture's 412 is quiet, and a
+// count between the two thresholds is medium.
+func TestCiliumIdentitiesCounted(t *testing.T) {
+	s := checktest.Load(t, "object-count-explosion/cilium-identities-gap")
+	if c := s.Status(snapshot.CiliumIdentities); !c.Complete || c.Count != 54000 {
+		t.Fatalf("CiliumIdentities coverage = %+v", c)
+	}
+	fs, _, ok := checktest.Run(t, objectCountExplosionCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := severities(fs)
+	if got["CustomResourceDefinition//ciliumidentities.cilium.io"] != finding.High || len(got) != 1 {
+		t.Fatalf("findings %v, want one high on the CiliumIdentity CRD", got)
+	}
+	if !strings.Contains(fs[0].Evidence[0], "54000") {
+		t.Errorf("evidence %q does not quote the count", fs[0].Evidence)
+	}
+
+	mid := snapshot.New(snapshot.Source{})
+	mid.AddCount(snapshot.CiliumIdentities, 40000)
+	mid.SetCoverage(snapshot.CiliumIdentities, snapshot.StatusRead, "")
+	fs, _, _ = checktest.Run(t, objectCountExplosionCheck(), mid)
+	if got := severities(fs); got["CustomResourceDefinition//ciliumidentities.cilium.io"] != finding.Medium {
+		t.Errorf("40,000 identities: %v, want medium", got)
+	}
+
+	clean := checktest.Load(t, "object-count-explosion/clean")
+	if c := clean.Status(snapshot.CiliumIdentities); c.Count != 412 {
+		t.Fatalf("clean CiliumIdentities coverage = %+v", c)
+	}
+}

@@ -17,9 +17,10 @@ import (
 )
 
 const (
-	defaultChangeID = "runtime-default-change-exposure"
-	ruleTunTap      = "tun-tap-without-device-grant"
-	ruleNoFile      = "nofile-inherited-from-runtime"
+	defaultChangeID      = "runtime-default-change-exposure"
+	ruleTunTap           = "tun-tap-without-device-grant"
+	ruleNoFile           = "nofile-inherited-from-runtime"
+	ruleContainerdConfig = "containerd-config-patched-by-daemonset"
 	// tunDevice is the path of the tun/tap device node in a container.
 	tunDevice = "/dev/net/tun"
 )
@@ -41,12 +42,15 @@ type changedNode struct {
 	ID         string   `json:"id"`
 	Change     string   `json:"change"`
 	Containerd []string `json:"containerd"`
-	Kubelet    string   `json:"kubelet"`
-	OSImage    string   `json:"osImage"`
-	Note       string   `json:"note"`
-	Sources    []string `json:"sources"`
+	// ContainerdFrom matches containerd at or above this release.
+	ContainerdFrom string   `json:"containerdFrom"`
+	Kubelet        string   `json:"kubelet"`
+	OSImage        string   `json:"osImage"`
+	Note           string   `json:"note"`
+	Sources        []string `json:"sources"`
 
 	osRE   *regexp.Regexp
+	from   check.KubeVersion
 	change *defaultChange
 }
 
@@ -74,7 +78,7 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 	byID := map[string]*defaultChange{}
 	f.byKind = map[string]*defaultChange{}
 	for _, c := range f.Changes {
-		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile {
+		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile && c.Kind != ruleKindContainerdConfig {
 			return bad(c.ID, "kind %q", c.Kind)
 		}
 		if f.byKind[c.Kind] != nil {
@@ -86,8 +90,14 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 		if n.change = byID[n.Change]; n.change == nil {
 			return bad(n.ID, "unknown change %q", n.Change)
 		}
-		if len(n.Containerd) == 0 && n.Kubelet == "" && n.OSImage == "" {
+		if len(n.Containerd) == 0 && n.ContainerdFrom == "" && n.Kubelet == "" && n.OSImage == "" {
 			return bad(n.ID, "matches every node")
+		}
+		if n.ContainerdFrom != "" {
+			var ok bool
+			if n.from, ok = check.ParseKubeVersion(n.ContainerdFrom); !ok {
+				return bad(n.ID, "containerdFrom %q", n.ContainerdFrom)
+			}
 		}
 		for _, v := range n.Containerd {
 			if _, ok := check.ParseKubeVersion(v); !ok {
@@ -111,8 +121,9 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 
 // The kinds of change, each joined with workloads by its rule.
 const (
-	ruleKindTunTap = "tun-tap"
-	ruleKindNoFile = "nofile"
+	ruleKindTunTap           = "tun-tap"
+	ruleKindNoFile           = "nofile"
+	ruleKindContainerdConfig = "containerd-config"
 )
 
 // runtimeDefaultChangeExposureCheck joins the node runtimes and images
@@ -138,16 +149,26 @@ func runtimeDefaultChangeExposureCheck() check.Check {
 			"files: EKS AMI v20231220 lowered containerd's soft open-file limit to 1024 on Amazon Linux 2 nodes; pods of " +
 			"Envoy-based images there are reported low, as an inference, since no field shows the limit a process " +
 			"gets or whether it raises its own. Which runc a node runs is not in the API: the containerd rows rest on " +
-			"the runc each containerd release pins, which a separately packaged runc overrides.",
+			"the runc each containerd release pins, which a separately packaged runc overrides. containerd " +
+			"configuration: a DaemonSet whose privileged container mounts the host's /etc, /etc/containerd or " +
+			"/etc/containerd/config.toml writable edits containerd's configuration, and containerd 2 changed how the " +
+			"inline registry.mirrors and registry.configs it was usually written for load (with config_path they " +
+			"fail the CRI plugin or are lost). High when its command, arguments or environment name those tables and " +
+			"nodes it admits run containerd 2; medium when it names them on containerd 1.x nodes (the node image " +
+			"that brings containerd 2 breaks it), or mounts the configuration on containerd 2 nodes; low when it only " +
+			"mounts it on containerd 1.x nodes, since a script in a ConfigMap is not read.",
 		Reads: check.Needs(snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods),
 		Rules: []check.Rule{
 			{ID: ruleTunTap, Summary: "no workload uses /dev/net/tun without privileged mode or a device grant",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods}},
 			{ID: ruleNoFile, Summary: "no Envoy-based pod runs on a node image whose runtime unit changed the open-file limit",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods}},
+			{ID: ruleContainerdConfig, Summary: "no privileged DaemonSet rewrites containerd's configuration on the host",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 		},
-		Cases: check.Graded(cases, check.Prevents("runc-1-2-drops-tun-tap-default-allow-2024", "eks-ami-v20231220-containerd-nofile-1024-2023")),
-		Run:   runDefaultChangeExposure,
+		Cases: check.Graded(cases, check.Prevents("runc-1-2-drops-tun-tap-default-allow-2024", "eks-ami-v20231220-containerd-nofile-1024-2023",
+			"containerd-2-registry-mirrors-break-node-patching-daemonsets-2024-2026")),
+		Run: runDefaultChangeExposure,
 	}
 }
 
@@ -186,7 +207,7 @@ func runDefaultChangeExposure(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	if noInfo > 0 {
-		for _, r := range []string{ruleTunTap, ruleNoFile} {
+		for _, r := range []string{ruleTunTap, ruleNoFile, ruleContainerdConfig} {
 			ctx.Incomplete(r, "%s report no OS image, runtime or kubelet version", check.Plural(noInfo, "node", "nodes"))
 		}
 	}
@@ -198,6 +219,9 @@ func runDefaultChangeExposure(ctx *check.Context) ([]finding.Finding, error) {
 		if f, ok := noFileFinding(ctx, c, facts.imagesOf(c), matched[ruleKindNoFile]); ok {
 			out = append(out, f)
 		}
+	}
+	if c := facts.byKind[ruleKindContainerdConfig]; c != nil {
+		out = append(out, containerdConfigFindings(s, c, matched[ruleKindContainerdConfig])...)
 	}
 	return out, nil
 }
@@ -220,9 +244,15 @@ func (r *changedNode) matches(n *corev1.Node) bool {
 	if r.Kubelet != "" && info.KubeletVersion != r.Kubelet {
 		return false
 	}
-	if len(r.Containerd) > 0 {
+	if len(r.Containerd) > 0 || r.ContainerdFrom != "" {
 		rt, ok := runtimeOf(n)
-		if !ok || rt.Name != "containerd" || !rt.Parsed || !containsVersion(r.Containerd, rt.Version) {
+		if !ok || rt.Name != "containerd" || !rt.Parsed {
+			return false
+		}
+		if len(r.Containerd) > 0 && !containsVersion(r.Containerd, rt.Version) {
+			return false
+		}
+		if r.ContainerdFrom != "" && rt.Version.Less(r.from) {
 			return false
 		}
 	}
@@ -239,7 +269,7 @@ func nodeFields(n *corev1.Node, r *changedNode) []finding.Field {
 	if r.Kubelet != "" {
 		fs = append(fs, finding.Value("status.nodeInfo.kubeletVersion", info.KubeletVersion))
 	}
-	if len(r.Containerd) > 0 {
+	if len(r.Containerd) > 0 || r.ContainerdFrom != "" {
 		fs = append(fs, finding.Value("status.nodeInfo.containerRuntimeVersion", info.ContainerRuntimeVersion))
 	}
 	return fs

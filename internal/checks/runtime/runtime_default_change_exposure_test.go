@@ -167,3 +167,75 @@ func TestRuntimeDefaultChangeRowsSourced(t *testing.T) {
 		}
 	}
 }
+
+const containerdConfigCase = "containerd-2-registry-mirrors-break-node-patching-daemonsets-2024-2026"
+
+// Before the move to containerd 2: the GKE sample's private-registry
+// DaemonSet mounts the host's /etc writable from a privileged init
+// container on containerd 1.7 nodes. Its script is in a ConfigMap, so the
+// finding is low and says what was not read; it cites the case.
+func TestContainerdConfigPatcherBeforeContainerd2(t *testing.T) {
+	const file = "runtime-default-change-exposure/containerd-config-gap.yaml"
+	s := checktest.Complete(checktest.Load(t, file))
+	fs, _, ok := checktest.Run(t, runtimeDefaultChangeExposureCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := byRule(fs, ruleContainerdConfig)
+	if len(got) != 1 || got[0].Severity != finding.Low || got[0].Cases[0] != containerdConfigCase {
+		t.Fatalf("findings %v, want one low citing %s", got, containerdConfigCase)
+	}
+	if !checktest.HasObject(got, "DaemonSet", "default", "cert-daemonset") || !strings.Contains(got[0].Message, "ConfigMap") {
+		t.Errorf("finding must name the DaemonSet and say its script was not read: %v %q", got[0].Objects, got[0].Message)
+	}
+	if len(fs) != 1 {
+		t.Errorf("%d findings, want 1", len(fs))
+	}
+	checktest.EvidenceTrue(t, fs, file)
+}
+
+// The severity follows the nodes' containerd major and whether the pod
+// spec itself spells an inline registry table.
+func TestContainerdConfigPatcherSeverity(t *testing.T) {
+	for _, tc := range []struct {
+		name, runtime string
+		inline        bool
+		want          finding.Severity
+	}{
+		{"containerd 2, script in a ConfigMap", "containerd://2.0.4", false, finding.Medium},
+		{"containerd 1.7, tables in the arguments", "containerd://1.7.27", true, finding.Medium},
+		{"containerd 2, tables in the arguments", "containerd://2.0.4", true, finding.High},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := checktest.Complete(checktest.Load(t, "runtime-default-change-exposure/containerd-config-gap.yaml"))
+			for i := range s.Nodes {
+				s.Nodes[i].Status.NodeInfo.ContainerRuntimeVersion = tc.runtime
+			}
+			if tc.inline {
+				s.DaemonSets[0].Spec.Template.Spec.InitContainers[0].Args = []string{
+					`[plugins."io.containerd.grpc.v1.cri".registry.mirrors."registry.mycompany.com"]`}
+			}
+			fs, _, _ := checktest.Run(t, runtimeDefaultChangeExposureCheck(), s)
+			got := byRule(fs, ruleContainerdConfig)
+			if len(got) != 1 || got[0].Severity != tc.want {
+				t.Fatalf("findings %v, want one %v", got, tc.want)
+			}
+			if tc.inline && !strings.Contains(strings.Join(got[0].Evidence, " "), "registry.mirrors") {
+				t.Errorf("evidence %q does not quote the argument", got[0].Evidence)
+			}
+		})
+	}
+}
+
+// CNI installers, read-only /etc mounts and unprivileged readers are not
+// configuration patchers, on containerd 2 nodes either.
+func TestContainerdConfigPatcherClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "runtime-default-change-exposure/containerd-config-clean.yaml"))
+	fs, _, ok := checktest.Run(t, runtimeDefaultChangeExposureCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if got := byRule(fs, ruleContainerdConfig); len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+}
