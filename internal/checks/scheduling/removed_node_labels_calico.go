@@ -25,14 +25,16 @@ const ruleRemovedBGPPeer = "removed-label-bgp-peer"
 var bgpPeerSelectors = [...]string{"nodeSelector", "peerSelector"}
 
 // bgpPeerFindings reports, per BGPPeer and removed label it names, either
-// that no node in the input carries the label now (high: the peering has
-// no nodes) or that the cluster is before the release that stops applying
-// it (medium: the upgrade to that release takes the peering's nodes away).
+// that no node carries the label now (high: the peering has no nodes; with
+// an incomplete Node list only once the release no longer applies it) or
+// that the cluster is before the release that stops applying it (medium:
+// the upgrade to that release takes the peering's nodes away).
 func bgpPeerFindings(ctx *check.Context, keys []removedKey, v check.KubeVersion, raw, verEv string) []finding.Finding {
 	s := ctx.Snapshot
 	if !ctx.Complete(snapshot.CalicoBGPPeers) {
 		ctx.Incomplete(ruleRemovedBGPPeer, "Calico BGPPeers (crd.projectcalico.org) are not in the input, so peerings selecting removed node labels are not judged")
 	}
+	nodesComplete := ctx.Complete(snapshot.Nodes)
 	var out []finding.Finding
 	for _, p := range s.CustomObjects(snapshot.CalicoBGPPeers) {
 		for i := range keys {
@@ -73,7 +75,11 @@ func bgpPeerFindings(ctx *check.Context, keys []removedKey, v check.KubeVersion,
 				Cases: []string{caseReddit},
 			}
 			switch {
-			case carrying == 0:
+			// With nodes missing from the input, none carrying the label
+			// proves nothing before the release that removes it (a missing
+			// node may be the route reflector): the upgrade finding below
+			// holds either way.
+			case carrying == 0 && (nodesComplete || !v.Less(removed)):
 				f.Severity = finding.High
 				f.Title = fmt.Sprintf("Calico BGPPeer %s selects nodes by %s, which no node carries", p.GetName(), k.Key)
 				f.Message = fmt.Sprintf("BGPPeer %s selects nodes by %s, but none of the %s in the input carries it (from %s "+

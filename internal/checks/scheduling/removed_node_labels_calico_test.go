@@ -81,3 +81,24 @@ func TestSelectorNamesKey(t *testing.T) {
 		}
 	}
 }
+
+// With only the worker in an incomplete input, no node shown carries the
+// master label, but the control-plane node may be the one missing: before
+// 1.24 the peerings are medium (the upgrade removes the label), not high.
+func TestRemovedLabelBGPPeerIncompleteNodesBeforeUpgrade(t *testing.T) {
+	s := checktest.Load(t, "removed-node-labels/bgp-nodes-1.23.yaml", "removed-node-labels/bgp-peers.yaml")
+	nodes := s.Nodes[:0]
+	for _, n := range s.Nodes {
+		if n.Name == "worker-1" {
+			nodes = append(nodes, n)
+		}
+	}
+	s.Nodes = nodes
+	fs, _, _ := checktest.Run(t, removedNodeLabelsCheck(), s)
+	got := bgpPeerRuleFindings(fs)
+	for _, name := range []string{"peer-with-route-reflectors", "route-reflector-mesh"} {
+		if f, ok := got[name]; !ok || f.Severity != finding.Medium {
+			t.Errorf("%s: want a medium finding, got %+v", name, f)
+		}
+	}
+}
