@@ -34,6 +34,10 @@ func bgpPeerFindings(ctx *check.Context, keys []removedKey, v check.KubeVersion,
 	if !ctx.Complete(snapshot.CalicoBGPPeers) {
 		ctx.Incomplete(ruleRemovedBGPPeer, "Calico BGPPeers (crd.projectcalico.org) are not in the input, so peerings selecting removed node labels are not judged")
 	}
+	if ds := calicoEtcdDaemonSet(s); ds != "" {
+		ctx.Incomplete(ruleRemovedBGPPeer, "%s runs Calico on its etcd datastore, where BGPPeers are not Kubernetes API objects: "+
+			"the peerings there are not judged", ds)
+	}
 	nodesComplete := ctx.Complete(snapshot.Nodes)
 	var out []finding.Finding
 	for _, p := range s.CustomObjects(snapshot.CalicoBGPPeers) {
@@ -131,4 +135,25 @@ func selectorNamesKey(sel, key string) bool {
 
 func labelKeyByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("._-/", b) >= 0
+}
+
+// calicoEtcdDaemonSet names a DaemonSet in the input whose calico-node
+// container is configured for Calico's etcd datastore (DATASTORE_TYPE
+// etcdv3, or ETCD_ENDPOINTS set), "" when none is: there the BGPPeers are
+// kept in etcd and an empty BGPPeer list in the API proves nothing.
+func calicoEtcdDaemonSet(s *snapshot.Snapshot) string {
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != "calico-node" && !strings.Contains(c.Image, "calico/node") {
+				continue
+			}
+			for _, e := range c.Env {
+				if e.Name == "DATASTORE_TYPE" && e.Value == "etcdv3" || e.Name == "ETCD_ENDPOINTS" && (e.Value != "" || e.ValueFrom != nil) {
+					return "DaemonSet " + d.Namespace + "/" + d.Name
+				}
+			}
+		}
+	}
+	return ""
 }

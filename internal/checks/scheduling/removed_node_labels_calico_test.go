@@ -102,3 +102,13 @@ func TestRemovedLabelBGPPeerIncompleteNodesBeforeUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// With calico-node on the etcd datastore an empty BGPPeer list is no pass:
+// the rule says the peerings in etcd are not judged.
+func TestRemovedLabelBGPPeerEtcdDatastorePartial(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "removed-node-labels/bgp-nodes-1.23.yaml", "removed-node-labels/calico-etcd.yaml"))
+	_, ctx, _ := checktest.Run(t, removedNodeLabelsCheck(), s)
+	if n, ok := ctx.Notes()[ruleRemovedBGPPeer]; !ok || !strings.Contains(n.Reason, "etcd datastore") {
+		t.Errorf("note %+v, want the etcd datastore named", n)
+	}
+}
