@@ -51,14 +51,14 @@ func jvmCgroupCompatCheck() check.Check {
 			"later 8, 11, 17 or 21 build may carry a backport kubegap has no data on, and leaves the rule partial, unless " +
 			"the same vendor's build of that line was reported to work (Corretto 21.0.10 and later). " +
 			"cgroup-v2-at-upgrade (medium): the same too-old runtime on a cgroup v1 node whose managed provider replaces its OS " +
-			"with a cgroup v2 one at the next minor (data/jvm-cgroup-compat.yaml: AKS moves Ubuntu 18.04 node pools to Ubuntu " +
+			"with a cgroup v2 one at a later minor (data/jvm-cgroup-compat.yaml: AKS moves Ubuntu 18.04 node pools to Ubuntu " +
 			"22.04 from 1.25), so the node pool's upgrade to that minor is what breaks it. " +
 			"Without --inspect-images the rules are partial.",
 		Reads: check.Needs(needs...),
 		Rules: []check.Rule{
 			{ID: ruleJVMCgroupV2, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a cgroup v2 node", Needs: needs},
 			{ID: ruleJVMKernel612, Summary: "no Java runtime without the kernel 6.12 detection fix runs on a 6.12+ kernel", Needs: needs},
-			{ID: ruleJVMCgroupV2Upgrade, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a node its provider moves to a cgroup v2 OS at the next minor", Needs: needs},
+			{ID: ruleJVMCgroupV2Upgrade, Summary: "no Java runtime that cannot read cgroup v2 limits runs on a node its provider moves to a cgroup v2 OS at a later minor", Needs: needs},
 		},
 		// The AKS 1.25 case is flagged on 1.24, before the upgrade moves the
 		// pool to Ubuntu 22.04; the kernel 6.12 case only once nodes run it.

@@ -72,9 +72,9 @@ func (g *jvmGroup) upgradeFinding(f *finding.Finding, rt string, ev []string, no
 	f.Evidence = append(ev, rt+" "+g.why, g.nodeWhy, fmt.Sprintf("%s: %s%s", check.Plural(len(nodes), "node", "nodes"),
 		check.ListText(kubelets, 5), check.MoreText(more)))
 	f.Severity = finding.Medium
-	f.Title = fmt.Sprintf("%s in %s cannot read cgroup v2 memory limits, and the next upgrade moves its nodes to cgroup v2", rt, g.image)
+	f.Title = fmt.Sprintf("%s in %s cannot read cgroup v2 memory limits, and an upgrade moves its nodes to cgroup v2", rt, g.image)
 	f.Message = fmt.Sprintf("%s predates cgroup v2 support in its release line. Its nodes boot cgroup v1 today, where it "+
-		"sees its container's limit, but their provider replaces the node OS with a cgroup v2 one at the next minor: after "+
+		"sees its container's limit, but their provider replaces the node OS with a cgroup v2 one at a later minor upgrade (the evidence names it): after "+
 		"that upgrade it finds no limit, sizes its heap from the node's memory, and is OOM-killed or drives the node into "+
 		"memory pressure and evictions, as AKS users saw after moving from 1.24 to 1.25.", rt)
 	f.Remediation = "Before upgrading the node pool, rebuild the image on a Java release that reads cgroup v2 (8u372, " +

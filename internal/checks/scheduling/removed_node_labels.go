@@ -97,9 +97,11 @@ func removedNodeLabelsCheck() check.Check {
 			"not reported. When every Node is in the input, selector-matches-no-node judges the selectors against the nodes " +
 			"themselves, at high, and this check leaves them to it. Calico BGPPeers (crd.projectcalico.org/v1, Calico's " +
 			"Kubernetes datastore) whose spec.nodeSelector or spec.peerSelector names a removed label: high when no node in " +
-			"the input carries it (the peering has lost its nodes, as Reddit's route reflector peerings did on 1.24), medium " +
-			"while the cluster is before the release that stops applying it (the upgrade to that release takes them away). " +
-			"BGPPeers kept in Calico's etcd datastore are not in the Kubernetes API and are not judged.",
+			"the input carries it (the peering has lost its nodes, as Reddit's route reflector peerings did on 1.24; with an " +
+			"incomplete Node list only once the cluster is past the release that stops applying it), medium while the cluster " +
+			"is before that release (the upgrade to it takes them away). " +
+			"BGPPeers kept in Calico's etcd datastore are not in the Kubernetes API and are not judged: a calico-node " +
+			"container set for etcd (DATASTORE_TYPE etcdv3, or ETCD_ENDPOINTS) leaves the rule partial.",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
 			check.Optional(snapshot.Pods), check.Optional(snapshot.CalicoBGPPeers)),
@@ -109,7 +111,9 @@ func removedNodeLabelsCheck() check.Check {
 			{ID: ruleRemovedTaint, Summary: "DaemonSets tolerating the old master taint but not the control-plane taint nodes carry",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 			{ID: ruleRemovedBGPPeer, Summary: "Calico BGPPeers selecting nodes by a label the cluster's release, or the next upgrade, removes",
-				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.CalicoBGPPeers}},
+				// DaemonSets: calico-node's env says whether the peers are
+				// in etcd instead, where an empty list proves nothing.
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.CalicoBGPPeers, snapshot.DaemonSets}},
 		},
 		// Reddit's peerings named the master label while the cluster was
 		// still on 1.23, whose nodes carried it: the BGPPeer rule flags

@@ -25,14 +25,20 @@ const ruleRemovedBGPPeer = "removed-label-bgp-peer"
 var bgpPeerSelectors = [...]string{"nodeSelector", "peerSelector"}
 
 // bgpPeerFindings reports, per BGPPeer and removed label it names, either
-// that no node in the input carries the label now (high: the peering has
-// no nodes) or that the cluster is before the release that stops applying
-// it (medium: the upgrade to that release takes the peering's nodes away).
+// that no node carries the label now (high: the peering has no nodes; with
+// an incomplete Node list only once the release no longer applies it) or
+// that the cluster is before the release that stops applying it (medium:
+// the upgrade to that release takes the peering's nodes away).
 func bgpPeerFindings(ctx *check.Context, keys []removedKey, v check.KubeVersion, raw, verEv string) []finding.Finding {
 	s := ctx.Snapshot
 	if !ctx.Complete(snapshot.CalicoBGPPeers) {
 		ctx.Incomplete(ruleRemovedBGPPeer, "Calico BGPPeers (crd.projectcalico.org) are not in the input, so peerings selecting removed node labels are not judged")
 	}
+	if ds := calicoEtcdDaemonSet(s); ds != "" {
+		ctx.Incomplete(ruleRemovedBGPPeer, "%s runs Calico on its etcd datastore, where BGPPeers are not Kubernetes API objects: "+
+			"the peerings there are not judged", ds)
+	}
+	nodesComplete := ctx.Complete(snapshot.Nodes)
 	var out []finding.Finding
 	for _, p := range s.CustomObjects(snapshot.CalicoBGPPeers) {
 		for i := range keys {
@@ -73,7 +79,11 @@ func bgpPeerFindings(ctx *check.Context, keys []removedKey, v check.KubeVersion,
 				Cases: []string{caseReddit},
 			}
 			switch {
-			case carrying == 0:
+			// With nodes missing from the input, none carrying the label
+			// proves nothing before the release that removes it (a missing
+			// node may be the route reflector): the upgrade finding below
+			// holds either way.
+			case carrying == 0 && (nodesComplete || !v.Less(removed)):
 				f.Severity = finding.High
 				f.Title = fmt.Sprintf("Calico BGPPeer %s selects nodes by %s, which no node carries", p.GetName(), k.Key)
 				f.Message = fmt.Sprintf("BGPPeer %s selects nodes by %s, but none of the %s in the input carries it (from %s "+
@@ -125,4 +135,25 @@ func selectorNamesKey(sel, key string) bool {
 
 func labelKeyByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("._-/", b) >= 0
+}
+
+// calicoEtcdDaemonSet names a DaemonSet in the input whose calico-node
+// container is configured for Calico's etcd datastore (DATASTORE_TYPE
+// etcdv3, or ETCD_ENDPOINTS set), "" when none is: there the BGPPeers are
+// kept in etcd and an empty BGPPeer list in the API proves nothing.
+func calicoEtcdDaemonSet(s *snapshot.Snapshot) string {
+	for i := range s.DaemonSets {
+		d := &s.DaemonSets[i]
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != "calico-node" && !strings.Contains(c.Image, "calico/node") {
+				continue
+			}
+			for _, e := range c.Env {
+				if e.Name == "DATASTORE_TYPE" && e.Value == "etcdv3" || e.Name == "ETCD_ENDPOINTS" && (e.Value != "" || e.ValueFrom != nil) {
+					return "DaemonSet " + d.Namespace + "/" + d.Name
+				}
+			}
+		}
+	}
+	return ""
 }

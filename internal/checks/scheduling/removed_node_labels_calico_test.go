@@ -81,3 +81,34 @@ func TestSelectorNamesKey(t *testing.T) {
 		}
 	}
 }
+
+// With only the worker in an incomplete input, no node shown carries the
+// master label, but the control-plane node may be the one missing: before
+// 1.24 the peerings are medium (the upgrade removes the label), not high.
+func TestRemovedLabelBGPPeerIncompleteNodesBeforeUpgrade(t *testing.T) {
+	s := checktest.Load(t, "removed-node-labels/bgp-nodes-1.23.yaml", "removed-node-labels/bgp-peers.yaml")
+	nodes := s.Nodes[:0]
+	for _, n := range s.Nodes {
+		if n.Name == "worker-1" {
+			nodes = append(nodes, n)
+		}
+	}
+	s.Nodes = nodes
+	fs, _, _ := checktest.Run(t, removedNodeLabelsCheck(), s)
+	got := bgpPeerRuleFindings(fs)
+	for _, name := range []string{"peer-with-route-reflectors", "route-reflector-mesh"} {
+		if f, ok := got[name]; !ok || f.Severity != finding.Medium {
+			t.Errorf("%s: want a medium finding, got %+v", name, f)
+		}
+	}
+}
+
+// With calico-node on the etcd datastore an empty BGPPeer list is no pass:
+// the rule says the peerings in etcd are not judged.
+func TestRemovedLabelBGPPeerEtcdDatastorePartial(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "removed-node-labels/bgp-nodes-1.23.yaml", "removed-node-labels/calico-etcd.yaml"))
+	_, ctx, _ := checktest.Run(t, removedNodeLabelsCheck(), s)
+	if n, ok := ctx.Notes()[ruleRemovedBGPPeer]; !ok || !strings.Contains(n.Reason, "etcd datastore") {
+		t.Errorf("note %+v, want the etcd datastore named", n)
+	}
+}

@@ -99,9 +99,11 @@ func selectorMatchesNoNodeCheck() check.Check {
 			"<deployment>-<pod-template-hash> name. Cannot see: node groups of cloud " +
 			"autoscalers and Calico BGPPeers (not read; removed-node-labels judges BGPPeers on removed labels). " +
 			"system-upgrade-controller Plans (upgrade.cattle.io/v1), with every Node in the input: high for a Plan whose " +
-			"spec.nodeSelector matches no node (it can complete without upgrading anything), medium for one that excludes by " +
-			"node-role.kubernetes.io/master while no node carries it and nodes carry the control-plane label (it picks the " +
-			"control plane too).",
+			"spec.nodeSelector requires node-role.kubernetes.io/master, which no node carries (it can complete without " +
+			"upgrading anything), medium when other required labels or values match no node (it stays idle, which an opt-in " +
+			"label may intend), medium for one that excludes by node-role.kubernetes.io/master while no node carries it and " +
+			"nodes carry the control-plane label (it picks the control plane too). A Plan emptied only by its exclusions (an " +
+			"agent Plan on a cluster of control-plane nodes only) is not reported.",
 		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Deployments), check.Optional(snapshot.StatefulSets),
 			check.Optional(snapshot.DaemonSets), check.Optional(snapshot.Jobs), check.Optional(snapshot.CronJobs),
 			check.Optional(snapshot.KarpenterNodePools), check.Optional(snapshot.Pods), check.Optional(snapshot.Events),

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	selop "k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -23,8 +24,9 @@ import (
 // Complete at once, and its agent Plan picked the control-plane node.
 const rulePlanSelector = "upgrade-plan-selector"
 
-// planFindings reports the Plans whose selector matches no node (high) or
-// excludes by the old master label that no node carries while nodes carry
+// planFindings reports the Plans whose required terms match no node (high
+// on the old master label, medium otherwise; see planSelectsNothing) or
+// that exclude by the old master label no node carries while nodes carry
 // the control-plane one (medium). It needs every Node: a node missing from
 // the input may be the one a Plan selects.
 func (r *selectorRun) planFindings(nodesComplete bool) []finding.Finding {
@@ -65,20 +67,9 @@ func (r *selectorRun) planFindings(nodesComplete bool) []finding.Finding {
 			}
 		}
 		if len(matched) == 0 {
-			f := finding.Finding{
-				Check: "selector-matches-no-node", Rule: rulePlanSelector, Severity: finding.High,
-				Title: fmt.Sprintf("Plan %s/%s selects no node, so it upgrades nothing", p.GetNamespace(), p.GetName()),
-				Message: fmt.Sprintf("The system-upgrade-controller runs Plan %s/%s's upgrade on the nodes its spec.nodeSelector "+
-					"picks, and none of the %s in the input matches it: the Plan can report itself complete while no node was "+
-					"upgraded, as hetzner-k3s's server Plan did when it selected the master label k3s no longer applies.",
-					p.GetNamespace(), p.GetName(), check.Plural(len(ctx.Snapshot.Nodes), "node", "nodes")),
-				Objects:     []finding.ObjectRef{ref},
-				Evidence:    append([]string{"spec.nodeSelector " + selText}, r.planKeyEvidence(ls)...),
-				Remediation: "Select the nodes by a label they carry (for control-plane nodes: " + labelCtrlPlane + "), then check the nodes' kubeletVersion after the Plan completes.",
-				Cases:       []string{caseHetzner},
+			if f, ok := r.planSelectsNothing(ref, sel, selText, ls); ok {
+				out = append(out, f)
 			}
-			f.AddEvidence(finding.Quote(ref, finding.Value("spec.nodeSelector", selText)))
-			out = append(out, f)
 			continue
 		}
 		if f, ok := r.planNoopExclusion(ref, ls, selText, matched); ok {
@@ -86,6 +77,53 @@ func (r *selectorRun) planFindings(nodesComplete bool) []finding.Finding {
 		}
 	}
 	return out
+}
+
+// planSelectsNothing grades a Plan that matches no node by what its
+// required terms ask for (matchLabels, In, Exists), without its
+// exclusions. Required terms no node meets: high when one names the master
+// label no node carries (hetzner-k3s's server Plan), medium otherwise (an
+// opt-in label nobody has applied yet leaves the Plan idle, which may be
+// meant). A Plan emptied only by its exclusions is not reported: the k3s
+// documentation's agent Plan (control-plane DoesNotExist) selects no node
+// on a cluster of control-plane nodes only, and should.
+func (r *selectorRun) planSelectsNothing(ref finding.ObjectRef, sel labels.Selector, selText string, ls metav1.LabelSelector) (finding.Finding, bool) {
+	reqs, _ := sel.Requirements()
+	required := labels.NewSelector()
+	namesMaster := false
+	for _, q := range reqs {
+		switch q.Operator() {
+		case selop.In, selop.Equals, selop.DoubleEquals, selop.Exists:
+			required = required.Add(q)
+			namesMaster = namesMaster || q.Key() == labelMaster
+		}
+	}
+	for j := range r.ctx.Snapshot.Nodes {
+		if required.Matches(labels.Set(r.ctx.Snapshot.Nodes[j].Labels)) {
+			return finding.Finding{}, false // its exclusions leave it empty
+		}
+	}
+	nodes := check.Plural(len(r.ctx.Snapshot.Nodes), "node", "nodes")
+	f := finding.Finding{
+		Check: "selector-matches-no-node", Rule: rulePlanSelector, Severity: finding.Medium,
+		Title: fmt.Sprintf("Plan %s/%s selects no node, so it upgrades nothing", ref.Namespace, ref.Name),
+		Message: fmt.Sprintf("The system-upgrade-controller runs Plan %s/%s's upgrade on the nodes its spec.nodeSelector "+
+			"picks, and none of the %s in the input has the labels it requires: until a node is labelled to match, the Plan "+
+			"upgrades nothing. If the label is an opt-in you apply before upgrading, this is expected.", ref.Namespace, ref.Name, nodes),
+		Objects:     []finding.ObjectRef{ref},
+		Evidence:    append([]string{"spec.nodeSelector " + selText}, r.planKeyEvidence(ls)...),
+		Remediation: "Select the nodes by a label they carry (for control-plane nodes: " + labelCtrlPlane + "), then check the nodes' kubeletVersion after the Plan completes.",
+		Cases:       []string{caseHetzner},
+	}
+	if namesMaster && r.master == 0 {
+		f.Severity = finding.High
+		f.Message = fmt.Sprintf("The system-upgrade-controller runs Plan %s/%s's upgrade on the nodes its spec.nodeSelector "+
+			"picks, and it requires %s, which none of the %s in the input carries: the Plan can report itself complete "+
+			"while no node was upgraded, as hetzner-k3s's server Plan did when it selected the master label k3s no longer "+
+			"applies.", ref.Namespace, ref.Name, labelMaster, nodes)
+	}
+	f.AddEvidence(finding.Quote(ref, finding.Value("spec.nodeSelector", selText)))
+	return f, true
 }
 
 // planNoopExclusion reports a Plan that excludes nodes by the old master

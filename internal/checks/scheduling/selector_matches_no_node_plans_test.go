@@ -58,3 +58,26 @@ func TestPlanSelectorPartial(t *testing.T) {
 		t.Errorf("no partial note without Plans: %v", ctx.Notes())
 	}
 }
+
+// A Plan left empty only by its exclusions is not reported: on a
+// single-node cluster the agent Plan (control-plane DoesNotExist) selects
+// no node, and that is what it is for.
+func TestPlanSelectorExclusionsOnlyQuiet(t *testing.T) {
+	checktest.Quiet(t, selectorMatchesNoNodeCheck(), checktest.Complete(checktest.Load(t,
+		"upgrade-plans/single-node.yaml", "upgrade-plans/clean.yaml")))
+}
+
+// A Plan whose required label no node carries, when that label is not the
+// removed master label, is medium: it upgrades nothing, but the label may
+// be an opt-in not applied yet.
+func TestPlanSelectorOptInLabelMedium(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "upgrade-plans/nodes.yaml", "upgrade-plans/opt-in.yaml"))
+	fs, _, ok := checktest.Run(t, selectorMatchesNoNodeCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := planRuleFindings(fs)
+	if f, ok := got["k3s-latest"]; !ok || f.Severity != finding.Medium || len(got) != 1 {
+		t.Errorf("want one medium finding for k3s-latest, got %+v", got)
+	}
+}
