@@ -218,6 +218,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "the Karpenter controller on 0.36.1, below the 0.36.2 patch release the AWS notice asks for, before any drift replacement"},
 	"disruption-exposure\t2i2c-leap-autoscaler-drains-core-node-single-hub-pod-2023": {Files: []string{"availability/testdata/disruption-exposure/leap-hub.yaml"}, Complete: true,
 		State: "LEAP's hub before the autoscaler's scale-down of 1 November 2023: the one-replica hub Deployment and its Service as Zero to JupyterHub 3.2.0 renders them, with the chart's hub PodDisruptionBudget off (its default), on two core-pool nodes"},
+	"hpa-metric-source\tkeda-external-metrics-apiservice-owned-by-another-adapter-2023": {Files: []string{"autoscaling/testdata/external-metrics-owner/gap.yaml"}, Complete: true,
+		State: "KEDA's metrics server installed while v1beta1.external.metrics.k8s.io still names infra-prod/datadog-cluster-agent-metrics-api, the Datadog Cluster Agent's Service (kedacore/keda#4415), before the first ScaledObject and its HPA"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images
