@@ -134,6 +134,17 @@ var (
 		Namespaced: true, Custom: true, CountOnly: true}
 	EventCounts = Resource{Group: "events.k8s.io", Version: "v1", Resource: "events", Kind: "Event",
 		Namespaced: true, Custom: true, CountOnly: true}
+	// Kyverno's intermediary policy reports, counted: written at
+	// admission and by background scans, and consumed by its reports
+	// controller to build PolicyReports. Kyverno 1.8 to 1.11 write
+	// AdmissionReports (kyverno.io/v1alpha2); 1.12 replaced them, with the
+	// background scan reports, by EphemeralReports (reports.kyverno.io/v1).
+	// Only the namespaced kinds, the ones the cited clusters filled etcd
+	// with, are counted (each counted kind is a coverage line when missing).
+	KyvernoAdmissionReports = Resource{Group: "kyverno.io", Version: "v1alpha2", Resource: "admissionreports",
+		Kind: "AdmissionReport", Namespaced: true, Custom: true, CountOnly: true}
+	KyvernoEphemeralReports = Resource{Group: "reports.kyverno.io", Version: "v1", Resource: "ephemeralreports",
+		Kind: "EphemeralReport", Namespaced: true, Custom: true, CountOnly: true}
 
 	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
 	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
@@ -187,6 +198,7 @@ func Known() []Resource {
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
+		KyvernoAdmissionReports, KyvernoEphemeralReports,
 		APIServerMetrics,
 	}
 }

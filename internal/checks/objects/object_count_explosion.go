@@ -61,6 +61,11 @@ const (
 	dexHigh            = 10000
 	eventsWarn         = 100000
 	eventsHigh         = 1000000
+	// Kyverno's intermediary reports: its design notes budget about
+	// 2,000 reports for a 1,000-pod cluster, and the cited clusters
+	// failed at 812,000 and 1.6 million.
+	policyReportsWarn = 10000
+	policyReportsHigh = 100000
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
 	// keeping their history bounded.
 	finishedJobsWarn = 1000
@@ -82,7 +87,10 @@ func objectCountExplosionCheck() check.Check {
 			"revisionHistoryLimit (cleanup stuck) or a limit so high it keeps everything (extensions/v1beta1 left " +
 			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, and Dex " +
 			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt). Events and AuthRequests are only " +
-			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. Thresholds beyond the " +
+			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. So are Kyverno's intermediary " +
+			"reports (AdmissionReports of kyverno.io/v1alpha2, EphemeralReports of reports.kyverno.io/v1), which Kyverno " +
+			"writes at admission and in background scans for its reports controller to consume: medium from 10,000, high " +
+			"from 100,000. Thresholds beyond the " +
 			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
 			"release history: Helm 3 keeps it in Secrets, which kubegap never reads or lists, and Helm 2 in " +
 			"ConfigMaps, which it reads only by name; nor does it see etcd's size.",
@@ -93,6 +101,8 @@ func objectCountExplosionCheck() check.Check {
 			check.Optional(snapshot.Jobs),
 			check.Optional(snapshot.EventCounts),
 			check.Optional(snapshot.DexAuthRequests),
+			check.Optional(snapshot.KyvernoAdmissionReports),
+			check.Optional(snapshot.KyvernoEphemeralReports),
 		},
 		Rules: []check.Rule{
 			{ID: "terminated-pods", Summary: "terminated pods approach or pass the PodGC threshold",
@@ -105,6 +115,8 @@ func objectCountExplosionCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.EventCounts}},
 			{ID: "dex-authrequests", Summary: "Dex AuthRequests pile up in the cluster",
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
+			{ID: rulePolicyReports, Summary: "Kyverno's admission or ephemeral reports pile up in the cluster",
+				Needs: kyvernoReports},
 		},
 		Cases: check.Cite(check.Prevents(
 			"fullstaq-dex-cr-storage-control-plane-outage-2019",
@@ -113,6 +125,7 @@ func objectCountExplosionCheck() check.Check {
 			"sap-helm-release-configmaps-etcd-bloat-2017",
 			"unbounded-terminated-pods-apiserver-oom-2015",
 			"zwindler-kyverno-events-fill-etcd-2023",
+			caseKyvernoReports,
 		), check.Detects("sso-dex-authrequests-flux-apiserver-2020")),
 		Run: runObjectCountExplosion,
 	}
@@ -157,6 +170,7 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 			"jenkins-x-dex-authrequests-not-gced-2020"}); ok {
 		out = append(out, f)
 	}
+	out = append(out, policyReports(ctx)...)
 	return out, nil
 }
 
