@@ -61,9 +61,14 @@ const (
 	dexHigh            = 10000
 	eventsWarn         = 100000
 	eventsHigh         = 1000000
-	// Kyverno's intermediary reports: its design notes budget about
-	// 2,000 reports for a 1,000-pod cluster, and the cited clusters
-	// failed at 812,000 and 1.6 million.
+	// Kyverno's intermediary reports: its design notes
+	// (docs/dev/reports/README.md) expect about one aggregated admission
+	// report per matched resource, the short-lived ones deleted once
+	// aggregated; its own cleanup CronJobs delete reports above 10,000 by
+	// default (kyverno/kyverno pull request 10325 for EphemeralReports),
+	// so medium starts where Kyverno itself calls the count a pile-up.
+	// High is ten times that, still well below the 811,742 and 1.6
+	// million at which the cited clusters failed.
 	policyReportsWarn = 10000
 	policyReportsHigh = 100000
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob

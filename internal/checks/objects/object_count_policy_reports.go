@@ -30,7 +30,7 @@ func policyReports(ctx *check.Context) []finding.Finding {
 				"which every write fails, or took the API server down.",
 			"Find why the reports controller is behind (its logs, its client QPS and burst settings, whether the "+
 				"background scan that consumes background reports is enabled), delete the stale reports, and where "+
-				"admission reports are not needed run the admission controller with --admissionReports=false.",
+				"admission reports are not needed turn them off (--admissionReports=false, the workaround of the Kyverno 1.9 report).",
 			[]string{caseKyvernoReports}); ok {
 			out = append(out, f)
 		}
