@@ -226,6 +226,12 @@ var caseFixtures = map[string]caseFixture{
 		State: "the write-up's NodePool (WhenEmptyOrUnderutilized, consolidateAfter 30s, budgets nodes \"100%\") on Karpenter 1.5.3 with the API gateway's pods all on its nodes and no PodDisruptionBudget, before consolidation began"},
 	"karpenter-disruption-exposure\tkarpenter-ami-drift-defect-unexpected-replacement-2024": {Files: []string{"availability/testdata/karpenter-disruption-exposure/ami-drift-gap.yaml"}, Complete: true,
 		State: "the Karpenter controller on 0.36.1, below the 0.36.2 patch release the AWS notice asks for, before any drift replacement"},
+	"disruption-exposure\t2i2c-leap-autoscaler-drains-core-node-single-hub-pod-2023": {Files: []string{"availability/testdata/disruption-exposure/leap-hub.yaml"}, Complete: true,
+		State: "LEAP's hub before the autoscaler's scale-down of 1 November 2023: the one-replica hub Deployment and its Service as Zero to JupyterHub 3.2.0 renders them, with the chart's hub PodDisruptionBudget off (its default), on two core-pool nodes"},
+	"object-count-explosion\tkyverno-admission-reports-fill-etcd-2023-2026": {Files: []string{"objects/testdata/object-count-explosion/kyverno-reports/gap"},
+		State: "a Kyverno 1.10 cluster holding 400,000 AdmissionReports, a quarter of the 1.6 million kyverno/kyverno#8974's EKS cluster held when its etcd turned read-only: the reports piling up, months before the quota was reached"},
+	"hpa-metric-source\tkeda-external-metrics-apiservice-owned-by-another-adapter-2023": {Files: []string{"autoscaling/testdata/external-metrics-owner/gap.yaml"}, Complete: true,
+		State: "KEDA's metrics server installed while v1beta1.external.metrics.k8s.io still names infra-prod/datadog-cluster-agent-metrics-api, the Datadog Cluster Agent's Service (kedacore/keda#4415), before the first ScaledObject and its HPA"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images

@@ -148,6 +148,17 @@ var (
 	// identity-relevant labels in CRD mode, from a range of about 65,000.
 	CiliumIdentities = Resource{Group: "cilium.io", Version: "v2", Resource: "ciliumidentities", Kind: "CiliumIdentity",
 		Custom: true, CountOnly: true}
+	// Kyverno's intermediary policy reports, counted: written at
+	// admission and by background scans, and consumed by its reports
+	// controller to build PolicyReports. Kyverno 1.8 to 1.11 write
+	// AdmissionReports (kyverno.io/v1alpha2); 1.12 replaced them, with the
+	// background scan reports, by EphemeralReports (reports.kyverno.io/v1).
+	// Only the namespaced kinds, the ones the cited clusters filled etcd
+	// with, are counted (each counted kind is a coverage line when missing).
+	KyvernoAdmissionReports = Resource{Group: "kyverno.io", Version: "v1alpha2", Resource: "admissionreports",
+		Kind: "AdmissionReport", Namespaced: true, Custom: true, CountOnly: true}
+	KyvernoEphemeralReports = Resource{Group: "reports.kyverno.io", Version: "v1", Resource: "ephemeralreports",
+		Kind: "EphemeralReport", Namespaced: true, Custom: true, CountOnly: true}
 
 	// ConfigMaps are never listed: only the few named in NamedConfigMaps are
 	// read, one GET each, which deploy/rbac.yaml grants by resourceNames.
@@ -201,6 +212,7 @@ func Known() []Resource {
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
+		KyvernoAdmissionReports, KyvernoEphemeralReports,
 		APIServerMetrics,
 	}
 }

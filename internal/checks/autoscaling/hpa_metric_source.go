@@ -28,6 +28,14 @@ type hpaFacts struct {
 		What    string   `json:"what"`
 		Sources []string `json:"sources"`
 	} `json:"requestRule"`
+	// ExternalMetricsServers are adapters for external.metrics.k8s.io;
+	// the first is KEDA's (see hpa_external_metrics_owner.go).
+	ExternalMetricsServers []struct {
+		Name    string   `json:"name"`
+		Image   string   `json:"image"`
+		Fact    string   `json:"fact"`
+		Sources []string `json:"sources"`
+	} `json:"externalMetricsServers"`
 	ScaleDownOnMissingMetric []struct {
 		BrokenFrom string   `json:"brokenFrom"`
 		FixedIn    string   `json:"fixedIn"`
@@ -37,12 +45,18 @@ type hpaFacts struct {
 	groupOf               map[autoscalingv2.MetricSourceType]string
 	brokenFrom, fixedIn   check.KubeVersion
 	requestSrc, brokenSrc string
+	kedaImage, kedaSrc    string
 }
 
 var loadHPAFacts = check.Facts("HPA facts", hpaYAML, func(f *hpaFacts) error {
 	if len(f.RequestRule) != 1 || len(f.ScaleDownOnMissingMetric) != 1 {
 		return errors.New("HPA facts: want one requestRule and one scaleDownOnMissingMetric row")
 	}
+	if len(f.ExternalMetricsServers) != 1 || f.ExternalMetricsServers[0].Image == "" {
+		return errors.New("HPA facts: want KEDA's metrics server image in externalMetricsServers")
+	}
+	f.kedaImage = check.ImageRepository(f.ExternalMetricsServers[0].Image)
+	f.kedaSrc = strings.Join(f.ExternalMetricsServers[0].Sources, " ")
 	f.groupOf = map[autoscalingv2.MetricSourceType]string{}
 	for _, m := range f.MetricAPIs {
 		for _, t := range m.Types {
@@ -67,6 +81,7 @@ const (
 	ruleRequest  = "missing-request"
 	ruleAPI      = "metrics-api-unavailable"
 	ruleOld      = "scale-down-on-missing-metric"
+	ruleOwner    = "external-metrics-owner"
 )
 
 const caseID = "hpa-scales-down-when-custom-metric-broken-2021"
@@ -82,10 +97,14 @@ func hpaMetricSourceCheck() check.Check {
 			"reporting Available False. Medium: Utilization targets on cpu or memory whose target Deployment, " +
 			"StatefulSet or ReplicaSet has containers with neither that request nor a limit (the documented result: " +
 			"no action for that metric; a LimitRange default, which the check does not read, may fill it in). Medium: on control planes 1.16 to 1.20, HPAs with custom, external or several " +
-			"metrics, which those versions scaled down when a metric could not be fetched. The check does not " +
+			"metrics, which those versions scaled down when a metric could not be fetched. High, before any HPA exists: KEDA's " +
+			"metrics server (image ghcr.io/kedacore/keda-metrics-apiserver) runs while the APIService of external.metrics.k8s.io " +
+			"names a Service whose Deployments run another adapter, so KEDA's HPAs will get no values (only one APIService " +
+			"serves the group). The check does not " +
 			"query the metrics APIs themselves, and cannot tell whether an adapter serves the named metric.",
 		Reads: []check.Input{{Resource: snapshot.HorizontalPodAutoscalers}, {Resource: snapshot.Deployments},
-			{Resource: snapshot.StatefulSets}, check.Optional(snapshot.ReplicaSets), {Resource: snapshot.APIServices}, check.Optional(snapshot.Pods)},
+			{Resource: snapshot.StatefulSets}, check.Optional(snapshot.ReplicaSets), {Resource: snapshot.APIServices}, check.Optional(snapshot.Pods),
+			check.Optional(snapshot.Services)},
 		Rules: []check.Rule{
 			{ID: ruleInactive, Summary: "HPAs reporting ScalingActive False",
 				Needs: []snapshot.Resource{snapshot.HorizontalPodAutoscalers}},
@@ -95,8 +114,10 @@ func hpaMetricSourceCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.HorizontalPodAutoscalers, snapshot.APIServices}},
 			{ID: ruleOld, Summary: "Custom or multi-metric HPAs on 1.16 to 1.20, which scale down on a missing metric",
 				Needs: []snapshot.Resource{snapshot.HorizontalPodAutoscalers}},
+			{ID: ruleOwner, Summary: "KEDA's metrics server runs but external.metrics.k8s.io is served by another adapter",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.APIServices, snapshot.Services}},
 		},
-		Cases: check.Prevents(caseID),
+		Cases: check.Prevents(caseID, caseKEDAOwner),
 		Run:   runHPAMetricSource,
 	}
 }
@@ -141,6 +162,9 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 	if len(s.HorizontalPodAutoscalers) == 0 && !ctx.Present(snapshot.HorizontalPodAutoscalers) {
 		return nil, check.NotEvaluated("the input has no HorizontalPodAutoscalers")
 	}
+	// KEDA creates its HPAs only once ScaledObjects exist: the adapter
+	// that owns the API is judged before there are any.
+	owner := externalMetricsOwner(ctx, facts)
 	templates := map[[3]string]*corev1.PodSpec{}
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
@@ -240,7 +264,7 @@ func runHPAMetricSource(ctx *check.Context) ([]finding.Finding, error) {
 		f.AddEvidence(finding.Quote(ref, fields...))
 		out = append(out, f)
 	}
-	return out, nil
+	return append(out, owner...), nil
 }
 
 func resourceOf(kind string) snapshot.Resource {

@@ -30,6 +30,9 @@ const (
 	// DFDS's AMI rollover cordoned every node; single-replica services
 	// without a budget went down while their one pod restarted.
 	caseDFDSRollover = "dfds-ami-rollover-cordons-all-nodes-single-replica-2024"
+	// The cluster autoscaler scaled down the core node under LEAP's one
+	// JupyterHub hub pod, which had no budget (z2jh 3.2.0's default).
+	caseLEAPHub = "2i2c-leap-autoscaler-drains-core-node-single-hub-pod-2023"
 
 	// maxUnprotectedReplicas: Service backends with this many replicas or
 	// fewer and no PDB are reported. Policy: with two replicas and no
@@ -71,7 +74,7 @@ func disruptionExposureCheck() check.Check {
 			{ID: ruleNoPDB, Summary: "Service backends with 2 or fewer replicas and no PodDisruptionBudget",
 				Needs: []snapshot.Resource{snapshot.Services, snapshot.Deployments, snapshot.StatefulSets, snapshot.PodDisruptionBudgets}},
 		},
-		Cases: check.Cite(check.Prevents(caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover)),
+		Cases: check.Cite(check.Prevents(caseMybinder, caseDevopsHof, caseLocal502, caseGKESurge, caseDFDSRollover, caseLEAPHub)),
 		Run:   runDisruptionExposure,
 	}
 }
@@ -335,7 +338,7 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 			unknown = append(unknown, w.String())
 			continue
 		}
-		sev, cases := finding.Low, []string{caseGKESurge, caseDFDSRollover}
+		sev, cases := finding.Low, []string{caseGKESurge, caseDFDSRollover, caseLEAPHub}
 		why := "a single replica: any drain or node loss takes it offline, and a PodDisruptionBudget alone cannot help (add replicas first)"
 		if w.replicas == 2 {
 			sev, cases = finding.Medium, []string{caseGKESurge}
@@ -353,7 +356,9 @@ func noPDBFindings(ctx *check.Context) []finding.Finding {
 				fmt.Sprintf("no PodDisruptionBudget in namespace %s selects these labels", w.meta.Namespace),
 			},
 			Remediation: "Run at least 2 replicas (3 for anything user-facing) spread over nodes, and add a PodDisruptionBudget " +
-				"(maxUnavailable: 1) so drains evict one pod at a time and wait for readiness; make the readiness probe reflect real readiness.",
+				"(maxUnavailable: 1) so drains evict one pod at a time and wait for readiness; make the readiness probe reflect real readiness. " +
+				"A pod that cannot run twice (a JupyterHub hub) can at least keep the cluster autoscaler from scaling its node down " +
+				"with the pod annotation cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\".",
 			Cases: cases,
 		}
 		var labelFields []finding.Field

@@ -68,6 +68,16 @@ const (
 	// range, well before allocation fails near 65,000.
 	ciliumIdentitiesWarn = 32768
 	ciliumIdentitiesHigh = 52224
+	// Kyverno's intermediary reports: its design notes
+	// (docs/dev/reports/README.md) expect about one aggregated admission
+	// report per matched resource, the short-lived ones deleted once
+	// aggregated; its own cleanup CronJobs delete reports above 10,000 by
+	// default (kyverno/kyverno pull request 10325 for EphemeralReports),
+	// so medium starts where Kyverno itself calls the count a pile-up.
+	// High is ten times that, still well below the 811,742 and 1.6
+	// million at which the cited clusters failed.
+	policyReportsWarn = 10000
+	policyReportsHigh = 100000
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
 	// keeping their history bounded.
 	finishedJobsWarn = 1000
@@ -92,7 +102,10 @@ func objectCountExplosionCheck() check.Check {
 			"them, since their count then follows login traffic and kubegap does not read the ResourceQuota that could cap " +
 			"it, medium from 1,000, high from 10,000), and Cilium's CiliumIdentities against their cluster-wide range of " +
 			"256 to 65535 (medium from 32,768, high from 52,224). Events, AuthRequests and CiliumIdentities are only " +
-			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. Thresholds beyond the " +
+			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. So are Kyverno's intermediary " +
+			"reports (AdmissionReports of kyverno.io/v1alpha2, EphemeralReports of reports.kyverno.io/v1), which Kyverno " +
+			"writes at admission and in background scans for its reports controller to consume: medium from 10,000, high " +
+			"from 100,000. Thresholds beyond the " +
 			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
 			"release history: Helm 3 keeps it in Secrets, which kubegap never reads or lists, and Helm 2 in " +
 			"ConfigMaps, which it reads only by name; nor does it see etcd's size.",
@@ -104,6 +117,8 @@ func objectCountExplosionCheck() check.Check {
 			check.Optional(snapshot.EventCounts),
 			check.Optional(snapshot.DexAuthRequests),
 			check.Optional(snapshot.CiliumIdentities),
+			check.Optional(snapshot.KyvernoAdmissionReports),
+			check.Optional(snapshot.KyvernoEphemeralReports),
 		},
 		Rules: []check.Rule{
 			{ID: "terminated-pods", Summary: "terminated pods approach or pass the PodGC threshold",
@@ -120,6 +135,8 @@ func objectCountExplosionCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.DexAuthRequests}},
 			{ID: "cilium-identities", Summary: "Cilium's security identities fill their cluster-wide range",
 				Needs: []snapshot.Resource{snapshot.CiliumIdentities}},
+			{ID: rulePolicyReports, Summary: "Kyverno's admission or ephemeral reports pile up in the cluster",
+				Needs: kyvernoReports},
 		},
 		Cases: check.Cite(check.Prevents(
 			"cilium-security-identity-exhaustion-2024-2025",
@@ -130,6 +147,7 @@ func objectCountExplosionCheck() check.Check {
 			"sap-helm-release-configmaps-etcd-bloat-2017",
 			"unbounded-terminated-pods-apiserver-oom-2015",
 			"zwindler-kyverno-events-fill-etcd-2023",
+			caseKyvernoReports,
 		)),
 		Run: runObjectCountExplosion,
 	}
@@ -190,6 +208,7 @@ func runObjectCountExplosion(ctx *check.Context) ([]finding.Finding, error) {
 		[]string{"cilium-security-identity-exhaustion-2024-2025"}); ok {
 		out = append(out, f)
 	}
+	out = append(out, policyReports(ctx)...)
 	return out, nil
 }
 

@@ -191,3 +191,76 @@ func TestCiliumIdentitiesCounted(t *testing.T) {
 		t.Fatalf("clean CiliumIdentities coverage = %+v", c)
 	}
 }
+
+// Kyverno's AdmissionReports piling up (kyverno/kyverno#8974): counted,
+// reported per kind with the case; a count in the range Kyverno expects
+// is not. The fixtures are recipe dumps of a cluster on Kyverno 1.10
+// (kubectl get --raw '/apis/kyverno.io/v1alpha2/admissionreports?limit=1'),
+// which serves AdmissionReports but not yet EphemeralReports (1.12): gap
+// holds 400,000 AdmissionReports, a quarter of the 1.6 million the issue's
+// EKS cluster held when etcd turned read-only, so the cluster months
+// before (the count is ours); clean holds 1,200, about one aggregated
+// report per matched resource (Kyverno's design notes) on a cluster of
+// that size.
+func TestObjectCountExplosionKyvernoReports(t *testing.T) {
+	s := checktest.Load(t, "object-count-explosion/kyverno-reports/gap")
+	if c := s.Status(snapshot.KyvernoAdmissionReports); !c.Complete || c.Count != 400000 {
+		t.Fatalf("AdmissionReports coverage = %+v", c)
+	}
+	fs, _, ok := checktest.Run(t, objectCountExplosionCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	got := severities(fs)
+	want := map[string]finding.Severity{"CustomResourceDefinition//admissionreports.kyverno.io": finding.High}
+	if len(got) != len(want) || got["CustomResourceDefinition//admissionreports.kyverno.io"] != finding.High {
+		t.Errorf("findings on %v, want %v", got, want)
+	}
+	if len(fs) == 1 && (fs[0].Cases[0] != caseKyvernoReports || !strings.Contains(fs[0].Title, "400000 Kyverno AdmissionReports")) {
+		t.Errorf("finding %q cites %v", fs[0].Title, fs[0].Cases)
+	}
+
+	clean := checktest.Load(t, "object-count-explosion/kyverno-reports/clean")
+	fs, ctx, _ := checktest.Run(t, objectCountExplosionCheck(), clean)
+	if len(fs) != 0 {
+		t.Errorf("1,200 AdmissionReports reported: %v", severities(fs))
+	}
+	// Counted, or not served by Kyverno 1.10: the rule's silence holds.
+	for _, r := range kyvernoReports {
+		if !ctx.Complete(r) {
+			t.Errorf("%s not complete on the clean dump: %+v", r, clean.Status(r))
+		}
+	}
+}
+
+// A served report kind whose count is not in the input leaves the rule
+// unknown, not passed: a Kyverno 1.12 cluster serves EphemeralReports,
+// and the dump holds only the AdmissionReports count.
+func TestObjectCountExplosionKyvernoReportsUncounted(t *testing.T) {
+	dir := t.TempDir()
+	src := "testdata/object-count-explosion/kyverno-reports/clean/"
+	count, err := os.ReadFile(src + "admissionreports.kyverno.io.count.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := "admissionreports.kyverno.io\nephemeralreports.reports.kyverno.io\n"
+	if err := os.WriteFile(filepath.Join(dir, "admissionreports.kyverno.io.count.json"), count, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "api-resources.txt"), []byte(served), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.LoadPaths([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, ctx, _ := checktest.Run(t, objectCountExplosionCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("findings: %v", severities(fs))
+	}
+	// The rule needs both kinds; the audit reports it partial, not passed.
+	if !ctx.Complete(snapshot.KyvernoAdmissionReports) || ctx.Complete(snapshot.KyvernoEphemeralReports) {
+		t.Errorf("coverage: AdmissionReports %+v, EphemeralReports %+v; want the first complete, the second not",
+			s.Status(snapshot.KyvernoAdmissionReports), s.Status(snapshot.KyvernoEphemeralReports))
+	}
+}
