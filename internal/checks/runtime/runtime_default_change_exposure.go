@@ -34,6 +34,11 @@ type defaultChange struct {
 	Case    string   `json:"case"`
 	Note    string   `json:"note"`
 	Sources []string `json:"sources"`
+	// KubeletFrom is, for an oom-group change, the first kubelet minor
+	// with the new default.
+	KubeletFrom string `json:"kubeletFrom"`
+
+	kubeletFrom check.KubeVersion
 }
 
 // changedNode is a node runtime or image that carries a change.
@@ -74,8 +79,14 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 	byID := map[string]*defaultChange{}
 	f.byKind = map[string]*defaultChange{}
 	for _, c := range f.Changes {
-		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile {
+		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile && c.Kind != ruleKindOOMGroup {
 			return bad(c.ID, "kind %q", c.Kind)
+		}
+		if c.Kind == ruleKindOOMGroup {
+			var ok bool
+			if c.kubeletFrom, ok = check.ParseKubeVersion(c.KubeletFrom); !ok {
+				return bad(c.ID, "kubeletFrom %q", c.KubeletFrom)
+			}
 		}
 		if f.byKind[c.Kind] != nil {
 			return bad(c.ID, "a second change of kind %s", c.Kind)
@@ -113,6 +124,9 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 const (
 	ruleKindTunTap = "tun-tap"
 	ruleKindNoFile = "nofile"
+	// ruleKindOOMGroup is joined with nodes, not images: see
+	// runtime_default_change_oomgroup.go.
+	ruleKindOOMGroup = "oom-group"
 )
 
 // runtimeDefaultChangeExposureCheck joins the node runtimes and images
@@ -138,16 +152,24 @@ func runtimeDefaultChangeExposureCheck() check.Check {
 			"files: EKS AMI v20231220 lowered containerd's soft open-file limit to 1024 on Amazon Linux 2 nodes; pods of " +
 			"Envoy-based images there are reported low, as an inference, since no field shows the limit a process " +
 			"gets or whether it raises its own. Which runc a node runs is not in the API: the containerd rows rest on " +
-			"the runc each containerd release pins, which a separately packaged runc overrides.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods),
+			"the runc each containerd release pins, which a separately packaged runc overrides. OOM group kills: from " +
+			"kubelet 1.28 an OOM kill on a cgroup v2 node ends every process of the container; nodes still on an older " +
+			"kubelet, whose OS boots cgroup v2 by default, and whose kernel monitor reports OOMKilling events (one " +
+			"process killed, the container left running) are medium: those workloads survive such kills today and " +
+			"restart whole after the kubelet upgrade. Events last about an hour, so a quiet rule proves little.",
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods),
+			check.Optional(snapshot.Events)),
 		Rules: []check.Rule{
 			{ID: ruleTunTap, Summary: "no workload uses /dev/net/tun without privileged mode or a device grant",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods}},
 			{ID: ruleNoFile, Summary: "no Envoy-based pod runs on a node image whose runtime unit changed the open-file limit",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods}},
+			{ID: ruleOOMGroup, Summary: "no node about to move to group OOM kills already reports single-process OOM kills",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Events}},
 		},
-		Cases: check.Graded(cases, check.Prevents("runc-1-2-drops-tun-tap-default-allow-2024", "eks-ami-v20231220-containerd-nofile-1024-2023")),
-		Run:   runDefaultChangeExposure,
+		Cases: check.Graded(cases, check.Prevents("runc-1-2-drops-tun-tap-default-allow-2024", "eks-ami-v20231220-containerd-nofile-1024-2023",
+			caseOOMGroup)),
+		Run: runDefaultChangeExposure,
 	}
 }
 
@@ -191,6 +213,15 @@ func runDefaultChangeExposure(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	var out []finding.Finding
+	if c := facts.byKind[ruleKindOOMGroup]; c != nil {
+		f, ok, err := oomGroupFinding(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
 	if c := facts.byKind[ruleKindTunTap]; c != nil {
 		out = append(out, tunTapFindings(ctx, c, facts.imagesOf(c), matched[ruleKindTunTap])...)
 	}
