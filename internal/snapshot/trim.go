@@ -277,7 +277,7 @@ func hostPathMounts(ms []corev1.VolumeMount, hostPaths map[string]bool, in *inte
 	for _, m := range ms {
 		// A mount at /tmp is kept whatever its volume: CoreDNS 1.3.1 exits
 		// when it cannot write its log file there, and a volume at /tmp is
-		// the workaround coredns-known-bad-release looks for.
+		// the workaround cluster-dns-known-bad-release looks for.
 		if hostPaths[m.Name] || strings.TrimSuffix(m.MountPath, "/") == "/tmp" {
 			out = append(out, corev1.VolumeMount{Name: in.str(m.Name),
 				MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})

@@ -10,6 +10,6 @@ func Checks() []check.Check {
 		corednsCapacityCheck(),
 		nodelocalDNSHazardsCheck(),
 		eksCorednsVersionCheck(),
-		corednsKnownBadReleaseCheck(),
+		clusterDNSKnownBadReleaseCheck(),
 	}
 }
