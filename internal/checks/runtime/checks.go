@@ -15,5 +15,6 @@ func Checks() []check.Check {
 		podSandboxFailuresCheck(),
 		runtimeKubeletCompatCheck(),
 		runtimeDefaultChangeExposureCheck(),
+		ciliumDNSProxyRestartCheck(),
 	}
 }
