@@ -97,9 +97,9 @@ func runCiliumDNSProxyRestart(ctx *check.Context) ([]finding.Finding, error) {
 			"and until it has read the policies again, those queries fail or time out: a user lost DNS for about a minute " +
 			"on critical clusters during a 1.17.1 to 1.17.3 chart upgrade and avoided it by removing rules.dns, and an API " +
 			"server upgrade once left every agent's proxy not answering until liveness probes restarted them.",
-		Remediation: "Before an agent upgrade or restart, check whether each rules.dns block is needed (a DNS rule is only " +
-			"required for toFQDNs policies); roll the cilium DaemonSet slowly where they remain, and watch DNS errors of " +
-			"the selected pods during the rollout. Cilium contributors have proposed a standalone, high-availability DNS " +
+		Remediation: "Before an agent upgrade or restart, check whether each rules.dns block is needed (removing them is " +
+			"what avoided the loss in cilium/cilium issue 39391); roll the cilium DaemonSet slowly where they remain, and " +
+			"watch DNS errors of the selected pods during the rollout. Cilium contributors have proposed a standalone, high-availability DNS " +
 			"proxy (cilium/cilium issue 30984); read your release's documentation for it.",
 	}
 	f.AddEvidence(finding.Quote(*agent, finding.Value("spec.template.spec.containers[name="+agentContainer+"].image", agentImage)))
