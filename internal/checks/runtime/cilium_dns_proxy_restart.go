@@ -26,7 +26,7 @@ func ciliumDNSProxyRestartCheck() check.Check {
 		Severity: finding.Medium,
 		Description: "A CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy whose egress toPorts carry rules.dns (what " +
 			"toFQDNs policies need) makes Cilium redirect the selected pods' DNS to the DNS proxy in the cilium-agent " +
-			"(or through Envoy). Users lost DNS while agents or Envoy restarted (a chart upgrade cost about a minute of " +
+			"(one report saw the queries forwarded to an Envoy pod). Users lost DNS while agents or Envoy restarted (a chart upgrade cost about a minute of " +
 			"DNS on critical clusters) and when an API server upgrade left every agent's proxy not answering. Medium " +
 			"when the cilium-agent DaemonSet runs and such policies exist, naming the policies; nothing when there is " +
 			"no Cilium DaemonSet or no DNS rule. Cannot see: a standalone DNS proxy deployed beside the agent, which " +
@@ -93,7 +93,7 @@ func runCiliumDNSProxyRestart(ctx *check.Context) ([]finding.Finding, error) {
 		Title: fmt.Sprintf("%s route pods' DNS through the proxy of %s, which every agent restart takes down",
 			check.Plural(count, "Cilium policy with DNS rules", "Cilium policies with DNS rules"), agent),
 		Message: "Pods selected by these policies send every DNS query to the DNS proxy on their node, which lives in the " +
-			"cilium-agent (or goes through Envoy). While the agent restarts, as each rolling upgrade does on every node, " +
+			"cilium-agent (one report saw them forwarded to an Envoy pod). While the agent restarts, as each rolling upgrade does on every node, " +
 			"and until it has read the policies again, those queries fail or time out: a user lost DNS for about a minute " +
 			"on critical clusters during a 1.17.1 to 1.17.3 chart upgrade and avoided it by removing rules.dns, and an API " +
 			"server upgrade once left every agent's proxy not answering until liveness probes restarted them.",
