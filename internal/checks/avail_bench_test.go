@@ -56,7 +56,7 @@ func availSnapshot() *snapshot.Snapshot {
 
 // availabilityBenchChecks are the checks BenchmarkAvailabilityChecks times.
 var availabilityBenchChecks = checks.BenchIDs("BenchmarkAvailabilityChecks",
-	"replica-spread", "pods-stuck-terminating", "aggregated-api-unavailable", "system-daemonset-priority")
+	"replica-spread", "pods-stuck-terminating", "aggregated-api-unavailable", "system-daemonset-priority", "node-critical-daemon-oom")
 
 // BenchmarkAvailabilityChecks times the availability checks of issue 14 at
 // 5,000 nodes and 100,000 pods (each must stay under 0.5 s):

@@ -58,7 +58,7 @@ func BenchmarkStoredVersionChecks(b *testing.B) {
 }
 
 // runtimeDefaultBenchChecks are the checks BenchmarkRuntimeDefaultChecks times.
-var runtimeDefaultBenchChecks = checks.BenchIDs("BenchmarkRuntimeDefaultChecks", "runtime-default-change-exposure")
+var runtimeDefaultBenchChecks = checks.BenchIDs("BenchmarkRuntimeDefaultChecks", "runtime-default-change-exposure", "cilium-dns-proxy-restart")
 
 // BenchmarkRuntimeDefaultChecks times runtime-default-change-exposure on
 // the 5,000-node, 100,000-pod snapshot with a third of the nodes on

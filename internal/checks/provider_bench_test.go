@@ -51,7 +51,7 @@ func providerSnapshot() *snapshot.Snapshot {
 }
 
 // providerBenchChecks are the checks BenchmarkProviderChecks times.
-var providerBenchChecks = checks.BenchIDs("BenchmarkProviderChecks", "eks-coredns-version", "kernel-cni-known-bad", "control-plane-restarts")
+var providerBenchChecks = checks.BenchIDs("BenchmarkProviderChecks", "eks-coredns-version", "cluster-dns-known-bad-release", "kernel-cni-known-bad", "control-plane-restarts")
 
 // BenchmarkProviderChecks times the checks of issue 14's provider cases at
 // 5,000 nodes and 100,000 pods, and fails if one finds nothing:

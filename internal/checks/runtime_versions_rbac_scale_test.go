@@ -117,6 +117,21 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 		Spec: appsv1.DaemonSetSpec{Template: flannel}})
 	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-flannel-cfg", Namespace: "kube-flannel"},
 		Data: map[string]string{"net-conf.json": `{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}`}})
+	// 2,000 CiliumNetworkPolicies, one in ten with a DNS rule
+	// (cilium-dns-proxy-restart): the finding lists a capped few.
+	var cnps []unstructured.Unstructured
+	for i := range 2000 {
+		port := map[string]any{"ports": []any{map[string]any{"port": "53", "protocol": "ANY"}}}
+		if i%10 == 0 {
+			port["rules"] = map[string]any{"dns": []any{map[string]any{"matchPattern": "*"}}}
+		}
+		cnps = append(cnps, unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+			"metadata": map[string]any{"name": fmt.Sprintf("allow-dns-%d", i), "namespace": fmt.Sprintf("team-%d", i%50)},
+			"spec":     map[string]any{"endpointSelector": map[string]any{}, "egress": []any{map[string]any{"toPorts": []any{port}}}},
+		}})
+	}
+	s.AddCustom(snapshot.CiliumNetworkPolicies, cnps)
 	var etcd []corev1.Pod
 	for i := range 3 {
 		etcd = append(etcd, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system"},

@@ -78,6 +78,12 @@ var (
 		Resource: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration"}
 	NetworkAttachmentDefinitions = Resource{Group: "k8s.cni.cncf.io", Version: "v1",
 		Resource: "network-attachment-definitions", Kind: "NetworkAttachmentDefinition", Namespaced: true, Custom: true}
+	// Cilium's policies, read for the DNS rules that route pods' DNS
+	// through the agent's proxy.
+	CiliumNetworkPolicies = Resource{Group: "cilium.io", Version: "v2", Resource: "ciliumnetworkpolicies",
+		Kind: "CiliumNetworkPolicy", Namespaced: true, Custom: true}
+	CiliumClusterwideNetworkPolicies = Resource{Group: "cilium.io", Version: "v2", Resource: "ciliumclusterwidenetworkpolicies",
+		Kind: "CiliumClusterwideNetworkPolicy", Custom: true}
 
 	Jobs     = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
 	CronJobs = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
@@ -204,7 +210,7 @@ func Known() []Resource {
 		DaemonSets, Deployments, ReplicaSets, StatefulSets,
 		PodDisruptionBudgets, EndpointSlices,
 		ValidatingWebhookConfigurations, MutatingWebhookConfigurations,
-		NetworkAttachmentDefinitions,
+		NetworkAttachmentDefinitions, CiliumNetworkPolicies, CiliumClusterwideNetworkPolicies,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,

@@ -270,11 +270,15 @@ func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 	return out
 }
 
-// hostPathMounts keeps the mounts of the volumes named in hostPaths.
+// hostPathMounts keeps the mounts of the volumes named in hostPaths, and
+// any mount at /tmp.
 func hostPathMounts(ms []corev1.VolumeMount, hostPaths map[string]bool, in *interner) []corev1.VolumeMount {
 	var out []corev1.VolumeMount
 	for _, m := range ms {
-		if hostPaths[m.Name] {
+		// A mount at /tmp is kept whatever its volume: CoreDNS 1.3.1 exits
+		// when it cannot write its log file there, and a volume at /tmp is
+		// the workaround cluster-dns-known-bad-release looks for.
+		if hostPaths[m.Name] || strings.TrimSuffix(m.MountPath, "/") == "/tmp" {
 			out = append(out, corev1.VolumeMount{Name: in.str(m.Name),
 				MountPath: in.str(m.MountPath), SubPath: in.str(m.SubPath), ReadOnly: m.ReadOnly})
 		}

@@ -10,5 +10,6 @@ func Checks() []check.Check {
 		corednsCapacityCheck(),
 		nodelocalDNSHazardsCheck(),
 		eksCorednsVersionCheck(),
+		clusterDNSKnownBadReleaseCheck(),
 	}
 }

@@ -12,5 +12,6 @@ func Checks() []check.Check {
 		nodeDiskDriftCheck(),
 		nodeReservationCheck(),
 		unrequestedMemoryCheck(),
+		nodeCriticalDaemonOOMCheck(),
 	}
 }

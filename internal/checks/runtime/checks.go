@@ -16,5 +16,6 @@ func Checks() []check.Check {
 		podSandboxFailuresCheck(),
 		runtimeKubeletCompatCheck(),
 		runtimeDefaultChangeExposureCheck(),
+		ciliumDNSProxyRestartCheck(),
 	}
 }

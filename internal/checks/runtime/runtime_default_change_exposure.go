@@ -35,6 +35,11 @@ type defaultChange struct {
 	Case    string   `json:"case"`
 	Note    string   `json:"note"`
 	Sources []string `json:"sources"`
+	// KubeletFrom is, for an oom-group change, the first kubelet minor
+	// with the new default.
+	KubeletFrom string `json:"kubeletFrom"`
+
+	kubeletFrom check.KubeVersion
 }
 
 // changedNode is a node runtime or image that carries a change.
@@ -78,8 +83,14 @@ var loadDefaultChanges = check.Facts("data/runtime-default-change-exposure.yaml"
 	byID := map[string]*defaultChange{}
 	f.byKind = map[string]*defaultChange{}
 	for _, c := range f.Changes {
-		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile && c.Kind != ruleKindContainerdConfig {
+		if c.Kind != ruleKindTunTap && c.Kind != ruleKindNoFile && c.Kind != ruleKindContainerdConfig && c.Kind != ruleKindOOMGroup {
 			return bad(c.ID, "kind %q", c.Kind)
+		}
+		if c.Kind == ruleKindOOMGroup {
+			var ok bool
+			if c.kubeletFrom, ok = check.ParseKubeVersion(c.KubeletFrom); !ok {
+				return bad(c.ID, "kubeletFrom %q", c.KubeletFrom)
+			}
 		}
 		if f.byKind[c.Kind] != nil {
 			return bad(c.ID, "a second change of kind %s", c.Kind)
@@ -124,6 +135,9 @@ const (
 	ruleKindTunTap           = "tun-tap"
 	ruleKindNoFile           = "nofile"
 	ruleKindContainerdConfig = "containerd-config"
+	// ruleKindOOMGroup is joined with nodes, not images: see
+	// runtime_default_change_oomgroup.go.
+	ruleKindOOMGroup = "oom-group"
 )
 
 // runtimeDefaultChangeExposureCheck joins the node runtimes and images
@@ -156,8 +170,14 @@ func runtimeDefaultChangeExposureCheck() check.Check {
 			"fail the CRI plugin or are lost). High when its command, arguments or environment name those tables and " +
 			"nodes it admits run containerd 2; medium when it names them on containerd 1.x nodes (the node image " +
 			"that brings containerd 2 breaks it), or mounts the configuration on containerd 2 nodes; low when it only " +
-			"mounts it on containerd 1.x nodes, since a script in a ConfigMap is not read.",
-		Reads: check.Needs(snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods),
+			"mounts it on containerd 1.x nodes, since a script in a ConfigMap is not read. " +
+			"OOM group kills: from " +
+			"kubelet 1.28 an OOM kill on a cgroup v2 node ends every process of the container; nodes still on an older " +
+			"kubelet, whose OS boots cgroup v2 by default, and whose kernel monitor reports OOMKilling events (one " +
+			"process killed, the container left running) are medium: those workloads survive such kills today and " +
+			"restart whole after the kubelet upgrade. Events last about an hour, so a quiet rule proves little.",
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods),
+			check.Optional(snapshot.Events)),
 		Rules: []check.Rule{
 			{ID: ruleTunTap, Summary: "no workload uses /dev/net/tun without privileged mode or a device grant",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Pods}},
@@ -165,9 +185,11 @@ func runtimeDefaultChangeExposureCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Pods}},
 			{ID: ruleContainerdConfig, Summary: "no privileged DaemonSet rewrites containerd's configuration on the host",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
+			{ID: ruleOOMGroup, Summary: "no node about to move to group OOM kills already reports single-process OOM kills",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.Events}},
 		},
 		Cases: check.Graded(cases, check.Prevents("runc-1-2-drops-tun-tap-default-allow-2024", "eks-ami-v20231220-containerd-nofile-1024-2023",
-			"containerd-2-registry-mirrors-break-node-patching-daemonsets-2024-2026")),
+			"containerd-2-registry-mirrors-break-node-patching-daemonsets-2024-2026", caseOOMGroup)),
 		Run: runDefaultChangeExposure,
 	}
 }
@@ -212,6 +234,15 @@ func runDefaultChangeExposure(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	var out []finding.Finding
+	if c := facts.byKind[ruleKindOOMGroup]; c != nil {
+		f, ok, err := oomGroupFinding(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, f)
+		}
+	}
 	if c := facts.byKind[ruleKindTunTap]; c != nil {
 		out = append(out, tunTapFindings(ctx, c, facts.imagesOf(c), matched[ruleKindTunTap])...)
 	}
