@@ -63,7 +63,10 @@ const (
 	eventsHigh         = 1000000
 	// Cilium allocates cluster-wide identities from 256 to 65535 (65,280
 	// of them): warn at half the 16-bit space, high at 80 percent of the
-	// range, well before allocation fails near 65,000.
+	// range, below the counts the cited clusters failed at (over 60,000 and
+	// about 65,000). Cilium 1.15 halves the range on clusters created with
+	// max-connected-clusters=511; cilium-config is not read, so such a
+	// cluster is judged against the full range.
 	ciliumIdentitiesWarn = 32768
 	ciliumIdentitiesHigh = 52224
 	// finishedJobsWarn: finished Jobs without a TTL and without a CronJob
@@ -87,7 +90,9 @@ func objectCountExplosionCheck() check.Check {
 			"revisionHistoryLimit (cleanup stuck) or a limit so high it keeps everything (extensions/v1beta1 left " +
 			"2147483647), finished Jobs without ttlSecondsAfterFinished or a CronJob owner, all Events, Dex " +
 			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt), and Cilium's CiliumIdentities " +
-			"against their cluster-wide range of 256 to 65535 (medium from 32,768, high from 52,224). Events, " +
+			"against their cluster-wide range of 256 to 65535 (medium from 32,768, high from 52,224; a ClusterMesh " +
+			"cluster created with max-connected-clusters=511 has half that range, which kubegap cannot see since it " +
+			"does not read cilium-config). Events, " +
 			"AuthRequests and CiliumIdentities are only counted, never read: one LIST with limit=1 and the server's " +
 			"remainingItemCount. Thresholds beyond the " +
 			"PodGC default are policy, set below the counts at which the cited clusters failed. It cannot count Helm " +
