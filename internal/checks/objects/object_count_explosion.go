@@ -65,7 +65,10 @@ const (
 	eventsHigh     = 1000000
 	// Cilium allocates cluster-wide identities from 256 to 65535 (65,280
 	// of them): warn at half the 16-bit space, high at 80 percent of the
-	// range, well before allocation fails near 65,000.
+	// range, below the counts the cited clusters failed at (over 60,000 and
+	// about 65,000). Cilium 1.15 halves the range on clusters created with
+	// max-connected-clusters=511; cilium-config is not read, so such a
+	// cluster is judged against the full range.
 	ciliumIdentitiesWarn = 32768
 	ciliumIdentitiesHigh = 52224
 	// Kyverno's intermediary reports: its design notes
@@ -101,7 +104,9 @@ func objectCountExplosionCheck() check.Check {
 			"AuthRequests (Dex with Kubernetes storage keeps one per login attempt; low below 1,000 as soon as the API serves " +
 			"them, since their count then follows login traffic and kubegap does not read the ResourceQuota that could cap " +
 			"it, medium from 1,000, high from 10,000), and Cilium's CiliumIdentities against their cluster-wide range of " +
-			"256 to 65535 (medium from 32,768, high from 52,224). Events, AuthRequests and CiliumIdentities are only " +
+			"256 to 65535 (medium from 32,768, high from 52,224; a ClusterMesh cluster created with " +
+			"max-connected-clusters=511 has half that range, which kubegap cannot see since it does not read " +
+			"cilium-config). Events, AuthRequests and CiliumIdentities are only " +
 			"counted, never read: one LIST with limit=1 and the server's remainingItemCount. So are Kyverno's intermediary " +
 			"reports (AdmissionReports of kyverno.io/v1alpha2, EphemeralReports of reports.kyverno.io/v1), which Kyverno " +
 			"writes at admission and in background scans for its reports controller to consume: medium from 10,000, high " +

@@ -17,7 +17,7 @@ const (
 	calicoIPAMID        = "calico-ipam-blocks"
 	ruleStrandedBlocks  = "stranded-block-affinities"
 	rulePoolBlocksTaken = "pool-blocks-claimed"
-	calicoIPAMCase      = "calico-ipam-blocks-leaked-pool-exhausted-2019-2023"
+	calicoIPAMCase      = "calico-ipam-blocks-leaked-pool-exhausted-2019-2021"
 	// defaultIPv4BlockSize is an IPPool's blockSize when unset: 26 for IPv4
 	// pools (Calico's IPPool reference,
 	// https://docs.tigera.io/calico/latest/reference/resources/ippool).
@@ -41,7 +41,8 @@ func calicoIPAMBlocksCheck() check.Check {
 		Description: "Reads Calico's BlockAffinities (crd.projectcalico.org, Kubernetes datastore mode) and IPPools. A " +
 			"block stays affine to the node that claimed it until kube-controllers releases a deleted node's IPAM state; " +
 			"affinities whose spec.node names no current Node are stranded (medium; high when they hold 10 percent of " +
-			"the enabled IPv4 pools' blocks or more). The affinities are also counted against the pools' capacity in " +
+			"the enabled IPv4 pools' blocks or more). The affinities whose spec.cidr lies in an enabled IPv4 pool are " +
+			"also counted against those pools' capacity in " +
 			"blocks (2^(blockSize - prefix length), blockSize 26 when unset): medium from 75 percent claimed, high " +
 			"from 90, since a new node that finds no free block cannot give its pods addresses. Address counts do not " +
 			"show this: a pool can run out of blocks with few addresses in use. In etcd datastore mode the IPAM state " +
@@ -63,7 +64,14 @@ func calicoIPAMBlocksCheck() check.Check {
 type poolCapacity struct {
 	ref    finding.ObjectRef
 	fields []finding.Field
+	prefix netip.Prefix
 	blocks int
+}
+
+// holds reports whether block lies within the pool: an affinity for a
+// block of a disabled or removed pool does not take one of this pool's.
+func (p poolCapacity) holds(block netip.Prefix) bool {
+	return block.IsValid() && block.Bits() >= p.prefix.Bits() && p.prefix.Contains(block.Addr())
 }
 
 // blockAffinity is one BlockAffinity's node and CIDR.
@@ -129,6 +137,7 @@ func ipv4BlockCapacity(s *snapshot.Snapshot) (int, []poolCapacity) {
 		pools = append(pools, poolCapacity{
 			ref:    finding.ObjectRef{APIVersion: "crd.projectcalico.org/v1", Kind: "IPPool", Name: p.GetName()},
 			fields: []finding.Field{finding.Value("spec.cidr", cidr), sizeField},
+			prefix: prefix.Masked(),
 			blocks: blocks,
 		})
 	}
@@ -207,8 +216,11 @@ func claimedBlocks(ctx *check.Context, affs []blockAffinity, capacity int, pools
 	}
 	claimed := 0
 	for _, a := range affs {
-		if a.prefix.IsValid() && a.prefix.Addr().Is4() {
-			claimed++
+		for _, p := range pools {
+			if p.holds(a.prefix) {
+				claimed++
+				break
+			}
 		}
 	}
 	pct := claimed * 100 / capacity
@@ -231,7 +243,7 @@ func claimedBlocks(ctx *check.Context, affs []blockAffinity, capacity int, pools
 		"%d blocks the enabled IPv4 pools have (medium from %d%%, high from %d%%). A node that finds no unclaimed block "+
 		"cannot allocate addresses for its pods, however few addresses are in use.", claimed, pct, capacity,
 		claimedWarnPercent, claimedHighPercent)
-	f.Evidence = append(f.Evidence, fmt.Sprintf("%d BlockAffinities with an IPv4 spec.cidr; capacity %d blocks from %s",
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%d BlockAffinities with a spec.cidr inside those pools; capacity %d blocks from %s",
 		claimed, capacity, check.Plural(len(pools), "enabled IPv4 IPPool", "enabled IPv4 IPPools")))
 	f.Remediation = "Release blocks held for deleted nodes first (see the stranded-block-affinities rule); if the " +
 		"blocks are genuinely in use, add an IP pool, or plan a larger pool or a smaller blockSize for new pools " +
