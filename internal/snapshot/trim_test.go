@@ -199,6 +199,10 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 30"}}}}
 	grace := int64(45)
 	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "POLICY", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "params"}, Key: "policy"}}},
+		corev1.EnvVar{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}})
 	d := appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", UID: "d"},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
@@ -219,7 +223,10 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		{"containers", len(got.Spec.Containers) == 1 && c.Image == "nginx:1" && c.ImagePullPolicy == corev1.PullAlways &&
 			len(got.Spec.InitContainers) == 1},
 		{"resources", c.Resources.Limits.Cpu().String() == "1" && c.Resources.Requests.Memory().String() == "1Gi"},
-		{"env names, values redacted", len(c.Env) == 2 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
+		{"env names, values redacted", len(c.Env) == 4 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
+		{"a ConfigMap key reference kept, a Secret's dropped", len(c.Env) == 4 && c.Env[2].ValueFrom != nil &&
+			c.Env[2].ValueFrom.ConfigMapKeyRef.Name == "params" && c.Env[2].ValueFrom.ConfigMapKeyRef.Key == "policy" &&
+			c.Env[3].ValueFrom == nil},
 		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
 			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
 		{"command and probes", len(c.Command) == 1 && c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil},
