@@ -17,7 +17,7 @@ import (
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
 var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius",
-	"default-certificate-hosts", "addon-end-of-life")
+	"default-certificate-hosts", "addon-end-of-life", "ingress-nginx-path-validation")
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,
@@ -27,7 +27,7 @@ var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 // external-dns v0.10 on AWS with one Ingress's set-identifier lacking a
 // routing policy, and the nginx-class half of the Ingresses in tls
 // sections without a secretName, falling back to a default certificate
-// whose Certificate names other hosts.
+// whose Certificate names other hosts, with a regex path under Prefix.
 func ingressSnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Deployments {
@@ -67,6 +67,11 @@ func ingressSnapshot() *snapshot.Snapshot {
 	for i := range s.Ingresses {
 		if ing := &s.Ingresses[i]; ing.Spec.IngressClassName != nil {
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{ing.Name + ".apps.example.org"}}}
+			// A rewrite path under Prefix, which strict path validation
+			// refuses (ingress-nginx-path-validation).
+			prefix := networkingv1.PathTypePrefix
+			ing.Spec.Rules = []networkingv1.IngressRule{{Host: ing.Name + ".apps.example.org", IngressRuleValue: networkingv1.IngressRuleValue{
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/api(/|$)(.*)", PathType: &prefix}}}}}}
 		}
 	}
 	s.AddCustom(snapshot.CertManagerCertificates, []unstructured.Unstructured{{Object: map[string]any{

@@ -13,5 +13,6 @@ func Checks() []check.Check {
 		ingressNginxLegacyTLSCheck(),
 		externalDNSRoutingCheck(),
 		defaultCertificateHostsCheck(),
+		ingressNginxPathValidationCheck(),
 	}
 }
