@@ -51,6 +51,18 @@ var keptAnnotations = map[string]bool{
 	AnnotationK3sNodeArgs:                   true,
 }
 
+// presenceAnnotations are kept with their value replaced by Redacted:
+// checks read only that they are there. ingress-nginx's snippet
+// annotations hold raw NGINX configuration, which can carry credentials
+// (an Authorization header), and ingress-nginx-snippet-gates needs only
+// which Ingresses use them.
+var presenceAnnotations = map[string]bool{
+	"nginx.ingress.kubernetes.io/configuration-snippet": true,
+	"nginx.ingress.kubernetes.io/server-snippet":        true,
+	"nginx.ingress.kubernetes.io/stream-snippet":        true,
+	"nginx.ingress.kubernetes.io/auth-snippet":          true,
+}
+
 // AnnotationK3sNodeArgs is where k3s records the arguments a node's k3s
 // was started with, as a JSON list ("--flag=value" written as two
 // elements, token and datastore values replaced by ********).
@@ -159,6 +171,13 @@ func trimMeta(m metav1.Object) {
 func keptAnnotationsOf(a map[string]string) map[string]string {
 	var kept map[string]string
 	for k, v := range a {
+		if presenceAnnotations[k] {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = Redacted
+			continue
+		}
 		if keptAnnotations[k] {
 			if k == AnnotationK3sNodeArgs {
 				var ok bool

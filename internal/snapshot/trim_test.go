@@ -263,3 +263,15 @@ func TestLeadingTypeMeta(t *testing.T) {
 		}
 	}
 }
+
+// A snippet annotation is kept as present, its NGINX text redacted: it can
+// carry credentials, and checks read only that it is there.
+func TestSnippetAnnotationKeptRedacted(t *testing.T) {
+	got := keptAnnotationsOf(map[string]string{
+		"nginx.ingress.kubernetes.io/configuration-snippet": `proxy_set_header Authorization "Bearer s3cret";`,
+		"kubectl.kubernetes.io/last-applied-configuration":  "{}",
+	})
+	if len(got) != 1 || got["nginx.ingress.kubernetes.io/configuration-snippet"] != Redacted {
+		t.Errorf("kept %v, want the snippet annotation alone, redacted", got)
+	}
+}

@@ -14,5 +14,6 @@ func Checks() []check.Check {
 		externalDNSRoutingCheck(),
 		defaultCertificateHostsCheck(),
 		ingressNginxPathValidationCheck(),
+		ingressNginxSnippetGatesCheck(),
 	}
 }
