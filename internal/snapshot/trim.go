@@ -285,12 +285,17 @@ func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 				// A ConfigMap key reference is kept: it names where a
 				// setting lives (gitops-deletion-guard resolves the Argo
 				// CD ApplicationSet controller's policy through it), and
-				// ConfigMaps hold no secrets. Other sources are dropped.
+				// ConfigMaps hold no secrets. Other sources (a Secret, a
+				// field) are dropped and the value stands as Redacted, so
+				// that a reader does not take the variable for an empty
+				// literal.
 				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
 					ref := e.ValueFrom.ConfigMapKeyRef
 					env[j].ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 						LocalObjectReference: corev1.LocalObjectReference{Name: in.str(ref.Name)},
 						Key:                  in.str(ref.Key), Optional: ref.Optional}}
+				} else if e.ValueFrom != nil {
+					env[j].Value = Redacted
 				}
 			}
 			out[i].Env = sharedJSON(in, "env", env)
@@ -435,7 +440,25 @@ var PreStopKept = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
 func keepNamedConfigMap(cm *corev1.ConfigMap, _ *interner) {
 	if !slices.Contains(NamedConfigMaps, cm.Namespace+"/"+cm.Name) {
 		cm.Data, cm.BinaryData = nil, nil
+		return
 	}
+	if prefix, partial := keptConfigMapKeyPrefix[cm.Namespace+"/"+cm.Name]; partial {
+		for k := range cm.Data {
+			if !strings.HasPrefix(k, prefix) {
+				delete(cm.Data, k)
+			}
+		}
+		cm.BinaryData = nil
+	}
+}
+
+// keptConfigMapKeyPrefix limits a named ConfigMap that also holds settings
+// no check reads to the keys that start with its prefix: Argo CD's
+// argocd-cmd-params-cm can carry other components' parameters, such as
+// otlp.headers, which may hold a collector's credentials, and
+// gitops-deletion-guard reads only the ApplicationSet controller's keys.
+var keptConfigMapKeyPrefix = map[string]string{
+	"argocd/argocd-cmd-params-cm": "applicationsetcontroller.",
 }
 
 // trimCustom drops what no check reads from custom resources of some

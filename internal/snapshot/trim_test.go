@@ -226,7 +226,7 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		{"env names, values redacted", len(c.Env) == 4 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
 		{"a ConfigMap key reference kept, a Secret's dropped", len(c.Env) == 4 && c.Env[2].ValueFrom != nil &&
 			c.Env[2].ValueFrom.ConfigMapKeyRef.Name == "params" && c.Env[2].ValueFrom.ConfigMapKeyRef.Key == "policy" &&
-			c.Env[3].ValueFrom == nil},
+			c.Env[3].ValueFrom == nil && c.Env[3].Value == Redacted},
 		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
 			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
 		{"command and probes", len(c.Command) == 1 && c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil},
@@ -273,5 +273,17 @@ func TestSnippetAnnotationKeptRedacted(t *testing.T) {
 	})
 	if len(got) != 1 || got["nginx.ingress.kubernetes.io/configuration-snippet"] != Redacted {
 		t.Errorf("kept %v, want the snippet annotation alone, redacted", got)
+	}
+}
+
+// argocd-cmd-params-cm keeps only the ApplicationSet controller's keys:
+// another component's parameter (otlp.headers can carry a token) never
+// reaches a snapshot or a report.
+func TestArgoCmdParamsKeepsApplicationSetKeysOnly(t *testing.T) {
+	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "argocd-cmd-params-cm"},
+		Data: map[string]string{"applicationsetcontroller.policy": "create-update", "otlp.headers": "authorization=Bearer s3cret"}}
+	keepNamedConfigMap(&cm, nil)
+	if len(cm.Data) != 1 || cm.Data["applicationsetcontroller.policy"] != "create-update" {
+		t.Errorf("kept %v, want the policy key alone", cm.Data)
 	}
 }

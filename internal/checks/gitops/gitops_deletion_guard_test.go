@@ -109,3 +109,18 @@ func moveArgo(s *snapshot.Snapshot, ns string) {
 		}
 	}
 }
+
+// A policy taken from a Secret reaches the check, after the loader's trim,
+// as a redacted value without its source: partial, not the default sync.
+func TestGitopsDeletionGuardPolicyFromSecret(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "gitops-deletion-guard/gap.yaml"))
+	env := s.Deployments[0].Spec.Template.Spec.Containers[0].Env
+	env[0].ValueFrom, env[0].Value = nil, snapshot.Redacted
+	fs, ctx, _ := checktest.Run(t, gitopsDeletionGuardCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("findings with the policy unknown: %v", fs)
+	}
+	if n, ok := ctx.Notes()[guardRule]; !ok || !strings.Contains(n.Reason, "does not keep") {
+		t.Errorf("no partial note about the unkept value: %v", ctx.Notes())
+	}
+}
