@@ -107,7 +107,7 @@ func crdStoredVersionDriftCheck() check.Check {
 			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"),
 			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025"),
 			check.Prevents("karpenter-v1-migration-conversion-webhook-and-stored-versions-2024"),
-			check.Prevents("csi-snapshot-api-removals-break-backups-2022-2026")),
+			check.Prevents("csi-snapshot-crd-version-removals-block-upgrades-2022-2025")),
 		Run: runCRDStoredVersionDrift,
 	}
 }

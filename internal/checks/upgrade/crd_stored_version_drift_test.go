@@ -258,7 +258,7 @@ func TestCRDStoredVersionDriftStorageVersionDropped(t *testing.T) {
 		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
 	}
 	f := fs[0]
-	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "csi-snapshot-api-removals-break-backups-2022-2026" {
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "csi-snapshot-crd-version-removals-block-upgrades-2022-2025" {
 		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
 	}
 	for _, name := range []string{"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io",
