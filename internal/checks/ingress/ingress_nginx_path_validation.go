@@ -46,7 +46,7 @@ var loadPathValidationFacts = check.Facts("ingress-nginx path validation facts",
 const (
 	pathValidationID   = "ingress-nginx-path-validation"
 	rulePathsRejected  = "paths-strict-validation-rejects"
-	casePathValidation = "ingress-nginx-path-validation-breaks-upgrades-2022-2026"
+	casePathValidation = "ingress-nginx-path-validation-breaks-upgrades-2023-2025"
 	maxPathsShown      = 5
 )
 
