@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -154,15 +155,18 @@ func judgeSnippetGates(ctx *check.Context, n nginxController, objs []finding.Obj
 	// Each gate: refused now, taken only by a default an upgrade changes,
 	// or set explicitly open.
 	var refused, upgrade []string
+	// The controller parses the key as a boolean ("True" and "1" open
+	// the gate too) and the risk level without regard to case.
+	allowOn, _ := strconv.ParseBool(allow)
 	switch {
-	case allow == "true":
+	case allowOn:
 	case allow == "" && !allowOffNow:
 		upgrade = append(upgrade, fmt.Sprintf("%s is unset, and from %s its default turns snippets off", facts.AllowKey, facts.AllowOffFrom))
 	default:
 		refused = append(refused, fmt.Sprintf("%s is %s", facts.AllowKey, orDefault(allow, "unset (off by default from "+facts.AllowOffFrom+")")))
 	}
 	switch {
-	case risk == facts.RiskNeeded:
+	case strings.EqualFold(risk, facts.RiskNeeded):
 	case risk == "" && !riskHighNow:
 		upgrade = append(upgrade, fmt.Sprintf("%s is unset, and from %s its default, High, refuses snippets (which need %s)",
 			facts.RiskKey, facts.RiskHighFrom, facts.RiskNeeded))

@@ -71,3 +71,12 @@ func TestIngressNginxSnippetGatesOtherConfigMap(t *testing.T) {
 		t.Errorf("no partial note naming the ConfigMap: %v", ctx.Notes())
 	}
 }
+
+// The controller parses allow-snippet-annotations as a boolean and the
+// risk level without regard to case: "True" and "critical" open both
+// gates, so the upgraded controller is quiet.
+func TestIngressNginxSnippetGatesSpellings(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "ingress-nginx-snippet-gates/upgraded.yaml"))
+	s.ConfigMaps[0].Data = map[string]string{"allow-snippet-annotations": "True", "annotations-risk-level": "critical"}
+	checktest.Quiet(t, ingressNginxSnippetGatesCheck(), s)
+}
