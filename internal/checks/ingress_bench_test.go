@@ -17,7 +17,8 @@ import (
 // ingressBenchChecks are the checks BenchmarkIngressChecks times.
 var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 	"ingress-backend-termination", "ingress-controller-resilience", "ingress-nginx-legacy-tls", "external-dns-routing", "webhook-blast-radius",
-	"default-certificate-hosts", "addon-end-of-life")
+	"default-certificate-hosts", "addon-end-of-life", "ingress-nginx-path-validation",
+	"ingress-nginx-snippet-gates")
 
 // ingressSnapshot is areaSnapshot with a Service per Deployment, the 2,000
 // Ingresses routing to them (the class-less half through GKE's gce class,
@@ -27,7 +28,7 @@ var ingressBenchChecks = checks.BenchIDs("BenchmarkIngressChecks",
 // external-dns v0.10 on AWS with one Ingress's set-identifier lacking a
 // routing policy, and the nginx-class half of the Ingresses in tls
 // sections without a secretName, falling back to a default certificate
-// whose Certificate names other hosts.
+// whose Certificate names other hosts, with a regex path under Prefix.
 func ingressSnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Deployments {
@@ -67,13 +68,24 @@ func ingressSnapshot() *snapshot.Snapshot {
 	for i := range s.Ingresses {
 		if ing := &s.Ingresses[i]; ing.Spec.IngressClassName != nil {
 			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{ing.Name + ".apps.example.org"}}}
+			// A rewrite path under Prefix, which strict path validation
+			// refuses (ingress-nginx-path-validation).
+			prefix := networkingv1.PathTypePrefix
+			ing.Spec.Rules = []networkingv1.IngressRule{{Host: ing.Name + ".apps.example.org", IngressRuleValue: networkingv1.IngressRuleValue{
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/api(/|$)(.*)", PathType: &prefix}}}}}}
+			// A snippet the 1.11 controller takes only by the risk-level
+			// default 1.12 changes (ingress-nginx-snippet-gates).
+			if ing.Annotations == nil {
+				ing.Annotations = map[string]string{}
+			}
+			ing.Annotations["nginx.ingress.kubernetes.io/configuration-snippet"] = snapshot.Redacted
 		}
 	}
 	s.AddCustom(snapshot.CertManagerCertificates, []unstructured.Unstructured{{Object: map[string]any{
 		"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": map[string]any{"name": "default", "namespace": "ingress-nginx"},
 		"spec": map[string]any{"secretName": "default-tls", "dnsNames": []any{"*.apps.other.example.org"}}}}})
 	s.ConfigMaps = append(s.ConfigMaps, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx"},
-		Data: map[string]string{"ssl-protocols": "TLSv1.1 TLSv1.2"}})
+		Data: map[string]string{"ssl-protocols": "TLSv1.1 TLSv1.2", "allow-snippet-annotations": "true"}})
 	s.Deployments = append(s.Deployments, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "external-dns", Namespace: "kube-system"},
 		Spec: appsv1.DeploymentSpec{Replicas: &one, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "external-dns", Image: "registry.k8s.io/external-dns/external-dns:v0.10.2", Args: []string{"--provider=aws"}}}}}}})

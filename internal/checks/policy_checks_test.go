@@ -24,6 +24,7 @@ import (
 var policyChecks = map[string]string{
 	"credential-broker-duration": "agents/testdata/credential-broker-duration/clean.yaml",
 	"gitops-global-prune":        "gitops/testdata/gitops-global-prune/clean.yaml",
+	"gitops-deletion-guard":      "gitops/testdata/gitops-deletion-guard/clean.yaml",
 	"unrequested-memory":         "resources/testdata/unrequested-memory/clean.yaml",
 	"stale-token-clients":        "versions/testdata/stale-token-clients/clean.yaml",
 }
@@ -86,12 +87,21 @@ func policySnapshot() *snapshot.Snapshot {
 			apps = append(apps, unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 				"metadata": map[string]any{"name": fmt.Sprintf("%s-%d", name, c), "namespace": "argocd",
+					"finalizers": []any{"resources-finalizer.argocd.argoproj.io"},
 					"ownerReferences": []any{map[string]any{"apiVersion": "argoproj.io/v1alpha1",
 						"kind": "ApplicationSet", "name": name, "uid": name}}},
 				"spec": map[string]any{"destination": map[string]any{"server": fmt.Sprintf("https://cell-%d.example.com", c)}},
 			}})
 		}
 	}
+	// The ApplicationSet controller on its default policy (sync): the
+	// generated Applications above carry the resources finalizer.
+	s.Deployments = append(s.Deployments, appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-applicationset-controller", Namespace: "argocd"},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "argocd-applicationset-controller", Image: "quay.io/argoproj/argocd:v2.11.3",
+			Args: []string{"/usr/local/bin/argocd-applicationset-controller"}}}}}},
+	})
 	s.AddCustom(snapshot.ArgoApplicationSets, sets)
 	s.AddCustom(snapshot.ArgoApplications, apps)
 	return s

@@ -176,7 +176,8 @@ var (
 // cluster CA bundle every namespace gets, service-mesh trust roots, the
 // kube-proxy, CoreDNS and ingress-nginx settings, Flannel's and Canal's
 // network configuration (net-conf.json) where the manifests put it, the
-// descheduler's policy and cluster-autoscaler's status.
+// descheduler's policy, cluster-autoscaler's status and Argo CD's command
+// parameters.
 var NamedConfigMaps = []string{
 	"kube-system/kube-root-ca.crt",
 	"kube-system/kube-proxy",
@@ -201,6 +202,9 @@ var NamedConfigMaps = []string{
 	"kube-system/descheduler-policy-configmap",
 	// cluster-autoscaler's status: each node group's minimum and maximum.
 	"kube-system/cluster-autoscaler-status",
+	// Argo CD's command parameters (the ApplicationSet controller's policy),
+	// in the namespace Argo CD's install manifests use.
+	"argocd/argocd-cmd-params-cm",
 }
 
 // Known lists every resource kubegap can read, in the order reports list them.

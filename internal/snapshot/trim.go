@@ -51,6 +51,18 @@ var keptAnnotations = map[string]bool{
 	AnnotationK3sNodeArgs:                   true,
 }
 
+// presenceAnnotations are kept with their value replaced by Redacted:
+// checks read only that they are there. ingress-nginx's snippet
+// annotations hold raw NGINX configuration, which can carry credentials
+// (an Authorization header), and ingress-nginx-snippet-gates needs only
+// which Ingresses use them.
+var presenceAnnotations = map[string]bool{
+	"nginx.ingress.kubernetes.io/configuration-snippet": true,
+	"nginx.ingress.kubernetes.io/server-snippet":        true,
+	"nginx.ingress.kubernetes.io/stream-snippet":        true,
+	"nginx.ingress.kubernetes.io/auth-snippet":          true,
+}
+
 // AnnotationK3sNodeArgs is where k3s records the arguments a node's k3s
 // was started with, as a JSON list ("--flag=value" written as two
 // elements, token and datastore values replaced by ********).
@@ -159,6 +171,13 @@ func trimMeta(m metav1.Object) {
 func keptAnnotationsOf(a map[string]string) map[string]string {
 	var kept map[string]string
 	for k, v := range a {
+		if presenceAnnotations[k] {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = Redacted
+			continue
+		}
 		if keptAnnotations[k] {
 			if k == AnnotationK3sNodeArgs {
 				var ok bool
@@ -245,8 +264,8 @@ func shareProbe(p *corev1.Probe, in *interner) *corev1.Probe {
 }
 
 // trimContainers keeps of a template's containers the name, image, pull
-// policy, environment variable names and the mounts of the hostPath
-// volumes named in hostPaths.
+// policy, environment variable names (with their ConfigMap key references)
+// and the mounts of the hostPath volumes named in hostPaths.
 func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *interner) []corev1.Container {
 	if len(cs) == 0 {
 		return nil
@@ -261,6 +280,21 @@ func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 			for j, e := range c.Env {
 				env[j].Name = in.str(e.Name)
 				if e.Value != "" {
+					env[j].Value = Redacted
+				}
+				// A ConfigMap key reference is kept: it names where a
+				// setting lives (gitops-deletion-guard resolves the Argo
+				// CD ApplicationSet controller's policy through it), and
+				// ConfigMaps hold no secrets. Other sources (a Secret, a
+				// field) are dropped and the value stands as Redacted, so
+				// that a reader does not take the variable for an empty
+				// literal.
+				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+					ref := e.ValueFrom.ConfigMapKeyRef
+					env[j].ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: in.str(ref.Name)},
+						Key:                  in.str(ref.Key), Optional: ref.Optional}}
+				} else if e.ValueFrom != nil {
 					env[j].Value = Redacted
 				}
 			}
@@ -335,12 +369,12 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 // service account, host network, topology spread); hostPath volumes; and per
 // container its name, image, pull policy, resources, command and arguments,
 // probes, hostPath mounts and environment variable names (values
-// redacted); privileged and the added capabilities of its security
+// redacted, ConfigMap key references kept); privileged and the added capabilities of its security
 // context (what decides the devices and network rights a container gets);
 // the pod's termination grace period; and, for a container
 // with a preStop hook, the marker PreStopKept. Ports, the rest of the
-// security contexts, the hooks themselves, other volumes and where environment values come
-// from are dropped:
+// security contexts, the hooks themselves, other volumes and where
+// environment values come from (other than a ConfigMap key) are dropped:
 // at 7,000 Deployments the whole templates held 60 MB. DaemonSets keep
 // their whole templates: checks read far more of them, and there are few.
 func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
@@ -410,7 +444,25 @@ var PreStopKept = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
 func keepNamedConfigMap(cm *corev1.ConfigMap, _ *interner) {
 	if !slices.Contains(NamedConfigMaps, cm.Namespace+"/"+cm.Name) {
 		cm.Data, cm.BinaryData = nil, nil
+		return
 	}
+	if prefix, partial := keptConfigMapKeyPrefix[cm.Namespace+"/"+cm.Name]; partial {
+		for k := range cm.Data {
+			if !strings.HasPrefix(k, prefix) {
+				delete(cm.Data, k)
+			}
+		}
+		cm.BinaryData = nil
+	}
+}
+
+// keptConfigMapKeyPrefix limits a named ConfigMap that also holds settings
+// no check reads to the keys that start with its prefix: Argo CD's
+// argocd-cmd-params-cm can carry other components' parameters, such as
+// otlp.headers, which may hold a collector's credentials, and
+// gitops-deletion-guard reads only the ApplicationSet controller's keys.
+var keptConfigMapKeyPrefix = map[string]string{
+	"argocd/argocd-cmd-params-cm": "applicationsetcontroller.",
 }
 
 // trimCustom drops what no check reads from custom resources of some

@@ -199,6 +199,10 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 30"}}}}
 	grace := int64(45)
 	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.Containers[0].Env = append(p.Spec.Containers[0].Env, corev1.EnvVar{Name: "POLICY", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "params"}, Key: "policy"}}},
+		corev1.EnvVar{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}})
 	d := appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", UID: "d"},
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
@@ -219,7 +223,10 @@ func TestTrimWorkloadTemplate(t *testing.T) {
 		{"containers", len(got.Spec.Containers) == 1 && c.Image == "nginx:1" && c.ImagePullPolicy == corev1.PullAlways &&
 			len(got.Spec.InitContainers) == 1},
 		{"resources", c.Resources.Limits.Cpu().String() == "1" && c.Resources.Requests.Memory().String() == "1Gi"},
-		{"env names, values redacted", len(c.Env) == 2 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
+		{"env names, values redacted", len(c.Env) == 4 && c.Env[0].Value == Redacted && c.Env[1].ValueFrom == nil},
+		{"a ConfigMap key reference kept, a Secret's dropped", len(c.Env) == 4 && c.Env[2].ValueFrom != nil &&
+			c.Env[2].ValueFrom.ConfigMapKeyRef.Name == "params" && c.Env[2].ValueFrom.ConfigMapKeyRef.Key == "policy" &&
+			c.Env[3].ValueFrom == nil && c.Env[3].Value == Redacted},
 		{"hostPath volume and its mount only", len(got.Spec.Volumes) == 1 && got.Spec.Volumes[0].HostPath.Path == "/opt/cni/bin" &&
 			len(c.VolumeMounts) == 1 && c.VolumeMounts[0].Name == "cni"},
 		{"command and probes", len(c.Command) == 1 && c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil},
@@ -254,5 +261,29 @@ func TestLeadingTypeMeta(t *testing.T) {
 		if ok != c.ok || tm.Kind != c.kind || tm.APIVersion != c.apiVer {
 			t.Errorf("leadingTypeMeta(%s) = %+v, %v; want %q %q %v", c.in, tm, ok, c.kind, c.apiVer, c.ok)
 		}
+	}
+}
+
+// A snippet annotation is kept as present, its NGINX text redacted: it can
+// carry credentials, and checks read only that it is there.
+func TestSnippetAnnotationKeptRedacted(t *testing.T) {
+	got := keptAnnotationsOf(map[string]string{
+		"nginx.ingress.kubernetes.io/configuration-snippet": `proxy_set_header Authorization "Bearer s3cret";`,
+		"kubectl.kubernetes.io/last-applied-configuration":  "{}",
+	})
+	if len(got) != 1 || got["nginx.ingress.kubernetes.io/configuration-snippet"] != Redacted {
+		t.Errorf("kept %v, want the snippet annotation alone, redacted", got)
+	}
+}
+
+// argocd-cmd-params-cm keeps only the ApplicationSet controller's keys:
+// another component's parameter (otlp.headers can carry a token) never
+// reaches a snapshot or a report.
+func TestArgoCmdParamsKeepsApplicationSetKeysOnly(t *testing.T) {
+	cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "argocd-cmd-params-cm"},
+		Data: map[string]string{"applicationsetcontroller.policy": "create-update", "otlp.headers": "authorization=Bearer s3cret"}}
+	keepNamedConfigMap(&cm, nil)
+	if len(cm.Data) != 1 || cm.Data["applicationsetcontroller.policy"] != "create-update" {
+		t.Errorf("kept %v, want the policy key alone", cm.Data)
 	}
 }

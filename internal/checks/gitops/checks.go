@@ -9,5 +9,6 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		gitopsGlobalPruneCheck(),
+		gitopsDeletionGuardCheck(),
 	}
 }

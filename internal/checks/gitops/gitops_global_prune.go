@@ -37,7 +37,7 @@ var loadArgoFacts = check.Facts("Argo CD facts", argoFactsYAML, func(f *argoFact
 	for _, b := range f.Behaviours {
 		f.fact[b.Name] = strings.TrimSpace(b.Fact)
 	}
-	for _, need := range []string{"automated-prune", "all-at-once", "generated-deletion", "prune-false"} {
+	for _, need := range []string{"automated-prune", "all-at-once", "generated-deletion", "prune-false", "controller-policy"} {
 		if f.fact[need] == "" {
 			return errors.New("Argo CD facts: no " + need)
 		}

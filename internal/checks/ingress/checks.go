@@ -13,5 +13,7 @@ func Checks() []check.Check {
 		ingressNginxLegacyTLSCheck(),
 		externalDNSRoutingCheck(),
 		defaultCertificateHostsCheck(),
+		ingressNginxPathValidationCheck(),
+		ingressNginxSnippetGatesCheck(),
 	}
 }

@@ -89,7 +89,8 @@ func crdStoredVersionDriftCheck() check.Check {
 		Description: "Reads every CustomResourceDefinition's status.storedVersions (every version its objects have been " +
 			"stored in since the list was last trimmed) against its spec.versions. A stored version that an operator's " +
 			"later release no longer defines (data/crd-stored-version-drift.yaml: cert-manager 1.7 drops v1alpha2, " +
-			"v1alpha3 and v1beta1; Gateway API 1.0 and 1.2, Flux 2.7 and Karpenter 1.1 drop older versions of their kinds) is high: installing that release's CRDs is refused until every object is rewritten " +
+			"v1alpha3 and v1beta1; Gateway API 1.0 and 1.2, Flux 2.7 and Karpenter 1.1 drop older versions of their kinds; external-snapshotter 8.2 " +
+			"drops v1alpha1, the group snapshot CRDs' storage version until then, which is flagged although it is the storage version) is high: installing that release's CRDs is refused until every object is rewritten " +
 			"and the version is trimmed from storedVersions. A stored version spec.versions does not define at all is " +
 			"high too. One that is served false or deprecated is medium (a later release may drop it), and an older " +
 			"stored version that is still served is info: a migration is pending. A CRD read without its status (a " +
@@ -105,7 +106,8 @@ func crdStoredVersionDriftCheck() check.Check {
 		Cases: check.Graded(cases, check.Prevents("cert-manager-1-7-removed-apis-stored-versions-2022"),
 			check.Prevents("gateway-api-crd-v1alpha2-stored-version-upgrade-blocked-2023-2026"),
 			check.Prevents("flux-2-7-removed-beta-apis-crd-upgrade-fails-2025"),
-			check.Prevents("karpenter-v1-migration-conversion-webhook-and-stored-versions-2024")),
+			check.Prevents("karpenter-v1-migration-conversion-webhook-and-stored-versions-2024"),
+			check.Prevents("csi-snapshot-crd-version-removals-block-upgrades-2022-2025")),
 		Run: runCRDStoredVersionDrift,
 	}
 }
@@ -125,6 +127,10 @@ type driftHit struct {
 	seen  []string // the flagged stored versions, in order met
 	fixes []string
 	ev    finding.Grouper
+	// storageDropped: a flagged version is the CRD's storage version
+	// today, so there is no newer version to rewrite the objects at
+	// before the new CRDs are applied.
+	storageDropped bool
 }
 
 func runCRDStoredVersionDrift(ctx *check.Context) ([]finding.Finding, error) {
@@ -166,15 +172,25 @@ func runCRDStoredVersionDrift(ctx *check.Context) ([]finding.Finding, error) {
 		}
 		ref := check.Ref("apiextensions.k8s.io/v1", "CustomResourceDefinition", u)
 		for _, sv := range stored {
-			if sv == storage {
+			row := removalFor(facts.Rows, u.GetName(), group, sv)
+			// The storage version itself is a gap only when the
+			// operator's next release drops it: external-snapshotter
+			// v8.2.0's group snapshot CRDs define v1beta1 alone, so
+			// a cluster still storing v1alpha1 (its storage version
+			// under v8.1) cannot apply them.
+			if sv == storage && row == nil {
 				continue
 			}
 			def, defined := versions[sv]
 			fields := []finding.Field{finding.Value("status.storedVersions", finding.JSONText(stored))}
 			var h *driftHit
-			switch row := removalFor(facts.Rows, u.GetName(), group, sv); {
+			switch {
 			case row != nil:
 				h = hit(ruleOperatorRemoves, row, finding.High)
+				if sv == storage {
+					h.storageDropped = true
+					fields = append(fields, finding.Value("spec.versions[name="+sv+"].storage", true))
+				}
 				if row.VersionLabel != "" {
 					if v, has := u.GetLabels()[row.VersionLabel]; has {
 						fields = append(fields, finding.Entry("metadata.labels["+row.VersionLabel+"]", v))
@@ -303,6 +319,18 @@ func driftFinding(h *driftHit) finding.Finding {
 		own := ""
 		if r.Remediation != "" {
 			own = " " + strings.TrimSpace(r.Remediation)
+		}
+		if h.storageDropped {
+			// Rewriting at today's storage version changes nothing:
+			// the version to move to is not defined until the new
+			// CRDs are in, and they are what the API server refuses.
+			f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later: the dropped version is these CRDs' storage version "+
+				"today, so there is no newer version to rewrite the objects at first. Keep the old version in the new CRDs' "+
+				"spec.versions (served false) until the objects are rewritten and storedVersions is trimmed, or, where no "+
+				"object of the kind exists, delete and recreate the CRDs (deleting a CRD deletes all its objects).%s Read "+
+				"the storedVersions again (`kubectl get customresourcedefinition %s -o jsonpath='{.status.storedVersions}'`) "+
+				"before the upgrade.", r.Operator, r.removedIn.MinorString(), own, h.crds[0])
+			break
 		}
 		f.Remediation = fmt.Sprintf("Before upgrading %s to %s or later, migrate the stored objects: %s.%s%s Read the storedVersions again "+
 			"(`kubectl get customresourcedefinition %s -o jsonpath='{.status.storedVersions}'`) before the upgrade.",

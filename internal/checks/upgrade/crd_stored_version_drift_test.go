@@ -242,3 +242,48 @@ func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
 	}
 	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/karpenter-gap.yaml")
 }
+
+// external-snapshotter v8.1's group snapshot CRDs store v1alpha1, their
+// only and storage version, which v8.2 drops: high on the three CRDs
+// although the stored version is today's storage version, with a
+// remediation that does not tell to rewrite at (or trim to) v1alpha1.
+func TestCRDStoredVersionDriftStorageVersionDropped(t *testing.T) {
+	const file = "crd-stored-version-drift/external-snapshotter-gap.yaml"
+	s := checktest.Complete(checktest.Load(t, file))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "csi-snapshot-crd-version-removals-block-upgrades-2022-2025" {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range []string{"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io",
+		"volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io", "volumegroupsnapshots.groupsnapshot.storage.k8s.io"} {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	if !strings.Contains(f.Title, "external-snapshotter 8.2") {
+		t.Errorf("title %q", f.Title)
+	}
+	if strings.Contains(f.Remediation, `"storedVersions":["v1alpha1"]`) || !strings.Contains(f.Remediation, "storage version today") ||
+		!strings.Contains(f.Remediation, "rke2-charts pull request 729") {
+		t.Errorf("remediation %q, want the carry-the-old-version steps and RKE2's fix, not a trim to v1alpha1", f.Remediation)
+	}
+	text := strings.Join(f.Evidence, "\n")
+	if !strings.Contains(text, "spec.versions[name=v1alpha1].storage=true") {
+		t.Errorf("evidence does not say v1alpha1 is the storage version:\n%s", text)
+	}
+	checktest.EvidenceTrue(t, fs, file)
+}
+
+// The same CRDs at v8.2.0 (v1beta1 alone, stored alone) are quiet: the
+// rule matches v1alpha1, not the group.
+func TestCRDStoredVersionDriftStorageVersionDroppedClean(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/external-snapshotter-clean.yaml"))
+	checktest.Quiet(t, crdStoredVersionDriftCheck(), s)
+}

@@ -567,6 +567,7 @@ NAMED_CONFIGMAPS = [
     "ingress-nginx/ingress-nginx-controller",
     "kube-system/descheduler", "kube-system/descheduler-policy-configmap",
     "kube-system/cluster-autoscaler-status",
+    "argocd/argocd-cmd-params-cm",
 ]
 # Memory each provider holds back from allocatable: kube-reserved (and
 # system-reserved) plus the kubelet's hard eviction threshold, in KiB.
