@@ -38,6 +38,11 @@ var keptAnnotations = map[string]bool{
 	"kubernetes.io/ingress.class":                 true,
 	"ingressclass.kubernetes.io/is-default-class": true,
 	"storageclass.kubernetes.io/is-default-class": true,
+	// Node-local volumes (node-disk-drift): the provisioner that made a
+	// PersistentVolume, and OpenEBS Local PV Hostpath's StorageClass
+	// settings (base path and quota), a short YAML list.
+	"pv.kubernetes.io/provisioned-by": true,
+	"cas.openebs.io/config":           true,
 	// k3s's deploy controller applies its packaged manifests with an Addon
 	// as owner; internal/owner reads these to tell k3s's own objects
 	// (owner.KeptAnnotations).
