@@ -101,6 +101,7 @@ var caseFixtures = map[string]caseFixture{
 	"ingress-backend-termination\travelin-gke-ingress-502-pod-termination-2019":                       {Files: []string{"ingress/testdata/ingress-backend-termination/gap.yaml"}, State: reusedPre},
 	"ingress-class-binding\tingress-nginx-v1-ignores-classless-ingresses-2021":                        {Files: []string{"ingress/testdata/gap.yaml"}, State: reusedPre},
 	"ingress-controller-resilience\tzalando-skipper-ingress-oom-2019":                                 {Files: []string{"ingress/testdata/ingress-controller-resilience/gap.yaml"}, State: reusedPre},
+	"kafka-zookeeper-removal\tstrimzi-0-46-removes-zookeeper-clusters-unmanageable-2025":              {Files: []string{"versions/testdata/kafka-zookeeper-removal/gap.yaml"}, Complete: true, State: "strimzi#11630 before the operator upgrade: Strimzi 0.45.0 running a Kafka whose status.kafkaMetadataState is ZooKeeper, with the ZooKeeperRemoval warning ibm-mas/ansible-devops#1732 shows"},
 	"kernel-cni-known-bad\tcentos7-kmem-accounting-cgroup-leak-2018":                                  {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tflatcar-3033-2-2-kernel-breaks-cilium-ipsec-2022":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},
 	"kernel-cni-known-bad\tflatcar-systemd-245-rp-filter-breaks-cilium-2020":                          {Files: []string{"runtime/testdata/kernel-cni-known-bad/gap.yaml"}, State: reusedIn},

@@ -125,6 +125,10 @@ var (
 	ArgoApplicationSets = Resource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets",
 		Kind: "ApplicationSet", Namespaced: true, Custom: true}
 	CalicoIPPools = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ippools", Kind: "IPPool", Custom: true}
+	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
+	// trimStrimziKafka): no listener, authentication or broker settings.
+	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
+		Namespaced: true, Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -184,7 +188,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, StrimziKafkas,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts,
 		APIServerMetrics,
