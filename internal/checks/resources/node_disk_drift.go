@@ -49,7 +49,8 @@ func nodeDiskDriftCheck() check.Check {
 			"kubelet is evicting pods regardless of PodDisruptionBudgets; and Warning events saying \"no space left on " +
 			"device\" (failed image pulls, container starts). Medium: PersistentVolumes of a node-local provisioner listed in " +
 			"data/node-local-volumes.yaml (OpenEBS Local PV Hostpath, openebs.io/local) under its default base path " +
-			"/var/openebs/local, which its documentation places on the root disk, whose StorageClass enables neither XFSQuota " +
+			"/var/openebs/local, which its installation guide gives as a directory on the root disk, whose StorageClass enables " +
+			"neither XFSQuota " +
 			"nor EXT4Quota: the claimed capacity is then no limit, and one growing volume can put the node under " +
 			"DiskPressure. Volumes under another base path are not judged (a separate disk is the usual reason for one, " +
 			"and the API does not show which disk a path is on). Nodes with neither an instance-type nor a " +

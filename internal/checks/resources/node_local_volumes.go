@@ -239,7 +239,8 @@ func unboundedFinding(prov *localVolumeProvisioner, class *storagev1.StorageClas
 		Title: fmt.Sprintf("%s of StorageClass %s live on the nodes' root disk with no size limit%s",
 			check.Plural(len(vols), "volume", "volumes"), class.Name, check.MoreText(more)),
 		Message: fmt.Sprintf("StorageClass %s (provisioner %s, %s) enables none of %s, and these volumes sit under %s, "+
-			"the provisioner's default base path on the node's root disk. The capacity their claims ask for is then no "+
+			"the provisioner's default base path, which is on the node's root disk unless a disk of its own is mounted "+
+			"there. The capacity their claims ask for is then no "+
 			"limit: a volume that keeps growing (logs, metrics, a database's archive) fills the filesystem that the node's "+
 			"images, container logs and other pods share, and the kubelet's DiskPressure evictions, which ignore "+
 			"PodDisruptionBudgets, remove pods that have nothing to do with it.",
