@@ -79,6 +79,51 @@ func (l CoverageLine) Text() string {
 	return fmt.Sprintf("%s: %s — %s incomplete", l.Name, l.State, Plural(l.Checks, "check", "checks"))
 }
 
+// CoverageFold is several resources that each leave one check
+// incomplete for the same reason, printed as one line.
+type CoverageFold struct {
+	State string
+	Names []string
+}
+
+// Text is the folded line: "12 more resources not in the input, 1 check
+// incomplete each: a, b, …".
+func (f CoverageFold) Text() string {
+	return fmt.Sprintf("%d more resources %s, 1 check incomplete each: %s", len(f.Names), f.State, strings.Join(f.Names, ", "))
+}
+
+// Folded is Resources as the terminal and Markdown reports print them:
+// a resource that leaves two or more checks incomplete keeps its own line,
+// and, in a list longer than foldAbove, those that leave one each are
+// folded into one line per state when there are at least three of them.
+// Each check that reads one more resource
+// would otherwise add a line to every first run's report, before the
+// command that completes them all; the per-resource detail stays in
+// Resources (JSON, the web page, --explain-coverage).
+func (s CoverageSummary) Folded() ([]CoverageLine, []CoverageFold) {
+	const foldAbove = 10
+	single := map[string][]string{}
+	for _, l := range s.Resources {
+		if l.Checks == 1 {
+			single[l.State] = append(single[l.State], l.Name)
+		}
+	}
+	var lines []CoverageLine
+	var folds []CoverageFold
+	folded := map[string]bool{}
+	for _, l := range s.Resources {
+		if len(s.Resources) > foldAbove && l.Checks == 1 && len(single[l.State]) >= 3 {
+			if !folded[l.State] {
+				folded[l.State] = true
+				folds = append(folds, CoverageFold{State: l.State, Names: single[l.State]})
+			}
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines, folds
+}
+
 // Coverage sums up what r could not answer (see CoverageSummary).
 func Coverage(r *Report) CoverageSummary {
 	var s CoverageSummary

@@ -131,8 +131,12 @@ func coverage(b *strings.Builder, rep *report.Report, opts Options) {
 	}
 	b.WriteString("**Coverage** (what the input does not show is unknown, not a pass):\n\n")
 	items := len(cov.Resources) + len(cov.NotRequested) + len(cov.UnknownToKubegap) + len(cov.Other)
-	for _, l := range cov.Resources {
+	lines, folds := cov.Folded()
+	for _, l := range lines {
 		fmt.Fprintf(b, "- `%s`: %s — %s incomplete\n", l.Name, esc(l.State), report.Plural(l.Checks, "check", "checks"))
+	}
+	for _, f := range folds {
+		fmt.Fprintf(b, "- %d more resources %s, 1 check incomplete each: %s\n", len(f.Names), esc(f.State), codes(f.Names))
 	}
 	if len(cov.NotRequested) > 0 {
 		fmt.Fprintf(b, "- not requested (an opt-in source such as `--inspect-images`): %s\n", codes(cov.NotRequested))

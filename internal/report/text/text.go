@@ -235,8 +235,12 @@ func (t *textWriter) coverage(r *report.Report) {
 	}
 	t.printf("\n")
 	t.wrapped(t.color(ansiBold, "COVERAGE (unknown, never a pass)"), "", "  ")
-	for _, l := range cov.Resources {
+	lines, folds := cov.Folded()
+	for _, l := range lines {
 		t.wrapped(l.Text(), "  ", "      ")
+	}
+	for _, f := range folds {
+		t.wrapped(f.Text(), "  ", "      ")
 	}
 	if cov.Scope != "" {
 		t.wrapped(cov.Scope, "  ", "  ")
