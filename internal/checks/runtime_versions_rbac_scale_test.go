@@ -150,6 +150,20 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 	}
 	s.ClusterRoles = append(s.ClusterRoles, rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "system:coredns"},
 		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"aggregate": "true"}}}}})
+	// A Strimzi 0.45 operator with 300 Kafka clusters still on ZooKeeper
+	// (kafka-zookeeper-removal: one finding each).
+	op := tmpl("quay.io/strimzi/operator:0.45.0", "strimzi-cluster-operator")
+	op.Spec.Containers[0].Name = "strimzi-cluster-operator"
+	s.Deployments = append(s.Deployments, appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "strimzi-cluster-operator", Namespace: "kafka"},
+		Spec: appsv1.DeploymentSpec{Template: op}})
+	kafkas := make([]unstructured.Unstructured, 300)
+	for i := range kafkas {
+		kafkas[i].Object = map[string]any{"apiVersion": "kafka.strimzi.io/v1beta2", "kind": "Kafka",
+			"metadata": map[string]any{"name": fmt.Sprintf("kafka-%d", i), "namespace": fmt.Sprintf("team-%d", i%30)},
+			"spec":     map[string]any{"zookeeper": map[string]any{"replicas": int64(3)}},
+			"status":   map[string]any{"kafkaMetadataState": "ZooKeeper"}}
+	}
+	s.AddCustom(snapshot.StrimziKafkas, kafkas)
 	s.Finish()
 	return s
 }

@@ -141,6 +141,10 @@ var (
 	// holds each block of an IPPool.
 	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
 		Kind: "BlockAffinity", Custom: true}
+	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
+	// trimStrimziKafka): no listener, authentication or broker settings.
+	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
+		Namespaced: true, Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -219,7 +223,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

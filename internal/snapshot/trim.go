@@ -38,6 +38,14 @@ var keptAnnotations = map[string]bool{
 	"kubernetes.io/ingress.class":                 true,
 	"ingressclass.kubernetes.io/is-default-class": true,
 	"storageclass.kubernetes.io/is-default-class": true,
+	// Node-local volumes (node-disk-drift): the provisioner that made a
+	// PersistentVolume, and OpenEBS Local PV Hostpath's StorageClass
+	// settings (base path and quota), a short YAML list.
+	"pv.kubernetes.io/provisioned-by": true,
+	"cas.openebs.io/config":           true,
+	// A Strimzi Kafka's metadata mode as asked for: disabled (ZooKeeper),
+	// migration, enabled (KRaft) or rollback.
+	"strimzi.io/kraft": true,
 	// k3s's deploy controller applies its packaged manifests with an Addon
 	// as owner; internal/owner reads these to tell k3s's own objects
 	// (owner.KeptAnnotations).
@@ -474,6 +482,10 @@ func trimCustom(u *unstructured.Unstructured) {
 		trimArgo(u)
 		return
 	}
+	if u.GroupVersionKind().Group == StrimziKafkas.Group && u.GetKind() == StrimziKafkas.Kind {
+		trimStrimziKafka(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -528,4 +540,50 @@ func keepKeys(m map[string]any, keys ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// trimStrimziKafka keeps of a Strimzi Kafka what says where its metadata
+// live: whether it declares a ZooKeeper ensemble (spec.zookeeper, reduced
+// to its replicas), the Kafka version, and status.kafkaMetadataState with
+// the conditions' type, status and reason. Listeners, authentication,
+// broker config and the rest of the spec are dropped.
+func trimStrimziKafka(u *unstructured.Unstructured) {
+	kept := map[string]any{}
+	if zk, found, _ := unstructured.NestedMap(u.Object, "spec", "zookeeper"); found {
+		z := map[string]any{}
+		if r, ok := zk["replicas"]; ok {
+			z["replicas"] = r
+		}
+		kept["zookeeper"] = z
+	}
+	if v, found, _ := unstructured.NestedString(u.Object, "spec", "kafka", "version"); found {
+		kept["kafka"] = map[string]any{"version": v}
+	}
+	status := map[string]any{}
+	if st, found, _ := unstructured.NestedString(u.Object, "status", "kafkaMetadataState"); found {
+		status["kafkaMetadataState"] = st
+	}
+	if conds, found, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); found {
+		var out []any
+		for _, c := range conds {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			k := map[string]any{}
+			for _, f := range []string{"type", "status", "reason"} {
+				if v, ok := m[f]; ok {
+					k[f] = v
+				}
+			}
+			out = append(out, k)
+		}
+		status["conditions"] = out
+	}
+	u.Object["spec"] = kept
+	if len(status) > 0 {
+		u.Object["status"] = status
+	} else {
+		delete(u.Object, "status")
+	}
 }

@@ -24,9 +24,12 @@ const (
 	ruleDiskPressure = "disk-pressure"
 	ruleNoSpace      = "no-space-events"
 
-	diskDriftID   = "node-disk-drift"
-	mojDiskCase   = "moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023"
-	driftFraction = 2 // policy: flagged under 1/driftFraction of the largest disk
+	diskDriftID = "node-disk-drift"
+	mojDiskCase = "moj-cloud-platform-eks-module-upgrade-shrinks-node-disk-2023"
+	// openebsHostpathCase is the case of data/node-local-volumes.yaml's
+	// OpenEBS row.
+	openebsHostpathCase = "openebs-hostpath-volume-fills-root-disk-evictions-2026"
+	driftFraction       = 2 // policy: flagged under 1/driftFraction of the largest disk
 )
 
 // instanceTypeLabels name a node's machine type; the beta label is what
@@ -36,7 +39,7 @@ var instanceTypeLabels = [...]string{"node.kubernetes.io/instance-type", "beta.k
 func nodeDiskDriftCheck() check.Check {
 	return check.Check{
 		ID:       diskDriftID,
-		Title:    "Nodes of one machine type with far less disk than their peers, and nodes under disk pressure",
+		Title:    "Nodes of one machine type with far less disk than their peers, node-local volumes with no size limit on the root disk, and nodes under disk pressure",
 		Severity: finding.High,
 		Description: "Groups nodes by instance type (by pool when no instance-type label is set) and compares their " +
 			"ephemeral-storage capacity. Medium: a node with under half the disk of the largest node of its type, " +
@@ -44,10 +47,17 @@ func nodeDiskDriftCheck() check.Check {
 			"or node image rather than at hardware, and the workloads drained onto it may no longer fit their " +
 			"images and logs (a heuristic line). High: nodes reporting the DiskPressure condition, on which the " +
 			"kubelet is evicting pods regardless of PodDisruptionBudgets; and Warning events saying \"no space left on " +
-			"device\" (failed image pulls, container starts). Nodes with neither an instance-type nor a " +
+			"device\" (failed image pulls, container starts). Medium: PersistentVolumes of a node-local provisioner listed in " +
+			"data/node-local-volumes.yaml (OpenEBS Local PV Hostpath, openebs.io/local) under its default base path " +
+			"/var/openebs/local, which its installation guide gives as a directory on the root disk, whose StorageClass enables " +
+			"neither XFSQuota " +
+			"nor EXT4Quota: the claimed capacity is then no limit, and one growing volume can put the node under " +
+			"DiskPressure. Volumes under another base path are not judged (a separate disk is the usual reason for one, " +
+			"and the API does not show which disk a path is on). Nodes with neither an instance-type nor a " +
 			"pool label have no known peers and are not compared. How much disk the images need is not judged: " +
 			"kubegap drops the nodes' image lists to save memory.",
-		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Events)),
+		Reads: append(check.Needs(snapshot.Nodes), check.Optional(snapshot.Events),
+			check.Optional(snapshot.PersistentVolumes), check.Optional(snapshot.StorageClasses)),
 		Rules: []check.Rule{
 			{ID: ruleDiskDrift, Summary: "Nodes with under half the ephemeral storage of the largest node of their instance type",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
@@ -55,10 +65,12 @@ func nodeDiskDriftCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes}},
 			{ID: ruleNoSpace, Summary: "Warning events saying a node's disk has no space left",
 				Needs: []snapshot.Resource{snapshot.Events}},
+			{ID: ruleUnboundedLocalVolumes, Summary: "Node-local volumes on the root disk whose StorageClass enforces no size limit",
+				Needs: []snapshot.Resource{snapshot.PersistentVolumes, snapshot.StorageClasses}},
 		},
 		// The drift rule sees the smaller disks as soon as the new nodes join,
 		// before any workload is drained onto them: that is the gap MoJ hit.
-		Cases: check.Prevents(mojDiskCase),
+		Cases: check.Prevents(mojDiskCase, openebsHostpathCase),
 		Run:   runNodeDiskDrift,
 	}
 }
@@ -126,7 +138,12 @@ func runNodeDiskDrift(ctx *check.Context) ([]finding.Finding, error) {
 	if f, ok := noSpaceFinding(s.Events, ev); ok {
 		out = append(out, f)
 	}
-	return append(out, driftFindings(groups, ev)...), nil
+	out = append(out, driftFindings(groups, ev)...)
+	local, err := unboundedLocalVolumeFindings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, local...), nil
 }
 
 func diskPressure(n *corev1.Node) bool {

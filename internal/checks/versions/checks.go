@@ -8,6 +8,7 @@ func Checks() []check.Check {
 		addonEndOfLifeCheck(),
 		componentCVEVersionsCheck(),
 		etcdKnownBadVersionCheck(),
+		kafkaZooKeeperRemovalCheck(),
 		kubeletAPIRateLimitCheck(),
 		nodeOSLifecycleCheck(),
 		staleTokenClientsCheck(),
