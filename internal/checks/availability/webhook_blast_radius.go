@@ -43,7 +43,7 @@ func webhookBlastRadiusCheck() check.Check {
 			"backend has no ready endpoint (every Service write it covers is rejected now), medium when it has one. High, too, " +
 			"for a fail-closed webhook on pods whose backend Deployments' pods a NetworkPolicy selects for Ingress with no " +
 			"ingress rule admitting every source on the webhook's target port: only pods are admitted, and the API server, " +
-			"which calls from the control plane, is shut out (a rule with an ipBlock peer, which may hold its address, clears it).",
+			"which calls from the control plane, is shut out (a rule with an ipBlock peer, which may hold its address, clears it, and so do backend pods on the host network, to which no NetworkPolicy applies).",
 		Reads: append(check.Needs(snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations),
 			check.Optional(snapshot.Services), check.Optional(snapshot.EndpointSlices), check.Optional(snapshot.Deployments), check.Optional(snapshot.Namespaces), check.Optional(snapshot.NetworkPolicies)),
 		Rules: []check.Rule{
@@ -447,7 +447,8 @@ func (env *webhookEnv) judge(res snapshot.Resource, cfgName string, w *webhookEn
 		}
 		v.evidence = append(v.evidence, fmt.Sprintf("%s selects the backend pods for Ingress; no ingress rule admits every source on the webhook's target port, and none has an ipBlock peer", policyText(policies)))
 		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s selects its backend pods and admits ingress only from pods, which shuts out the API server "+
-			"(it calls webhooks from the control plane, not from a pod): every call it receives fails now, whatever the backend's health (%s)", what, scopeText, policyText(policies), backendText))
+			"(it calls webhooks from the control plane, not from a pod; only an API server on a backend pod's own node, whose "+
+			"traffic a NetworkPolicy cannot block, still gets through): its calls fail now, whatever the backend's health (%s)", what, scopeText, policyText(policies), backendText))
 	case fail && ks == triNo && spof:
 		v.sev = finding.High
 		v.reasons = append(v.reasons, fmt.Sprintf("%s %s, and %s, so one pod failure stops pod creation across the cluster, %s's own pods included", what, scopeText, backendText, ksNS))

@@ -25,6 +25,9 @@ const webhookRulePolicy = "backend-policy-blocked"
 // any of them admits every source (no from) on the Service's target port.
 // A rule with an ipBlock peer may admit the API server's address and makes
 // the answer no; so does a port that cannot be matched to the target port.
+// So does a backend on the host network: NetworkPolicies do not apply to
+// hostNetwork pods. Nor can a policy shut out the pod's own node, which the
+// finding's text says (an API server there still gets through).
 func (env *webhookEnv) policyBlockedBackend(w *webhookEntry) (blocked bool, names []string) {
 	ref := w.clientConfig.Service
 	if ref == nil {
@@ -39,6 +42,9 @@ func (env *webhookEnv) policyBlockedBackend(w *webhookEntry) (blocked bool, name
 		d := &env.s.Deployments[i]
 		if d.Namespace == svc.Namespace && len(svc.Spec.Selector) > 0 &&
 			labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+			if d.Spec.Template.Spec.HostNetwork {
+				return false, nil // no NetworkPolicy applies to these pods
+			}
 			podLabels = append(podLabels, labels.Set(d.Spec.Template.Labels))
 		}
 	}

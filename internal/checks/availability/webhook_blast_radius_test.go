@@ -474,8 +474,11 @@ func findingByTitle(fs []finding.Finding, cfgName string) (finding.Finding, bool
 // TestWebhookBackendPolicyBlocked: KAI's webhooks behind a NetworkPolicy
 // that admits only pods are high, citing the network-cut case, with two
 // replicas too; a policy rule open to every source on the port, or one
-// with an ipBlock peer, clears it.
+// with an ipBlock peer, clears it, and so does a backend on the host
+// network, to which NetworkPolicies do not apply.
 func TestWebhookBackendPolicyBlocked(t *testing.T) {
+	const podSpec = "    spec: {containers: [{name: admission,"
+	hostNet := false
 	load := func(t *testing.T, policy string) *snapshot.Snapshot {
 		t.Helper()
 		raw, err := os.ReadFile(filepath.Join("testdata", "webhook-blast-radius", "kai-scheduler-pre.yaml"))
@@ -484,6 +487,12 @@ func TestWebhookBackendPolicyBlocked(t *testing.T) {
 		}
 		dir := t.TempDir()
 		two := strings.Replace(string(raw), "replicas: 1", "replicas: 2", 1)
+		if hostNet {
+			if !strings.Contains(two, podSpec) {
+				t.Fatal("kai-scheduler-pre.yaml no longer holds the admission pod spec the hostNetwork variant edits")
+			}
+			two = strings.Replace(two, podSpec, "    spec: {hostNetwork: true, containers: [{name: admission,", 1)
+		}
 		if err := os.WriteFile(filepath.Join(dir, "kai.yaml"), []byte(two), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -527,5 +536,10 @@ func TestWebhookBackendPolicyBlocked(t *testing.T) {
 		if high := ok && f.Severity == finding.High; high != tc.high {
 			t.Errorf("%s: high %v, want %v (%+v)", tc.name, high, tc.high, f)
 		}
+	}
+	hostNet = true
+	fs, _, _ = checktest.Run(t, webhookBlastRadiusCheck(), load(t, cut))
+	if f, ok := findingByTitle(fs, "mutating-kai-admission"); ok && (f.Severity == finding.High || slices.Contains(f.Cases, casePodWebhooksNetworkCut) && checktest.HasObject([]finding.Finding{f}, "NetworkPolicy", "infrastructure", "infrastructure-default")) {
+		t.Errorf("backend on the host network behind the same policy: %v naming the policy, want neither high nor the policy (%+v)", f.Severity, f)
 	}
 }

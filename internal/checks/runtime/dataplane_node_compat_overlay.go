@@ -430,7 +430,7 @@ func vxlanFinding(s *snapshot.Snapshot, o overlay, r *vxlanOffloadRow, proxies m
 		Message: strings.TrimSpace(r.Note) + " A stable or distribution kernel may carry the checksum fix, and offload " +
 			"turned off with ethtool on the VXLAN interface is not visible through the API." + check.MoreText(more),
 		Evidence: append(append([]string{o.from}, ev...), fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", "))),
-		Remediation: "Upgrade kube-proxy and the kubelet to 1.17.9, 1.18.6, 1.19.0 or later (with Calico, or Calico to " +
+		Remediation: "Upgrade kube-proxy and the kubelet to 1.16.13, 1.17.9, 1.18.6, 1.19.0 or later (with Calico, or Calico to " +
 			"3.19.2 or 3.20.0 and later), or move these nodes to a 5.7 or later kernel; until then turn off TX checksum " +
 			"offload on the VXLAN interface (ethtool -K flannel.1 or vxlan.calico tx-checksum-ip-generic off) " +
 			"persistently on every node, and test cross-node ClusterIP and NodePort latency.",
