@@ -1,0 +1,155 @@
+package check
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+	"weak"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegap/kubegap/internal/snapshot"
+)
+
+// PodWorkloads is the workload that made each pod of a snapshot, as
+// snapshot.Index.WorkloadVia finds it, by the pod's position in
+// Snapshot.Pods. Several checks group pods under their workloads; each
+// followed every pod's owner references through the index's maps (a few
+// cache misses a pod, most of their time at 100,000 pods). The table is
+// worked out once per snapshot index (PodWorkloadsOf) and only read after.
+type PodWorkloads struct {
+	// Of is, for each pod by position, its entry in Workloads, or -1 for
+	// a pod without a controller.
+	Of []int32
+	// Workloads holds one entry per distinct owner reference (with the
+	// pod's namespace), in the order of the first pod of each.
+	Workloads []PodWorkload
+	// Groups is how many distinct owner IDs the entries have.
+	Groups int
+
+	groupOf map[snapshot.OwnerID]int32
+	// via holds, by pod position, how the tie was inferred, for the pods
+	// whose tie was (WorkloadVia's via); most have none.
+	via map[int32]string
+}
+
+// PodWorkload is one owner reference pods were tied to.
+type PodWorkload struct {
+	// Ref is the workload's controller reference, as WorkloadVia returned it.
+	Ref       metav1.OwnerReference
+	Namespace string
+	// ID is snapshot.RefID(Namespace, Ref); Group numbers the distinct IDs
+	// from 0, so that a check can keep per-workload state in a slice.
+	ID    snapshot.OwnerID
+	Group int32
+}
+
+// Via is how the pod at position i was tied to its workload when the
+// owner was not read from the objects, or "" (WorkloadVia's via).
+func (t *PodWorkloads) Via(i int) string {
+	if len(t.via) == 0 {
+		return ""
+	}
+	return t.via[int32(i)]
+}
+
+// Group is the group number of an owner ID, or -1 when no pod belongs to it.
+func (t *PodWorkloads) Group(id snapshot.OwnerID) int32 {
+	if g, ok := t.groupOf[id]; ok {
+		return g
+	}
+	return -1
+}
+
+// BuildPodWorkloads works the table out for s, without the cache of
+// PodWorkloadsOf (for tests and for timing the build).
+func BuildPodWorkloads(s *snapshot.Snapshot) *PodWorkloads {
+	ix := s.Index()
+	type refKey struct {
+		ns                     string
+		apiVersion, kind, name string
+		uid                    string
+	}
+	t := &PodWorkloads{Of: make([]int32, len(s.Pods)), groupOf: map[snapshot.OwnerID]int32{}}
+	entries := map[refKey]int32{}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		o, via, ok := ix.WorkloadVia(p)
+		if !ok {
+			t.Of[i] = -1
+			continue
+		}
+		if via != "" {
+			if t.via == nil {
+				t.via = map[int32]string{}
+			}
+			t.via[int32(i)] = via
+		}
+		k := refKey{p.Namespace, o.APIVersion, o.Kind, o.Name, string(o.UID)}
+		e, seen := entries[k]
+		if !seen {
+			id := snapshot.RefID(p.Namespace, o)
+			g, known := t.groupOf[id]
+			if !known {
+				g = int32(len(t.groupOf))
+				t.groupOf[id] = g
+			}
+			e = int32(len(t.Workloads))
+			entries[k] = e
+			t.Workloads = append(t.Workloads, PodWorkload{Ref: o, Namespace: p.Namespace, ID: id, Group: g})
+		}
+		t.Of[i] = e
+	}
+	t.Groups = len(t.groupOf)
+	return t
+}
+
+// podWorkloadsCache holds one table per snapshot index, keyed weakly: an
+// index (and its snapshot) no longer used by anyone drops its table. The
+// key is the index, not the snapshot, because Restrict and Drop change
+// the snapshot's pods and build a new index.
+var podWorkloadsCache sync.Map // weak.Pointer[snapshot.Index] → *podWorkloadsEntry
+
+type podWorkloadsEntry struct {
+	once  sync.Once
+	table *PodWorkloads
+}
+
+// PodWorkloadsOf is s's table, built on the first call for s's current
+// index and shared by every later one.
+func PodWorkloadsOf(s *snapshot.Snapshot) *PodWorkloads {
+	ix := s.Index()
+	key := weak.Make(ix)
+	v, ok := podWorkloadsCache.Load(key)
+	if !ok {
+		var loaded bool
+		v, loaded = podWorkloadsCache.LoadOrStore(key, &podWorkloadsEntry{})
+		if !loaded {
+			runtime.AddCleanup(ix, func(k weak.Pointer[snapshot.Index]) { podWorkloadsCache.Delete(k) }, key)
+		}
+	}
+	e := v.(*podWorkloadsEntry)
+	e.once.Do(func() { e.table = BuildPodWorkloads(s) })
+	if len(e.table.Of) != len(s.Pods) {
+		// The pods changed under the same index (nothing in kubegap does
+		// this): never answer from a table of other pods.
+		return BuildPodWorkloads(s)
+	}
+	return e.table
+}
+
+// PodPosition is the position in s.Pods of the pod p points to, or -1
+// when p does not point into s.Pods: the index of a per-pod slice, where
+// a map keyed by the pod's pointer costs a hash and a probe per pod.
+func PodPosition(s *snapshot.Snapshot, p *snapshot.Pod) int {
+	if len(s.Pods) == 0 || p == nil {
+		return -1
+	}
+	// Addresses compared as numbers, never turned back into pointers.
+	base, at := uintptr(unsafe.Pointer(&s.Pods[0])), uintptr(unsafe.Pointer(p))
+	size := unsafe.Sizeof(s.Pods[0])
+	if at < base || (at-base)%size != 0 || (at-base)/size >= uintptr(len(s.Pods)) {
+		return -1
+	}
+	return int((at - base) / size)
+}
