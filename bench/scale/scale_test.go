@@ -103,6 +103,7 @@ func BenchmarkCheckScaling(b *testing.B) {
 			// check is timed, so that no check's time carries them, and
 			// timed on their own as rows of the baselines table.
 			check.PodWorkloadsOf(s)
+			check.PodNodesOf(s)
 			times[i] = timeChecks(s, append(slices.Clone(all), baselines...))
 			s = nil
 			runtime.GC()
@@ -278,11 +279,16 @@ var baselines = []check.Check{
 		sink = len(check.BuildPodWorkloads(ctx.Snapshot).Workloads)
 		return nil, nil
 	}},
+	{ID: "shared, built once per snapshot: every pod's node position (check.BuildPodNodes)", Run: func(ctx *check.Context) ([]finding.Finding, error) {
+		sink = len(check.BuildPodNodes(ctx.Snapshot))
+		return nil, nil
+	}},
 }
 
 // sharedPodWorkloads is the row of the table of every pod's workload that
 // replica-spread and registry-risk read (check.PodWorkloadsOf): built once
-// per snapshot and shared, so its cost is its own row, not theirs.
+// per snapshot and shared, so its cost is its own row, not theirs; so is
+// the pods' node positions of the next row (check.PodNodesOf).
 const sharedPodWorkloads = "shared, built once per snapshot: every pod's workload (check.BuildPodWorkloads)"
 
 // sink keeps the baselines' reads from being optimised away.

@@ -144,3 +144,40 @@ func TestPodPosition(t *testing.T) {
 		t.Errorf("a pod found at %d in a snapshot without pods", got)
 	}
 }
+
+// PodNodesOf gives each pod the position of the node the index names for
+// its spec.nodeName, -1 without one or for a node not in the input.
+func TestPodNodesAsIndexNode(t *testing.T) {
+	s := snapshot.New(snapshot.Source{})
+	_, addNodes, _ := snapshot.ListKind(snapshot.Nodes)
+	addNodes(s, &corev1.NodeList{Items: []corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n2"}}, {ObjectMeta: metav1.ObjectMeta{Name: "n3"}},
+	}})
+	var pods []corev1.Pod
+	for i, node := range []string{"n2", "n2", "", "gone", "n1", "n3", "n2", "gone"} {
+		pods = append(pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: fmt.Sprintf("p%d", i)}, Spec: corev1.PodSpec{NodeName: node}})
+	}
+	_, addPods, _ := snapshot.ListKind(snapshot.Pods)
+	addPods(s, &corev1.PodList{Items: pods})
+	s.Finish()
+	got := PodNodesOf(s)
+	if len(got) != len(s.Pods) {
+		t.Fatalf("%d entries for %d pods", len(got), len(s.Pods))
+	}
+	for i := range s.Pods {
+		want := int32(-1)
+		if n := s.Index().Node(s.Pods[i].Spec.NodeName); n != nil {
+			for j := range s.Nodes {
+				if &s.Nodes[j] == n {
+					want = int32(j)
+				}
+			}
+		}
+		if got[i] != want {
+			t.Errorf("pod %s on %q: node position %d, want %d", s.Pods[i].Name, s.Pods[i].Spec.NodeName, got[i], want)
+		}
+	}
+	if again := PodNodesOf(s); &again[0] != &got[0] {
+		t.Error("a second call built the table again")
+	}
+}
