@@ -47,7 +47,7 @@ func placementOf(sh clusterShape, ready []*snapshot.Pod) placement {
 	pl := placement{nodes: map[string]bool{}, zones: map[string]bool{}, zoneKnown: true}
 	for _, p := range ready {
 		pl.nodes[p.Spec.NodeName] = true
-		z, ok := sh.nodeZone[p.Spec.NodeName]
+		z, ok := sh.zoneOfPod(p)
 		if !ok || z == "" {
 			pl.zoneKnown = false
 		} else {
