@@ -47,6 +47,13 @@ func podWorkloadsFixture() *snapshot.Snapshot {
 		add("b", fmt.Sprintf("job-%d", i), nil, map[string]string{"batch.kubernetes.io/job-name": "nightly", "batch.kubernetes.io/controller-uid": "j-1"})
 		add("b", fmt.Sprintf("bare-%d", i), nil, nil)
 	}
+	// Pods of one missing ReplicaSet next to each other, with and without
+	// the hash label: the tie of one says nothing about the next.
+	add("a", "api-x-0", ctl("ReplicaSet", "api-77aa", "rs-api"), nil)
+	add("a", "api-x-1", ctl("ReplicaSet", "api-77aa", "rs-api"), map[string]string{"app": "api", "pod-template-hash": "77aa"})
+	add("a", "api-x-2", ctl("ReplicaSet", "api-77aa", "rs-api"), nil)
+	// A StatefulSet's pods by a second reference to the same owner.
+	add("b", "db-3", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "sts-db"}, ctl("StatefulSet", "db", "sts-db")[0]}, nil)
 	_, addPods, _ := snapshot.ListKind(snapshot.Pods)
 	addPods(s, &corev1.PodList{Items: pods})
 	s.Finish()
@@ -96,13 +103,14 @@ func TestPodWorkloadsAsWorkloadVia(t *testing.T) {
 			inferred++
 		}
 	}
-	// web (through its ReplicaSet), api (inferred), db, agent in b and in c
-	// (by name: two owners), nightly.
-	if pw.Groups != 6 || len(groupOfID) != 6 {
-		t.Errorf("%d groups (%d distinct IDs seen), want 6", pw.Groups, len(groupOfID))
+	// web (through its ReplicaSet), api (inferred), the ReplicaSet api-77aa
+	// itself (api-x-0 and -2, no hash label), db, agent in b and in c (by
+	// name: two owners), nightly.
+	if pw.Groups != 7 || len(groupOfID) != 7 {
+		t.Errorf("%d groups (%d distinct IDs seen), want 7", pw.Groups, len(groupOfID))
 	}
-	if inferred != 6 { // api's 3 pods and the Job's 3
-		t.Errorf("%d pods tied by inference, want 6", inferred)
+	if inferred != 7 { // api's 3 pods, api-x-1 and the Job's 3
+		t.Errorf("%d pods tied by inference, want 7", inferred)
 	}
 	if g := pw.Group(snapshot.OwnerID{UID: "nobody"}); g != -1 {
 		t.Errorf("an owner of no pod has group %d, want -1", g)
