@@ -151,7 +151,11 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	ix := s.Index()
-	nodesRead := s.Status(snapshot.Nodes).Status == snapshot.StatusRead
+	// Cordoned nodes are judged only from a node list that was read.
+	var cordoned *drainNodes
+	if s.Status(snapshot.Nodes).Status == snapshot.StatusRead {
+		cordoned = newDrainNodes(s)
+	}
 	templates := newPDBTemplates(s)
 
 	var out []finding.Finding
@@ -205,7 +209,7 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 	}
 
 	for i := range views {
-		if f, ok := pdbBudgetFinding(ctx, &views[i], ix, nodesRead); ok {
+		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned); ok {
 			out = append(out, f)
 		}
 	}
