@@ -193,9 +193,11 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.F
 	for _, pod := range v.pods {
 		if drainSkips(pod) == "" {
 			drained = append(drained, pod)
-			refs.AddPodAndNode(pod)
 		}
 	}
+	// v.pods holds each pod once (the index's lists of a namespace and of
+	// a selector's pods do).
+	refs.AddDistinctPodsAndNodes(drained)
 	var cordoned []string
 	if cn != nil {
 		seen := map[int32]bool{}
