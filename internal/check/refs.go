@@ -34,6 +34,9 @@ type CappedRefs struct {
 	refs    []finding.ObjectRef
 	kept    map[string]int
 	dropped map[string]int
+	// distinctPods are pods AddDistinctPodsAndNodes recorded without
+	// putting them in seen; they go there when another pod is added.
+	distinctPods []*snapshot.Pod
 }
 
 // NewCappedRefs returns an empty CappedRefs.
@@ -43,10 +46,17 @@ func NewCappedRefs() *CappedRefs {
 
 // Add records a reference; a repeat is ignored.
 func (c *CappedRefs) Add(ref finding.ObjectRef) {
-	if c.seen[ref] {
+	if c.distinctPods != nil && ref.Kind == snapshot.Pods.Kind {
+		c.rememberDistinctPods()
+	}
+	// One hash of the reference's four strings, not two: a repeat leaves
+	// the set's size as it was. The checks add every pod a budget or a
+	// workload covers, thousands per finding at 100,000 pods.
+	n := len(c.seen)
+	c.seen[ref] = true
+	if len(c.seen) == n {
 		return
 	}
-	c.seen[ref] = true
 	if c.kept[ref.Kind] >= MaxListedObjects {
 		c.dropped[ref.Kind]++
 		return
@@ -117,6 +127,47 @@ func (c *CappedRefs) List() []finding.ObjectRef {
 		return a.Name < b.Name
 	})
 	return out
+}
+
+// AddDistinctPodsAndNodes does what AddPodAndNode does for each pod, in
+// order, for pods of which none appears twice (as the index's lists and
+// the pods a selector matches are): while no other pod has been added,
+// the pods need no repeat check, and are put in the set of those seen
+// only when another pod is added later. pdb-blocks-drain adds every pod a
+// budget with a finding covers, tens of thousands at 100,000 pods, where
+// the set's hashing and growth were a sixth of its time.
+func (c *CappedRefs) AddDistinctPodsAndNodes(pods []*snapshot.Pod) {
+	if c.distinctPods != nil || c.Count(snapshot.Pods.Kind) > 0 {
+		for _, p := range pods {
+			c.AddPodAndNode(p)
+		}
+		return
+	}
+	c.distinctPods = pods
+	kind := snapshot.Pods.Kind
+	for _, p := range pods {
+		if c.kept[kind] >= MaxListedObjects {
+			c.dropped[kind]++
+		} else {
+			c.kept[kind]++
+			c.refs = append(c.refs, ResourceRef(snapshot.Pods, p.Namespace, p.Name))
+		}
+		if p.Spec.NodeName != "" {
+			c.Add(ResourceRef(snapshot.Nodes, "", p.Spec.NodeName))
+		}
+	}
+	if len(pods) == 0 {
+		c.distinctPods = nil
+	}
+}
+
+// rememberDistinctPods puts the pods AddDistinctPodsAndNodes recorded in
+// the set of those seen.
+func (c *CappedRefs) rememberDistinctPods() {
+	for _, p := range c.distinctPods {
+		c.seen[ResourceRef(snapshot.Pods, p.Namespace, p.Name)] = true
+	}
+	c.distinctPods = nil
 }
 
 // AddPodAndNode records a pod and, when it is bound, its node.

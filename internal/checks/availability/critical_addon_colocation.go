@@ -212,20 +212,36 @@ type clusterShape struct {
 	schedulable int
 	zones       map[string]bool
 	aws         bool
-	// nodeZone is each node's zone by name, "" for a node without a zone
-	// label: placementOf looks it up per ready pod.
-	nodeZone map[string]string
+	// nodeZone is each node's zone by the node's position, "" for a node
+	// without a zone label; podNodes is each pod's node position
+	// (check.PodNodesOf): placementOf reads a ready pod's zone through
+	// both, where a map by node name cost a hash per pod.
+	nodeZone []string
+	podNodes []int32
+	s        *snapshot.Snapshot
+}
+
+// zoneOfPod is the zone of the node p is bound to; ok is false when that
+// node is not in the input.
+func (sh clusterShape) zoneOfPod(p *snapshot.Pod) (zone string, ok bool) {
+	if i := check.PodPosition(sh.s, p); i >= 0 {
+		if n := sh.podNodes[i]; n >= 0 {
+			return sh.nodeZone[n], true
+		}
+		return "", false
+	}
+	// A pod outside the snapshot's list (none in kubegap): by name.
+	if n := sh.s.Index().Node(p.Spec.NodeName); n != nil {
+		return zoneOf(n), true
+	}
+	return "", false
 }
 
 func shapeOf(s *snapshot.Snapshot) clusterShape {
-	sh := clusterShape{zones: map[string]bool{}, nodeZone: make(map[string]string, len(s.Nodes))}
-	ix := s.Index()
+	sh := clusterShape{zones: map[string]bool{}, nodeZone: make([]string, len(s.Nodes)), podNodes: check.PodNodesOf(s), s: s}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		// The index's node of that name, as placementOf read it before.
-		if nd := ix.Node(n.Name); nd != nil {
-			sh.nodeZone[n.Name] = zoneOf(nd)
-		}
+		sh.nodeZone[i] = zoneOf(n)
 		if strings.HasPrefix(n.Spec.ProviderID, "aws://") || n.Labels["eks.amazonaws.com/nodegroup"] != "" {
 			sh.aws = true
 		}

@@ -151,12 +151,19 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	ix := s.Index()
-	nodesRead := s.Status(snapshot.Nodes).Status == snapshot.StatusRead
+	// Cordoned nodes are judged only from a node list that was read.
+	var cordoned *drainNodes
+	if s.Status(snapshot.Nodes).Status == snapshot.StatusRead {
+		cordoned = newDrainNodes(s)
+	}
 	templates := newPDBTemplates(s)
 
 	var out []finding.Finding
 	views := make([]pdbView, 0, len(s.PodDisruptionBudgets))
-	budgetsOf := map[*snapshot.Pod][]int{}
+	// Each pod's budgets by the pod's position: its first budget in a
+	// slice, the rest, for the few pods two budgets select, in a map. A
+	// map of every selected pod's pointer cost a hash per pod.
+	budgetsOf := podBudgets{first: make([]int32, len(s.Pods)), more: map[int][]int{}}
 	for i := range s.PodDisruptionBudgets {
 		p := &s.PodDisruptionBudgets[i]
 		v := pdbView{pdb: p, podsComplete: ctx.CompleteIn(snapshot.Pods, p.Namespace)}
@@ -196,18 +203,60 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 				v.skipped++
 				continue
 			}
-			budgetsOf[pod] = append(budgetsOf[pod], len(views))
+			budgetsOf.add(s, pod, len(views))
 		}
 		views = append(views, v)
 	}
 
 	for i := range views {
-		if f, ok := pdbBudgetFinding(ctx, &views[i], ix, nodesRead); ok {
+		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned); ok {
 			out = append(out, f)
 		}
 	}
-	out = append(out, pdbOverlapFindings(views, budgetsOf)...)
+	out = append(out, pdbOverlapFindings(views, budgetsOf.overlaps(s))...)
 	return out, nil
+}
+
+// podBudgets holds the budgets that select each pod, by the pod's
+// position in the snapshot (check.PodPosition): first is the first
+// budget plus one (0: none yet), more the full list of a pod two or more
+// budgets select. A pod outside s.Pods (none in kubegap) goes by pointer.
+type podBudgets struct {
+	first   []int32
+	more    map[int][]int
+	outside map[*snapshot.Pod][]int
+}
+
+func (b *podBudgets) add(s *snapshot.Snapshot, pod *snapshot.Pod, budget int) {
+	i := check.PodPosition(s, pod)
+	switch {
+	case i < 0:
+		if b.outside == nil {
+			b.outside = map[*snapshot.Pod][]int{}
+		}
+		b.outside[pod] = append(b.outside[pod], budget)
+	case b.first[i] == 0:
+		b.first[i] = int32(budget) + 1
+	case b.more[i] == nil:
+		b.more[i] = []int{int(b.first[i]) - 1, budget}
+	default:
+		b.more[i] = append(b.more[i], budget)
+	}
+}
+
+// overlaps is every pod two or more budgets select, with those budgets in
+// the order they were added.
+func (b *podBudgets) overlaps(s *snapshot.Snapshot) map[*snapshot.Pod][]int {
+	out := make(map[*snapshot.Pod][]int, len(b.more))
+	for i, bs := range b.more {
+		out[&s.Pods[i]] = bs
+	}
+	for pod, bs := range b.outside {
+		if len(bs) > 1 {
+			out[pod] = bs
+		}
+	}
+	return out
 }
 
 // pdbTemplates holds the pod templates of the input's Deployments and

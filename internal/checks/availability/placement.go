@@ -42,20 +42,45 @@ type placement struct {
 // It stops at the first pod that makes both answers no: on two nodes, and
 // on two zones or one unknown, neither oneNode nor oneZone can hold, and
 // only they read the nodes and zones. Most workloads spread, so most
-// stop after a few pods.
+// stop after a few pods; until one of the answers holds at the end, it
+// compares names with the first pod's instead of filling sets (two maps
+// per workload were most of its cost), and a placement that stopped
+// early carries no sets at all.
 func placementOf(sh clusterShape, ready []*snapshot.Pod) placement {
-	pl := placement{nodes: map[string]bool{}, zones: map[string]bool{}, zoneKnown: true}
+	pl := placement{zoneKnown: true}
+	var firstNode, firstZone string
+	multiNode, multiZone := false, false
+	for i, p := range ready {
+		if i == 0 {
+			firstNode = p.Spec.NodeName
+		} else if p.Spec.NodeName != firstNode {
+			multiNode = true
+		}
+		z, ok := sh.zoneOfPod(p)
+		switch {
+		case !ok || z == "":
+			pl.zoneKnown = false
+		case firstZone == "":
+			firstZone = z
+		case z != firstZone:
+			multiZone = true
+		}
+		if multiNode && (!pl.zoneKnown || multiZone) {
+			return pl // neither answer holds: no sets
+		}
+	}
+	pl.nodes, pl.zones = map[string]bool{}, map[string]bool{}
+	if firstZone != "" {
+		pl.zones[firstZone] = true // one zone, or the walk had stopped
+	}
+	if !multiNode {
+		if len(ready) > 0 {
+			pl.nodes[firstNode] = true
+		}
+		return pl
+	}
 	for _, p := range ready {
 		pl.nodes[p.Spec.NodeName] = true
-		z, ok := sh.nodeZone[p.Spec.NodeName]
-		if !ok || z == "" {
-			pl.zoneKnown = false
-		} else {
-			pl.zones[z] = true
-		}
-		if len(pl.nodes) > 1 && (!pl.zoneKnown || len(pl.zones) > 1) {
-			break
-		}
 	}
 	return pl
 }

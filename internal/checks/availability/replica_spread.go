@@ -62,27 +62,31 @@ func replicaSpreadCheck() check.Check {
 // every workload's selector against its namespace would cost workloads
 // times pods. A pod reaches its Deployment through its ReplicaSet, or,
 // when the ReplicaSet is not in the input, through the Deployment
-// controller's naming (snapshot.Index.WorkloadVia); inferred says which
-// workloads were reached that way, with how, for evidence.
-func readyPodsByWorkload(s *snapshot.Snapshot) (byWorkload map[snapshot.OwnerID][]*snapshot.Pod, inferred map[snapshot.OwnerID]string) {
-	ix := s.Index()
-	byWorkload, inferred = map[snapshot.OwnerID][]*snapshot.Pod{}, map[snapshot.OwnerID]string{}
-	for i := range s.Pods {
+// controller's naming (snapshot.Index.WorkloadVia, read from the shared
+// check.PodWorkloadsOf); the lists are by the table's group number (see
+// readyOf), and inferred says which groups were reached that way, with
+// how, for evidence.
+func readyPodsByWorkload(s *snapshot.Snapshot) (pw *check.PodWorkloads, byGroup [][]*snapshot.Pod, inferred map[int32]string) {
+	pw = check.PodWorkloadsOf(s)
+	byGroup, inferred = make([][]*snapshot.Pod, pw.Groups), map[int32]string{}
+	for i, e := range pw.Of {
+		if e < 0 {
+			continue
+		}
+		w := &pw.Workloads[e]
+		if w.Ref.Kind != "Deployment" && w.Ref.Kind != "StatefulSet" {
+			continue
+		}
 		p := &s.Pods[i]
 		if !podReady(p) {
 			continue
 		}
-		o, via, ok := ix.WorkloadVia(p)
-		if !ok || (o.Kind != "Deployment" && o.Kind != "StatefulSet") {
-			continue
-		}
-		id := snapshot.RefID(p.Namespace, o)
-		byWorkload[id] = append(byWorkload[id], p)
-		if via != "" && inferred[id] == "" {
-			inferred[id] = via
+		byGroup[w.Group] = append(byGroup[w.Group], p)
+		if via := pw.Via(i); via != "" && inferred[w.Group] == "" {
+			inferred[w.Group] = via
 		}
 	}
-	return byWorkload, inferred
+	return pw, byGroup, inferred
 }
 
 func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
@@ -92,14 +96,18 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil // a single-node cluster: nothing to spread over, by design
 	}
 	servicesByNS := webhookServicesByNS(s, failClosedBackends(s))
-	byWorkload, inferred := readyPodsByWorkload(s)
+	pw, byGroup, inferred := readyPodsByWorkload(s)
 	var out []finding.Finding
 	var unknown []string
 	for _, w := range replicatedWorkloads(s) {
 		if w.replicas < minSpreadable || addonRole(w, servicesByNS) != "" {
 			continue // add-ons: critical-addon-colocation reports them, at higher severity
 		}
-		ready := byWorkload[snapshot.IDOf(w.kind, w.meta)]
+		g := pw.Group(snapshot.IDOf(w.kind, w.meta))
+		var ready []*snapshot.Pod
+		if g >= 0 {
+			ready = byGroup[g]
+		}
 		if int32(len(ready)) < w.replicas && !spreadInputComplete(ctx, w) && !w.allReadySeen(len(ready)) {
 			// Pods (or the ReplicaSets that tie them to w) missing from the
 			// input may run elsewhere.
@@ -110,7 +118,7 @@ func runReplicaSpread(ctx *check.Context) ([]finding.Finding, error) {
 			continue // fewer than two serve: an availability problem, not a placement one
 		}
 		if f, ok := spreadFinding(ctx, w, ready, sh); ok {
-			if via := inferred[snapshot.IDOf(w.kind, w.meta)]; via != "" {
+			if via := inferred[g]; via != "" {
 				f.Evidence = append(f.Evidence, "pods tied to "+w.String()+" without their ReplicaSet: "+via)
 			}
 			out = append(out, f)
@@ -133,6 +141,11 @@ func spreadInputComplete(ctx *check.Context, w replicated) bool {
 
 func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh clusterShape) (finding.Finding, bool) {
 	pl := placementOf(sh, ready)
+	zone, oneZone := pl.oneZone(sh)
+	if !pl.oneNode(sh) && !oneZone {
+		// Most workloads spread: decided before any text is built.
+		return finding.Finding{}, false
+	}
 	hints, hard := spreadHints(w.spec)
 	f := finding.Finding{Check: replicaSpreadID, Objects: []finding.ObjectRef{w.ref()}, Cases: []string{caseMoonlight}}
 	ev := []string{
@@ -145,7 +158,6 @@ func spreadFinding(ctx *check.Context, w replicated, ready []*snapshot.Pod, sh c
 	if c := noCPURequest(w.spec); len(c) > 0 {
 		ev = append(ev, "containers without a CPU request (the scheduler counts them as using none): "+check.ListText(c, 5))
 	}
-	zone, oneZone := pl.oneZone(sh)
 	switch {
 	case pl.oneNode(sh):
 		node := ready[0].Spec.NodeName

@@ -33,9 +33,10 @@ type pullRateLimit struct {
 	PublicRegistries []string `json:"publicRegistries"`
 	Sources          []string `json:"sources"`
 
-	context, limited []*regexp.Regexp
-	imageInMessage   *regexp.Regexp
-	refInMessage     *regexp.Regexp
+	context        []textMatcher
+	limited        []*regexp.Regexp
+	imageInMessage *regexp.Regexp
+	refInMessage   *regexp.Regexp
 }
 
 var loadPullRateLimit = sync.OnceValues(func() (*pullRateLimit, error) {
@@ -62,8 +63,12 @@ func parsePullRateLimit(data []byte) (*pullRateLimit, error) {
 		return out, nil
 	}
 	var err error
-	if p.context, err = compile(p.PullContext); err != nil {
+	contexts, err := compile(p.PullContext)
+	if err != nil {
 		return nil, err
+	}
+	for _, re := range contexts {
+		p.context = append(p.context, newTextMatcher(re))
 	}
 	if p.limited, err = compile(p.RateLimited); err != nil {
 		return nil, err
@@ -82,8 +87,8 @@ func parsePullRateLimit(data []byte) (*pullRateLimit, error) {
 // rate-limiter says nothing about the registry's answer.
 func (p *pullRateLimit) matches(msg string) (int, bool) {
 	ctx := false
-	for _, re := range p.context {
-		if re.MatchString(msg) {
+	for _, m := range p.context {
+		if m.match(msg) {
 			ctx = true
 			break
 		}
@@ -138,7 +143,12 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 		at   int
 	}
 	byReg := map[string][]hit{}
-	var podByKey map[string]*snapshot.Pod // built on the first hit only
+	ix := s.Index()
+	// The pods of each namespace an event names, by name, built for that
+	// namespace on its first hit: a map of every pod in the input, keyed by
+	// a "namespace/name" string built per pod, was most of this check's
+	// cost at 100,000 pods.
+	podsByName := map[string]map[string]*snapshot.Pod{}
 	for i := range s.Events {
 		e := &s.Events[i]
 		if e.Type != "" && e.Type != corev1.EventTypeWarning {
@@ -151,13 +161,18 @@ func pullRateLimitFindings(s *snapshot.Snapshot, rl *pullRateLimit) []finding.Fi
 		if !ok {
 			continue
 		}
-		if podByKey == nil {
-			podByKey = make(map[string]*snapshot.Pod, len(s.Pods))
-			for j := range s.Pods {
-				podByKey[s.Pods[j].Namespace+"/"+s.Pods[j].Name] = &s.Pods[j]
+		ns := e.InvolvedObject.Namespace
+		byName, built := podsByName[ns]
+		if !built {
+			inNS := ix.PodsInNamespace(ns)
+			byName = make(map[string]*snapshot.Pod, len(inNS))
+			for _, p := range inNS {
+				// The last of a name wins, as it did in the map of every pod.
+				byName[p.Name] = p
 			}
+			podsByName[ns] = byName
 		}
-		pod := podByKey[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]
+		pod := byName[e.InvolvedObject.Name]
 		node := e.Source.Host
 		if pod != nil && pod.Spec.NodeName != "" {
 			node = pod.Spec.NodeName

@@ -72,11 +72,17 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 		h := &s.HorizontalPodAutoscalers[i]
 		autoscaled[[3]string{h.Spec.ScaleTargetRef.Kind, h.Namespace, h.Spec.ScaleTargetRef.Name}] = true
 	}
+	// Every pod's workload, from the shared table: templates mark their
+	// group covered, so that a pod is tested by its position, not by a map
+	// lookup of its owner.
+	pw := check.PodWorkloadsOf(s)
 	var users []imageUser
-	covered := map[snapshot.OwnerID]bool{}
+	covered := make([]bool, pw.Groups)
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, spec *corev1.PodSpec, ds bool) {
 		id := snapshot.IDOf(kind, m)
-		covered[id] = true
+		if g := pw.Group(id); g >= 0 {
+			covered[g] = true
+		}
 		ref := check.Ref(apiVersion, kind, m)
 		users = append(users, imageUser{ref: ref, source: ref, images: templateImages(kind, spec),
 			pods: len(ix.PodsControlledBy(id)), daemonSet: ds, autoscaled: autoscaled[[3]string{kind, m.Namespace, m.Name}]})
@@ -100,12 +106,12 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	// Pods: counted toward the template that made them, or grouped under
 	// their owner (a ReplicaSet's Deployment when the ReplicaSet is known).
 	byOwner := map[finding.ObjectRef]int{}
-	for i := range s.Pods {
-		p := &s.Pods[i]
-		ref, id, owned := podOwner(ix, p)
-		if owned && covered[id] {
+	for i, e := range pw.Of {
+		if e >= 0 && covered[pw.Workloads[e].Group] {
 			continue
 		}
+		p := &s.Pods[i]
+		ref, owned := podOwner(pw, e)
 		if !owned {
 			ref = finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 		}
@@ -131,13 +137,12 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 	return users
 }
 
-// podOwner is the workload a pod belongs to (snapshot.Index.WorkloadOf),
-// as a reference and an owner ID.
-func podOwner(ix *snapshot.Index, p *snapshot.Pod) (finding.ObjectRef, snapshot.OwnerID, bool) {
-	o, ok := ix.WorkloadOf(p)
-	if !ok {
-		return finding.ObjectRef{}, snapshot.OwnerID{}, false
+// podOwner is the workload of the pod whose entry in pw is e
+// (snapshot.Index.WorkloadOf), as a reference.
+func podOwner(pw *check.PodWorkloads, e int32) (finding.ObjectRef, bool) {
+	if e < 0 {
+		return finding.ObjectRef{}, false
 	}
-	return finding.ObjectRef{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name},
-		snapshot.RefID(p.Namespace, o), true
+	w := &pw.Workloads[e]
+	return finding.ObjectRef{APIVersion: w.Ref.APIVersion, Kind: w.Ref.Kind, Namespace: w.Namespace, Name: w.Ref.Name}, true
 }
