@@ -306,3 +306,13 @@ func StatusReady(observedGeneration int64, readyReplicas int32) (int32, bool) {
 	}
 	return readyReplicas, true
 }
+
+// ConfigMapsByKey indexes the ConfigMaps the snapshot holds (only those
+// named in snapshot.NamedConfigMaps are ever read) by "namespace/name".
+func ConfigMapsByKey(s *snapshot.Snapshot) map[string]*corev1.ConfigMap {
+	m := make(map[string]*corev1.ConfigMap, len(s.ConfigMaps))
+	for i := range s.ConfigMaps {
+		m[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
+	}
+	return m
+}

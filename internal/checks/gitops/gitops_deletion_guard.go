@@ -85,10 +85,7 @@ func runGitopsDeletionGuard(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	finalized := finalizedByOwner(s.CustomObjects(snapshot.ArgoApplications))
-	configMaps := map[string]*corev1.ConfigMap{}
-	for i := range s.ConfigMaps {
-		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
-	}
+	configMaps := check.ConfigMapsByKey(s)
 	controllers := map[string]*appSetController{}
 	var out []finding.Finding
 	for _, as := range appSets {

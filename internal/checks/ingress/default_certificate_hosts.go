@@ -94,10 +94,7 @@ func runDefaultCertificateHosts(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, err
 	}
 	s := ctx.Snapshot
-	classes := map[string]string{}
-	for i := range s.IngressClasses {
-		classes[s.IngressClasses[i].Name] = s.IngressClasses[i].Spec.Controller
-	}
+	classes := classControllers(s)
 	var out []finding.Finding
 	for _, n := range findNginxControllers(s, binding.nginx) {
 		if n.defaultSSLCert == "" {
@@ -153,6 +150,16 @@ func fallbackHosts(s *snapshot.Snapshot, n nginxController, classes map[string]s
 		}
 	}
 	return out
+}
+
+// classControllers maps each IngressClass's name to its spec.controller,
+// the map serves reads.
+func classControllers(s *snapshot.Snapshot) map[string]string {
+	m := make(map[string]string, len(s.IngressClasses))
+	for i := range s.IngressClasses {
+		m[s.IngressClasses[i].Name] = s.IngressClasses[i].Spec.Controller
+	}
+	return m
 }
 
 // serves reports whether ingress-nginx n takes ing: the class annotation

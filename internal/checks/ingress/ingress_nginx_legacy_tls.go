@@ -84,10 +84,7 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 	if len(s.Deployments) == 0 && len(s.DaemonSets) == 0 && !ctx.Present(snapshot.Deployments) && !ctx.Present(snapshot.DaemonSets) {
 		return nil, check.NotEvaluated("the input has no Deployments or DaemonSets")
 	}
-	configMaps := map[string]*corev1.ConfigMap{}
-	for i := range s.ConfigMaps {
-		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
-	}
+	configMaps := check.ConfigMapsByKey(s)
 	var out []finding.Finding
 	for _, n := range findNginxControllers(s, binding.nginx) {
 		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {

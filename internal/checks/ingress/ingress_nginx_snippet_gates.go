@@ -82,14 +82,8 @@ func runIngressNginxSnippetGates(ctx *check.Context) ([]finding.Finding, error) 
 		return nil, err
 	}
 	s := ctx.Snapshot
-	classes := map[string]string{}
-	for i := range s.IngressClasses {
-		classes[s.IngressClasses[i].Name] = s.IngressClasses[i].Spec.Controller
-	}
-	configMaps := map[string]*corev1.ConfigMap{}
-	for i := range s.ConfigMaps {
-		configMaps[s.ConfigMaps[i].Namespace+"/"+s.ConfigMaps[i].Name] = &s.ConfigMaps[i]
-	}
+	classes := classControllers(s)
+	configMaps := check.ConfigMapsByKey(s)
 	var out []finding.Finding
 	for _, n := range findNginxControllers(s, binding.nginx) {
 		var objs []finding.ObjectRef
