@@ -187,23 +187,8 @@ func TestCRDStoredVersionDriftRowCRDScope(t *testing.T) {
 // Flux 2.6.0's HelmRelease and Alert CRDs with v2beta1 and v1beta1 still
 // stored: one high finding for the Flux 2.7 row naming both CRDs.
 func TestCRDStoredVersionDriftFlux(t *testing.T) {
-	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/flux-gap.yaml"))
-	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
-	if !ok {
-		t.Fatal("not evaluated")
-	}
-	if len(fs) != 1 {
-		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
-	}
-	f := fs[0]
-	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "flux-2-7-removed-beta-apis-crd-upgrade-fails-2025" {
-		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
-	}
-	for _, name := range []string{"helmreleases.helm.toolkit.fluxcd.io", "alerts.notification.toolkit.fluxcd.io"} {
-		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
-			t.Errorf("finding does not name %s: %v", name, f.Objects)
-		}
-	}
+	f := operatorRowFinding(t, "crd-stored-version-drift/flux-gap.yaml", "flux-2-7-removed-beta-apis-crd-upgrade-fails-2025",
+		"helmreleases.helm.toolkit.fluxcd.io", "alerts.notification.toolkit.fluxcd.io")
 	if !strings.Contains(f.Title, "2 CRDs of Flux still list ") || !strings.Contains(f.Title, "Flux 2.7") ||
 		!strings.Contains(f.Title, "v2beta1") || !strings.Contains(f.Title, "v1beta1") {
 		t.Errorf("title %q", f.Title)
@@ -211,36 +196,19 @@ func TestCRDStoredVersionDriftFlux(t *testing.T) {
 	if !strings.Contains(f.Remediation, "`flux migrate`") || strings.Contains(f.Remediation, "cmctl") {
 		t.Errorf("remediation %q, want Flux's own migrate command and no cert-manager tool", f.Remediation)
 	}
-	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/flux-gap.yaml")
 }
 
 // Karpenter v1.0.8's three CRDs with v1beta1 still stored: one high
 // finding for the Karpenter 1.1 row naming all three.
 func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
-	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/karpenter-gap.yaml"))
-	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
-	if !ok {
-		t.Fatal("not evaluated")
-	}
-	if len(fs) != 1 {
-		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
-	}
-	f := fs[0]
-	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "karpenter-v1-migration-conversion-webhook-and-stored-versions-2024" {
-		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
-	}
-	for _, name := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
-		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
-			t.Errorf("finding does not name %s: %v", name, f.Objects)
-		}
-	}
+	f := operatorRowFinding(t, "crd-stored-version-drift/karpenter-gap.yaml", "karpenter-v1-migration-conversion-webhook-and-stored-versions-2024",
+		"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws")
 	if !strings.Contains(f.Title, "Karpenter 1.1") || !strings.Contains(f.Remediation, `"storedVersions":["v1"]`) {
 		t.Errorf("title %q / remediation %q", f.Title, f.Remediation)
 	}
 	if !strings.Contains(f.Remediation, "Karpenter 1.0.6 and later") || strings.Contains(f.Remediation, "cmctl") {
 		t.Errorf("remediation %q, want Karpenter's migration controller and no cert-manager tool", f.Remediation)
 	}
-	checktest.EvidenceTrue(t, fs, "crd-stored-version-drift/karpenter-gap.yaml")
 }
 
 // external-snapshotter v8.1's group snapshot CRDs store v1alpha1, their
@@ -248,25 +216,9 @@ func TestCRDStoredVersionDriftKarpenter(t *testing.T) {
 // although the stored version is today's storage version, with a
 // remediation that does not tell to rewrite at (or trim to) v1alpha1.
 func TestCRDStoredVersionDriftStorageVersionDropped(t *testing.T) {
-	const file = "crd-stored-version-drift/external-snapshotter-gap.yaml"
-	s := checktest.Complete(checktest.Load(t, file))
-	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
-	if !ok {
-		t.Fatal("not evaluated")
-	}
-	if len(fs) != 1 {
-		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
-	}
-	f := fs[0]
-	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != "csi-snapshot-crd-version-removals-block-upgrades-2022-2025" {
-		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
-	}
-	for _, name := range []string{"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io",
-		"volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io", "volumegroupsnapshots.groupsnapshot.storage.k8s.io"} {
-		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
-			t.Errorf("finding does not name %s: %v", name, f.Objects)
-		}
-	}
+	f := operatorRowFinding(t, "crd-stored-version-drift/external-snapshotter-gap.yaml", "csi-snapshot-crd-version-removals-block-upgrades-2022-2025",
+		"volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io",
+		"volumegroupsnapshotcontents.groupsnapshot.storage.k8s.io", "volumegroupsnapshots.groupsnapshot.storage.k8s.io")
 	if !strings.Contains(f.Title, "external-snapshotter 8.2") {
 		t.Errorf("title %q", f.Title)
 	}
@@ -278,7 +230,6 @@ func TestCRDStoredVersionDriftStorageVersionDropped(t *testing.T) {
 	if !strings.Contains(text, "spec.versions[name=v1alpha1].storage=true") {
 		t.Errorf("evidence does not say v1alpha1 is the storage version:\n%s", text)
 	}
-	checktest.EvidenceTrue(t, fs, file)
 }
 
 // The same CRDs at v8.2.0 (v1beta1 alone, stored alone) are quiet: the
@@ -286,4 +237,31 @@ func TestCRDStoredVersionDriftStorageVersionDropped(t *testing.T) {
 func TestCRDStoredVersionDriftStorageVersionDroppedClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "crd-stored-version-drift/external-snapshotter-clean.yaml"))
 	checktest.Quiet(t, crdStoredVersionDriftCheck(), s)
+}
+
+// operatorRowFinding runs the check on file, whole, and returns its one
+// finding after checking that it is high, from the operator rule, cites
+// caseID alone and names every CRD given; the evidence is checked
+// against the file.
+func operatorRowFinding(t *testing.T, file, caseID string, crds ...string) finding.Finding {
+	t.Helper()
+	s := checktest.Complete(checktest.Load(t, file))
+	fs, _, ok := checktest.Run(t, crdStoredVersionDriftCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.High || f.Rule != ruleOperatorRemoves || len(f.Cases) != 1 || f.Cases[0] != caseID {
+		t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
+	}
+	for _, name := range crds {
+		if !checktest.HasObject(fs, "CustomResourceDefinition", "", name) {
+			t.Errorf("finding does not name %s: %v", name, f.Objects)
+		}
+	}
+	checktest.EvidenceTrue(t, fs, file)
+	return f
 }
