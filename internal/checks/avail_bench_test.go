@@ -81,6 +81,7 @@ func benchEach(b *testing.B, s *snapshot.Snapshot, ids []string, least int) {
 			b.Fatalf("%s on the benchmark's gaps: %d findings, want at least %d; error %v", id, len(fs), least, err)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {

@@ -44,6 +44,7 @@ func BenchmarkStoredVersionChecks(b *testing.B) {
 			b.Fatalf("no check %s", id)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				fs, err := c.Run(&check.Context{Snapshot: s})
@@ -100,6 +101,7 @@ func BenchmarkRuntimeDefaultChecks(b *testing.B) {
 			b.Fatalf("no check %s", id)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				fs, err := c.Run(&check.Context{Snapshot: s})
