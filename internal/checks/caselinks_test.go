@@ -237,6 +237,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "the write-up's NodePool (WhenEmptyOrUnderutilized, consolidateAfter 30s, budgets nodes \"100%\") on Karpenter 1.5.3 with the API gateway's pods all on its nodes and no PodDisruptionBudget, before consolidation began"},
 	"karpenter-disruption-exposure\tkarpenter-ami-drift-defect-unexpected-replacement-2024": {Files: []string{"availability/testdata/karpenter-disruption-exposure/ami-drift-gap.yaml"}, Complete: true,
 		State: "the Karpenter controller on 0.36.1, below the 0.36.2 patch release the AWS notice asks for, before any drift replacement"},
+	"openshift-cgroup-v1\topenshift-okd-cgroup-v1-clusters-upgrade-failures-and-gate-2023-2025": {Files: []string{"upgrade/testdata/openshift-cgroup-v1/gap.yaml"}, Complete: true,
+		State: "an OKD 4.14 cluster before the 2023-11-12 update, its nodes switched to cgroup v1 the year before and recorded as spec.cgroupMode v1 in nodes.config.openshift.io cluster (as the Machine Config Operator does for clusters that set v1 explicitly, its pull request 3793)"},
 	"karpenter-disruption-exposure\tebs-csi-karpenter-multi-attach-six-minute-stall-2020-2025": {Files: []string{"availability/testdata/karpenter-disruption-exposure/detach-stall-gap.yaml"}, Complete: true,
 		State: "the reproduction of aws-ebs-csi-driver issue 1955 before its node replacements: Karpenter 0.35.2, EKS's default gp2 StorageClass (kubernetes.io/aws-ebs) and a one-replica StatefulSet with a ReadWriteOnce claim template on a NodePool testarm64 node"},
 	"disruption-exposure\t2i2c-leap-autoscaler-drains-core-node-single-hub-pod-2023": {Files: []string{"availability/testdata/disruption-exposure/leap-hub.yaml"}, Complete: true,
