@@ -162,7 +162,7 @@ func BenchmarkBatchDChecks(b *testing.B) {
 }
 
 // upgradeBenchChecks are the checks BenchmarkUpgradeChecks times.
-var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight", "addon-version-compat",
+var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight", "addon-version-compat", "openshift-cgroup-v1",
 	"deprecated-api-usage")
 
 // BenchmarkUpgradeChecks times removed-apis and the upgrade preflight

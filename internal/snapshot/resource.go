@@ -145,6 +145,9 @@ var (
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
 		Namespaced: true, Custom: true}
+	// OpenShift's cluster-wide node configuration (one object, cluster),
+	// read for spec.cgroupMode; served only on OpenShift and OKD.
+	OpenShiftNodeConfigs = Resource{Group: "config.openshift.io", Version: "v1", Resource: "nodes", Kind: "Node", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -223,7 +226,7 @@ func Known() []Resource {
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
-		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas,
+		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas, OpenShiftNodeConfigs,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

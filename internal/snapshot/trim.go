@@ -486,6 +486,10 @@ func trimCustom(u *unstructured.Unstructured) {
 		trimStrimziKafka(u)
 		return
 	}
+	if u.GroupVersionKind().Group == OpenShiftNodeConfigs.Group && u.GetKind() == OpenShiftNodeConfigs.Kind {
+		trimOpenShiftNodeConfig(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -540,6 +544,17 @@ func keepKeys(m map[string]any, keys ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// trimOpenShiftNodeConfig keeps of OpenShift's node configuration only
+// spec.cgroupMode; its status and the other settings go.
+func trimOpenShiftNodeConfig(u *unstructured.Unstructured) {
+	delete(u.Object, "status")
+	spec, _ := u.Object["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	u.Object["spec"] = keepKeys(spec, "cgroupMode")
 }
 
 // trimStrimziKafka keeps of a Strimzi Kafka what says where its metadata

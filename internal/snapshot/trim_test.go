@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -285,5 +286,19 @@ func TestArgoCmdParamsKeepsApplicationSetKeysOnly(t *testing.T) {
 	keepNamedConfigMap(&cm, nil)
 	if len(cm.Data) != 1 || cm.Data["applicationsetcontroller.policy"] != "create-update" {
 		t.Errorf("kept %v, want the policy key alone", cm.Data)
+	}
+}
+
+// OpenShift's node configuration keeps only spec.cgroupMode.
+func TestTrimOpenShiftNodeConfig(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "config.openshift.io/v1", "kind": "Node",
+		"metadata": map[string]any{"name": "cluster"},
+		"spec":     map[string]any{"cgroupMode": "v1", "workerLatencyProfile": "Default"},
+		"status":   map[string]any{"conditions": []any{map[string]any{"type": "CGroupMode"}}},
+	}}
+	trimCustom(u)
+	if want := map[string]any{"cgroupMode": "v1"}; !reflect.DeepEqual(u.Object["spec"], want) || u.Object["status"] != nil {
+		t.Errorf("trimmed to spec %v, status %v", u.Object["spec"], u.Object["status"])
 	}
 }

@@ -22,6 +22,8 @@ const (
 	karpenterID          = "karpenter-disruption-exposure"
 	ruleKarpenterConsol  = "consolidation-unprotected-backends"
 	ruleKarpenterAMIBug  = "ami-drift-defect-version"
+	ruleKarpenterDetach  = "stateful-detach-stall"
+	caseKarpenterDetach  = "ebs-csi-karpenter-multi-attach-six-minute-stall-2020-2025"
 	caseKarpenterNoPDB   = "karpenter-consolidation-no-pdb-api-gateway-outage-2025"
 	caseKarpenterAMIBug  = "karpenter-ami-drift-defect-unexpected-replacement-2024"
 	karpenterPoolLabel   = "karpenter.sh/nodepool"
@@ -49,6 +51,11 @@ type karpenterFacts struct {
 		FixedIn string   `json:"fixedIn"`
 		Sources []string `json:"sources"`
 	} `json:"amiDriftDefect"`
+	DetachStall struct {
+		FixedIn      string   `json:"fixedIn"`
+		Provisioners []string `json:"provisioners"`
+		Sources      []string `json:"sources"`
+	} `json:"detachStall"`
 
 	short time.Duration
 }
@@ -64,6 +71,9 @@ var loadKarpenterFacts = check.Facts("data/karpenter-disruption-exposure.yaml", 
 		return fmt.Errorf("%s: bad shortConsolidateAfter %q", file, f.ShortConsolidateAfter)
 	}
 	f.short = d
+	if _, ok := check.ParseKubeVersion(f.DetachStall.FixedIn); !ok || len(f.DetachStall.Provisioners) == 0 || len(f.DetachStall.Sources) == 0 {
+		return fmt.Errorf("%s: detachStall needs a fixedIn version, provisioners and sources", file)
+	}
 	for _, r := range f.AMIDriftDefect {
 		v, ok := check.ParseKubeVersion(r.FixedIn)
 		if !ok || len(r.Sources) == 0 || fmt.Sprintf("%d.%d", v.Major, v.Minor) != r.Line {
@@ -82,7 +92,7 @@ var loadKarpenterFacts = check.Facts("data/karpenter-disruption-exposure.yaml", 
 func karpenterDisruptionExposureCheck() check.Check {
 	return check.Check{
 		ID:       karpenterID,
-		Title:    "Karpenter NodePools that may consolidate every node at once under unprotected Services, or a controller with the AMI drift defect",
+		Title:    "Karpenter NodePools that may consolidate every node at once under unprotected Services, a controller with the AMI drift defect, or one that deletes nodes before their EBS volumes detach",
 		Severity: finding.High,
 		Description: "Two rules. consolidation-unprotected-backends (high): a karpenter.sh/v1 NodePool with consolidationPolicy " +
 			"WhenEmptyOrUnderutilized (the default) whose always-active disruption budgets that apply to Underutilized (no " +
@@ -95,17 +105,25 @@ func karpenterDisruptionExposureCheck() check.Check {
 			"Karpenter controller (public.ecr.aws/karpenter/controller) on 0.31.0-0.36.1 below its minor's patch release " +
 			"(0.31.5, 0.32.10, 0.33.5, 0.34.6, 0.35.5, 0.36.2), which AWS told EKS customers can replace nodes unexpectedly " +
 			"through a defect in AMI drift detection. A controller image with no readable tag leaves the rule partial. EKS " +
-			"Auto Mode runs Karpenter for the customer with no controller Deployment to read; its NodePools are judged alike.",
+			"Auto Mode runs Karpenter for the customer with no controller Deployment to read; its NodePools are judged alike. " +
+			"stateful-detach-stall (medium): the Karpenter controller on a release below 1.0.0, which deletes a node without " +
+			"waiting for its VolumeAttachments, while a StatefulSet asks in its volumeClaimTemplates for ReadWriteOnce or " +
+			"ReadWriteOncePod volumes of an EBS StorageClass (provisioner ebs.csi.aws.com, or kubernetes.io/aws-ebs, which CSI " +
+			"migration hands to the same driver; an unset storageClassName is the default class) and runs pods on nodes labelled " +
+			"karpenter.sh/nodepool: each consolidation, drift or interruption of such a node may leave the moved pod on " +
+			"Multi-Attach error until the attach/detach controller force-detaches after six minutes.",
 		Reads: check.Needs(snapshot.KarpenterNodePools, snapshot.Deployments, snapshot.Services, snapshot.StatefulSets,
-			snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes),
+			snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes, snapshot.StorageClasses),
 		Rules: []check.Rule{
 			{ID: ruleKarpenterConsol, Summary: "no NodePool may consolidate all its nodes at once under Service backends with no PodDisruptionBudget",
 				Needs: []snapshot.Resource{snapshot.KarpenterNodePools, snapshot.Deployments, snapshot.Services, snapshot.StatefulSets,
 					snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Nodes}},
 			{ID: ruleKarpenterAMIBug, Summary: "the Karpenter controller is not on a release with the AMI drift defect",
 				Needs: []snapshot.Resource{snapshot.Deployments}},
+			{ID: ruleKarpenterDetach, Summary: "no StatefulSet with ReadWriteOnce EBS volumes runs on nodes of a Karpenter release that deletes nodes before their volumes detach",
+				Needs: []snapshot.Resource{snapshot.Deployments, snapshot.StatefulSets, snapshot.StorageClasses, snapshot.Pods, snapshot.Nodes}},
 		},
-		Cases: check.Prevents(caseKarpenterNoPDB, caseKarpenterAMIBug),
+		Cases: check.Prevents(caseKarpenterNoPDB, caseKarpenterAMIBug, caseKarpenterDetach),
 		Run:   runKarpenterDisruptionExposure,
 	}
 }
@@ -116,6 +134,7 @@ func runKarpenterDisruptionExposure(ctx *check.Context) ([]finding.Finding, erro
 		return nil, err
 	}
 	out := karpenterVersionFindings(ctx, facts)
+	out = append(out, karpenterDetachStallFindings(ctx, facts)...)
 	return append(out, karpenterConsolidationFindings(ctx, facts)...), nil
 }
 

@@ -155,3 +155,91 @@ func TestKarpenterAMIDriftTable(t *testing.T) {
 		t.Errorf("a digest-only controller image left no note: %v", ctx.Notes())
 	}
 }
+
+const karpenterDetachGap = "karpenter-disruption-exposure/detach-stall-gap.yaml"
+
+// detachStallFindings runs the check and keeps the findings of the detach
+// stall rule (the fixture's 0.35.2 is also in the AMI drift defect's range).
+func detachStallFindings(t *testing.T, s *snapshot.Snapshot) ([]finding.Finding, map[string]string) {
+	t.Helper()
+	fs, ctx, _ := checktest.Run(t, karpenterDisruptionExposureCheck(), s)
+	var out []finding.Finding
+	for _, f := range fs {
+		if f.Cases[0] == caseKarpenterDetach {
+			out = append(out, f)
+		}
+	}
+	notes := map[string]string{}
+	for rule, n := range ctx.Notes() {
+		notes[rule] = n.Reason
+	}
+	return out, notes
+}
+
+// The reproduction's set-up (Karpenter 0.35.2, the default gp2 class, a
+// ReadWriteOnce StatefulSet on a Karpenter node) is reported once, at
+// medium, with evidence true to the fixture.
+func TestKarpenterDetachStallGap(t *testing.T) {
+	fs, notes := detachStallFindings(t, checktest.Complete(checktest.Load(t, karpenterDetachGap)))
+	if len(fs) != 1 || len(notes) != 0 {
+		t.Fatalf("findings %+v, notes %v", fs, notes)
+	}
+	f := fs[0]
+	if f.Severity != finding.Medium || f.Cases[0] != caseKarpenterDetach || !checktest.HasObject(fs, "StatefulSet", "default", "inflate-arm64") ||
+		!checktest.HasObject(fs, "Deployment", "karpenter", "karpenter") || !checktest.HasObject(fs, "StorageClass", "", "gp2") {
+		t.Errorf("finding %+v", f)
+	}
+	for _, want := range []string{"0.35.2", "data (ReadWriteOnce, StorageClass gp2, provisioner kubernetes.io/aws-ebs)", "six-minute"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q: %s", want, f.Message)
+		}
+	}
+	if n := checktest.EvidenceTrue(t, fs, karpenterDetachGap); n < 4 {
+		t.Errorf("%d evidence items resolved", n)
+	}
+}
+
+// Each condition is needed: a 1.0.0 controller, a ReadWriteMany template,
+// a class of another driver, pods off Karpenter nodes are all quiet; a
+// class not in an incomplete read, or a node not in the input, leaves the
+// rule partial.
+func TestKarpenterDetachStallConditions(t *testing.T) {
+	load := func() *snapshot.Snapshot { return checktest.Complete(checktest.Load(t, karpenterDetachGap)) }
+	for name, edit := range map[string]func(s *snapshot.Snapshot){
+		"controller 1.0.0": func(s *snapshot.Snapshot) {
+			s.Deployments[0].Spec.Template.Spec.Containers[0].Image = "public.ecr.aws/karpenter/controller:1.0.0"
+		},
+		"ReadWriteMany": func(s *snapshot.Snapshot) {
+			s.StatefulSets[0].Spec.VolumeClaimTemplates[0].Spec.AccessModes[0] = "ReadWriteMany"
+		},
+		"EFS class": func(s *snapshot.Snapshot) { s.StorageClasses[0].Provisioner = "efs.csi.aws.com" },
+		"no default class": func(s *snapshot.Snapshot) {
+			delete(s.StorageClasses[0].Annotations, "storageclass.kubernetes.io/is-default-class")
+		},
+		"no Karpenter node": func(s *snapshot.Snapshot) { delete(s.Nodes[0].Labels, karpenterPoolLabel) },
+	} {
+		s := load()
+		edit(s)
+		if fs, notes := detachStallFindings(t, s); len(fs) != 0 || notes[ruleKarpenterDetach] != "" {
+			t.Errorf("%s: findings %+v, notes %v", name, fs, notes)
+		}
+	}
+	s := load()
+	ebs := "gp3"
+	s.StatefulSets[0].Spec.VolumeClaimTemplates[0].Spec.StorageClassName = &ebs
+	s.StorageClasses = append(s.StorageClasses, s.StorageClasses[0])
+	s.StorageClasses[1].Name, s.StorageClasses[1].Provisioner, s.StorageClasses[1].Annotations = "gp3", "ebs.csi.aws.com", nil
+	if fs, _ := detachStallFindings(t, s); len(fs) != 1 {
+		t.Errorf("a named ebs.csi.aws.com class: findings %+v", fs)
+	}
+	s = checktest.Load(t, karpenterDetachGap) // not marked complete
+	s.StorageClasses = nil
+	if fs, notes := detachStallFindings(t, s); len(fs) != 0 || notes[ruleKarpenterDetach] == "" {
+		t.Errorf("StorageClasses not read: findings %+v, notes %v", fs, notes)
+	}
+	s = load()
+	s.Pods[0].Spec.NodeName = "ip-10-0-9-9.eu-west-3.compute.internal"
+	if fs, notes := detachStallFindings(t, s); len(fs) != 0 || notes[ruleKarpenterDetach] == "" {
+		t.Errorf("a node not in the input: findings %+v, notes %v", fs, notes)
+	}
+}
