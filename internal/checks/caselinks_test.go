@@ -149,6 +149,7 @@ var caseFixtures = map[string]caseFixture{
 	"pv-zone-schedulability\tcluster-autoscaler-node-local-csistoragecapacity-blocks-scaleup-2026":    {Files: []string{"storage/testdata/zone-gap.yaml"}, State: reusedPre},
 	"registry-risk\tk8s-gcr-io-redirect-and-freeze-2023":                                              {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
 	"registry-risk\tbitnami-public-catalog-moved-to-legacy-2025":                                      {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
+	"registry-risk\tchainguard-free-tier-latest-only-2023":                                            {Files: []string{"registries/testdata/chainguard/before-2023-08-16.yaml"}, Complete: true, State: "workloads on cgr.dev/chainguard version tags before 16 August 2023: nginx:1.23.3 from the SELKS Deployment manifest Chainguard's notice named (Clear-NDR-ISO#447), postgres:15 and redis:7 from images#1228, beside postgres:latest, which kept pulling"},
 	"registry-risk\tgoogle-container-registry-shutdown-2025":                                          {Files: []string{"registries/testdata/gap.yaml"}, State: reusedPre},
 	"registry-risk\tquay-io-outages-2020-2023":                                                        {Files: []string{"registries/testdata/fleet.yaml"}, State: reusedPre},
 	"removed-apis\thelm-release-history-psp-blocks-upgrade-125-2023":                                  {Files: []string{"upgrade/testdata/old-manifests.yaml"}, State: reusedPre},
