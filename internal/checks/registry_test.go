@@ -80,12 +80,11 @@ var uncitedDetectable = map[string]string{
 	"indiehosters-control-plane-disk-full-etcd-2025":                 "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
 	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023":      "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
 	"el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025":  "dataplane-node-compat flags only kube-proxy images before 1.17 on nf_tables-default nodes, which none of the reports ran; a mixed-backend rule (osImage families with different iptables stacks, calico-node backend Auto) and an nftables-mode rule (kernelVersion below 5.13) would prevent: not built",
-	"etcd-3-5-to-3-6-upgrade-learner-and-zombie-member-issues-2025":  "an etcd 3.6 upgrade-path rule (etcd pods on 3.5 below 3.5.26 before a move to 3.6, for upgrade-preflight) would prevent; etcd-known-bad-version reads the version but its tables hold only data-inconsistency advisories and the Kubernetes docs' minimums, so a row there would mislabel it: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 8
+const maxUncitedDetectable = 7
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
@@ -207,7 +206,7 @@ func TestEveryCaseCitedOrExplained(t *testing.T) {
 // minPreventsShare is the share of detectable cases with a prevents link
 // the library has reached; like maxUncitedDetectable it only moves one way
 // (up), in a diff a reviewer sees.
-const minPreventsShare = 0.78
+const minPreventsShare = 0.79
 
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.
