@@ -210,7 +210,7 @@ const minPreventsShare = 0.79
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.
 const (
-	maxDetectsWithoutReason = 1
+	maxDetectsWithoutReason = 0
 	maxRelatedOnly          = 3
 )
 
