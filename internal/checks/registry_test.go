@@ -211,7 +211,7 @@ const minPreventsShare = 0.79
 // neither prevented nor explained; like the caps above they only go down.
 const (
 	maxDetectsWithoutReason = 0
-	maxRelatedOnly          = 3
+	maxRelatedOnly          = 2
 )
 
 // TestEveryRequiredReadIsARuleNeed: each required input of a check with
