@@ -21,7 +21,8 @@ import (
 // DiskPressure; a CSINode per node with a 16-volume limit and every tenth
 // node full; FailedScheduling events for the volume count; the
 // descheduler's chart-default policy with nodes cordoned; and
-// cluster-autoscaler's status giving one pool a minimum of 0.
+// cluster-autoscaler's status giving one pool a minimum of 0; and 200
+// Pending pods every node refused for memory.
 func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 	limit := int32(16)
 	for i := range s.Nodes {
@@ -56,6 +57,13 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "db", Name: fmt.Sprintf("db-%d", i)},
 			Message:        "0/5000 nodes are available: 500 node(s) exceed max volume count, 4500 Insufficient cpu."})
 	}
+	// Pods of a web Deployment Pending because every node is full.
+	s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "web", UID: "rs-web"}})
+	for r := range 200 {
+		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("web-x-%d", r), Namespace: "web", UID: types.UID(fmt.Sprintf("web-%d", r)),
+			Status: snapshot.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+				Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/5000 nodes are available: 5000 Insufficient memory."}}}})
+	}
 	// A hub whose every pod is in pool-3, the pool with a minimum of 0.
 	ctrl := true
 	s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "hub-x", Namespace: "hub", UID: "rs-hub",
@@ -74,7 +82,7 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 }
 
 // nodeBenchChecks are the checks BenchmarkNodeChecks times.
-var nodeBenchChecks = checks.BenchIDs("BenchmarkNodeChecks", "node-disk-drift", "attach-limit", "descheduler-evicts-cordoned", "pool-scales-to-zero")
+var nodeBenchChecks = checks.BenchIDs("BenchmarkNodeChecks", "node-disk-drift", "attach-limit", "descheduler-evicts-cordoned", "pool-scales-to-zero", "pending-no-room")
 
 // BenchmarkNodeChecks times the node and autoscaling checks of issue 14
 // at 5,000 nodes and 100,000 pods (each must stay under 0.5 s):

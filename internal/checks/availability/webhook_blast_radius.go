@@ -65,7 +65,7 @@ func webhookBlastRadiusCheck() check.Check {
 		// backend that makes the check fire is the operator's default, not a
 		// value the report gives.
 		Cases: check.Cite(check.Prevents(webhookCases(webhookCaseFlags{slow: true, allResources: true, critical: true, kubeSystemCovered: true, selfBlock: true, services: true})...),
-			check.Detects(casePodWebhooksNetworkCut)),
+			check.Prevents(caseKruisePodWebhook), check.Detects(casePodWebhooksNetworkCut)),
 		Run: runWebhookBlastRadius,
 	}
 }
@@ -112,6 +112,9 @@ func webhookCases(c webhookCaseFlags) []string {
 	if c.podsFailClosed || c.policyBlocked {
 		cs = append(cs, casePodWebhooksNetworkCut)
 	}
+	if c.podsFailClosed {
+		cs = append(cs, caseKruisePodWebhook)
+	}
 	return cs
 }
 
@@ -129,6 +132,11 @@ const (
 	// Linkerd's injector failing closed over kube-system (and, set to
 	// Ignore, leaving pods unmeshed, which this check does not see).
 	caseLinkerdInjectorKubeSystem = "linkerd-injector-fail-open-unmeshed-pods-and-fail-closed-kube-system-2019-2025"
+	// OpenKruise's mpod.kb.io, fail-closed on every pod create behind one
+	// in-cluster Service, stopping pods when the manager hangs or is gone:
+	// the podsFailClosed shape, prevented (the 1.5.0 chart's selector
+	// covers kube-system, which fail-closed-kube-system flags beforehand).
+	caseKruisePodWebhook = "openkruise-pod-webhook-hang-blocks-all-pods-2021-2025"
 )
 
 // webhookCaseFlags is what a configuration's flagged webhooks show, as far

@@ -543,3 +543,27 @@ func TestWebhookBackendPolicyBlocked(t *testing.T) {
 		t.Errorf("backend on the host network behind the same policy: %v naming the policy, want neither high nor the policy (%+v)", f.Severity, f)
 	}
 }
+
+// TestWebhookKruiseCitation: OpenKruise's mpod.kb.io as the 1.5.0 chart
+// writes it (fail-closed on every pod create, kube-system covered) is
+// flagged medium with two ready replicas, citing the Kruise case as
+// prevented; the 1.5.2 chart as amended by charts 92 (kube-system exempt,
+// two replicas) is quiet.
+func TestWebhookKruiseCitation(t *testing.T) {
+	c := webhookBlastRadiusCheck()
+	if r, ok := c.Relation(caseKruisePodWebhook); !ok || r != check.RelPrevents {
+		t.Fatalf("the check links %s as %q (cited %v), want prevents", caseKruisePodWebhook, r, ok)
+	}
+	fs, _, _ := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/kruise-1.5.0-pre.yaml")))
+	f, ok := findingByTitle(fs, "kruise-mutating-webhook-configuration")
+	switch {
+	case !ok:
+		t.Fatalf("no finding about kruise-mutating-webhook-configuration: %v", fs)
+	case f.Severity != finding.Medium || !slices.Contains(f.Cases, caseKruisePodWebhook):
+		t.Errorf("Kruise 1.5.0: %v, cases %v; want medium citing %s", f.Severity, f.Cases, caseKruisePodWebhook)
+	}
+	if !strings.Contains(strings.Join(f.Evidence, "\n"), "mpod.kb.io") || strings.Contains(strings.Join(f.Evidence, "\n"), "msidecarset.kb.io") {
+		t.Errorf("Kruise 1.5.0 evidence should name mpod.kb.io and not the SidecarSet webhook: %v", f.Evidence)
+	}
+	checktest.Quiet(t, c, checktest.Complete(checktest.Load(t, "webhook-blast-radius/kruise-1.5.2.yaml")))
+}

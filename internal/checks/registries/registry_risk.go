@@ -28,13 +28,21 @@ type retiredRegistry struct {
 	ID            string   `json:"id"`
 	Host          string   `json:"host"`
 	RegionalHosts []string `json:"regionalHosts"`
-	Namespace     string   `json:"namespace"`
-	Status        string   `json:"status"`
-	Date          string   `json:"date"`
-	What          string   `json:"what"`
-	Replacement   string   `json:"replacement"`
-	Case          string   `json:"case"`
-	Sources       []string `json:"sources"`
+	// Namespace, when set, narrows the row to one namespace of its host:
+	// the first path component of the repository (Docker Hub's "bitnami",
+	// cgr.dev's "chainguard"); Docker Hub's official images are "library".
+	Namespace string `json:"namespace"`
+	// ServedTags, when set, are the tags the registry still serves to
+	// everyone: an image on one of them (no tag is latest) or pinned by
+	// digest still pulls, so the row matches only images on other tags
+	// without a digest.
+	ServedTags  []string `json:"servedTags"`
+	Status      string   `json:"status"`
+	Date        string   `json:"date"`
+	What        string   `json:"what"`
+	Replacement string   `json:"replacement"`
+	Case        string   `json:"case"`
+	Sources     []string `json:"sources"`
 }
 
 type singlePoint struct {
@@ -83,7 +91,9 @@ func registryRiskCheck() check.Check {
 		Description: "Images in pods and workload templates (init containers included) from registries whose status " +
 			"changed, from a sourced table: k8s.gcr.io (frozen 3 April 2023; medium), Docker Hub's bitnami " +
 			"namespace (versioned tags moved to bitnamilegacy from 28 August 2025: high for versioned tags, which " +
-			"no longer pull, medium for latest), bitnamilegacy (frozen; medium) and Google Container Registry hosts " +
+			"no longer pull, medium for latest), bitnamilegacy (frozen; medium), cgr.dev/chainguard (from 16 August " +
+			"2023 public users pull only latest and latest-dev: high for other tags without a digest; latest, " +
+			"latest-dev and digest-pinned images are not flagged) and Google Container Registry hosts " +
 			"(shut down for writes 18 March 2025; info, since repositories migrated to Artifact Registry keep " +
 			"their gcr.io addresses and the cluster cannot tell which were). Second rule: when at least half of " +
 			"the pods (and at least 20) pull from one external registry with sourced outages or pull limits " +
@@ -112,7 +122,7 @@ func registryRiskCheck() check.Check {
 		// runners and a fresh Linkerd install: neither shows the fleet shape
 		// the single-point rule flags, so they stay related.
 		Cases: check.Cite(check.Prevents("k8s-gcr-io-redirect-and-freeze-2023", "bitnami-public-catalog-moved-to-legacy-2025",
-			"google-container-registry-shutdown-2025", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits",
+			"google-container-registry-shutdown-2025", "chainguard-free-tier-latest-only-2023", "quay-io-outages-2020-2023", "docker-hub-pull-rate-limits",
 			"registry-k8s-io-regional-backend-outages-and-blocks-2022-2024"),
 			check.Related("project-registries-ghcr-cr-l5d-io-outages-2022-2023")),
 		Run: runRegistryRisk,
@@ -171,22 +181,51 @@ func matchRetired(facts *registryFacts, image string) *retiredRegistry {
 	host := registryHost(image)
 	for i := range facts.Retired {
 		r := &facts.Retired[i]
-		if r.Namespace != "" {
-			if ns, _, _ := strings.Cut(dockerHubRepo(image), "/"); host == r.Host && ns == r.Namespace {
-				return r
+		switch {
+		case r.Namespace != "":
+			if host != r.Host || repoNamespace(image) != r.Namespace {
+				continue
 			}
+		case host != r.Host && !slices.Contains(r.RegionalHosts, host):
 			continue
 		}
-		if host == r.Host {
-			return r
+		if len(r.ServedTags) > 0 && stillServed(r, image) {
+			continue
 		}
-		for _, h := range r.RegionalHosts {
-			if host == h {
-				return r
-			}
-		}
+		return r
 	}
 	return nil
+}
+
+// repoNamespace is the first path component of an image's repository on
+// its host ("bitnami" for bitnami/redis, "chainguard" for
+// cgr.dev/chainguard/postgres), or "" when the repository has a single
+// component there (quay.io/tool).
+func repoNamespace(image string) string {
+	if registryHost(image) == "docker.io" {
+		ns, _, _ := strings.Cut(dockerHubRepo(image), "/")
+		return ns
+	}
+	repo, _, _ := check.ImageParts(image)
+	_, path, _ := strings.Cut(repo, "/")
+	ns, _, found := strings.Cut(path, "/")
+	if !found {
+		return ""
+	}
+	return ns
+}
+
+// stillServed reports whether an image is on a tag the row's registry
+// still serves (no tag means latest) or pinned by digest.
+func stillServed(r *retiredRegistry, image string) bool {
+	_, tag, digest := check.ImageParts(image)
+	if digest != "" {
+		return true
+	}
+	if tag == "" {
+		tag = "latest"
+	}
+	return slices.Contains(r.ServedTags, tag)
 }
 
 // retiredHit is one container on a retired registry.
@@ -208,6 +247,8 @@ func retiredSeverity(r *retiredRegistry, hits []retiredHit) finding.Severity {
 		return finding.Medium
 	case "google-container-registry":
 		return finding.Info
+	case "chainguard":
+		return finding.High // only unserved version tags match: pulls fail
 	}
 	return finding.Medium
 }

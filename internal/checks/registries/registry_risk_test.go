@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -165,4 +166,45 @@ func TestRegistryRiskNodeStartPulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	checktest.Quiet(t, registryRiskCheck(), checktest.Complete(m))
+}
+
+// TestRegistryRiskChainguard: cgr.dev/chainguard images on version tags
+// without a digest are high, citing the Chainguard case; latest,
+// latest-dev, no tag, a digest and another cgr.dev organization are not
+// flagged.
+func TestRegistryRiskChainguard(t *testing.T) {
+	c := registryRiskCheck()
+	const id = "chainguard-free-tier-latest-only-2023"
+	if r, ok := c.Relation(id); !ok || r != check.RelPrevents {
+		t.Fatalf("the check links %s as %q (cited %v), want prevents", id, r, ok)
+	}
+	fs, _, _ := checktest.Run(t, c, checktest.Load(t, "chainguard/before-2023-08-16.yaml"))
+	if len(fs) != 1 || fs[0].Cases[0] != id || fs[0].Severity != finding.High {
+		t.Fatalf("findings %+v, want one high finding citing %s", fs, id)
+	}
+	for _, o := range [][3]string{{"Deployment", "selks", "nginx"}, {"StatefulSet", "shop", "db"}} {
+		if !checktest.HasObject(fs, o[0], o[1], o[2]) {
+			t.Errorf("no finding names %v", o)
+		}
+	}
+	if checktest.HasObject(fs, "Deployment", "shop", "reports-db") {
+		t.Errorf("postgres:latest flagged: %v", fs[0].Objects)
+	}
+	checktest.Quiet(t, c, checktest.Complete(checktest.Load(t, "chainguard/still-served.yaml")))
+}
+
+func TestRepoNamespace(t *testing.T) {
+	for img, want := range map[string]string{
+		"cgr.dev/chainguard/postgres:15":     "chainguard",
+		"cgr.dev/acme.example/redis:7":       "acme.example",
+		"bitnami/redis:7":                    "bitnami",
+		"nginx":                              "library",
+		"quay.io/tool:1":                     "",
+		"localhost:5000/chainguard/nginx:1":  "chainguard",
+		"cgr.dev/chainguard/go@sha256:abc12": "chainguard",
+	} {
+		if got := repoNamespace(img); got != want {
+			t.Errorf("repoNamespace(%q) = %q, want %q", img, got, want)
+		}
+	}
 }

@@ -29,7 +29,11 @@ const (
 	// openebsHostpathCase is the case of data/node-local-volumes.yaml's
 	// OpenEBS row.
 	openebsHostpathCase = "openebs-hostpath-volume-fills-root-disk-evictions-2026"
-	driftFraction       = 2 // policy: flagged under 1/driftFraction of the largest disk
+	// controlPlaneDiskCase: a full root disk on one of three control-plane
+	// VMs took etcd down there, seen here once the node reports
+	// DiskPressure (detected: the API shows no usage before it).
+	controlPlaneDiskCase = "indiehosters-control-plane-disk-full-etcd-2025"
+	driftFraction        = 2 // policy: flagged under 1/driftFraction of the largest disk
 )
 
 // instanceTypeLabels name a node's machine type; the beta label is what
@@ -47,7 +51,8 @@ func nodeDiskDriftCheck() check.Check {
 			"or node image rather than at hardware, and the workloads drained onto it may no longer fit their " +
 			"images and logs (a heuristic line). High: nodes reporting the DiskPressure condition, on which the " +
 			"kubelet is evicting pods regardless of PodDisruptionBudgets; and Warning events saying \"no space left on " +
-			"device\" (failed image pulls, container starts). Medium: PersistentVolumes of a node-local provisioner listed in " +
+			"device\" (failed image pulls, container starts); a control-plane node under DiskPressure is named as such, since " +
+			"etcd and the API server on it share that disk. Medium: PersistentVolumes of a node-local provisioner listed in " +
 			"data/node-local-volumes.yaml (OpenEBS Local PV Hostpath, openebs.io/local) under its default base path " +
 			"/var/openebs/local, which its installation guide gives as a directory on the root disk, whose StorageClass enables " +
 			"neither XFSQuota " +
@@ -70,7 +75,7 @@ func nodeDiskDriftCheck() check.Check {
 		},
 		// The drift rule sees the smaller disks as soon as the new nodes join,
 		// before any workload is drained onto them: that is the gap MoJ hit.
-		Cases: check.Prevents(mojDiskCase, openebsHostpathCase),
+		Cases: check.Cite(check.Prevents(mojDiskCase, openebsHostpathCase), check.Detects(controlPlaneDiskCase)),
 		Run:   runNodeDiskDrift,
 	}
 }
@@ -178,10 +183,43 @@ func pressureFinding(nodes []*corev1.Node, facts []string) (finding.Finding, boo
 			"(images, container logs, emptyDir volumes) before more workloads land there.",
 		Cases: []string{mojDiskCase},
 	}
+	var cp []string
+	for _, n := range nodes {
+		if controlPlaneNode(n) {
+			cp = append(cp, n.Name)
+		}
+	}
+	if len(cp) > 0 {
+		which := strings.Join(cp, ", ") + " is a control-plane node"
+		if len(cp) > 1 {
+			which = strings.Join(cp, ", ") + " are control-plane nodes"
+		}
+		f.Message += " " + which + ": where etcd runs on it (stacked, as kubeadm sets it up), a full disk can stop that " +
+			"member, and in a three-member cluster one more failure then loses quorum."
+		f.Remediation += " On a control-plane node, free the space first (restarting the control plane does not), " +
+			"and alert on its free disk, not only on the services' health."
+		f.Cases = append(f.Cases, controlPlaneDiskCase)
+		for _, name := range cp {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("Node %s: control-plane role label", name))
+		}
+	}
 	f.AddEvidence(check.NodeValues(nodes, func(*corev1.Node) []finding.Field {
 		return []finding.Field{finding.Value("status.conditions[type=DiskPressure].status", "True")}
 	})...)
 	return f, true
+}
+
+// controlPlaneLabels mark a control-plane node (the second is the name
+// kubeadm used before 1.20).
+var controlPlaneLabels = [...]string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+
+func controlPlaneNode(n *corev1.Node) bool {
+	for _, l := range controlPlaneLabels {
+		if _, ok := n.Labels[l]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func orNone(s string) string {

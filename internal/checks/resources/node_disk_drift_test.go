@@ -1,8 +1,11 @@
 package resources
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 )
@@ -80,4 +83,27 @@ func TestNodeDiskDriftBeforeDrain(t *testing.T) {
 	if fs[0].Cases[0] != mojDiskCase {
 		t.Errorf("cases %v", fs[0].Cases)
 	}
+}
+
+// TestNodeDiskPressureControlPlane: DiskPressure on a control-plane node
+// names it as one and cites the IndieHosters case (detected); on worker
+// nodes only (gap.yaml) it does not; the control-plane nodes with free
+// disk are quiet.
+func TestNodeDiskPressureControlPlane(t *testing.T) {
+	c := nodeDiskDriftCheck()
+	if r, ok := c.Relation(controlPlaneDiskCase); !ok || r != check.RelDetects {
+		t.Fatalf("the check links %s as %q (cited %v), want detects", controlPlaneDiskCase, r, ok)
+	}
+	fs, _, _ := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "node-disk-drift/control-plane-pressure.yaml")))
+	if len(fs) != 1 || fs[0].Rule != ruleDiskPressure || !slices.Contains(fs[0].Cases, controlPlaneDiskCase) ||
+		!strings.Contains(fs[0].Message, "cp-1 is a control-plane node") || !checktest.HasObject(fs, "Node", "", "cp-1") {
+		t.Fatalf("findings %+v, want one disk-pressure finding naming control-plane node cp-1 and citing %s", fs, controlPlaneDiskCase)
+	}
+	fs, _, _ = checktest.Run(t, c, checktest.Load(t, "node-disk-drift/gap.yaml"))
+	for _, f := range fs {
+		if slices.Contains(f.Cases, controlPlaneDiskCase) {
+			t.Errorf("%s cites %s without a control-plane node", f.Title, controlPlaneDiskCase)
+		}
+	}
+	checktest.Quiet(t, c, checktest.Complete(checktest.Load(t, "node-disk-drift/control-plane-ok.yaml")))
 }

@@ -13,9 +13,13 @@ import (
 const (
 	etcdID      = "etcd-known-bad-version"
 	caseEtcd35  = "etcd-35-data-inconsistency-not-for-production-2022"
+	caseEtcd36  = "etcd-3-5-to-3-6-upgrade-learner-and-zombie-member-issues-2025"
 	ruleEtcdMin = "etcd-minimum-version"
-	etcdNS      = "kube-system"
-	etcdMaxPods = 10
+	// ruleEtcdPath: members below the patch release etcd requires before
+	// an upgrade to the next minor (3.5.26 before 3.6).
+	ruleEtcdPath = "etcd-upgrade-path"
+	etcdNS       = "kube-system"
+	etcdMaxPods  = 10
 )
 
 //go:embed data/etcd-known-bad-version.yaml
@@ -34,6 +38,18 @@ type etcdFacts struct {
 		Summary string   `json:"summary"`
 		Sources []string `json:"sources"`
 	} `json:"advisories"`
+	UpgradePaths []etcdUpgradePath `json:"upgradePaths"`
+}
+
+// etcdUpgradePath is the patch release a line must reach before an
+// upgrade to the next minor.
+type etcdUpgradePath struct {
+	Line    string   `json:"line"`
+	To      string   `json:"to"`
+	Minimum string   `json:"minimum"`
+	Summary string   `json:"summary"`
+	Case    string   `json:"case"`
+	Sources []string `json:"sources"`
 }
 
 var loadEtcdFacts = check.Facts("data/etcd-known-bad-version.yaml", etcdData, func(f *etcdFacts) error {
@@ -47,6 +63,12 @@ var loadEtcdFacts = check.Facts("data/etcd-known-bad-version.yaml", etcdData, fu
 			return fmt.Errorf("data/etcd-known-bad-version.yaml: %s: %w", a.ID, err)
 		}
 	}
+	for _, u := range f.UpgradePaths {
+		m, ok := check.ParseKubeVersion(u.Minimum)
+		if !ok || m.MinorString() != u.Line || u.To == "" || u.Case == "" || len(u.Sources) == 0 {
+			return fmt.Errorf("data/etcd-known-bad-version.yaml: upgrade path from %q needs a minimum on its line, a target, a case and sources", u.Line)
+		}
+	}
 	return nil
 })
 
@@ -56,7 +78,7 @@ var loadEtcdFacts = check.Facts("data/etcd-known-bad-version.yaml", etcdData, fu
 func etcdKnownBadVersionCheck() check.Check {
 	return check.Check{
 		ID:       etcdID,
-		Title:    "etcd below the Kubernetes documentation's minimum, or on a release with data-inconsistency bugs",
+		Title:    "etcd below the Kubernetes documentation's minimum, on a release with data-inconsistency bugs, or below the release an upgrade to 3.6 needs",
 		Severity: finding.High,
 		Description: "Reads the etcd pods in kube-system (image name etcd, as kubeadm's static pods run it) and parses the " +
 			"image tag. High: a release with an announced data-inconsistency bug (3.5.0-3.5.2, which the etcd project said not " +
@@ -65,7 +87,10 @@ func etcdKnownBadVersionCheck() check.Check {
 			"etcd, k3s's embedded datastore) and kOps etcd-manager pods, whose image tag is not the etcd version, are not " +
 			"visible: without an etcd pod whose version can be read, the rule is partial, never pass. On AKS, EKS and GKE " +
 			"etcd belongs to the provider, who keeps it patched: the check reports nothing there and passes, as no etcd is " +
-			"the cluster owner's. Vendor builds with backported fixes are not seen.",
+			"the cluster owner's. Vendor builds with backported fixes are not seen. Second rule: a 3.5 member below 3.5.26, " +
+			"which SIG-etcd names the only safe start of an upgrade to 3.6 (from 3.5.1-3.5.19 voters can return as " +
+			"learners and block the start; from 3.5.25 or earlier removed members can return and join consensus): medium, " +
+			"or added to the member's finding above.",
 		// Nodes only tell a managed control plane (no etcd pod to judge)
 		// from one whose etcd is not in the input; without them the rule
 		// says it could not judge.
@@ -73,8 +98,10 @@ func etcdKnownBadVersionCheck() check.Check {
 		Rules: []check.Rule{
 			{ID: ruleEtcdMin, Summary: "every etcd member visible in kube-system is at or above the documented minimum and outside the bad ranges",
 				Needs: []snapshot.Resource{snapshot.Pods}},
+			{ID: ruleEtcdPath, Summary: "no etcd member visible in kube-system is below the release etcd requires before an upgrade to the next minor",
+				Needs: []snapshot.Resource{snapshot.Pods}},
 		},
-		Cases: check.Prevents(caseEtcd35),
+		Cases: check.Prevents(caseEtcd35, caseEtcd36),
 		Run:   runEtcdKnownBadVersion,
 	}
 }
@@ -112,8 +139,10 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 	switch {
 	case found > 0 && unreadable == 0:
 	case unreadable > 0:
-		ctx.Incomplete(ruleEtcdMin, "%s in kube-system run etcd from an image whose tag is not an etcd version (kOps etcd-manager or a digest-only reference)",
-			check.Plural(unreadable, "container", "containers"))
+		for _, r := range []string{ruleEtcdMin, ruleEtcdPath} {
+			ctx.Incomplete(r, "%s in kube-system run etcd from an image whose tag is not an etcd version (kOps etcd-manager or a digest-only reference)",
+				check.Plural(unreadable, "container", "containers"))
+		}
 	case check.ClusterManagedProvider(s.Nodes) != "":
 		// The provider runs etcd and keeps it patched: no etcd here is the
 		// cluster owner's to judge or fix, so there is no gap to be unsure
@@ -121,16 +150,48 @@ func runEtcdKnownBadVersion(ctx *check.Context) ([]finding.Finding, error) {
 		// rule skipped would leave every managed cluster's audit unknown
 		// for a component the owner cannot touch.
 	default:
-		ctx.Unknowable(ruleEtcdMin, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
-			"an embedded datastore), and its version cannot be judged")
-		if !ctx.Complete(snapshot.Nodes) {
-			ctx.Incomplete(ruleEtcdMin, "nodes were not read completely: a managed control plane, whose etcd is the provider's, could not be recognised")
+		for _, r := range []string{ruleEtcdMin, ruleEtcdPath} {
+			ctx.Unknowable(r, "no etcd pod in kube-system in the input: etcd may run outside the cluster (external etcd, "+
+				"an embedded datastore), and its version cannot be judged")
+			if !ctx.Complete(snapshot.Nodes) {
+				ctx.Incomplete(r, "nodes were not read completely: a managed control plane, whose etcd is the provider's, could not be recognised")
+			}
 		}
 	}
 	return out, nil
 }
 
+// etcdFinding is the member's finding: its data-bug or minimum verdict,
+// with the upgrade-path one added (or alone, medium, when it has none).
 func etcdFinding(facts *etcdFacts, p *snapshot.Pod, container, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
+	f, bad := etcdVersionFinding(facts, p, container, image, tag, v)
+	for _, u := range facts.UpgradePaths {
+		min, _ := check.ParseKubeVersion(u.Minimum)
+		if v.MinorString() != u.Line || !v.Less(min) {
+			continue
+		}
+		path := fmt.Sprintf("Before an upgrade to %s, SIG-etcd requires %s or later with every member healthy: %s.",
+			u.To, u.Minimum, strings.TrimSpace(u.Summary))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("upgrade path to %s: %s or later first; %s", u.To, u.Minimum, strings.Join(u.Sources, ", ")))
+		f.Cases = append(f.Cases, u.Case)
+		if bad {
+			f.Message += " " + path
+			f.Remediation += fmt.Sprintf(" Take it to %s or later before any upgrade to %s.", u.Minimum, u.To)
+			continue
+		}
+		bad = true
+		f.Cases = []string{u.Case}
+		f.Severity = finding.Medium
+		f.Title = fmt.Sprintf("etcd %s on %s is below %s, the only safe start of an upgrade to %s", v, p.Name, u.Minimum, u.To)
+		f.Message = fmt.Sprintf("etcd member %s runs %s. %s", p.Name, v, path)
+		f.Remediation = fmt.Sprintf("Upgrade etcd to %s or later one member at a time after a snapshot backup, confirm every member "+
+			"is healthy, and only then move to %s; if your packaging has no %s yet, delay the %s upgrade.", u.Minimum, u.To, u.Minimum, u.To)
+		f = caveat(f, vendorBuild(strings.TrimSuffix(tag, "-0")))
+	}
+	return f, bad
+}
+
+func etcdVersionFinding(facts *etcdFacts, p *snapshot.Pod, container, image, tag string, v check.KubeVersion) (finding.Finding, bool) {
 	ref := finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 	f := finding.Finding{Check: etcdID, Objects: []finding.ObjectRef{ref}, Cases: []string{caseEtcd35}}
 	f.AddEvidence(finding.Quote(ref, finding.Value(check.ContainerField("Pod", "", container, "image"), image)))

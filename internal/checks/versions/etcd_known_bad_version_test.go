@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -29,13 +30,24 @@ func TestEtcdKnownBadVersionGap(t *testing.T) {
 	if !ok {
 		t.Fatal("not evaluated")
 	}
-	for name, want := range map[string]finding.Severity{"etcd-cp-1": finding.High, "etcd-cp-2": finding.Medium} {
+	for name, want := range map[string]finding.Severity{"etcd-cp-1": finding.High, "etcd-cp-2": finding.Medium, "etcd-cp-3": finding.Medium} {
 		if got, found := sevOf(fs, "Pod", "kube-system", name); !found || got != want {
 			t.Errorf("%s: %v (found %v), want %v", name, got, found, want)
 		}
 	}
-	if _, found := sevOf(fs, "Pod", "kube-system", "etcd-cp-3"); found || len(fs) != 2 {
-		t.Errorf("findings %+v: 3.5.16 is fine", fs)
+	// 3.5.1 and 3.5.9 cite both cases (their bug or minimum, and the 3.6
+	// path); 3.5.16 is above the minimum and cites only the 3.6 path.
+	for _, f := range fs {
+		want := []string{caseEtcd35, caseEtcd36}
+		if strings.Contains(f.Title, "etcd-cp-3") {
+			want = []string{caseEtcd36}
+		}
+		if !slices.Equal(f.Cases, want) {
+			t.Errorf("%s: cases %v, want %v", f.Title, f.Cases, want)
+		}
+	}
+	if len(fs) != 3 {
+		t.Errorf("findings %+v, want one per member", fs)
 	}
 	if len(ctx.Notes()) != 0 {
 		t.Errorf("notes %v", ctx.Notes())
@@ -89,4 +101,24 @@ func TestEtcdKnownBadVersionEtcdManagerIsPartial(t *testing.T) {
 	if n, ok := ctx.Notes()[ruleEtcdMin]; !ok || n.Skipped {
 		t.Fatalf("notes %v: kOps etcd-manager's tag is not etcd's version", ctx.Notes())
 	}
+}
+
+// TestEtcdUpgradePath: 3.5 members below 3.5.26 are medium before a move
+// to 3.6, citing the 3.5-to-3.6 case as prevented; at 3.5.26 the rule is
+// quiet.
+func TestEtcdUpgradePath(t *testing.T) {
+	c := etcdKnownBadVersionCheck()
+	if r, ok := c.Relation(caseEtcd36); !ok || r != check.RelPrevents {
+		t.Fatalf("the check links %s as %q (cited %v), want prevents", caseEtcd36, r, ok)
+	}
+	fs, _, _ := checktest.Run(t, c, checktest.Complete(checktest.Load(t, "etcd-known-bad-version/before-3-6-upgrade.yaml")))
+	if len(fs) != 3 {
+		t.Fatalf("findings %+v, want one per member", fs)
+	}
+	for _, f := range fs {
+		if f.Severity != finding.Medium || !slices.Equal(f.Cases, []string{caseEtcd36}) || !strings.Contains(f.Title, "below 3.5.26") {
+			t.Errorf("%s: %v, cases %v; want medium citing only %s", f.Title, f.Severity, f.Cases, caseEtcd36)
+		}
+	}
+	checktest.Quiet(t, c, checktest.Complete(checktest.Load(t, "etcd-known-bad-version/at-3-5-26.yaml")))
 }
