@@ -197,7 +197,7 @@ func karpenterDetachStallFinding(facts *karpenterFacts, c karpenterController, s
 			"waiting for its VolumeAttachments, and when a node goes before its EBS volumes are unmounted the attach/detach controller "+
 			"holds them for the gone node until its six-minute force detach. StatefulSet %s/%s claims %s and runs %s on nodes "+
 			"labelled %s, so each consolidation, drift replacement or interruption of one of those nodes may leave the moved pod on "+
-			"Multi-Attach error for about six minutes, an outage of that replica (or shard) every time.",
+			"Multi-Attach error for about six minutes, an outage of that replica (or shard) while it waits.",
 			c.d.Namespace, c.d.Name, c.tag, facts.DetachStall.FixedIn, facts.DetachStall.FixedIn, sts.Namespace, sts.Name,
 			strings.Join(names, "; "), check.Plural(pods, "pod", "pods"), karpenterPoolLabel),
 		Objects: []finding.ObjectRef{ctrlRef, stsRef},

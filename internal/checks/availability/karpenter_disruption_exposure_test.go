@@ -194,6 +194,12 @@ func TestKarpenterDetachStallGap(t *testing.T) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}
 	}
+	// The stall follows only when a node goes before its volumes are
+	// unmounted (karpenter pull request 1294), so the message says it may
+	// happen, not that it happens on every disruption.
+	if strings.Contains(f.Message, "every time") || !strings.Contains(f.Message, "may leave the moved pod") {
+		t.Errorf("message overstates how often the stall follows: %s", f.Message)
+	}
 	if n := checktest.EvidenceTrue(t, fs, karpenterDetachGap); n < 4 {
 		t.Errorf("%d evidence items resolved", n)
 	}
