@@ -141,6 +141,13 @@ var (
 	// holds each block of an IPPool.
 	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
 		Kind: "BlockAffinity", Custom: true}
+	// VerticalPodAutoscalers (the VPA add-on's CRD), read for their update
+	// mode, target and container policies.
+	VerticalPodAutoscalers = Resource{Group: "autoscaling.k8s.io", Version: "v1", Resource: "verticalpodautoscalers",
+		Kind: "VerticalPodAutoscaler", Namespaced: true, Custom: true}
+	// LimitRanges, read as unstructured objects (few and small) for the
+	// type of each limit.
+	LimitRanges = Resource{Version: "v1", Resource: "limitranges", Kind: "LimitRange", Namespaced: true, Custom: true}
 	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
@@ -221,7 +228,7 @@ func Known() []Resource {
 		NetworkAttachmentDefinitions, CiliumNetworkPolicies, CiliumClusterwideNetworkPolicies,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
-		HorizontalPodAutoscalers,
+		HorizontalPodAutoscalers, VerticalPodAutoscalers, LimitRanges,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas,
 		ArgoApplications, ArgoApplicationSets,
