@@ -96,7 +96,7 @@ func (idx workloadIndex) podTemplate(ctx *check.Context, ns, kind, name string) 
 // off through spec.resourcePolicy.containerPolicies (by name, or "*").
 func managedContainers(vpa unstructured.Unstructured, tmpl *corev1.PodTemplateSpec) []string {
 	off := map[string]bool{}
-	policies, _, _ := unstructured.NestedSlice(vpa.Object, "spec", "resourcePolicy", "containerPolicies")
+	policies, _ := nestedSlice(vpa.Object, "spec", "resourcePolicy", "containerPolicies")
 	for _, p := range policies {
 		m, _ := p.(map[string]any)
 		name, _ := m["containerName"].(string)
@@ -129,7 +129,7 @@ func hasPolicy(policies []any, name string) bool {
 func podLimitRanges(s *snapshot.Snapshot) map[string][]limitAt {
 	out := map[string][]limitAt{}
 	for _, lr := range s.CustomObjects(snapshot.LimitRanges) {
-		limits, _, _ := unstructured.NestedSlice(lr.Object, "spec", "limits")
+		limits, _ := nestedSlice(lr.Object, "spec", "limits")
 		for i, l := range limits {
 			if m, _ := l.(map[string]any); m["type"] == "Pod" {
 				out[lr.GetNamespace()] = append(out[lr.GetNamespace()], limitAt{name: lr.GetName(), index: i})
@@ -243,4 +243,15 @@ func runVPAEvictionLoop(ctx *check.Context) ([]finding.Finding, error) {
 		"VPAs to Initial or Off, or turn off all but one container in spec.resourcePolicy.containerPolicies, or replace " +
 		"the Pod limit with per-container (type Container) limits; watch for EvictedByVPA events on the targets."
 	return []finding.Finding{f}, nil
+}
+
+// nestedSlice is unstructured.NestedSlice without its deep copy: the
+// check only reads the list.
+func nestedSlice(obj map[string]any, fields ...string) ([]any, bool) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !found || err != nil {
+		return nil, false
+	}
+	s, ok := v.([]any)
+	return s, ok
 }
