@@ -252,6 +252,9 @@ var caseFixtures = map[string]caseFixture{
 		State: "a Kyverno 1.10 cluster holding 400,000 AdmissionReports, a quarter of the 1.6 million kyverno/kyverno#8974's EKS cluster held when its etcd turned read-only: the reports piling up, months before the quota was reached"},
 	"hpa-metric-source\tkeda-external-metrics-apiservice-owned-by-another-adapter-2023": {Files: []string{"autoscaling/testdata/external-metrics-owner/gap.yaml"}, Complete: true,
 		State: "KEDA's metrics server installed while v1beta1.external.metrics.k8s.io still names infra-prod/datadog-cluster-agent-metrics-api, the Datadog Cluster Agent's Service (kedacore/keda#4415), before the first ScaledObject and its HPA"},
+	"vpa-eviction-loop\tvpa-updater-eviction-loops-and-mass-evictions-2019-2026":           {Files: []string{"autoscaling/testdata/vpa-eviction-loop/gap.yaml"}, Complete: true, State: "issue 8776's setup before the loop: an InPlaceOrRecreate VPA on a one-replica, two-container Deployment in a namespace with a LimitRange of type Pod (second container name and limit values ours)"},
+	"envoyfilter-upgrade-hazards\tistio-envoyfilters-break-across-upgrades-2020-2024":      {Files: []string{"upgrade/testdata/envoyfilter-upgrade-hazards/gap.yaml"}, Complete: true, State: "a mesh before its upgrade past Istio 1.8: the header EnvoyFilter of the 1.9 upgrade notes (envoy.http_connection_manager, envoy.router) and issue 24266's Lua filter in the pre-1.6 spec.filters form (namespaces ours)"},
+	"gatekeeper-audit-oom\tgatekeeper-audit-oomkilled-violations-never-reported-2020-2026": {Files: []string{"resources/testdata/gatekeeper-audit-oom/gap.yaml"}, Complete: true, State: "Gatekeeper's audit Deployment with the chart's 512Mi memory limit and --audit-chunk-size=0, before the cluster outgrows it (image tag and other args ours)"},
 }
 
 // jvmFixtureImages and manifestFixtureImages are what --inspect-images

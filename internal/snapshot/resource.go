@@ -141,6 +141,17 @@ var (
 	// holds each block of an IPPool.
 	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
 		Kind: "BlockAffinity", Custom: true}
+	// VerticalPodAutoscalers (the VPA add-on's CRD), read for their update
+	// mode, target and container policies.
+	VerticalPodAutoscalers = Resource{Group: "autoscaling.k8s.io", Version: "v1", Resource: "verticalpodautoscalers",
+		Kind: "VerticalPodAutoscaler", Namespaced: true, Custom: true}
+	// LimitRanges, read as unstructured objects (few and small) for the
+	// type of each limit.
+	LimitRanges = Resource{Version: "v1", Resource: "limitranges", Kind: "LimitRange", Namespaced: true, Custom: true}
+	// Istio's EnvoyFilters, read for the filter names their patches match
+	// and insert, and for the pre-1.6 spec.filters form.
+	IstioEnvoyFilters = Resource{Group: "networking.istio.io", Version: "v1alpha3", Resource: "envoyfilters",
+		Kind: "EnvoyFilter", Namespaced: true, Custom: true}
 	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
@@ -224,7 +235,7 @@ func Known() []Resource {
 		NetworkAttachmentDefinitions, CiliumNetworkPolicies, CiliumClusterwideNetworkPolicies,
 		Jobs, CronJobs, Ingresses, IngressClasses, NetworkPolicies,
 		PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
-		HorizontalPodAutoscalers,
+		HorizontalPodAutoscalers, VerticalPodAutoscalers, LimitRanges, IstioEnvoyFilters,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas, OpenShiftNodeConfigs,
 		ArgoApplications, ArgoApplicationSets,

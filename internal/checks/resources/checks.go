@@ -13,5 +13,6 @@ func Checks() []check.Check {
 		nodeReservationCheck(),
 		unrequestedMemoryCheck(),
 		nodeCriticalDaemonOOMCheck(),
+		gatekeeperAuditOOMCheck(),
 	}
 }

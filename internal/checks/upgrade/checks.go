@@ -6,6 +6,7 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		removedAPIsCheck(),
+		envoyFilterUpgradeHazardsCheck(),
 		deprecatedAPIUsageCheck(),
 		addonVersionCompatCheck(),
 		upgradePreflightCheck(),

@@ -62,7 +62,9 @@ class Cluster:
             "apiservices.apiregistration.k8s.io",
             # Storage: the built-in classes and drivers; no volumes yet.
             "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "persistentvolumes", "persistentvolumeclaims",
-            "csistoragecapacities.storage.k8s.io")}
+            "csistoragecapacities.storage.k8s.io",
+            # No LimitRange is created by these fixtures' clusters.
+            "limitranges")}
         self.nodes = []
         self.ip = 10
         self.pod_ip = 10
@@ -550,7 +552,7 @@ ALL_RECIPE_RESOURCES = [
     "jobs.batch", "cronjobs.batch", "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io",
     "networkpolicies.networking.k8s.io", "persistentvolumes", "persistentvolumeclaims",
     "storageclasses.storage.k8s.io", "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
-    "horizontalpodautoscalers.autoscaling",
+    "horizontalpodautoscalers.autoscaling", "limitranges",
     "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
     "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
     "apiservices.apiregistration.k8s.io", "customresourcedefinitions.apiextensions.k8s.io",
