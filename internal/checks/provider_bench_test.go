@@ -74,3 +74,16 @@ func BenchmarkClusterDNSRelease(b *testing.B) {
 	plantFixtures(b, s, "dns/testdata/cluster-dns-known-bad-release/gap.yaml")
 	benchEach(b, s, clusterDNSBenchChecks, 1)
 }
+
+// pullFailureBenchChecks are the checks BenchmarkRegistryPullFailures times.
+var pullFailureBenchChecks = checks.BenchIDs("BenchmarkRegistryPullFailures", "registry-pull-failures")
+
+// BenchmarkRegistryPullFailures times registry-pull-failures on the
+// 5,000-node, 100,000-pod snapshot, whose every pod's container statuses
+// it walks, with the cr.l5d.io outage of its fixture planted.
+// go test -run NONE -bench RegistryPullFailures ./internal/checks/
+func BenchmarkRegistryPullFailures(b *testing.B) {
+	s := areaSnapshot()
+	plantFixtures(b, s, "registries/testdata/registry-pull-failures/linkerd-install.yaml")
+	benchEach(b, s, pullFailureBenchChecks, 1)
+}
