@@ -69,6 +69,11 @@ var presenceAnnotations = map[string]bool{
 	"nginx.ingress.kubernetes.io/server-snippet":        true,
 	"nginx.ingress.kubernetes.io/stream-snippet":        true,
 	"nginx.ingress.kubernetes.io/auth-snippet":          true,
+	// RKE (RKE1) writes a node's addresses here on every node it
+	// provisions (rancher/rke k8s/node.go); addon-end-of-life needs only
+	// that they are there, so the addresses are not kept.
+	"rke.cattle.io/internal-ip": true,
+	"rke.cattle.io/external-ip": true,
 }
 
 // AnnotationK3sNodeArgs is where k3s records the arguments a node's k3s
