@@ -112,8 +112,8 @@ func addonEndOfLifeCheckAt(now func() time.Time) check.Check {
 			"distribution ships from its own image repository are not matched: their vendor's support terms apply, and " +
 			"the check does not judge them. A second rule reads the nodes for distributions their vendor has ended: " +
 			"RKE (RKE1), by the annotations rke.cattle.io/internal-ip and rke.cattle.io/external-ip that RKE's own node " +
-			"code sets on every node it provisions, ended by SUSE on 31 July 2025; high after that day, medium within " +
-			"six months before it.",
+			"code sets on every node it provisions (a node whose kubelet version names RKE2 or k3s is not counted), ended " +
+			"by SUSE on 31 July 2025; high after that day, medium within six months before it.",
 		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.Nodes),
 		Rules: []check.Rule{
 			{ID: ruleAddonEOL, Summary: "no workload runs an add-on whose project has ended, or is about to end, maintenance",
@@ -211,6 +211,11 @@ func runDistributionEndOfLife(ctx *check.Context, now time.Time) []finding.Findi
 		var marks []string
 		for j := range ctx.Snapshot.Nodes {
 			n := &ctx.Snapshot.Nodes[j]
+			if v := n.Status.NodeInfo.KubeletVersion; strings.Contains(v, "+rke2") || strings.Contains(v, "+k3s") {
+				// A kubelet RKE2 or k3s built is not RKE's, whatever
+				// annotation a migration or a copied manifest left behind.
+				continue
+			}
 			for _, k := range d.NodeAnnotations {
 				if _, ok := n.Annotations[k]; ok {
 					nodes = append(nodes, n)

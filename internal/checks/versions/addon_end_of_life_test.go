@@ -89,3 +89,19 @@ func TestAddonEndOfLifeRKE1(t *testing.T) {
 func TestAddonEndOfLifeRKE1Clean(t *testing.T) {
 	checktest.Quiet(t, addonEndOfLifeCheckAt(at("2026-12-02")), checktest.Complete(checktest.Load(t, "addon-end-of-life/rke1-clean.yaml")))
 }
+
+// A node whose kubelet RKE2 or k3s built is not RKE1's, even when it
+// carries an RKE1 address annotation: the rule names only the others.
+func TestAddonEndOfLifeRKE1SkipsRKE2AndK3sKubelets(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, rke1Gap))
+	for i := range s.Nodes {
+		s.Nodes[i].Status.NodeInfo.KubeletVersion = []string{"v1.32.5+rke2r1", "v1.32.5+k3s1"}[i%2]
+	}
+	checktest.Quiet(t, addonEndOfLifeCheckAt(at("2026-12-02")), s)
+	s = checktest.Complete(checktest.Load(t, rke1Gap))
+	s.Nodes[0].Status.NodeInfo.KubeletVersion = "v1.32.5+rke2r1"
+	fs, _, _ := checktest.Run(t, addonEndOfLifeCheckAt(at("2026-12-02")), s)
+	if len(fs) != 1 || len(fs[0].Objects) != 2 {
+		t.Errorf("one RKE2-built node among three: %+v", fs)
+	}
+}
