@@ -163,7 +163,7 @@ func BenchmarkBatchDChecks(b *testing.B) {
 
 // upgradeBenchChecks are the checks BenchmarkUpgradeChecks times.
 var upgradeBenchChecks = checks.BenchIDs("BenchmarkUpgradeChecks", "removed-apis", "upgrade-preflight", "addon-version-compat", "openshift-cgroup-v1",
-	"deprecated-api-usage")
+	"deprecated-api-usage", "in-tree-cloud-provider")
 
 // BenchmarkUpgradeChecks times removed-apis and the upgrade preflight
 // (with a target one minor up) at 5,000 nodes and 100,000 pods:

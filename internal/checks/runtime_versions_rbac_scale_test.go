@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,7 +26,8 @@ import (
 // Debian 10 with kernel 4.19, a tenth on kubelet 1.26), kube-proxy 1.16 in IPVS mode, Flannel
 // 0.10.0 with --ip-masq and a VXLAN backend, a Cilium agent pod on every
 // node, a Docker socket mount on every 50th pod, an old Kiali image on
-// every 100th,
+// every 100th, the VPC CNI's policy agent v1.0.8 enforcing 3,000
+// NetworkPolicies,
 // etcd and ingress-nginx in kube-system, a Tailscale proxy with NET_ADMIN, and 2,000 ClusterRoles with their
 // bindings, one of them aggregated.
 func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
@@ -133,6 +135,15 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 		}})
 	}
 	s.AddCustom(snapshot.CiliumNetworkPolicies, cnps)
+	// The VPC CNI's node agent v1.0.8 enforcing 3,000 NetworkPolicies
+	// (vpc-cni-policy-startup-race): the finding lists a capped few.
+	s.DaemonSets = append(s.DaemonSets, appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "aws-node", Namespace: "kube-system"},
+		Spec: appsv1.DaemonSetSpec{Template: tmpl("602401143452.dkr.ecr.us-east-1.amazonaws.com/amazon/aws-network-policy-agent:v1.0.8-eksbuild.1",
+			"aws-node", "--enable-network-policy=true")}})
+	for i := range 3000 {
+		s.NetworkPolicies = append(s.NetworkPolicies, networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("np-%d", i), Namespace: fmt.Sprintf("team-%d", i%50)}})
+	}
 	var etcd []corev1.Pod
 	for i := range 3 {
 		etcd = append(etcd, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system"},

@@ -22,6 +22,8 @@ const Redacted = "(redacted)"
 // whole manifests, environment values included) and no check needs them.
 var keptAnnotations = map[string]bool{
 	AnnotationWrittenAs:                              true,
+	AnnotationFieldManagers:                          true,
+	AnnotationManagedEdits:                           true,
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
@@ -69,6 +71,11 @@ var presenceAnnotations = map[string]bool{
 	"nginx.ingress.kubernetes.io/server-snippet":        true,
 	"nginx.ingress.kubernetes.io/stream-snippet":        true,
 	"nginx.ingress.kubernetes.io/auth-snippet":          true,
+	// RKE (RKE1) writes a node's addresses here on every node it
+	// provisions (rancher/rke k8s/node.go); addon-end-of-life needs only
+	// that they are there, so the addresses are not kept.
+	"rke.cattle.io/internal-ip": true,
+	"rke.cattle.io/external-ip": true,
 }
 
 // AnnotationK3sNodeArgs is where k3s records the arguments a node's k3s
@@ -133,6 +140,68 @@ func init() {
 // version the next release removes is what the removed-API check looks for.
 const AnnotationWrittenAs = "kubegap.dev/written-as"
 
+// AnnotationFieldManagers and AnnotationManagedEdits are annotations
+// kubegap adds as it reads the objects of EKS's CoreDNS add-on
+// (kube-system/coredns, the ConfigMap and the Deployment), from their
+// managedFields, which it then drops. AnnotationFieldManagers lists every
+// field manager, sorted and comma-separated ("eks,kubectl-edit"); it is
+// absent when the object came without managedFields (kubectl get omits
+// them unless asked). AnnotationManagedEdits lists, of the fields the
+// add-on manages that checks watch (data.Corefile, spec.replicas), those
+// a manager other than EKS's or a Kubernetes control-plane component's
+// owns, as field=manager pairs ("data.Corefile=kubectl-edit"). EKS marks
+// the fields it manages with the manager eks, and an edit of one may be
+// overwritten when the add-on is updated (EKS user guide, "Determine
+// fields you can customize for Amazon EKS add-ons").
+const (
+	AnnotationFieldManagers = "kubegap.dev/field-managers"
+	AnnotationManagedEdits  = "kubegap.dev/managed-field-edits"
+)
+
+// managedFieldsWatched are the objects whose field managers are noted,
+// and per object the field paths (as managedFields spells them) that
+// AnnotationManagedEdits reports.
+var managedFieldsWatched = map[string][][2]string{
+	"kube-system/coredns": {{"f:data", "f:Corefile"}, {"f:spec", "f:replicas"}},
+}
+
+// noteFieldManagers records AnnotationFieldManagers and
+// AnnotationManagedEdits on the objects named in managedFieldsWatched.
+func noteFieldManagers(m metav1.Object) {
+	watched, ok := managedFieldsWatched[m.GetNamespace()+"/"+m.GetName()]
+	mf := m.GetManagedFields()
+	if !ok || len(mf) == 0 {
+		return
+	}
+	managers := map[string]bool{}
+	var edits []string
+	for _, e := range mf {
+		managers[e.Manager] = true
+		if e.Manager == "eks" || strings.HasPrefix(e.Manager, "eks-") || strings.HasPrefix(e.Manager, "kube-") || e.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]map[string]json.RawMessage
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) != nil {
+			continue
+		}
+		for _, w := range watched {
+			if _, owns := fields[w[0]][w[1]]; owns {
+				edits = append(edits, strings.TrimPrefix(w[0], "f:")+"."+strings.TrimPrefix(w[1], "f:")+"="+e.Manager)
+			}
+		}
+	}
+	a := m.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationFieldManagers] = strings.Join(slices.Sorted(maps.Keys(managers)), ",")
+	if len(edits) > 0 {
+		slices.Sort(edits)
+		a[AnnotationManagedEdits] = strings.Join(slices.Compact(edits), ",")
+	}
+	m.SetAnnotations(a)
+}
+
 // noteWrittenAs records AnnotationWrittenAs on m from its managedFields and
 // last-applied configuration, before trimMeta drops them. own is the
 // apiVersion the object was read through.
@@ -168,6 +237,7 @@ func schemaGVK(r Resource) schema.GroupVersionKind {
 
 // trimMeta drops what no check reads from object metadata.
 func trimMeta(m metav1.Object) {
+	noteFieldManagers(m)
 	m.SetManagedFields(nil)
 	if a := m.GetAnnotations(); len(a) > 0 {
 		m.SetAnnotations(keptAnnotationsOf(a))

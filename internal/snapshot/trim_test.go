@@ -302,3 +302,32 @@ func TestTrimOpenShiftNodeConfig(t *testing.T) {
 		t.Errorf("trimmed to spec %v, status %v", u.Object["spec"], u.Object["status"])
 	}
 }
+
+// trimMeta notes the field managers of kube-system/coredns only, and as
+// edits only the watched fields owned by a manager other than eks, eks-*
+// or kube-*; managedFields themselves are dropped.
+func TestTrimMetaNotesCoreDNSFieldManagers(t *testing.T) {
+	fields := func(raw string) *metav1.FieldsV1 { f := metav1.FieldsV1{}; f.SetRawBytes([]byte(raw)); return &f }
+	mf := []metav1.ManagedFieldsEntry{
+		{Manager: "eks", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fields(`{"f:spec":{"f:template":{}}}`)},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "eks-coredns-autoscaler", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
+	}
+	m := metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system", ManagedFields: mf}
+	trimMeta(&m)
+	if m.ManagedFields != nil {
+		t.Error("managedFields kept")
+	}
+	if got := m.Annotations[AnnotationFieldManagers]; got != "eks,eks-coredns-autoscaler,kube-controller-manager,kubectl-edit" {
+		t.Errorf("managers %q", got)
+	}
+	if got := m.Annotations[AnnotationManagedEdits]; got != "spec.replicas=kubectl-edit" {
+		t.Errorf("edits %q", got)
+	}
+	other := metav1.ObjectMeta{Name: "web", Namespace: "kube-system", ManagedFields: mf}
+	trimMeta(&other)
+	if len(other.Annotations) != 0 {
+		t.Errorf("an unwatched object got %v", other.Annotations)
+	}
+}

@@ -11,5 +11,6 @@ func Checks() []check.Check {
 		nodelocalDNSHazardsCheck(),
 		eksCorednsVersionCheck(),
 		clusterDNSKnownBadReleaseCheck(),
+		eksAddonDriftCheck(),
 	}
 }

@@ -17,5 +17,6 @@ func Checks() []check.Check {
 		runtimeKubeletCompatCheck(),
 		runtimeDefaultChangeExposureCheck(),
 		ciliumDNSProxyRestartCheck(),
+		vpcCNIPolicyStartupRaceCheck(),
 	}
 }

@@ -12,5 +12,6 @@ func Checks() []check.Check {
 		upgradePreflightCheck(),
 		crdStoredVersionDriftCheck(),
 		openshiftCgroupV1Check(),
+		inTreeCloudProviderCheck(),
 	}
 }
