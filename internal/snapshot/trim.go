@@ -57,6 +57,9 @@ var keptAnnotations = map[string]bool{
 	// a k3s release removes, etcd-capacity-signals an etcd-arg quota.
 	"flannel.alpha.coreos.com/backend-type": true,
 	AnnotationK3sNodeArgs:                   true,
+	// The release an operator stamped on its CRDs (crd-operator-version-skew):
+	// the Prometheus Operator's on the monitoring.coreos.com CRDs.
+	"operator.prometheus.io/version": true,
 }
 
 // presenceAnnotations are kept with their value replaced by Redacted:

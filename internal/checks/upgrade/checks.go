@@ -10,5 +10,6 @@ func Checks() []check.Check {
 		addonVersionCompatCheck(),
 		upgradePreflightCheck(),
 		crdStoredVersionDriftCheck(),
+		crdOperatorVersionSkewCheck(),
 	}
 }
