@@ -107,6 +107,53 @@ func BenchmarkCRDOperatorSkewChecks(b *testing.B) {
 	}
 }
 
+// kedaAuthBenchChecks are the checks BenchmarkKedaAuthChecks times.
+var kedaAuthBenchChecks = checks.BenchIDs("BenchmarkKedaAuthChecks", "keda-pod-identity-removal")
+
+// BenchmarkKedaAuthChecks times keda-pod-identity-removal on the
+// 5,000-node, 100,000-pod snapshot with 2,000 TriggerAuthentications, one
+// in ten on Azure AD Pod Identity, and a KEDA 2.14.3 operator: one
+// finding naming the first 50 and the operator.
+// go test -run NONE -bench KedaAuthChecks ./internal/checks/
+func BenchmarkKedaAuthChecks(b *testing.B) {
+	s := areaSnapshot()
+	auths := make([]unstructured.Unstructured, 2000)
+	for i := range auths {
+		provider := "azure-workload"
+		if i%10 == 0 {
+			provider = "azure"
+		}
+		auths[i] = unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
+			"metadata": map[string]any{"name": fmt.Sprintf("auth-%04d", i), "namespace": fmt.Sprintf("team-%02d", i%50)},
+			"spec":     map[string]any{"podIdentity": map[string]any{"provider": provider}},
+		}}
+	}
+	s.AddCustom(snapshot.KedaTriggerAuthentications, auths)
+	op := s.Deployments[0]
+	op.Name, op.Namespace = "keda-operator", "keda"
+	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "keda-operator", Image: "ghcr.io/kedacore/keda:2.14.3"}}
+	s.Deployments = append(s.Deployments, op)
+	for _, id := range kedaAuthBenchChecks {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			b.Fatalf("no check %s", id)
+		}
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				fs, err := c.Run(&check.Context{Snapshot: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(fs) != 1 || len(fs[0].Objects) != 51 {
+					b.Fatalf("want one finding on 50 authentications and the operator: %d findings", len(fs))
+				}
+			}
+		})
+	}
+}
+
 // runtimeDefaultBenchChecks are the checks BenchmarkRuntimeDefaultChecks times.
 var runtimeDefaultBenchChecks = checks.BenchIDs("BenchmarkRuntimeDefaultChecks", "runtime-default-change-exposure", "cilium-dns-proxy-restart")
 

@@ -145,6 +145,13 @@ var (
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
 		Namespaced: true, Custom: true}
+	// KEDA's TriggerAuthentications and ClusterTriggerAuthentications,
+	// trimmed to the pod identity provider they name (see trimKedaAuth):
+	// no secret references, environment or vault settings.
+	KedaTriggerAuthentications = Resource{Group: "keda.sh", Version: "v1alpha1", Resource: "triggerauthentications",
+		Kind: "TriggerAuthentication", Namespaced: true, Custom: true}
+	KedaClusterTriggerAuthentications = Resource{Group: "keda.sh", Version: "v1alpha1", Resource: "clustertriggerauthentications",
+		Kind: "ClusterTriggerAuthentication", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -224,6 +231,7 @@ func Known() []Resource {
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas,
+		KedaTriggerAuthentications, KedaClusterTriggerAuthentications,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

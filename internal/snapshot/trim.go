@@ -489,6 +489,11 @@ func trimCustom(u *unstructured.Unstructured) {
 		trimStrimziKafka(u)
 		return
 	}
+	if g, k := u.GroupVersionKind().Group, u.GetKind(); g == KedaTriggerAuthentications.Group &&
+		(k == KedaTriggerAuthentications.Kind || k == KedaClusterTriggerAuthentications.Kind) {
+		trimKedaAuth(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -589,4 +594,17 @@ func trimStrimziKafka(u *unstructured.Unstructured) {
 	} else {
 		delete(u.Object, "status")
 	}
+}
+
+// trimKedaAuth keeps of a KEDA TriggerAuthentication or
+// ClusterTriggerAuthentication only spec.podIdentity.provider, the
+// authentication mode keda-pod-identity-removal reads. Secret references,
+// environment names, vault and cloud settings and the status go.
+func trimKedaAuth(u *unstructured.Unstructured) {
+	delete(u.Object, "status")
+	spec := map[string]any{}
+	if p, found, _ := unstructured.NestedString(u.Object, "spec", "podIdentity", "provider"); found {
+		spec["podIdentity"] = map[string]any{"provider": p}
+	}
+	u.Object["spec"] = spec
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -285,5 +286,28 @@ func TestArgoCmdParamsKeepsApplicationSetKeysOnly(t *testing.T) {
 	keepNamedConfigMap(&cm, nil)
 	if len(cm.Data) != 1 || cm.Data["applicationsetcontroller.policy"] != "create-update" {
 		t.Errorf("kept %v, want the policy key alone", cm.Data)
+	}
+}
+
+// A KEDA TriggerAuthentication keeps only the pod identity provider:
+// secret references, environment names and vault settings go.
+func TestTrimKedaAuthKeepsProviderOnly(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
+		"metadata": map[string]any{"name": "a", "namespace": "default"},
+		"spec": map[string]any{
+			"podIdentity":     map[string]any{"provider": "azure", "identityId": "00000000-0000-0000-0000-000000000000"},
+			"secretTargetRef": []any{map[string]any{"parameter": "connection", "name": "bus", "key": "conn"}},
+			"hashiCorpVault":  map[string]any{"address": "https://vault.example.com"},
+		},
+		"status": map[string]any{"scaledobjects": "worker"},
+	}}
+	trimCustom(u)
+	want := map[string]any{"podIdentity": map[string]any{"provider": "azure"}}
+	if got := u.Object["spec"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("spec %v, want %v", got, want)
+	}
+	if _, ok := u.Object["status"]; ok {
+		t.Error("status kept")
 	}
 }

@@ -8,5 +8,6 @@ import "github.com/kubegap/kubegap/internal/check"
 func Checks() []check.Check {
 	return []check.Check{
 		hpaMetricSourceCheck(),
+		kedaPodIdentityRemovalCheck(),
 	}
 }
