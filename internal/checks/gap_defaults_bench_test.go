@@ -130,6 +130,8 @@ func BenchmarkKedaAuthChecks(b *testing.B) {
 		}}
 	}
 	s.AddCustom(snapshot.KedaTriggerAuthentications, auths)
+	s.SetComplete(snapshot.KedaTriggerAuthentications, nil)
+	s.SetComplete(snapshot.KedaClusterTriggerAuthentications, nil)
 	op := s.Deployments[0]
 	op.Name, op.Namespace = "keda-operator", "keda"
 	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "keda-operator", Image: "ghcr.io/kedacore/keda:2.14.3"}}
