@@ -59,6 +59,105 @@ func BenchmarkStoredVersionChecks(b *testing.B) {
 	}
 }
 
+// crdSkewBenchChecks are the checks BenchmarkCRDOperatorSkewChecks times.
+var crdSkewBenchChecks = checks.BenchIDs("BenchmarkCRDOperatorSkewChecks", "crd-operator-version-skew")
+
+// BenchmarkCRDOperatorSkewChecks times crd-operator-version-skew on the
+// 5,000-node, 100,000-pod snapshot with 500 CRDs, ten of them the
+// Prometheus Operator's stamped 0.75.2, and one more Deployment running
+// its v0.81.0 image: the rule reads every CRD and every Deployment's
+// containers.
+// go test -run NONE -bench CRDOperatorSkewChecks ./internal/checks/
+func BenchmarkCRDOperatorSkewChecks(b *testing.B) {
+	s := areaSnapshot()
+	crds := make([]unstructured.Unstructured, 500)
+	for i := range crds {
+		group, meta := "example.com", map[string]any{"name": fmt.Sprintf("widgets%03d.example.com", i)}
+		if i < 10 {
+			group = "monitoring.coreos.com"
+			meta = map[string]any{"name": fmt.Sprintf("kind%02d.monitoring.coreos.com", i),
+				"annotations": map[string]any{"operator.prometheus.io/version": "0.75.2"}}
+		}
+		crds[i] = unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": meta,
+			"spec":     map[string]any{"group": group, "versions": []any{map[string]any{"name": "v1", "served": true, "storage": true}}},
+		}}
+	}
+	s.AddCustom(snapshot.CustomResourceDefinitions, crds)
+	op := s.Deployments[0]
+	op.Name, op.Namespace = "kube-prometheus-stack-operator", "monitoring"
+	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "kube-prometheus-stack", Image: "quay.io/prometheus-operator/prometheus-operator:v0.81.0"}}
+	s.Deployments = append(s.Deployments, op)
+	for _, id := range crdSkewBenchChecks {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			b.Fatalf("no check %s", id)
+		}
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				fs, err := c.Run(&check.Context{Snapshot: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(fs) != 1 || len(fs[0].Objects) != 11 {
+					b.Fatalf("want one finding on the operator and 10 CRDs: %d findings", len(fs))
+				}
+			}
+		})
+	}
+}
+
+// kedaAuthBenchChecks are the checks BenchmarkKedaAuthChecks times.
+var kedaAuthBenchChecks = checks.BenchIDs("BenchmarkKedaAuthChecks", "keda-pod-identity-removal")
+
+// BenchmarkKedaAuthChecks times keda-pod-identity-removal on the
+// 5,000-node, 100,000-pod snapshot with 2,000 TriggerAuthentications, one
+// in ten on Azure AD Pod Identity, and a KEDA 2.14.3 operator: one
+// finding naming the first 50 and the operator.
+// go test -run NONE -bench KedaAuthChecks ./internal/checks/
+func BenchmarkKedaAuthChecks(b *testing.B) {
+	s := areaSnapshot()
+	auths := make([]unstructured.Unstructured, 2000)
+	for i := range auths {
+		provider := "azure-workload"
+		if i%10 == 0 {
+			provider = "azure"
+		}
+		auths[i] = unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
+			"metadata": map[string]any{"name": fmt.Sprintf("auth-%04d", i), "namespace": fmt.Sprintf("team-%02d", i%50)},
+			"spec":     map[string]any{"podIdentity": map[string]any{"provider": provider}},
+		}}
+	}
+	s.AddCustom(snapshot.KedaTriggerAuthentications, auths)
+	s.SetComplete(snapshot.KedaTriggerAuthentications, nil)
+	s.SetComplete(snapshot.KedaClusterTriggerAuthentications, nil)
+	op := s.Deployments[0]
+	op.Name, op.Namespace = "keda-operator", "keda"
+	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "keda-operator", Image: "ghcr.io/kedacore/keda:2.14.3"}}
+	s.Deployments = append(s.Deployments, op)
+	for _, id := range kedaAuthBenchChecks {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			b.Fatalf("no check %s", id)
+		}
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				fs, err := c.Run(&check.Context{Snapshot: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(fs) != 1 || len(fs[0].Objects) != 51 {
+					b.Fatalf("want one finding on 50 authentications and the operator: %d findings", len(fs))
+				}
+			}
+		})
+	}
+}
+
 // runtimeDefaultBenchChecks are the checks BenchmarkRuntimeDefaultChecks times.
 var runtimeDefaultBenchChecks = checks.BenchIDs("BenchmarkRuntimeDefaultChecks", "runtime-default-change-exposure", "cilium-dns-proxy-restart")
 

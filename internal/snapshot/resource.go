@@ -159,6 +159,13 @@ var (
 	// OpenShift's cluster-wide node configuration (one object, cluster),
 	// read for spec.cgroupMode; served only on OpenShift and OKD.
 	OpenShiftNodeConfigs = Resource{Group: "config.openshift.io", Version: "v1", Resource: "nodes", Kind: "Node", Custom: true}
+	// KEDA's TriggerAuthentications and ClusterTriggerAuthentications,
+	// trimmed to the pod identity provider they name (see trimKedaAuth):
+	// no secret references, environment or vault settings.
+	KedaTriggerAuthentications = Resource{Group: "keda.sh", Version: "v1alpha1", Resource: "triggerauthentications",
+		Kind: "TriggerAuthentication", Namespaced: true, Custom: true}
+	KedaClusterTriggerAuthentications = Resource{Group: "keda.sh", Version: "v1alpha1", Resource: "clustertriggerauthentications",
+		Kind: "ClusterTriggerAuthentication", Custom: true}
 
 	// Counted resources (see CountOnly). Dex keeps one AuthRequest per
 	// login attempt in the cluster when its storage is "kubernetes"; all
@@ -238,6 +245,7 @@ func Known() []Resource {
 		HorizontalPodAutoscalers, VerticalPodAutoscalers, LimitRanges, IstioEnvoyFilters,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas, OpenShiftNodeConfigs,
+		KedaTriggerAuthentications, KedaClusterTriggerAuthentications,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

@@ -59,6 +59,9 @@ var keptAnnotations = map[string]bool{
 	// a k3s release removes, etcd-capacity-signals an etcd-arg quota.
 	"flannel.alpha.coreos.com/backend-type": true,
 	AnnotationK3sNodeArgs:                   true,
+	// The release an operator stamped on its CRDs (crd-operator-version-skew):
+	// the Prometheus Operator's on the monitoring.coreos.com CRDs.
+	"operator.prometheus.io/version": true,
 }
 
 // presenceAnnotations are kept with their value replaced by Redacted:
@@ -560,6 +563,11 @@ func trimCustom(u *unstructured.Unstructured) {
 		trimOpenShiftNodeConfig(u)
 		return
 	}
+	if g, k := u.GroupVersionKind().Group, u.GetKind(); g == KedaTriggerAuthentications.Group &&
+		(k == KedaTriggerAuthentications.Kind || k == KedaClusterTriggerAuthentications.Kind) {
+		trimKedaAuth(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -671,4 +679,17 @@ func trimStrimziKafka(u *unstructured.Unstructured) {
 	} else {
 		delete(u.Object, "status")
 	}
+}
+
+// trimKedaAuth keeps of a KEDA TriggerAuthentication or
+// ClusterTriggerAuthentication only spec.podIdentity.provider, the
+// authentication mode keda-pod-identity-removal reads. Secret references,
+// environment names, vault and cloud settings and the status go.
+func trimKedaAuth(u *unstructured.Unstructured) {
+	delete(u.Object, "status")
+	spec := map[string]any{}
+	if p, found, _ := unstructured.NestedString(u.Object, "spec", "podIdentity", "provider"); found {
+		spec["podIdentity"] = map[string]any{"provider": p}
+	}
+	u.Object["spec"] = spec
 }

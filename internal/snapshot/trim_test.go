@@ -331,3 +331,26 @@ func TestTrimMetaNotesCoreDNSFieldManagers(t *testing.T) {
 		t.Errorf("an unwatched object got %v", other.Annotations)
 	}
 }
+
+// A KEDA TriggerAuthentication keeps only the pod identity provider:
+// secret references, environment names and vault settings go.
+func TestTrimKedaAuthKeepsProviderOnly(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
+		"metadata": map[string]any{"name": "a", "namespace": "default"},
+		"spec": map[string]any{
+			"podIdentity":     map[string]any{"provider": "azure", "identityId": "00000000-0000-0000-0000-000000000000"},
+			"secretTargetRef": []any{map[string]any{"parameter": "connection", "name": "bus", "key": "conn"}},
+			"hashiCorpVault":  map[string]any{"address": "https://vault.example.com"},
+		},
+		"status": map[string]any{"scaledobjects": "worker"},
+	}}
+	trimCustom(u)
+	want := map[string]any{"podIdentity": map[string]any{"provider": "azure"}}
+	if got := u.Object["spec"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("spec %v, want %v", got, want)
+	}
+	if _, ok := u.Object["status"]; ok {
+		t.Error("status kept")
+	}
+}

@@ -18,6 +18,8 @@ const (
 	guardID   = "gitops-deletion-guard"
 	guardRule = "generated-deletion-cascades"
 	guardCase = "argocd-applicationset-transient-error-deletes-apps-2024"
+	// guardEtcdCase lost its Applications after etcd turned read-only.
+	guardEtcdCase = "argocd-2-8-6-etcd-growth-read-only-mass-app-deletion-2023"
 	// resourcesFinalizer on an Application makes its deletion delete what
 	// it deployed.
 	resourcesFinalizer = "resources-finalizer.argocd.argoproj.io"
@@ -53,7 +55,7 @@ func gitopsDeletionGuardCheck() check.Check {
 			{ID: guardRule, Summary: "no ApplicationSet's controller may delete Applications that carry the resources finalizer",
 				Needs: []snapshot.Resource{snapshot.ArgoApplicationSets, snapshot.ArgoApplications, snapshot.Deployments, snapshot.ConfigMaps}},
 		},
-		Cases: check.Prevents(guardCase),
+		Cases: check.Prevents(guardCase, guardEtcdCase),
 		Run:   runGitopsDeletionGuard,
 	}
 }
@@ -290,8 +292,9 @@ func deletionGuardFinding(as unstructured.Unstructured, c *appSetController, own
 			name, check.Plural(len(cascading), "Application", "Applications")),
 		Message: fmt.Sprintf("The ApplicationSet controller %s runs with policy %s for %s, so it deletes any Application a "+
 			"generator run no longer returns, and %s it generated %s %s, so deleting one deletes every resource it "+
-			"deployed. A run that comes back short, from a failed list or a brief loss of the API as in the cited case, "+
-			"or from a change to the generator's source, removes those workloads.%s",
+			"deployed. A run that comes back short, from a failed list or a brief loss of the API (one cited case), "+
+			"or from a change to the generator's source, removes those workloads; in the other cited case every "+
+			"Application without preserveResourcesOnDeletion was deleted after etcd turned read-only.%s",
 			c.ref, shown, name, check.Plural(len(cascading), "Application", "Applications"),
 			map[bool]string{true: "carries", false: "carry"}[len(cascading) == 1], resourcesFinalizer, ignored),
 		Objects: []finding.ObjectRef{ref, c.ref},
@@ -300,7 +303,7 @@ func deletionGuardFinding(as unstructured.Unstructured, c *appSetController, own
 			"and set spec.syncPolicy.applicationsSync: create-update on the ApplicationSet. Add " +
 			"spec.syncPolicy.preserveResourcesOnDeletion: true so that an Application deleted anyway leaves its resources, " +
 			"and check that the generated Applications no longer carry " + resourcesFinalizer + ".",
-		Cases: []string{guardCase},
+		Cases: []string{guardCase, guardEtcdCase},
 	}
 	f.AddEvidence(finding.Quote(ref, fields...))
 	for _, st := range []controllerSetting{c.policy, c.override} {

@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestGitopsDeletionGuardGap(t *testing.T) {
 		t.Fatalf("want findings naming ApplicationSets argocd/coredns and argocd/rbac, got %+v", fs)
 	}
 	for _, f := range fs {
-		if f.Severity != finding.Medium || f.Rule != guardRule || len(f.Cases) != 1 || f.Cases[0] != guardCase {
+		if f.Severity != finding.Medium || f.Rule != guardRule || len(f.Cases) != 2 || f.Cases[0] != guardCase || f.Cases[1] != guardEtcdCase {
 			t.Errorf("finding %s %s %v", f.Severity, f.Rule, f.Cases)
 		}
 		if !checktest.HasObject([]finding.Finding{f}, "Deployment", "argocd", "argocd-applicationset-controller") {
@@ -123,4 +124,33 @@ func TestGitopsDeletionGuardPolicyFromSecret(t *testing.T) {
 	if n, ok := ctx.Notes()[guardRule]; !ok || !strings.Contains(n.Reason, "does not keep") {
 		t.Errorf("no partial note about the unkept value: %v", ctx.Notes())
 	}
+}
+
+// Argo CD v2.8.6 as in argo-cd issue 16284 before etcd turned read-only:
+// the controller on its default policy and an ApplicationSet without
+// preserveResourcesOnDeletion whose Applications carry the resources
+// finalizer. One finding, citing the read-only etcd case too.
+func TestGitopsDeletionGuardArgo286(t *testing.T) {
+	const file = "gitops-deletion-guard/argocd-286-gap.yaml"
+	fs, _, ok := checktest.Run(t, gitopsDeletionGuardCheck(), checktest.Complete(checktest.Load(t, file)))
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 || !checktest.HasObject(fs, "ApplicationSet", "argocd", "platform-services") {
+		t.Fatalf("want one finding naming ApplicationSet argocd/platform-services, got %+v", fs)
+	}
+	f := fs[0]
+	// The issue has the deletions follow the read-only etcd, not happen
+	// during it (a read-only etcd takes no deletes).
+	if !slices.Contains(f.Cases, guardEtcdCase) || !strings.Contains(f.Message, "sync (the default)") ||
+		!strings.Contains(f.Message, "after etcd turned read-only") {
+		t.Errorf("cases %v, message %q", f.Cases, f.Message)
+	}
+	ev := strings.Join(f.Evidence, "\n")
+	for _, want := range []string{resourcesFinalizer, "cluster-01-platform-services", "cluster-02-platform-services"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, ev)
+		}
+	}
+	checktest.EvidenceTrue(t, fs, file)
 }

@@ -13,5 +13,6 @@ func Checks() []check.Check {
 		crdStoredVersionDriftCheck(),
 		openshiftCgroupV1Check(),
 		inTreeCloudProviderCheck(),
+		crdOperatorVersionSkewCheck(),
 	}
 }
