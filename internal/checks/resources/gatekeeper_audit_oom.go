@@ -54,7 +54,8 @@ func gatekeeperAuditOOMCheck() check.Check {
 			"with --operation=audit) lists every resource its constraints match on each cycle, so its memory grows " +
 			"with the cluster. Medium when its memory limit is at or below 512Mi, the upstream chart's limit that " +
 			"reports saw exceeded (data/gatekeeper-audit-oom.yaml): the pod is OOM-killed in a loop and constraints " +
-			"stop getting audit results while admission keeps working. The args --audit-chunk-size and " +
+			"stop getting audit results; in its own pod, admission keeps working (Gatekeeper's operations docs). " +
+			"The args --audit-chunk-size and " +
 			"--audit-from-cache are quoted; the check cannot see the cluster's size against the limit.",
 		Reads: []check.Input{check.Optional(snapshot.Deployments)},
 		Rules: []check.Rule{
@@ -100,9 +101,10 @@ func runGatekeeperAuditOOM(ctx *check.Context) ([]finding.Finding, error) {
 			f.Title = fmt.Sprintf("Gatekeeper audit %s/%s runs with a %s memory limit", d.Namespace, d.Name, lim.String())
 			f.Message = fmt.Sprintf("The audit container %s of %s/%s has a memory limit of %s, at or below the %s that "+
 				"reports saw exceeded: %s. The audit lists every resource its constraints match on each cycle, so "+
-				"its memory grows with the cluster; once over the limit it is OOM-killed in a loop, constraints' "+
-				"status.violations stop being updated, and nothing else fails because admission keeps working.",
-				c.Name, d.Namespace, d.Name, lim.String(), facts.ExceededLimits[0].Limit, facts.ExceededLimits[0].What)
+				"its memory grows with the cluster; once over the limit it is OOM-killed in a loop and constraints' "+
+				"status.violations stop being updated. %s",
+				c.Name, d.Namespace, d.Name, lim.String(), facts.ExceededLimits[0].Limit, facts.ExceededLimits[0].What,
+				auditAdmissionNote(c.Args))
 			f.Remediation = "Watch the audit pod's restarts and memory against this limit and raise it with the " +
 				"cluster's size (the reports went to 768Mi, 1Gi and 2Gi); on Gatekeeper releases where it is 0, set " +
 				"--audit-chunk-size (500 in the reports) so the audit lists resources in pages."
@@ -110,6 +112,19 @@ func runGatekeeperAuditOOM(ctx *check.Context) ([]finding.Finding, error) {
 		}
 	}
 	return out, nil
+}
+
+// auditAdmissionNote says what an audit OOM does to admission. Gatekeeper's
+// operations docs say an audit in its own pod can run out of memory without
+// affecting the validating webhook; a container that also runs
+// --operation=webhook (or the whole of Gatekeeper) takes the webhook down
+// with it.
+func auditAdmissionNote(args []string) string {
+	if hasArg(args, "--operation=webhook") {
+		return "This container also serves the validating webhook (--operation=webhook), so each OOM kill takes admission down with it."
+	}
+	return "The audit runs in its own pod, which Gatekeeper's docs say keeps its OOM kills away from the validating " +
+		"webhook: admission keeps working, so nothing else fails."
 }
 
 func hasArg(args []string, want string) bool {

@@ -32,3 +32,16 @@ func TestGatekeeperAuditOOMClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "gatekeeper-audit-oom/clean.yaml"))
 	checktest.Quiet(t, gatekeeperAuditOOMCheck(), s)
 }
+
+// The message says admission is spared only for an audit in its own pod;
+// an audit container that also serves the webhook is said to take it down.
+func TestGatekeeperAuditAdmissionNote(t *testing.T) {
+	own := auditAdmissionNote([]string{"--operation=audit", "--operation=status"})
+	both := auditAdmissionNote([]string{"--operation=audit", "--operation=webhook"})
+	if !strings.Contains(own, "admission keeps working") {
+		t.Errorf("own pod: %q", own)
+	}
+	if strings.Contains(both, "keeps working") || !strings.Contains(both, "takes admission down") {
+		t.Errorf("audit with webhook: %q", both)
+	}
+}

@@ -58,8 +58,9 @@ func envoyFilterUpgradeHazardsCheck() check.Check {
 		Severity: finding.High,
 		Description: "Reads Istio's EnvoyFilters (networking.istio.io/v1alpha3). An EnvoyFilter patches Envoy's " +
 			"configuration directly, and Istio does not promise it keeps working across releases. High: a patch " +
-			"that matches on, or inserts, a filter by a name Envoy 1.14 deprecated (envoy.http_connection_manager, " +
-			"envoy.router and others in data/envoyfilter-names.yaml), which Istio no longer matches from 1.19; " +
+			"that matches on a filter by a name Envoy 1.14 deprecated (envoy.http_connection_manager, " +
+			"envoy.router and others in data/envoyfilter-names.yaml), which Istio no longer matches from 1.19, or " +
+			"inserts one by such a name without a typed_config; " +
 			"and an EnvoyFilter still in the pre-1.6 form (spec.filters with listenerMatch and filterName), which " +
 			"stopped working on Istio 1.6.0. Either patch is silently not applied, or breaks the listener, after " +
 			"the control plane is upgraded.",
@@ -82,6 +83,19 @@ var filterNamePaths = [][]string{
 	{"match", "listener", "filterChain", "filter", "name"},
 	{"match", "listener", "filterChain", "filter", "subFilter", "name"},
 	{"patch", "value", "name"},
+}
+
+// namedByValueOnly reports whether a patch's inserted filter is found by
+// its name alone: patch.value carries no typed_config (or typedConfig).
+// With a type URL Envoy resolves the extension by type, and Istio 1.19's
+// upgrade notes name only lookups by name without typed_config as
+// removed, so a deprecated value name beside a type URL is not flagged.
+func namedByValueOnly(patch map[string]any) bool {
+	value, _ := patch["patch"].(map[string]any)
+	value, _ = value["value"].(map[string]any)
+	_, typed := value["typed_config"]
+	_, typedCamel := value["typedConfig"]
+	return !typed && !typedCamel
 }
 
 func runEnvoyFilterUpgradeHazards(ctx *check.Context) ([]finding.Finding, error) {
@@ -126,6 +140,9 @@ func runEnvoyFilterUpgradeHazards(ctx *check.Context) ([]finding.Finding, error)
 				name, found, _ := unstructured.NestedString(pm, path...)
 				canonical, bad := facts.canonical[name]
 				if !found || !bad {
+					continue
+				}
+				if path[0] == "patch" && !namedByValueOnly(pm) {
 					continue
 				}
 				h.fields = append(h.fields, finding.Value(fmt.Sprintf("spec.configPatches[%d].%s", i, strings.Join(path, ".")), name))

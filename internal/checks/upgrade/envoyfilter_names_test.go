@@ -51,3 +51,25 @@ func TestEnvoyFilterUpgradeHazardsClean(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "envoyfilter-upgrade-hazards/clean.yaml"))
 	checktest.Quiet(t, envoyFilterUpgradeHazardsCheck(), s)
 }
+
+// An inserted filter's deprecated name counts only when nothing else
+// identifies it: without typed_config it is flagged, beside a type URL
+// it is not (Istio 1.19's upgrade notes remove lookups by name alone).
+func TestEnvoyFilterValueNameNeedsNoTypedConfig(t *testing.T) {
+	const file = "envoyfilter-upgrade-hazards/value-name.yaml"
+	s := checktest.Complete(checktest.Load(t, file))
+	fs, _, ok := checktest.Run(t, envoyFilterUpgradeHazardsCheck(), s)
+	if !ok {
+		t.Fatal("not evaluated")
+	}
+	if len(fs) != 1 || fs[0].Rule != ruleDeprecatedNames {
+		t.Fatalf("findings %v, want one deprecated-names finding", fs)
+	}
+	if !checktest.HasObject(fs, "EnvoyFilter", "istio-system", "authz-by-name") {
+		t.Errorf("objects %v: want authz-by-name", fs[0].Objects)
+	}
+	if checktest.HasObject(fs, "EnvoyFilter", "istio-system", "authz-typed") {
+		t.Errorf("objects %v: authz-typed has a typed_config and is flagged", fs[0].Objects)
+	}
+	checktest.EvidenceTrue(t, fs, file)
+}
