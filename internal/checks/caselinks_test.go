@@ -204,6 +204,8 @@ var caseFixtures = map[string]caseFixture{
 	"component-cve-versions\tcve-2018-1002105-apiserver-upgrade-proxy-escalation": {Files: []string{"versions/testdata/component-cve-versions/gap.yaml"}, Complete: true, Server: "v1.11.3", State: reusedPre + "; an API server at 1.11.3, an affected release"},
 	"etcd-capacity-signals\tembedded-etcd-2gib-quota-nospace-k3s-2021-2026": {Files: []string{"objects/testdata/etcd-capacity-signals/gap/nodes.yaml", "objects/testdata/etcd-capacity-signals/gap/metrics.txt"}, Complete: true,
 		State: "k3s-io/k3s#5331's three v1.23.4+k3s1 embedded-etcd servers on the default 2 GiB quota, with the database at 75 % of it before it filled"},
+	"custom-resource-size\targocd-application-status-exceeds-etcd-request-limit-2023-2025": {Files: []string{"objects/testdata/custom-resource-size/gap.yaml"}, Complete: true,
+		State: "deployKF/deployKF#224's profiles-generator Application as stored before the patch that failed, at the size its reporter measured (about 475 KB of status.history and 367 KB of status.resources) with revisionHistoryLimit unset"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,

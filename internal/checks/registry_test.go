@@ -73,21 +73,20 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // read-only check can detect it, and an entry that becomes cited or
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
-	"monzo-linkerd-k8s-watch-2017":                                   "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
-	"argocd-application-status-exceeds-etcd-request-limit-2023-2025": "an object-size check (serialized size of Argo CD Applications, ApplicationSets and other custom resources near the API server's limits): not built",
-	"china-docker-hub-mirrors-withdrawn-2022-2024":                   "a pull-failure rule (ErrImagePull events grouped by registry and by the host the message names) would detect it under way; registry-risk's one-external-registry rule is related but cannot see runtime mirrors: not built",
-	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":      "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
-	"openkruise-pod-webhook-hang-blocks-all-pods-2021-2025":          "webhook-blast-radius (fail-closed-kube-system prevents, fail-closed-backend detects): the link waits for a fixture of Kruise's mpod.kb.io webhook configuration",
-	"indiehosters-control-plane-disk-full-etcd-2025":                 "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
-	"chainguard-free-tier-latest-only-2023":                          "registry-risk's retired-registries table (cgr.dev/chainguard version tags without a digest would prevent): its namespace match works only on Docker Hub and its severity cannot tell version tags from latest and digests, so a row alone would flag unaffected images: not added",
-	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023":      "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
-	"el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025":  "dataplane-node-compat flags only kube-proxy images before 1.17 on nf_tables-default nodes, which none of the reports ran; a mixed-backend rule (osImage families with different iptables stacks, calico-node backend Auto) and an nftables-mode rule (kernelVersion below 5.13) would prevent: not built",
-	"etcd-3-5-to-3-6-upgrade-learner-and-zombie-member-issues-2025":  "an etcd 3.6 upgrade-path rule (etcd pods on 3.5 below 3.5.26 before a move to 3.6, for upgrade-preflight) would prevent; etcd-known-bad-version reads the version but its tables hold only data-inconsistency advisories and the Kubernetes docs' minimums, so a row there would mislabel it: not built",
+	"monzo-linkerd-k8s-watch-2017":                                  "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
+	"china-docker-hub-mirrors-withdrawn-2022-2024":                  "a pull-failure rule (ErrImagePull events grouped by registry and by the host the message names) would detect it under way; registry-risk's one-external-registry rule is related but cannot see runtime mirrors: not built",
+	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":     "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
+	"openkruise-pod-webhook-hang-blocks-all-pods-2021-2025":         "webhook-blast-radius (fail-closed-kube-system prevents, fail-closed-backend detects): the link waits for a fixture of Kruise's mpod.kb.io webhook configuration",
+	"indiehosters-control-plane-disk-full-etcd-2025":                "node-disk-drift (disk-pressure, no-space-events) and control-plane-restarts detect it: the link waits for a fixture of a control-plane node under disk pressure",
+	"chainguard-free-tier-latest-only-2023":                         "registry-risk's retired-registries table (cgr.dev/chainguard version tags without a digest would prevent): its namespace match works only on Docker Hub and its severity cannot tell version tags from latest and digests, so a row alone would flag unaffected images: not added",
+	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023":     "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
+	"el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025": "dataplane-node-compat flags only kube-proxy images before 1.17 on nf_tables-default nodes, which none of the reports ran; a mixed-backend rule (osImage families with different iptables stacks, calico-node backend Auto) and an nftables-mode rule (kernelVersion below 5.13) would prevent: not built",
+	"etcd-3-5-to-3-6-upgrade-learner-and-zombie-member-issues-2025": "an etcd 3.6 upgrade-path rule (etcd pods on 3.5 below 3.5.26 before a move to 3.6, for upgrade-preflight) would prevent; etcd-known-bad-version reads the version but its tables hold only data-inconsistency advisories and the Kubernetes docs' minimums, so a row there would mislabel it: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 10
+const maxUncitedDetectable = 9
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
@@ -209,7 +208,7 @@ func TestEveryCaseCitedOrExplained(t *testing.T) {
 // minPreventsShare is the share of detectable cases with a prevents link
 // the library has reached; like maxUncitedDetectable it only moves one way
 // (up), in a diff a reviewer sees.
-const minPreventsShare = 0.77
+const minPreventsShare = 0.784
 
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +23,7 @@ const Redacted = "(redacted)"
 // whole manifests, environment values included) and no check needs them.
 var keptAnnotations = map[string]bool{
 	AnnotationWrittenAs:                              true,
+	AnnotationSerializedBytes:                        true,
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
@@ -132,6 +134,75 @@ func init() {
 // fields themselves are dropped; a client that still writes through a
 // version the next release removes is what the removed-API check looks for.
 const AnnotationWrittenAs = "kubegap.dev/written-as"
+
+// AnnotationSerializedBytes records on a custom resource the length in
+// bytes of its compact JSON as the API served it, before trimming (with
+// its managedFields, status and every annotation): trimming keeps a few
+// fields of most custom resources, so the size that counts against the
+// API server's request limit and etcd's is known only at reading time.
+// The loader measures an object read from a dump and keeps the value of an
+// object that already carries it (one written by an earlier kubegap, or a
+// fixture standing for an object too large to write out); the objects of
+// a kubegap snapshot file were trimmed when saved, so one without the
+// annotation there has no recorded size, which a check reads as unknown.
+const AnnotationSerializedBytes = "kubegap.dev/serialized-bytes"
+
+// SerializedBytes is the size AnnotationSerializedBytes records on m, and
+// false when m has none (or an unreadable one): unknown, never small.
+func SerializedBytes(m metav1.Object) (int64, bool) {
+	v, ok := m.GetAnnotations()[AnnotationSerializedBytes]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// noteSerializedBytes records n as m's AnnotationSerializedBytes unless m
+// already carries one.
+func noteSerializedBytes(m metav1.Object, n int) {
+	a := m.GetAnnotations()
+	if _, ok := a[AnnotationSerializedBytes]; ok || n <= 0 {
+		return
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationSerializedBytes] = strconv.Itoa(n)
+	m.SetAnnotations(a)
+}
+
+// compactJSONLen is the length of raw, one JSON value, without the
+// whitespace between its tokens: what the API server serves for a custom
+// resource, whatever indentation the dump was written with.
+func compactJSONLen(raw []byte) int {
+	n, inString, escaped := 0, false, false
+	for _, c := range raw {
+		if inString {
+			n++
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		}
+		n++
+	}
+	return n
+}
 
 // noteWrittenAs records AnnotationWrittenAs on m from its managedFields and
 // last-applied configuration, before trimMeta drops them. own is the
@@ -503,7 +574,8 @@ func trimCustom(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status", "acceptedNames")
 }
 
-// trimArgo keeps of an Argo CD Application its destination and sync policy,
+// trimArgo keeps of an Argo CD Application its destination, sync policy and
+// revision history limit,
 // and of an ApplicationSet its generators, strategy, sync policy and its
 // template's destination and sync policy. Sources (inline Helm values can
 // be large) and status (every managed resource, the sync history) go.
@@ -515,7 +587,7 @@ func trimArgo(u *unstructured.Unstructured) {
 		return
 	}
 	if u.GetKind() == ArgoApplications.Kind {
-		u.Object["spec"] = keepKeys(spec, "destination", "syncPolicy", "project")
+		u.Object["spec"] = keepKeys(spec, "destination", "syncPolicy", "project", "revisionHistoryLimit")
 	} else {
 		kept := keepKeys(spec, "generators", "strategy", "syncPolicy", "goTemplate", "templatePatch")
 		if t, ok := spec["template"].(map[string]any); ok {
