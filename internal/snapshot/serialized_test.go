@@ -79,3 +79,19 @@ func TestSerializedBytes(t *testing.T) {
 		t.Errorf("live read: size %d (%v), want %d", n, ok, len(want))
 	}
 }
+
+// TestKeptEnvValues: FELIX_IPTABLESBACKEND keeps a backend word (any case)
+// and nothing else; other variables stay redacted.
+func TestKeptEnvValues(t *testing.T) {
+	for _, tc := range []struct{ name, value, want string }{
+		{"FELIX_IPTABLESBACKEND", "Auto", "Auto"},
+		{"FELIX_IPTABLESBACKEND", "nft", "nft"},
+		{"FELIX_IPTABLESBACKEND", "Legacy", "Legacy"},
+		{"FELIX_IPTABLESBACKEND", "hunter2", Redacted},
+		{"PASSWORD", "Auto", Redacted},
+	} {
+		if got := keptEnvValue(tc.name, tc.value); got != tc.want {
+			t.Errorf("%s=%s kept as %q, want %q", tc.name, tc.value, got, tc.want)
+		}
+	}
+}

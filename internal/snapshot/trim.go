@@ -289,9 +289,26 @@ func trimPodSpec(spec *corev1.PodSpec) {
 func redactEnv(env []corev1.EnvVar) {
 	for i := range env {
 		if env[i].Value != "" {
-			env[i].Value = Redacted
+			env[i].Value = keptEnvValue(env[i].Name, env[i].Value)
 		}
 	}
+}
+
+// keptEnvValues are the environment variables whose literal value is kept
+// when it is one of a closed set of words (compared without case): a
+// selector between modes, which cannot carry a secret. Any other value,
+// and every other variable's, is Redacted.
+var keptEnvValues = map[string][]string{
+	// calico-node's iptables backend (dataplane-node-compat).
+	"FELIX_IPTABLESBACKEND": {"auto", "legacy", "nft"},
+}
+
+// keptEnvValue is v when keptEnvValues allows it for name, else Redacted.
+func keptEnvValue(name, v string) string {
+	if slices.Contains(keptEnvValues[name], strings.ToLower(v)) {
+		return v
+	}
+	return Redacted
 }
 
 // trimNode drops the image list, the largest part of a Node's status, which
@@ -359,7 +376,7 @@ func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 			for j, e := range c.Env {
 				env[j].Name = in.str(e.Name)
 				if e.Value != "" {
-					env[j].Value = Redacted
+					env[j].Value = in.str(keptEnvValue(e.Name, e.Value))
 				}
 				// A ConfigMap key reference is kept: it names where a
 				// setting lives (gitops-deletion-guard resolves the Argo
