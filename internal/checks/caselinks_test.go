@@ -207,7 +207,7 @@ var caseFixtures = map[string]caseFixture{
 	"dataplane-node-compat\tel8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025": {Files: []string{"runtime/testdata/dataplane-node-compat/calico-auto-gap.yaml"}, Complete: true,
 		State: "projectcalico/calico#7393's workers on RHEL 8 under the calico-node 3.24.1 DaemonSet (the image #7741 pulled) with FELIX_IPTABLESBACKEND=Auto, as the reporter ran it while calico-node used legacy iptables; an Amazon Linux 2 node beside them"},
 	"custom-resource-size\targocd-application-status-exceeds-etcd-request-limit-2023-2025": {Files: []string{"objects/testdata/custom-resource-size/gap.yaml"}, Complete: true,
-		State: "deployKF/deployKF#224's profiles-generator Application as stored before the patch that failed, at the size its reporter measured (about 475 KB of status.history and 367 KB of status.resources) with revisionHistoryLimit unset"},
+		State: "deployKF/deployKF#224's profiles-generator Application as stored before the patch that failed, at the size its reporter measured (about 475 KB of status.history, 367 KB of status.resources and 64 KB of spec) with revisionHistoryLimit unset"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,

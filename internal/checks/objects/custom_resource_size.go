@@ -70,8 +70,8 @@ func customResourceSizeCheck() check.Check {
 		Severity: finding.High,
 		Description: "Reads the size of every custom resource in the snapshot as it was served, before trimming (the loader and the " +
 			"collector record it in the " + snapshot.AnnotationSerializedBytes + " annotation), and reports one whose JSON is " +
-			"above a third of etcd's default 1.5 MiB request limit (medium) or two thirds of it (high). Custom resources are " +
-			"stored in etcd as one value each; once an update is larger than etcd accepts (\"etcdserver: request is too large\") " +
+			"above a third of etcd's default 1.5 MiB request limit (medium) or two thirds of it (high). Once an update of " +
+			"the object is larger than etcd accepts (\"etcdserver: request is too large\") " +
 			"or than the API server's 3 MiB request body, the controller that owns the object cannot record its work: Argo CD " +
 			"Applications, which keep every managed resource's status and a history of syncs, and ApplicationSets, which list " +
 			"every generated Application, stop syncing. The rule's silence rests on Argo CD's Applications and ApplicationSets " +
