@@ -155,9 +155,11 @@ func dataplaneNodeCompatCheck() check.Check {
 			"(--ip-masq) without fully random source ports (releases before 0.11.0, or --ip-masq-fully-random-disable), " +
 			"and Calico before 3.2.4 (3.3.0 on 3.3) with a natOutgoing IPPool, are medium: concurrent connections to one " +
 			"destination collide in SNAT and lose their first packet. Calico IPPools are read from crd.projectcalico.org. " +
-			"calico-node before 3.25.2 that detects the iptables backend itself (FELIX_IPTABLESBACKEND unset or Auto; the " +
-			"variable's value is kept only when it is Auto, Legacy or NFT) on RHEL, CentOS, Oracle, Rocky or Alma 8 nodes is " +
-			"medium: that detection chose legacy tables on those nf_tables hosts.",
+			"calico-node before 3.25.2 that detects the iptables backend itself (FELIX_IPTABLESBACKEND Auto, or unset from 3.17, " +
+			"when Felix's default became Auto; the variable's value is kept only when it is Auto, Legacy or NFT) on RHEL, CentOS, " +
+			"Oracle, Rocky or Alma 8 nodes is medium: that detection chose legacy tables on those nf_tables hosts. A " +
+			"FelixConfiguration's iptablesBackend, which kubegap does not read, applies only where the variable is unset, and the " +
+			"finding says so.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps), check.Optional(snapshot.CalicoIPPools)),
 		Rules: []check.Rule{
 			{ID: ruleIPVSKernel, Summary: "kube-proxy does not run in IPVS mode on kernels older than the IPVS fixes",

@@ -25,10 +25,15 @@ const (
 
 type calicoAutoRow struct {
 	dataplaneRow
-	CalicoImage string   `json:"calicoImage"`
+	CalicoImage string `json:"calicoImage"`
+	// AutoDefault is the first calico-node release whose Felix detects the
+	// backend when FELIX_IPTABLESBACKEND is unset; before it, unset meant
+	// Legacy, which the rule leaves alone as it does Legacy set by hand.
+	AutoDefault string   `json:"autoDefault"`
 	Fixed       []string `json:"fixed"`
 	OSImage     string   `json:"osImage"`
 	imageRE     *regexp.Regexp
+	autoDefault check.KubeVersion
 	fixed       []check.KubeVersion
 	osRE        *regexp.Regexp
 }
@@ -38,6 +43,9 @@ func (r *calicoAutoRow) parse() error {
 		return err
 	}
 	var ok bool
+	if r.autoDefault, ok = check.ParseKubeVersion(r.AutoDefault); !ok {
+		return dataErr("calicoIPTablesAuto.autoDefault", r.AutoDefault)
+	}
 	if r.fixed, ok = ascending(r.Fixed); !ok {
 		return dataErr("calicoIPTablesAuto.fixed (ascending versions)", r.Fixed)
 	}
@@ -88,6 +96,8 @@ func calicoAutoFinding(ctx *check.Context, d *appsv1.DaemonSet, r *calicoAutoRow
 			return finding.Finding{}, false
 		case set && !strings.EqualFold(backend, "auto"):
 			return finding.Finding{}, false // Legacy or NFT chosen by hand
+		case !set && v.Less(r.autoDefault):
+			return finding.Finding{}, false // Felix's default was still Legacy
 		}
 		var nodes []*corev1.Node
 		for i := range ctx.Snapshot.Nodes {
@@ -121,10 +131,15 @@ func envValue(c *corev1.Container, name string) (string, bool) {
 func calicoAutoReport(d *appsv1.DaemonSet, c *corev1.Container, ci int, v check.KubeVersion, backend string, set bool,
 	nodes []*corev1.Node, r *calicoAutoRow) finding.Finding {
 	ref := check.Ref("apps/v1", "DaemonSet", d)
-	how := calicoBackendEnv + " is not set (automatic detection, Calico's default from 3.18)"
+	how := fmt.Sprintf("%s is not set: Felix then detects the backend itself (its default from %s) unless its config file or a "+
+		"FelixConfiguration, which kubegap does not read, sets iptablesBackend", calicoBackendEnv, r.autoDefault.String())
+	title := fmt.Sprintf("calico-node %s leaves the iptables backend to automatic detection on %d RHEL 8 family node(s), where that detection chose legacy",
+		v.String(), len(nodes))
 	envField := finding.Absent(fmt.Sprintf("spec.template.spec.containers[name=%s].env[name=%s]", c.Name, calicoBackendEnv))
 	if set {
 		how = calicoBackendEnv + "=" + backend
+		title = fmt.Sprintf("calico-node %s detects the iptables backend itself on %d RHEL 8 family node(s), where that detection chose legacy",
+			v.String(), len(nodes))
 		envField = finding.Value(fmt.Sprintf("spec.template.spec.containers[name=%s].env[name=%s].value", c.Name, calicoBackendEnv), backend)
 	}
 	names := make([]string, len(nodes))
@@ -136,17 +151,18 @@ func calicoAutoReport(d *appsv1.DaemonSet, c *corev1.Container, ci int, v check.
 	f := finding.Finding{
 		Check: dataplaneID, Severity: finding.Medium, Cases: []string{r.Case},
 		Objects: objects,
-		Title: fmt.Sprintf("calico-node %s detects the iptables backend itself on %d RHEL 8 family node(s), where that detection chose legacy",
-			v.String(), len(nodes)),
+		Title:   title,
 		Message: strings.TrimSpace(r.Note),
 		Evidence: []string{
 			fmt.Sprintf("DaemonSet %s/%s runs %s (before %s); %s", d.Namespace, d.Name, c.Image, versionsText(r.fixed), how),
 			fmt.Sprintf("nodes on a RHEL 8 family image: %s", check.ListText(names, maxCalicoAutoListed)),
 			fmt.Sprintf("reviewed %s; sources: %s", r.Reviewed, strings.Join(r.Sources, ", ")),
 		},
-		Remediation: fmt.Sprintf("Upgrade Calico to %s or later, or set %s=NFT on the calico-node DaemonSet (FelixConfiguration "+
-			"spec.iptablesBackend) for these nodes; compare iptables -V in calico-node with the host's on one of them first.",
-			versionsText(r.fixed), calicoBackendEnv),
+		Remediation: fmt.Sprintf("Upgrade Calico to %s or later. Until then choose the backend by hand on these nodes only (other "+
+			"nodes may be legacy hosts): a host-specific FelixConfiguration node.<name> with iptablesBackend NFT where %s is unset, "+
+			"or %s=NFT on a calico-node DaemonSet limited to them; the variable takes precedence over any FelixConfiguration, and "+
+			"kubegap does not read FelixConfigurations, so this finding stays until the variable or the version changes. Compare "+
+			"iptables -V in calico-node with the host's on one of the nodes first.", versionsText(r.fixed), calicoBackendEnv, calicoBackendEnv),
 	}
 	f.AddEvidence(finding.Quote(ref, finding.Value(fmt.Sprintf("spec.template.spec.containers[%d].image", ci), c.Image), envField))
 	f.AddEvidence(check.NodeValues(nodes, func(n *corev1.Node) []finding.Field {
