@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubegap/kubegap/internal/check"
@@ -92,13 +93,24 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	s.Pods = append(s.Pods, etcd)
 	s.AddStorageSizes(snapshot.StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0",
 		Value: "1717986918", Bytes: 1717986918, From: "bench"})
+	// custom-resource-size: 2,000 Argo CD Applications as a live read
+	// records them, one of them at 1.1 MiB.
+	apps := make([]unstructured.Unstructured, 2000)
+	for i := range apps {
+		apps[i].SetAPIVersion("argoproj.io/v1alpha1")
+		apps[i].SetKind("Application")
+		apps[i].SetNamespace("argocd")
+		apps[i].SetName(fmt.Sprintf("app-%d", i))
+	}
+	apps[7].SetAnnotations(map[string]string{snapshot.AnnotationSerializedBytes: "1153433"})
+	s.AddCustom(snapshot.ArgoApplications, apps)
 	s.Finish()
 	return s
 }
 
 // areaChecksBench are the checks BenchmarkAreaChecks times.
 var areaChecksBench = benchIDs("BenchmarkAreaChecks", "certificate-expiry", "object-count-explosion", "api-heavy-node-agents",
-	"etcd-capacity-signals")
+	"etcd-capacity-signals", "custom-resource-size")
 
 // BenchmarkAreaChecks times the certs, objects and agents checks on 5,000
 // nodes and 100,000 pods: go test -run NONE -bench AreaChecks ./internal/checks/

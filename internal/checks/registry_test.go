@@ -73,16 +73,14 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // read-only check can detect it, and an entry that becomes cited or
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
-	"monzo-linkerd-k8s-watch-2017":                                   "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
-	"argocd-application-status-exceeds-etcd-request-limit-2023-2025": "an object-size check (serialized size of Argo CD Applications, ApplicationSets and other custom resources near the API server's limits): not built",
-	"trocco-eks-upgrade-control-plane-latency-job-startup-2025":      "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
-	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023":      "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
-	"el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025":  "dataplane-node-compat flags only kube-proxy images before 1.17 on nf_tables-default nodes, which none of the reports ran; a mixed-backend rule (osImage families with different iptables stacks, calico-node backend Auto) and an nftables-mode rule (kernelVersion below 5.13) would prevent: not built",
+	"monzo-linkerd-k8s-watch-2017":                              "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
+	"trocco-eks-upgrade-control-plane-latency-job-startup-2025": "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
+	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023": "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
 // a new gap in the audit, which a reviewer must see in the diff.
-const maxUncitedDetectable = 5
+const maxUncitedDetectable = 3
 
 // TestEveryCaseCitedOrExplained is issue 14's acceptance line: every case
 // in the library is cited by a check, or states in the case why no
@@ -204,7 +202,7 @@ func TestEveryCaseCitedOrExplained(t *testing.T) {
 // minPreventsShare is the share of detectable cases with a prevents link
 // the library has reached; like maxUncitedDetectable it only moves one way
 // (up), in a diff a reviewer sees.
-const minPreventsShare = 0.80
+const minPreventsShare = 0.81
 
 // maxDetectsWithoutReason and maxRelatedOnly cap the cases that are
 // neither prevented nor explained; like the caps above they only go down.

@@ -218,10 +218,14 @@ type loader struct {
 	snap      *Snapshot
 	listed    map[Resource]bool // typed lists read, even empty ones
 	snapshots int               // kubegap snapshot files read
-	files     int               // plain files read
-	lists     int               // List documents read
-	coverage  map[Resource]Coverage
-	snapScope Scope // the scope a snapshot file recorded
+	// inSnapshot is set while a kubegap snapshot file's items are read:
+	// they were trimmed when saved, so their size is not measured again
+	// (see AnnotationSerializedBytes).
+	inSnapshot bool
+	files      int // plain files read
+	lists      int // List documents read
+	coverage   map[Resource]Coverage
+	snapScope  Scope // the scope a snapshot file recorded
 	// recipe holds the resources read whole from a recipe dump's files.
 	recipe map[Resource]bool
 	// named holds, per Named resource, the names a recipe dump settled:
@@ -676,6 +680,9 @@ func (l *loader) addObject(raw []byte) error {
 		return nil
 	}
 	noteWrittenAs(&u, u.GetAPIVersion())
+	if !l.inSnapshot {
+		noteSerializedBytes(&u, compactJSONLen(raw))
+	}
 	trimMeta(&u)
 	trimCustom(&u)
 	key := u.GetAPIVersion() + "/" + u.GetKind()
@@ -722,7 +729,9 @@ func (l *loader) addSnapshot(raw []byte) error {
 		return err
 	}
 	l.snapshots++
+	l.inSnapshot = true
 	held, err := l.heldBy(func() error { return l.addItems(sf.Items) })
+	l.inSnapshot = false
 	if err != nil {
 		return err
 	}
@@ -863,7 +872,9 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 			}
 			continue
 		}
+		l.inSnapshot = true
 		got, err := l.heldBy(func() error { return l.streamItems(dec, budget) })
+		l.inSnapshot = false
 		if err != nil {
 			return err
 		}

@@ -347,7 +347,8 @@ func dedupe[T any](objs []T, key func(*T) (string, string)) []T {
 	return out
 }
 
-// AddCustom appends custom resources of r, trimmed.
+// AddCustom appends custom resources of r, trimmed, each with its size as
+// read in AnnotationSerializedBytes.
 func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
 	if r.CountOnly {
 		s.AddCount(r, len(objs))
@@ -356,6 +357,9 @@ func (s *Snapshot) AddCustom(r Resource, objs []unstructured.Unstructured) {
 	key := r.APIVersion() + "/" + r.Kind
 	for i := range objs {
 		noteWrittenAs(&objs[i], r.APIVersion())
+		if raw, err := objs[i].MarshalJSON(); err == nil {
+			noteSerializedBytes(&objs[i], len(raw))
+		}
 		trimMeta(&objs[i])
 		trimCustom(&objs[i])
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +25,7 @@ var keptAnnotations = map[string]bool{
 	AnnotationWrittenAs:                              true,
 	AnnotationFieldManagers:                          true,
 	AnnotationManagedEdits:                           true,
+	AnnotationSerializedBytes:                        true,
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
@@ -205,6 +207,75 @@ func noteFieldManagers(m metav1.Object) {
 	m.SetAnnotations(a)
 }
 
+// AnnotationSerializedBytes records on a custom resource the length in
+// bytes of its compact JSON as the API served it, before trimming (with
+// its managedFields, status and every annotation): trimming keeps a few
+// fields of most custom resources, so the size that counts against the
+// API server's request limit and etcd's is known only at reading time.
+// The loader measures an object read from a dump and keeps the value of an
+// object that already carries it (one written by an earlier kubegap, or a
+// fixture standing for an object too large to write out); the objects of
+// a kubegap snapshot file were trimmed when saved, so one without the
+// annotation there has no recorded size, which a check reads as unknown.
+const AnnotationSerializedBytes = "kubegap.dev/serialized-bytes"
+
+// SerializedBytes is the size AnnotationSerializedBytes records on m, and
+// false when m has none (or an unreadable one): unknown, never small.
+func SerializedBytes(m metav1.Object) (int64, bool) {
+	v, ok := m.GetAnnotations()[AnnotationSerializedBytes]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// noteSerializedBytes records n as m's AnnotationSerializedBytes unless m
+// already carries one.
+func noteSerializedBytes(m metav1.Object, n int) {
+	a := m.GetAnnotations()
+	if _, ok := a[AnnotationSerializedBytes]; ok || n <= 0 {
+		return
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationSerializedBytes] = strconv.Itoa(n)
+	m.SetAnnotations(a)
+}
+
+// compactJSONLen is the length of raw, one JSON value, without the
+// whitespace between its tokens: what the API server serves for a custom
+// resource, whatever indentation the dump was written with.
+func compactJSONLen(raw []byte) int {
+	n, inString, escaped := 0, false, false
+	for _, c := range raw {
+		if inString {
+			n++
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		}
+		n++
+	}
+	return n
+}
+
 // noteWrittenAs records AnnotationWrittenAs on m from its managedFields and
 // last-applied configuration, before trimMeta drops them. own is the
 // apiVersion the object was read through.
@@ -291,9 +362,26 @@ func trimPodSpec(spec *corev1.PodSpec) {
 func redactEnv(env []corev1.EnvVar) {
 	for i := range env {
 		if env[i].Value != "" {
-			env[i].Value = Redacted
+			env[i].Value = keptEnvValue(env[i].Name, env[i].Value)
 		}
 	}
+}
+
+// keptEnvValues are the environment variables whose literal value is kept
+// when it is one of a closed set of words (compared without case): a
+// selector between modes, which cannot carry a secret. Any other value,
+// and every other variable's, is Redacted.
+var keptEnvValues = map[string][]string{
+	// calico-node's iptables backend (dataplane-node-compat).
+	"FELIX_IPTABLESBACKEND": {"auto", "legacy", "nft"},
+}
+
+// keptEnvValue is v when keptEnvValues allows it for name, else Redacted.
+func keptEnvValue(name, v string) string {
+	if slices.Contains(keptEnvValues[name], strings.ToLower(v)) {
+		return v
+	}
+	return Redacted
 }
 
 // trimNode drops the image list, the largest part of a Node's status, which
@@ -361,7 +449,7 @@ func trimContainers(cs []corev1.Container, hostPaths map[string]bool, in *intern
 			for j, e := range c.Env {
 				env[j].Name = in.str(e.Name)
 				if e.Value != "" {
-					env[j].Value = Redacted
+					env[j].Value = in.str(keptEnvValue(e.Name, e.Value))
 				}
 				// A ConfigMap key reference is kept: it names where a
 				// setting lives (gitops-deletion-guard resolves the Argo
@@ -585,7 +673,8 @@ func trimCustom(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "status", "acceptedNames")
 }
 
-// trimArgo keeps of an Argo CD Application its destination and sync policy,
+// trimArgo keeps of an Argo CD Application its destination, sync policy and
+// revision history limit,
 // and of an ApplicationSet its generators, strategy, sync policy and its
 // template's destination and sync policy. Sources (inline Helm values can
 // be large) and status (every managed resource, the sync history) go.
@@ -597,7 +686,7 @@ func trimArgo(u *unstructured.Unstructured) {
 		return
 	}
 	if u.GetKind() == ArgoApplications.Kind {
-		u.Object["spec"] = keepKeys(spec, "destination", "syncPolicy", "project")
+		u.Object["spec"] = keepKeys(spec, "destination", "syncPolicy", "project", "revisionHistoryLimit")
 	} else {
 		kept := keepKeys(spec, "generators", "strategy", "syncPolicy", "goTemplate", "templatePatch")
 		if t, ok := spec["template"].(map[string]any); ok {

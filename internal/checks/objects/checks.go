@@ -10,5 +10,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		objectCountExplosionCheck(),
 		etcdCapacitySignalsCheck(),
+		customResourceSizeCheck(),
 	}
 }

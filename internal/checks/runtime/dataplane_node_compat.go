@@ -54,7 +54,9 @@ type dataplaneFacts struct {
 	} `json:"kubeProxyImages"`
 	VXLANOffload    []vxlanOffloadRow    `json:"vxlanOffload"`
 	MasqRandomFully []masqRandomFullyRow `json:"masqRandomFully"`
-	NFTDefault      []struct {
+	// CalicoIPTablesAuto: see dataplane_node_compat_calico_backend.go.
+	CalicoIPTablesAuto []calicoAutoRow `json:"calicoIPTablesAuto"`
+	NFTDefault         []struct {
 		Name    string   `json:"name"`
 		OSImage string   `json:"osImage"`
 		Sources []string `json:"sources"`
@@ -96,6 +98,11 @@ var loadDataplaneFacts = check.Facts("data/dataplane-node-compat.yaml", dataplan
 			return err
 		}
 	}
+	for i := range f.CalicoIPTablesAuto {
+		if err := f.CalicoIPTablesAuto[i].parse(); err != nil {
+			return err
+		}
+	}
 	for i := range f.NFTDefault {
 		r := &f.NFTDefault[i]
 		if r.osRE, err = regexp.Compile(r.OSImage); err != nil {
@@ -124,6 +131,9 @@ func dataplaneNodeCompatCheck() check.Check {
 		for _, r := range f.MasqRandomFully {
 			cases = append(cases, r.Case)
 		}
+		for _, r := range f.CalicoIPTablesAuto {
+			cases = append(cases, r.Case)
+		}
 	}
 	return check.Check{
 		ID:       dataplaneID,
@@ -144,7 +154,12 @@ func dataplaneNodeCompatCheck() check.Check {
 			"distribution kernel may carry the fix, and offload turned off by hand is not visible. Flannel masquerading " +
 			"(--ip-masq) without fully random source ports (releases before 0.11.0, or --ip-masq-fully-random-disable), " +
 			"and Calico before 3.2.4 (3.3.0 on 3.3) with a natOutgoing IPPool, are medium: concurrent connections to one " +
-			"destination collide in SNAT and lose their first packet. Calico IPPools are read from crd.projectcalico.org.",
+			"destination collide in SNAT and lose their first packet. Calico IPPools are read from crd.projectcalico.org. " +
+			"calico-node before 3.25.2 that detects the iptables backend itself (FELIX_IPTABLESBACKEND Auto, or unset from 3.17, " +
+			"when Felix's default became Auto; the variable's value is kept only when it is Auto, Legacy or NFT) on RHEL, CentOS, " +
+			"Oracle, Rocky or Alma 8 nodes is medium: that detection chose legacy tables on those nf_tables hosts. A " +
+			"FelixConfiguration's iptablesBackend, which kubegap does not read, applies only where the variable is unset, and the " +
+			"finding says so.",
 		Reads: append(check.Needs(snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps), check.Optional(snapshot.CalicoIPPools)),
 		Rules: []check.Rule{
 			{ID: ruleIPVSKernel, Summary: "kube-proxy does not run in IPVS mode on kernels older than the IPVS fixes",
@@ -155,8 +170,10 @@ func dataplaneNodeCompatCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets, snapshot.ConfigMaps}},
 			{ID: ruleMasqRandom, Summary: "the CNI agent's masquerade rules choose source ports fully at random",
 				Needs: []snapshot.Resource{snapshot.DaemonSets}},
+			{ID: ruleCalicoAuto, Summary: "no calico-node with the old automatic iptables backend detection runs on RHEL 8 family nodes",
+				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.DaemonSets}},
 		},
-		Cases: check.Graded(cases, check.Prevents("kube-proxy-ipvs-conntrack-reuse-2019", "xing-conntrack-snat-race-connection-timeouts-2018", "vxlan-checksum-offload-63s-service-delay-2020"), check.Detects("kube-proxy-iptables-legacy-vs-nft-mismatch-2018")),
+		Cases: check.Graded(cases, check.Prevents("kube-proxy-ipvs-conntrack-reuse-2019", "xing-conntrack-snat-race-connection-timeouts-2018", "vxlan-checksum-offload-63s-service-delay-2020"), check.Detects("kube-proxy-iptables-legacy-vs-nft-mismatch-2018", "el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025")),
 		Run:   runDataplaneNodeCompat,
 	}
 }
@@ -274,6 +291,7 @@ func runDataplaneNodeCompat(ctx *check.Context) ([]finding.Finding, error) {
 	fls := flannelDaemonSets(s, facts)
 	out = append(out, vxlanFindings(ctx, facts, kps, fls)...)
 	out = append(out, masqFindings(ctx, facts, fls)...)
+	out = append(out, calicoAutoFindings(ctx, facts)...)
 	return out, nil
 }
 

@@ -360,3 +360,63 @@ func TestDataplaneOverlayBefore117(t *testing.T) {
 		t.Errorf("VXLAN finding on 1.16: %+v, want one medium naming centos-0 and xenial-0", vx)
 	}
 }
+
+// calico-node 3.24.1 with FELIX_IPTABLESBACKEND=Auto on a RHEL 8 worker
+// (projectcalico/calico#7393) is medium, naming the DaemonSet and the RHEL
+// 8 node only; unset is the same from 3.17 (Felix's default before was
+// Legacy), Legacy or NFT by hand and 3.25.2 or 3.26 are quiet, and a value
+// from a ConfigMap leaves the rule partial.
+func TestDataplaneCalicoIPTablesAuto(t *testing.T) {
+	const calicoCase = "el8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025"
+	s := checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-auto-gap.yaml"))
+	fs, ctx, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	got := findingWith(fs, calicoCase)
+	if len(got) != 1 || got[0].Severity != finding.Medium || !checktest.HasObject(got, "DaemonSet", "kube-system", "calico-node") ||
+		!slices.Equal(findingNodes(got[0]), []string{"rhel8-worker-0"}) || len(ctx.Notes()) != 0 {
+		t.Fatalf("findings %+v, notes %v", got, ctx.Notes())
+	}
+	if ev := strings.Join(got[0].Evidence, "\n"); !strings.Contains(ev, "FELIX_IPTABLESBACKEND=Auto") ||
+		!strings.Contains(ev, "https://github.com/projectcalico/calico/issues/7393") {
+		t.Errorf("evidence %v", got[0].Evidence)
+	}
+	c := &s.DaemonSets[0].Spec.Template.Spec.Containers[0]
+	env := c.Env
+	for _, tc := range []struct {
+		image string
+		env   []corev1.EnvVar
+		want  int
+	}{
+		{"docker.io/calico/node:v3.24.1", nil, 1},
+		{"docker.io/calico/node:v3.24.1", []corev1.EnvVar{{Name: "FELIX_IPTABLESBACKEND", Value: "auto"}}, 1},
+		{"docker.io/calico/node:v3.24.1", []corev1.EnvVar{{Name: "FELIX_IPTABLESBACKEND", Value: "Legacy"}}, 0},
+		// Before 3.17 Felix's default was Legacy: unset is not detection,
+		// Auto set by hand is.
+		{"docker.io/calico/node:v3.16.5", nil, 0},
+		{"docker.io/calico/node:v3.16.5", []corev1.EnvVar{{Name: "FELIX_IPTABLESBACKEND", Value: "Auto"}}, 1},
+		{"docker.io/calico/node:v3.17.0", nil, 1},
+		{"docker.io/calico/node:v3.25.1", env, 1},
+		{"docker.io/calico/node:v3.25.2", env, 0},
+		{"quay.io/calico/node:v3.26.1", env, 0},
+	} {
+		c.Image, c.Env = tc.image, tc.env
+		fs, _, _ := checktest.Run(t, dataplaneNodeCompatCheck(), s)
+		got := findingWith(fs, calicoCase)
+		if len(got) != tc.want {
+			t.Errorf("%s %v: %+v, want %d", tc.image, tc.env, got, tc.want)
+		}
+		// Unset, a FelixConfiguration kubegap does not read may still
+		// choose the backend: the finding says so.
+		if len(got) == 1 && tc.env == nil && (!strings.Contains(got[0].Title, "leaves the iptables backend to automatic detection") ||
+			!strings.Contains(strings.Join(got[0].Evidence, "\n"), "FelixConfiguration, which kubegap does not read")) {
+			t.Errorf("%s unset: title %q evidence %v", tc.image, got[0].Title, got[0].Evidence)
+		}
+	}
+	c.Image = "docker.io/calico/node:v3.24.1"
+	c.Env = []corev1.EnvVar{{Name: "FELIX_IPTABLESBACKEND", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "calico-config"}, Key: "backend"}}}}
+	fs, ctx, _ = checktest.Run(t, dataplaneNodeCompatCheck(), s)
+	if _, ok := ctx.Notes()[ruleCalicoAuto]; !ok || len(findingWith(fs, calicoCase)) != 0 {
+		t.Errorf("backend from a ConfigMap: findings %+v, notes %v; want a partial rule", fs, ctx.Notes())
+	}
+	checktest.Quiet(t, dataplaneNodeCompatCheck(), checktest.Complete(checktest.Load(t, "dataplane-node-compat/calico-auto-clean.yaml")))
+}
