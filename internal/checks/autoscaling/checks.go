@@ -9,5 +9,6 @@ func Checks() []check.Check {
 	return []check.Check{
 		hpaMetricSourceCheck(),
 		kedaPodIdentityRemovalCheck(),
+		hpaReplicasAppliedCheck(),
 	}
 }
