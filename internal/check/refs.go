@@ -8,7 +8,7 @@ package check
 import (
 	"fmt"
 	"iter"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +30,7 @@ func ResourceRef(r snapshot.Resource, namespace, name string) finding.ObjectRef 
 // most MaxListedObjects of each kind (so a 5,000-node cluster still gives a
 // readable finding), and counts the ones it drops for the message.
 type CappedRefs struct {
-	seen    map[finding.ObjectRef]bool
+	seen    map[refKey]struct{}
 	refs    []finding.ObjectRef
 	kept    map[string]int
 	dropped map[string]int
@@ -39,9 +39,16 @@ type CappedRefs struct {
 	distinctPods []*snapshot.Pod
 }
 
+// refKey is what makes two references one object: kind, namespace and
+// name. Half the bytes of a whole ObjectRef to hash and store, for the
+// tens of thousands of pods and nodes a finding may cover.
+type refKey struct{ kind, namespace, name string }
+
+func keyOf(r finding.ObjectRef) refKey { return refKey{r.Kind, r.Namespace, r.Name} }
+
 // NewCappedRefs returns an empty CappedRefs.
 func NewCappedRefs() *CappedRefs {
-	return &CappedRefs{seen: map[finding.ObjectRef]bool{}, kept: map[string]int{}, dropped: map[string]int{}}
+	return &CappedRefs{seen: map[refKey]struct{}{}, kept: map[string]int{}, dropped: map[string]int{}}
 }
 
 // Add records a reference; a repeat is ignored.
@@ -53,7 +60,7 @@ func (c *CappedRefs) Add(ref finding.ObjectRef) {
 	// the set's size as it was. The checks add every pod a budget or a
 	// workload covers, thousands per finding at 100,000 pods.
 	n := len(c.seen)
-	c.seen[ref] = true
+	c.seen[keyOf(ref)] = struct{}{}
 	if len(c.seen) == n {
 		return
 	}
@@ -69,9 +76,15 @@ func (c *CappedRefs) Add(ref finding.ObjectRef) {
 func (c *CappedRefs) Count(kind string) int { return c.kept[kind] + c.dropped[kind] }
 
 // Names lists the kept objects of a kind as namespace/name (or name).
-func (c *CappedRefs) Names(kind string) []string {
+func (c *CappedRefs) Names(kind string) []string { return c.names(kind, len(c.refs)) }
+
+// names is Names' first n, built no further: Summary shows a few.
+func (c *CappedRefs) names(kind string, n int) []string {
 	var out []string
 	for _, r := range c.refs {
+		if len(out) == n {
+			break
+		}
 		if r.Kind != kind {
 			continue
 		}
@@ -92,12 +105,9 @@ func (c *CappedRefs) Summary(kind, singular, plural string, shown int) string {
 	if n == 1 {
 		word = singular
 	}
-	names := c.Names(kind)
+	names := c.names(kind, shown)
 	if len(names) == 0 {
 		return fmt.Sprintf("%d %s", n, word)
-	}
-	if len(names) > shown {
-		names = names[:shown]
 	}
 	s := fmt.Sprintf("%d %s (%s", n, word, strings.Join(names, ", "))
 	if rest := n - len(names); rest > 0 {
@@ -109,23 +119,36 @@ func (c *CappedRefs) Summary(kind, singular, plural string, shown int) string {
 // List returns the kept references, sorted by kind order of insertion then
 // namespace and name, so output does not depend on map order.
 func (c *CappedRefs) List() []finding.ObjectRef {
-	out := append([]finding.ObjectRef(nil), c.refs...)
-	order := map[string]int{}
+	// The kinds in order of first insertion: a finding names two or three
+	// kinds, so the references are grouped by kind in a few passes, and
+	// each group is sorted only when it is not in order already (the
+	// checks add pods and nodes in the snapshot's order, usually sorted).
+	// pdb-blocks-drain builds hundreds of findings at 100,000 pods, where
+	// a reflective sort of every list was a tenth of its time.
+	var kinds []string
 	for _, r := range c.refs {
-		if _, ok := order[r.Kind]; !ok {
-			order[r.Kind] = len(order)
+		if !slices.Contains(kinds, r.Kind) {
+			kinds = append(kinds, r.Kind)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Kind != b.Kind {
-			return order[a.Kind] < order[b.Kind]
+	out := make([]finding.ObjectRef, 0, len(c.refs))
+	byName := func(a, b finding.ObjectRef) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
 		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+		return strings.Compare(a.Name, b.Name)
+	}
+	for _, k := range kinds {
+		start := len(out)
+		for _, r := range c.refs {
+			if r.Kind == k {
+				out = append(out, r)
+			}
 		}
-		return a.Name < b.Name
-	})
+		if group := out[start:]; !slices.IsSortedFunc(group, byName) {
+			slices.SortStableFunc(group, byName)
+		}
+	}
 	return out
 }
 
@@ -165,7 +188,7 @@ func (c *CappedRefs) AddDistinctPodsAndNodes(pods []*snapshot.Pod) {
 // the set of those seen.
 func (c *CappedRefs) rememberDistinctPods() {
 	for _, p := range c.distinctPods {
-		c.seen[ResourceRef(snapshot.Pods, p.Namespace, p.Name)] = true
+		c.seen[refKey{snapshot.Pods.Kind, p.Namespace, p.Name}] = struct{}{}
 	}
 	c.distinctPods = nil
 }

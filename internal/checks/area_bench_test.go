@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/checks"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -149,6 +150,7 @@ func BenchmarkBatchDChecks(b *testing.B) {
 			continue // not in this build
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {
@@ -188,6 +190,7 @@ func BenchmarkUpgradeChecks(b *testing.B) {
 			b.Fatalf("no check %s", id)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				fs, err := c.Run(&check.Context{Snapshot: s, Target: &target})

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -109,6 +110,7 @@ func BenchmarkAreaChecks(b *testing.B) {
 			b.Fatalf("no check %s", id)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -61,6 +62,7 @@ func BenchmarkFoundingChecks(b *testing.B) {
 			b.Fatalf("no check %s", id)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {

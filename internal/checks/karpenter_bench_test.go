@@ -20,8 +20,8 @@ var karpenterBenchChecks = checks.BenchIDs("BenchmarkKarpenterChecks", "karpente
 // no PodDisruptionBudget, and the controller on 0.36.1: both rules of
 // karpenter-disruption-exposure fire, the consolidation one on each of
 // the 1,000 Deployments.
-func karpenterSnapshot() *snapshot.Snapshot {
-	s := availSnapshot()
+func karpenterSnapshot(b testing.TB) *snapshot.Snapshot {
+	s := availSnapshot(b)
 	for i := range s.Nodes {
 		s.Nodes[i].Labels["karpenter.sh/nodepool"] = "general-purpose"
 	}
@@ -57,5 +57,5 @@ func karpenterSnapshot() *snapshot.Snapshot {
 // go test -run NONE -bench KarpenterChecks ./internal/checks/
 func BenchmarkKarpenterChecks(b *testing.B) {
 	// The controller on a drift-defect release and the 1,000 Deployments.
-	benchEach(b, karpenterSnapshot(), karpenterBenchChecks, 1001)
+	benchEach(b, karpenterSnapshot(b), karpenterBenchChecks, 1001)
 }

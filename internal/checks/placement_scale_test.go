@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/checks/availability"
 	"github.com/kubegap/kubegap/internal/checks/dns"
 	"github.com/kubegap/kubegap/internal/checks/scheduling"
@@ -189,6 +190,7 @@ func BenchmarkPlacementChecks(b *testing.B) {
 	s := placementSnapshot()
 	for _, c := range placementBenchChecks {
 		b.Run(c.ID, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {

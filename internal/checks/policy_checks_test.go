@@ -123,6 +123,7 @@ func BenchmarkPolicyChecks(b *testing.B) {
 			b.Fatalf("%s: %d findings, %v: the benchmark snapshot must hold its gap", id, len(fs), err)
 		}
 		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/checks/rbac"
 	"github.com/kubegap/kubegap/internal/checks/runtime"
 	"github.com/kubegap/kubegap/internal/checks/versions"
@@ -200,6 +201,7 @@ func BenchmarkRuntimeVersionsRBACChecks(b *testing.B) {
 	imgs := runtimeVersionsImages(s)
 	for _, c := range runtimeVersionsRBACBench {
 		b.Run(c.ID, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s, Images: imgs}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -163,6 +164,7 @@ func BenchmarkWorkloadChecks(b *testing.B) {
 	s := largeSnapshot()
 	for _, c := range workloadBenchChecks {
 		b.Run(c.ID, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.Run(&check.Context{Snapshot: s}); err != nil {

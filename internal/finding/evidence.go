@@ -200,18 +200,20 @@ func (f *Finding) AddEvidence(items ...EvidenceItem) {
 type Grouper struct {
 	items []EvidenceItem
 	index map[string]int // fieldsKey to position in items
+	buf   []byte         // fieldsKey's bytes, reused between Adds
 }
 
 // Add records one object's fields.
 func (g *Grouper) Add(obj ObjectRef, fields ...Field) {
-	key := fieldsKey(fields)
-	i, ok := g.index[key]
+	g.buf = fieldsKey(g.buf[:0], fields)
+	key := g.buf
+	i, ok := g.index[string(key)] // no string is built for the lookup
 	if !ok {
 		if g.index == nil {
 			g.index = map[string]int{}
 		}
 		i = len(g.items)
-		g.index[key] = i
+		g.index[string(key)] = i
 		g.items = append(g.items, EvidenceItem{Fields: slices.Clone(fields)})
 	}
 	it := &g.items[i]
@@ -225,10 +227,21 @@ func (g *Grouper) Add(obj ObjectRef, fields ...Field) {
 // Items returns the groups, in the order their first object was added.
 func (g *Grouper) Items() []EvidenceItem { return g.items }
 
-func fieldsKey(fs []Field) string {
-	var b strings.Builder
+// fieldsKey is one key for a list of fields, equal for equal lists.
+// Built with plain appends: Grouper.Add calls it for every object a check
+// groups (every node of the cluster, for each finding of
+// selector-matches-no-node), where fmt was most of the cost.
+func fieldsKey(b []byte, fs []Field) []byte {
 	for _, f := range fs {
-		fmt.Fprintf(&b, "%s\x00%s\x00%t\x00", f.Path, f.Value, f.Absent)
+		b = append(b, f.Path...)
+		b = append(b, 0)
+		b = append(b, f.Value...)
+		b = append(b, 0)
+		if f.Absent {
+			b = append(b, 1)
+		} else {
+			b = append(b, 2)
+		}
 	}
-	return b.String()
+	return b
 }

@@ -64,6 +64,26 @@ type Review struct {
 	// Corrections says what each correction was, one entry per corrected
 	// claim.
 	Corrections []string `json:"corrections,omitempty" yaml:"corrections,omitempty"`
+	// Scope names the parts of the case a partial review checked (case
+	// fields such as detectable or sources, or "checks" for the check links
+	// and fixtures that cite the case); empty for a review of every claim.
+	// A partial review does not make a case reviewed (TestUnreviewedCases
+	// OnlyShrink) and may postdate reviewed, the day of the last whole one.
+	Scope []string `json:"scope,omitempty" yaml:"scope,omitempty"`
+}
+
+// Whole reports whether the review checked every claim of the case.
+func (r Review) Whole() bool { return len(r.Scope) == 0 }
+
+// WholeReviews is how many of the case's reviews checked every claim.
+func (c *Case) WholeReviews() int {
+	n := 0
+	for _, r := range c.Review {
+		if r.Whole() {
+			n++
+		}
+	}
+	return n
 }
 
 // Cause is a taxonomy category with the case's own explanation.

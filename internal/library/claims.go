@@ -175,6 +175,15 @@ func checkDateKind(c *Case) []error {
 	return []error{fmt.Errorf("dateKind is required: every source of the date is an issue, whose date is its filing day; set dateKind: reported (or incident, with an unverified entry saying why)")}
 }
 
+// reviewScopes are the parts of a case a partial review may name: the
+// case's sections, and "checks", the check links and fixtures citing it.
+var reviewScopes = map[string]bool{
+	"title": true, "date": true, "organization": true, "summary": true, "symptoms": true, "trigger": true,
+	"rootCause": true, "components": true, "symptomCategories": true, "contributingFactors": true,
+	"detection": true, "remediation": true, "actionItems": true, "lessons": true, "sources": true,
+	"detectable": true, "unverified": true, "inferred": true, "checks": true,
+}
+
 // checkReviews enforces the shape of the per-case review record: who
 // reviewed, on which day, and counts that add up, with one line per
 // correction.
@@ -192,8 +201,13 @@ func checkReviews(c *Case) []error {
 			add("date is required")
 		case !validDay(r.Date):
 			add("date %q is not YYYY-MM-DD", r.Date)
-		case validDay(c.Reviewed) && r.Date > c.Reviewed:
+		case r.Whole() && validDay(c.Reviewed) && r.Date > c.Reviewed:
 			add("date %s is after reviewed %s: reviewed is the day of the last check", r.Date, c.Reviewed)
+		}
+		for _, part := range r.Scope {
+			if !reviewScopes[part] {
+				add("scope %q is no part of a case: use case fields (%s) or checks", part, strings.Join(slices.Sorted(maps.Keys(reviewScopes)), ", "))
+			}
 		}
 		switch {
 		case r.ClaimsChecked <= 0:

@@ -310,7 +310,7 @@ func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 		return nil
 	}
 	candidates := ix.podsByNS[ns]
-	if key, value, ok := equalityRequirement(sel); ok {
+	if key, value, ok := EqualityRequirement(sel); ok {
 		candidates = ix.podsWithLabel(ns, key)[value]
 	}
 	var out []*Pod
@@ -322,9 +322,10 @@ func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 	return out
 }
 
-// equalityRequirement is a requirement of sel that one label equal one
-// value, which every pod sel matches must meet.
-func equalityRequirement(sel labels.Selector) (key, value string, ok bool) {
+// EqualityRequirement is a requirement of sel that one label equal one
+// value, which every object sel matches must meet: a lookup by that label's
+// value narrows the objects to match sel against.
+func EqualityRequirement(sel labels.Selector) (key, value string, ok bool) {
 	reqs, _ := sel.Requirements()
 	for _, r := range reqs {
 		switch r.Operator() {

@@ -192,14 +192,14 @@ func podIdentityFinding(uses []unstructured.Unstructured, op *kedaOperator, fact
 		f.Severity = finding.High
 		f.Title = fmt.Sprintf("%s Azure AD Pod Identity, which KEDA %s no longer supports", n, op.version)
 		f.Message = fmt.Sprintf("%s name spec.podIdentity.provider azure. Deployment %s/%s runs %s (%s), and KEDA removed "+
-			"Azure AD Pod Identity in %s: the scalers that authenticate through these cannot reach their event sources, "+
-			"so their workloads no longer scale.", shown, op.deploy.Namespace, op.deploy.Name, facts.Operator.Name, op.image, removed)
+			"Azure AD Pod Identity in %s (its TriggerAuthentication schema no longer lists provider azure): the scalers "+
+			"that authenticate through these get no credentials for their event sources, so their workloads stop scaling.", shown, op.deploy.Namespace, op.deploy.Name, facts.Operator.Name, op.image, removed)
 	case op != nil:
 		f.Title = fmt.Sprintf("%s Azure AD Pod Identity, which KEDA %s removes", n, removed)
 		f.Message = fmt.Sprintf("%s name spec.podIdentity.provider azure. Deployment %s/%s runs %s (%s), which still "+
 			"supports it, but KEDA %s removed Azure AD Pod Identity (its project is archived) and AKS moves its managed KEDA "+
-			"add-on to %s with Kubernetes 1.31: the next KEDA or cluster upgrade leaves the scalers that authenticate "+
-			"through these without credentials, and their workloads stop scaling.",
+			"add-on to %s with Kubernetes 1.31: the next KEDA upgrade (on AKS's managed add-on, the cluster's move to "+
+			"1.31) leaves the scalers that authenticate through these without credentials, and their workloads stop scaling.",
 			shown, op.deploy.Namespace, op.deploy.Name, facts.Operator.Name, op.image, removed, removed)
 	default:
 		f.Title = fmt.Sprintf("%s Azure AD Pod Identity, which KEDA %s removes", n, removed)

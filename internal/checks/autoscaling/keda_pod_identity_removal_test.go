@@ -31,6 +31,11 @@ func TestKedaPodIdentityRemovalGap(t *testing.T) {
 	if checktest.HasObject(fs, "Deployment", "keda", "keda-operator-metrics-apiserver") {
 		t.Errorf("the metrics server is not the operator: %v", f.Objects)
 	}
+	// A Helm-installed operator moves only with a KEDA upgrade; the cluster
+	// upgrade brings 2.15 only on AKS's managed add-on.
+	if !strings.Contains(f.Message, "the next KEDA upgrade (on AKS's managed add-on, the cluster's move to 1.31)") {
+		t.Errorf("message does not tie the cluster upgrade to the AKS add-on: %q", f.Message)
+	}
 	ev := strings.Join(f.Evidence, "\n")
 	for _, want := range []string{"spec.podIdentity.provider", "azure", "ghcr.io/kedacore/keda:2.14.3", "Kubernetes 1.31"} {
 		if !strings.Contains(ev, want) {

@@ -1,10 +1,11 @@
 package availability
 
 import (
-	"github.com/kubegap/kubegap/internal/check/checktest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kubegap/kubegap/internal/check/checktest"
 
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"

@@ -18,7 +18,7 @@ const (
 	guardID   = "gitops-deletion-guard"
 	guardRule = "generated-deletion-cascades"
 	guardCase = "argocd-applicationset-transient-error-deletes-apps-2024"
-	// guardEtcdCase lost its Applications while etcd was read-only.
+	// guardEtcdCase lost its Applications after etcd turned read-only.
 	guardEtcdCase = "argocd-2-8-6-etcd-growth-read-only-mass-app-deletion-2023"
 	// resourcesFinalizer on an Application makes its deletion delete what
 	// it deployed.
@@ -294,7 +294,7 @@ func deletionGuardFinding(as unstructured.Unstructured, c *appSetController, own
 			"generator run no longer returns, and %s it generated %s %s, so deleting one deletes every resource it "+
 			"deployed. A run that comes back short, from a failed list or a brief loss of the API (one cited case), "+
 			"or from a change to the generator's source, removes those workloads; in the other cited case every "+
-			"Application without preserveResourcesOnDeletion was deleted while etcd was read-only.%s",
+			"Application without preserveResourcesOnDeletion was deleted after etcd turned read-only.%s",
 			c.ref, shown, name, check.Plural(len(cascading), "Application", "Applications"),
 			map[bool]string{true: "carries", false: "carry"}[len(cascading) == 1], resourcesFinalizer, ignored),
 		Objects: []finding.ObjectRef{ref, c.ref},

@@ -140,7 +140,10 @@ func TestGitopsDeletionGuardArgo286(t *testing.T) {
 		t.Fatalf("want one finding naming ApplicationSet argocd/platform-services, got %+v", fs)
 	}
 	f := fs[0]
-	if !slices.Contains(f.Cases, guardEtcdCase) || !strings.Contains(f.Message, "sync (the default)") {
+	// The issue has the deletions follow the read-only etcd, not happen
+	// during it (a read-only etcd takes no deletes).
+	if !slices.Contains(f.Cases, guardEtcdCase) || !strings.Contains(f.Message, "sync (the default)") ||
+		!strings.Contains(f.Message, "after etcd turned read-only") {
 		t.Errorf("cases %v, message %q", f.Cases, f.Message)
 	}
 	ev := strings.Join(f.Evidence, "\n")

@@ -49,7 +49,16 @@ func tolerationsItem(w workload) finding.EvidenceItem {
 // false for a label present with an empty value (the role labels): an
 // item cannot quote it, since an empty string reads as absent.
 func labelField(n *corev1.Node, key string) (finding.Field, bool) {
-	path := "metadata.labels[" + key + "]"
+	return labelFieldAt(n, key, labelPath(key))
+}
+
+// labelPath is the field path of label key.
+func labelPath(key string) string { return "metadata.labels[" + key + "]" }
+
+// labelFieldAt is labelField with the path built by the caller, once per
+// key rather than once per node: labelsOf quotes every node of the cluster
+// for each finding.
+func labelFieldAt(n *corev1.Node, key, path string) (finding.Field, bool) {
 	v, has := n.Labels[key]
 	switch {
 	case !has:
@@ -57,7 +66,7 @@ func labelField(n *corev1.Node, key string) (finding.Field, bool) {
 	case v == "":
 		return finding.Field{}, false
 	}
-	return finding.Value(path, v), true
+	return finding.Field{Path: path, Value: v}, true // finding.Value's, without boxing v
 }
 
 // taintFields quotes a node's taint: key and effect (and value when set),
@@ -112,13 +121,20 @@ func addNodeGroups(f *finding.Finding, nodes []*corev1.Node, fields func(*corev1
 
 // labelsOf is a fields function quoting the labels keys of each node.
 func labelsOf(keys ...string) func(*corev1.Node) []finding.Field {
+	var distinct, paths []string
+	for _, k := range keys {
+		if !slices.Contains(distinct, k) {
+			distinct = append(distinct, k)
+			paths = append(paths, labelPath(k))
+		}
+	}
+	// One slice for every node: nodeGroups hands it to Grouper.Add, which
+	// copies the fields of a new group and keeps nothing else of them.
+	var fs []finding.Field
 	return func(n *corev1.Node) []finding.Field {
-		var fs []finding.Field
-		for i, k := range keys {
-			if slices.Contains(keys[:i], k) {
-				continue
-			}
-			if f, ok := labelField(n, k); ok {
+		fs = fs[:0]
+		for i, k := range distinct {
+			if f, ok := labelFieldAt(n, k, paths[i]); ok {
 				fs = append(fs, f)
 			}
 		}

@@ -71,7 +71,7 @@ func crdOperatorVersionSkewCheck() check.Check {
 			"(data/crd-operator-version-skew.yaml: the Prometheus Operator's operator.prometheus.io/version on the " +
 			"monitoring.coreos.com CRDs) and the image tags of the Deployments running that operator. CRDs stamped " +
 			"with an older minor release than the newest operator image running are medium: Helm installs a chart's " +
-			"crds directory once and never upgrades it, and the newer operator writes fields the older schemas do not " +
+			"crds directory once and never upgrades it, and a newer operator can write fields the older schemas do not " +
 			"declare (the Prometheus Operator then fails to apply the status of its Prometheus and Alertmanager " +
 			"objects). CRDs without the annotation, and images whose tag is not a release, are not compared.",
 		Reads: check.Needs(snapshot.CustomResourceDefinitions, snapshot.Deployments),
@@ -188,8 +188,8 @@ func crdSkewFor(ctx *check.Context, row *stampedOperator) (finding.Finding, bool
 		row.Operator, newest.version.String(), check.Plural(len(behind), "CRD", "CRDs"), row.Group,
 		isAre(len(behind)), oldest.String())
 	f.Message = fmt.Sprintf("Deployment %s/%s runs %s, a newer minor release than the %s recorded on %s. "+
-		"The CRDs were not upgraded with the operator (Helm installs a chart's crds directory once and never "+
-		"upgrades it), and the newer operator writes fields their schemas do not declare: after one such chart "+
+		"The CRDs were not upgraded with the operator (Helm, for one, installs a chart's crds directory once and never "+
+		"upgrades it), and a newer operator can write fields their schemas do not declare: after one such chart "+
 		"upgrade the Prometheus Operator could not apply the status of its Prometheus and Alertmanager objects "+
 		"(\".status.selector: field not declared in schema\").",
 		newest.d.Namespace, newest.d.Name, newest.image, row.Annotation, check.Plural(len(behind), "CRD", "CRDs"))
