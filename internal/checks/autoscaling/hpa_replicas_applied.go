@@ -86,8 +86,8 @@ func runHPAReplicasApplied(ctx *check.Context) ([]finding.Finding, error) {
 		f.Title = fmt.Sprintf("HPA %s/%s scales %s %s, whose applied manifest also sets spec.replicas", h.Namespace, h.Name, ref.Kind, ref.Name)
 		f.Message = fmt.Sprintf("HorizontalPodAutoscaler %s/%s scales %s %s between %d and %d replicas, but the configuration "+
 			"applied to the %s declares spec.replicas (%s). Each automated sync or self-heal of a GitOps tool, or any "+
-			"re-apply, writes that count back; the HPA then scales again, so pods it added under load are terminated "+
-			"and the workload flaps between the two counts.", h.Namespace, h.Name, ref.Kind, ref.Name, minR,
+			"re-apply, writes that count back; the HPA then scales again, so pods it added are terminated and "+
+			"the workload flaps between the two counts.", h.Namespace, h.Name, ref.Kind, ref.Name, minR,
 			h.Spec.MaxReplicas, ref.Kind, t.applied)
 		f.Remediation = "Leave spec.replicas out of the manifests of autoscaled workloads (charts: omit it when " +
 			"autoscaling is enabled), or have the GitOps tool ignore it (Argo CD: ignoreDifferences on /spec/replicas " +
