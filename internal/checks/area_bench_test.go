@@ -25,7 +25,7 @@ import (
 
 // areaBenchChecks are the area checks the benchmark below times.
 var areaBenchChecks = checks.BenchIDs("BenchmarkBatchDChecks",
-	"registry-risk", "cronjob-pileup", "ingress-class-binding", "probe-cascade", "hpa-metric-source",
+	"registry-risk", "cronjob-pileup", "ingress-class-binding", "probe-cascade", "hpa-metric-source", "hpa-replicas-applied",
 	"in-tree-volume-migration", "pv-zone-schedulability", "node-reservation-insufficient", "cpu-limit-cfs-kernel",
 )
 

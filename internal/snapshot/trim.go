@@ -26,6 +26,7 @@ var keptAnnotations = map[string]bool{
 	AnnotationFieldManagers:                          true,
 	AnnotationManagedEdits:                           true,
 	AnnotationSerializedBytes:                        true,
+	AnnotationAppliedReplicas:                        true,
 	"k8s.v1.cni.cncf.io/networks":                    true, // Multus attachments of a pod
 	"kubernetes.io/config.mirror":                    true, // static (mirror) pods
 	"cluster-autoscaler.kubernetes.io/safe-to-evict": true,
@@ -286,24 +287,52 @@ func noteWrittenAs(m metav1.Object, own string) {
 			seen[f.APIVersion] = true
 		}
 	}
+	applied := ""
+	for _, f := range m.GetManagedFields() {
+		if f.Operation == metav1.ManagedFieldsOperationApply && f.Subresource == "" && f.FieldsV1 != nil &&
+			strings.Contains(f.FieldsV1.GetRawString(), `"f:replicas"`) {
+			applied = "server-side apply by " + f.Manager
+		}
+	}
 	if la := m.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; la != "" {
 		var tm struct {
 			APIVersion string `json:"apiVersion"`
+			Spec       struct {
+				Replicas *int64 `json:"replicas"`
+			} `json:"spec"`
 		}
-		if json.Unmarshal([]byte(la), &tm) == nil && tm.APIVersion != "" && tm.APIVersion != own {
-			seen[tm.APIVersion] = true
+		if json.Unmarshal([]byte(la), &tm) == nil {
+			if tm.APIVersion != "" && tm.APIVersion != own {
+				seen[tm.APIVersion] = true
+			}
+			if tm.Spec.Replicas != nil {
+				applied = "last-applied-configuration spec.replicas " + strconv.FormatInt(*tm.Spec.Replicas, 10)
+			}
 		}
 	}
-	if len(seen) == 0 {
+	if len(seen) == 0 && applied == "" {
 		return
 	}
 	a := m.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[AnnotationWrittenAs] = strings.Join(slices.Sorted(maps.Keys(seen)), ",")
+	if len(seen) > 0 {
+		a[AnnotationWrittenAs] = strings.Join(slices.Sorted(maps.Keys(seen)), ",")
+	}
+	if applied != "" {
+		a[AnnotationAppliedReplicas] = applied
+	}
 	m.SetAnnotations(a)
 }
+
+// AnnotationAppliedReplicas is an annotation kubegap adds as it reads an
+// object whose applied configuration declares spec.replicas: the
+// last-applied-configuration's value, or the manager whose server-side
+// apply owns the field. A later apply of that configuration (a GitOps
+// sync, a re-run pipeline) sets the count back, whatever an autoscaler
+// chose (hpa-replicas-applied).
+const AnnotationAppliedReplicas = "kubegap.dev/applied-replicas"
 
 func schemaGVK(r Resource) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}

@@ -354,3 +354,32 @@ func TestTrimKedaAuthKeepsProviderOnly(t *testing.T) {
 		t.Error("status kept")
 	}
 }
+
+// noteWrittenAs records a last-applied spec.replicas, or a server-side
+// apply that owns spec.replicas, in AnnotationAppliedReplicas; a
+// last-applied manifest without replicas records nothing.
+func TestNoteAppliedReplicas(t *testing.T) {
+	withLA := func(la string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: la}}}
+	}
+	d := withLA(`{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":2}}`)
+	noteWrittenAs(d, "apps/v1")
+	if got := d.Annotations[AnnotationAppliedReplicas]; got != "last-applied-configuration spec.replicas 2" {
+		t.Errorf("last-applied: %q", got)
+	}
+	d = withLA(`{"apiVersion":"apps/v1","kind":"Deployment","spec":{}}`)
+	noteWrittenAs(d, "apps/v1")
+	if got, ok := d.Annotations[AnnotationAppliedReplicas]; ok {
+		t.Errorf("no replicas applied, got %q", got)
+	}
+	d = &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "scale",
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: "argocd-controller", Operation: metav1.ManagedFieldsOperationApply,
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{},"f:template":{}}}`)},
+	}}}
+	noteWrittenAs(d, "apps/v1")
+	if got := d.Annotations[AnnotationAppliedReplicas]; got != "server-side apply by argocd-controller" {
+		t.Errorf("server-side apply: %q", got)
+	}
+}

@@ -10,5 +10,6 @@ func Checks() []check.Check {
 		hpaMetricSourceCheck(),
 		vpaEvictionLoopCheck(),
 		kedaPodIdentityRemovalCheck(),
+		hpaReplicasAppliedCheck(),
 	}
 }
