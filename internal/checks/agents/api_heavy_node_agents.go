@@ -341,8 +341,9 @@ func isCalicoNode(ds *appsv1.DaemonSet, f fanInFact) bool {
 	if ds.Name == f.AgentDaemonSet {
 		return true
 	}
-	for _, c := range ds.Spec.Template.Spec.Containers {
-		if c.Name == f.AgentDaemonSet {
+	cs := ds.Spec.Template.Spec.Containers
+	for j := range cs {
+		if cs[j].Name == f.AgentDaemonSet {
 			return true
 		}
 	}
@@ -356,8 +357,9 @@ func fanInPresent(s *snapshot.Snapshot, f fanInFact) *appsv1.Deployment {
 		if d.Name == f.Name {
 			return d
 		}
-		for _, c := range d.Spec.Template.Spec.Containers {
-			if check.ImageName(c.Image) == f.FanInImage {
+		cs := d.Spec.Template.Spec.Containers
+		for j := range cs { // by index: a copy of each container read its image
+			if check.ImageName(cs[j].Image) == f.FanInImage {
 				return d
 			}
 		}

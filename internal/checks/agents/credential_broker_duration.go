@@ -96,9 +96,10 @@ func findBrokers(s *snapshot.Snapshot, facts *brokerFacts) []broker {
 	add := func(kind string, obj metav1.Object, spec *corev1.PodSpec) {
 		for i := range spec.Containers {
 			c := &spec.Containers[i]
-			for _, f := range facts.Brokers {
-				if isBroker(c, f) {
-					out = append(out, broker{kind: kind, obj: obj, c: c, fact: f})
+			name := check.ImageName(c.Image) // once per container, not per broker
+			for j := range facts.Brokers {
+				if f := &facts.Brokers[j]; isBroker(c, name, f) {
+					out = append(out, broker{kind: kind, obj: obj, c: c, fact: *f})
 				}
 			}
 		}
@@ -112,8 +113,10 @@ func findBrokers(s *snapshot.Snapshot, facts *brokerFacts) []broker {
 	return out
 }
 
-func isBroker(c *corev1.Container, f brokerFact) bool {
-	if !slices.Contains(f.Images, check.ImageName(c.Image)) {
+// isBroker reports whether container c, whose image name
+// (check.ImageName) is name, runs broker f.
+func isBroker(c *corev1.Container, name string, f *brokerFact) bool {
+	if !slices.Contains(f.Images, name) {
 		return false
 	}
 	return f.Mode == "" || slices.Contains(c.Command, f.Mode) || slices.Contains(c.Args, f.Mode)

@@ -126,7 +126,17 @@ func (w replicated) ref() finding.ObjectRef {
 }
 
 func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
-	var out []replicated
+	out := make([]replicated, 0, len(s.Deployments)+len(s.StatefulSets))
+	// The status counts live in one block, not one allocation per workload.
+	counts := make([]int32, 0, len(s.Deployments)+len(s.StatefulSets))
+	statusReady := func(generation int64, ready int32) *int32 {
+		n, ok := check.StatusReady(generation, ready)
+		if !ok {
+			return nil
+		}
+		counts = append(counts, n)
+		return &counts[len(counts)-1]
+	}
 	one := func(p *int32) int32 {
 		if p == nil {
 			return 1 // the API default
@@ -136,19 +146,15 @@ func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
 		w := replicated{kind: "Deployment", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
-			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels}
-		if n, ok := check.StatusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas); ok {
-			w.statusReady = &n
-		}
+			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels,
+			statusReady: statusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas)}
 		out = append(out, w)
 	}
 	for i := range s.StatefulSets {
 		d := &s.StatefulSets[i]
 		w := replicated{kind: "StatefulSet", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
-			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels}
-		if n, ok := check.StatusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas); ok {
-			w.statusReady = &n
-		}
+			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels,
+			statusReady: statusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas)}
 		out = append(out, w)
 	}
 	return out
@@ -187,9 +193,10 @@ func addonRole(w replicated, servicesByNS map[string][]backendService) string {
 	if w.meta.Namespace == "kube-system" && w.labels["k8s-app"] == "kube-dns" {
 		return "CoreDNS"
 	}
-	for _, c := range w.spec.Containers {
-		name := check.ImageName(c.Image)
-		repo, _, _ := check.ImageParts(c.Image)
+	for i := range w.spec.Containers {
+		image := w.spec.Containers[i].Image // by index: not a copy of every container
+		name := check.ImageName(image)
+		repo, _, _ := check.ImageParts(image)
 		switch {
 		case name == "coredns" && w.meta.Namespace == "kube-system":
 			return "CoreDNS"
@@ -242,14 +249,14 @@ func shapeOf(s *snapshot.Snapshot) clusterShape {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		sh.nodeZone[i] = zoneOf(n)
-		if strings.HasPrefix(n.Spec.ProviderID, "aws://") || n.Labels["eks.amazonaws.com/nodegroup"] != "" {
+		if !sh.aws && (strings.HasPrefix(n.Spec.ProviderID, "aws://") || n.Labels["eks.amazonaws.com/nodegroup"] != "") {
 			sh.aws = true
 		}
 		if n.Spec.Unschedulable {
 			continue
 		}
 		sh.schedulable++
-		if z := zoneOf(n); z != "" {
+		if z := sh.nodeZone[i]; z != "" {
 			sh.zones[z] = true
 		}
 	}

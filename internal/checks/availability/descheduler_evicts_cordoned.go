@@ -163,7 +163,13 @@ func (p *deschedulerPolicy) evicting() []evictsCordoned {
 // descheduler image.
 func deschedulerWorkloads(s *snapshot.Snapshot) []finding.ObjectRef {
 	isDescheduler := func(cs []corev1.Container) bool {
-		return slices.ContainsFunc(cs, func(c corev1.Container) bool { return check.ImageName(c.Image) == "descheduler" })
+		// By index: ContainsFunc copied each whole container to read its image.
+		for j := range cs {
+			if check.ImageName(cs[j].Image) == "descheduler" {
+				return true
+			}
+		}
+		return false
 	}
 	var out []finding.ObjectRef
 	for i := range s.Deployments {
@@ -189,6 +195,18 @@ func cordonedNodes(s *snapshot.Snapshot) []*corev1.Node {
 	return out
 }
 
+// isKey reports whether one of keys is namespace/name, without joining
+// the two per object.
+func isKey(keys []string, namespace, name string) bool {
+	for _, k := range keys {
+		if len(k) == len(namespace)+1+len(name) && k[len(namespace)] == '/' &&
+			k[:len(namespace)] == namespace && k[len(namespace)+1:] == name {
+			return true
+		}
+	}
+	return false
+}
+
 func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error) {
 	facts, err := loadDescheduler()
 	if err != nil {
@@ -200,7 +218,7 @@ func runDeschedulerEvictsCordoned(ctx *check.Context) ([]finding.Finding, error)
 	var out []finding.Finding
 	for i := range s.ConfigMaps {
 		cm := &s.ConfigMaps[i]
-		if !slices.Contains(deschedulerConfigMaps, cm.Namespace+"/"+cm.Name) {
+		if !isKey(deschedulerConfigMaps, cm.Namespace, cm.Name) {
 			continue
 		}
 		policies++

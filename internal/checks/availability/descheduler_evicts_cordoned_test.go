@@ -98,3 +98,20 @@ func TestDeschedulerPolicyVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestIsKeyAsJoined(t *testing.T) {
+	keys := []string{"kube-system/descheduler", "kube-system/descheduler-policy-configmap"}
+	for _, c := range []struct{ ns, name string }{
+		{"kube-system", "descheduler"}, {"kube-system", "descheduler-policy-configmap"}, {"kube-system", "descheduler-x"},
+		{"kube-systemx", "descheduler"}, {"kube", "system/descheduler"}, {"kube-system/descheduler", ""}, {"", "kube-system/descheduler"},
+		{"", ""}, {"default", "descheduler"},
+	} {
+		want := false
+		for _, k := range keys {
+			want = want || k == c.ns+"/"+c.name
+		}
+		if got := isKey(keys, c.ns, c.name); got != want {
+			t.Errorf("isKey(%q, %q) = %v, want %v", c.ns, c.name, got, want)
+		}
+	}
+}

@@ -145,7 +145,9 @@ func karpenterVersionFindings(ctx *check.Context, facts *karpenterFacts) []findi
 	var unreadable []string
 	for i := range ctx.Snapshot.Deployments {
 		d := &ctx.Snapshot.Deployments[i]
-		for _, c := range d.Spec.Template.Spec.Containers {
+		cs := d.Spec.Template.Spec.Containers
+		for j := range cs {
+			c := &cs[j] // by index: not a copy of every container
 			repo, tag, _ := check.ImageParts(c.Image)
 			if !isKarpenterController(facts, repo) {
 				continue

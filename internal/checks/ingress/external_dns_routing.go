@@ -92,13 +92,15 @@ func findAWSExternalDNS(s *snapshot.Snapshot, f *externalDNSFacts) []externalDNS
 	var out []externalDNS
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
-			continue
-		}
-		for _, c := range d.Spec.Template.Spec.Containers {
+		cs := d.Spec.Template.Spec.Containers
+		for j := range cs {
+			c := &cs[j] // by index: not a copy of every container
 			repo, tag, _ := check.ImageParts(c.Image)
 			if !imageIsOneOf(repo, f.Images) || !hasProvider(append(append([]string{}, c.Command...), c.Args...), f.Provider) {
 				continue
+			}
+			if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
+				break // scaled to zero, read only for an external-dns container
 			}
 			e := externalDNS{ref: check.Ref("apps/v1", "Deployment", d), image: c.Image}
 			fields := []finding.Field{finding.Value(check.ContainerField("Deployment", "", c.Name, "image"), c.Image)}
@@ -161,6 +163,9 @@ func runExternalDNSRouting(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	var out []finding.Finding
 	judge := func(apiVersion, kind string, m *metav1.ObjectMeta) {
+		if len(m.Annotations) == 0 {
+			return // missingPolicy finds nothing without annotations
+		}
 		if f, ok := routingFinding(facts, controllers, check.Ref(apiVersion, kind, m), m.Annotations); ok {
 			out = append(out, f)
 		}

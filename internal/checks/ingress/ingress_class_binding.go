@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -109,17 +110,29 @@ type nginxController struct {
 // /nginx-ingress-controller, or whose image is ingress-nginx/controller.
 func findNginxControllers(s *snapshot.Snapshot, facts *controllerFacts) []nginxController {
 	var out []nginxController
-	scan := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
-		for _, c := range spec.Containers {
-			repo, tag, _ := check.ImageParts(c.Image)
-			argv := append(append([]string{}, c.Command...), c.Args...)
-			isNginx := strings.HasSuffix(repo, "ingress-nginx/controller")
-			for _, a := range argv {
-				isNginx = isNginx || strings.HasSuffix(a, "/nginx-ingress-controller")
+	// A container is judged from its image and arguments in place; its
+	// arguments are joined and the workload's reference built only for
+	// an ingress-nginx container.
+	runsController := func(argv []string) bool {
+		for _, a := range argv {
+			if strings.HasSuffix(a, "/nginx-ingress-controller") {
+				return true
 			}
-			if !isNginx {
+		}
+		return false
+	}
+	scan := func(apiVersion, kind string, meta *metav1.ObjectMeta, replicas *int32, spec *corev1.PodSpec) {
+		for j := range spec.Containers {
+			c := &spec.Containers[j]
+			repo, tag, _ := check.ImageParts(c.Image)
+			if !strings.HasSuffix(repo, "ingress-nginx/controller") && !runsController(c.Command) && !runsController(c.Args) {
 				continue
 			}
+			if replicas != nil && *replicas == 0 {
+				return // scaled to zero: read only for a controller container
+			}
+			argv := append(append([]string{}, c.Command...), c.Args...)
+			ref := check.Ref(apiVersion, kind, meta)
 			n := nginxController{ref: ref, controllerClass: facts.DefaultControllerClass,
 				watchWithoutClass: facts.DefaultWatchWithoutClass, image: c.Image}
 			n.version, n.versionKnown = check.ParseKubeVersion(tag)
@@ -149,14 +162,11 @@ func findNginxControllers(s *snapshot.Snapshot, facts *controllerFacts) []nginxC
 	}
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
-			continue
-		}
-		scan(check.Ref("apps/v1", "Deployment", d), &d.Spec.Template.Spec)
+		scan("apps/v1", "Deployment", &d.ObjectMeta, d.Spec.Replicas, &d.Spec.Template.Spec)
 	}
 	for i := range s.DaemonSets {
 		d := &s.DaemonSets[i]
-		scan(check.Ref("apps/v1", "DaemonSet", d), &d.Spec.Template.Spec)
+		scan("apps/v1", "DaemonSet", &d.ObjectMeta, nil, &d.Spec.Template.Spec)
 	}
 	return out
 }

@@ -84,9 +84,15 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 	if len(s.Deployments) == 0 && len(s.DaemonSets) == 0 && !ctx.Present(snapshot.Deployments) && !ctx.Present(snapshot.DaemonSets) {
 		return nil, check.NotEvaluated("the input has no Deployments or DaemonSets")
 	}
+	controllers := findNginxControllers(s, binding.nginx)
+	if len(controllers) == 0 {
+		return nil, nil
+	}
+	// Every ConfigMap keyed by a string, built only when a controller
+	// has a --configmap to look up.
 	configMaps := check.ConfigMapsByKey(s)
 	var out []finding.Finding
-	for _, n := range findNginxControllers(s, binding.nginx) {
+	for _, n := range controllers {
 		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {
 			out = append(out, f)
 		}

@@ -79,11 +79,24 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, check.NotEvaluated("the input has no Deployments, StatefulSets or DaemonSets")
 	}
 	hits := map[string][]hit{}
-	visit := func(ref finding.ObjectRef, spec *corev1.PodSpec) {
-		own := ownAddresses(spec)
+	visit := func(kind string, meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
+		// The pod's listen addresses (a regexp per argument) and the
+		// workload's reference are worked out only for a workload with
+		// a hit, most have none.
+		var own map[string]bool
+		ownOf := func() map[string]bool {
+			if own == nil {
+				own = ownAddresses(spec)
+			}
+			return own
+		}
+		var ref finding.ObjectRef
 		for i := range spec.Containers {
 			c := &spec.Containers[i]
-			for rule, h := range judgeContainer(c, own) {
+			for rule, h := range judgeContainer(c, ownOf) {
+				if ref.Kind == "" {
+					ref = check.Ref("apps/v1", kind, meta)
+				}
 				h.ref = ref
 				fields := make([]finding.Field, len(h.fields))
 				for i, f := range h.fields {
@@ -155,41 +168,50 @@ func runProbeCascade(ctx *check.Context) ([]finding.Finding, error) {
 	return out, nil
 }
 
-func each(s *snapshot.Snapshot, visit func(finding.ObjectRef, *corev1.PodSpec)) {
-	ref := func(kind string, m *metav1.ObjectMeta) finding.ObjectRef { return check.Ref("apps/v1", kind, m) }
+func each(s *snapshot.Snapshot, visit func(kind string, meta *metav1.ObjectMeta, spec *corev1.PodSpec)) {
 	for i := range s.Deployments {
-		visit(ref("Deployment", &s.Deployments[i].ObjectMeta), &s.Deployments[i].Spec.Template.Spec)
+		visit("Deployment", &s.Deployments[i].ObjectMeta, &s.Deployments[i].Spec.Template.Spec)
 	}
 	for i := range s.StatefulSets {
-		visit(ref("StatefulSet", &s.StatefulSets[i].ObjectMeta), &s.StatefulSets[i].Spec.Template.Spec)
+		visit("StatefulSet", &s.StatefulSets[i].ObjectMeta, &s.StatefulSets[i].Spec.Template.Spec)
 	}
 	for i := range s.DaemonSets {
-		visit(ref("DaemonSet", &s.DaemonSets[i].ObjectMeta), &s.DaemonSets[i].Spec.Template.Spec)
+		visit("DaemonSet", &s.DaemonSets[i].ObjectMeta, &s.DaemonSets[i].Spec.Template.Spec)
 	}
 }
 
-// judgeContainer returns, by rule, what is wrong with a container's probes.
-// own holds the addresses the pod's containers are told to listen on.
-func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
-	out := map[string]hit{}
-	live, ready := c.LivenessProbe, c.ReadinessProbe
+// judgeContainer returns, by rule, what is wrong with a container's probes,
+// nil when nothing is. own gives the addresses the pod's containers are
+// told to listen on, asked only for a probe to a host that is not local.
+func judgeContainer(c *corev1.Container, own func() map[string]bool) map[string]hit {
+	live, ready, startup := c.LivenessProbe, c.ReadinessProbe, c.StartupProbe
+	if live == nil && ready == nil && startup == nil {
+		return nil
+	}
+	var out map[string]hit // made on the first hit
+	put := func(rule string, h hit) {
+		if out == nil {
+			out = map[string]hit{}
+		}
+		out[rule] = h
+	}
 	if live != nil {
 		if dep, field := dependencyOf(live, own); dep != "" {
-			out[ruleDependency] = hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium,
-				fields: []finding.Field{field}}
+			put(ruleDependency, hit{detail: fmt.Sprintf("container %s liveness probe %s", c.Name, dep), sev: finding.Medium,
+				fields: []finding.Field{field}})
 		}
 	}
 	// The same endpoint with a longer liveness failure window is the
 	// pattern the Kubernetes docs recommend: the pod is seen unready for a
 	// while before it is killed, so unreadiness alone does not restart it
 	// (https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/).
-	if live != nil && ready != nil && handlerSet(live) && equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) &&
-		failureWindow(live) <= failureWindow(ready) {
+	if live != nil && ready != nil && handlerSet(live) && failureWindow(live) <= failureWindow(ready) &&
+		equality.Semantic.DeepEqual(live.ProbeHandler, ready.ProbeHandler) {
 		fields := append(handlerFields("livenessProbe", live), windowFields("livenessProbe", live)...)
 		fields = append(fields, handlerFields("readinessProbe", ready)...)
 		fields = append(fields, windowFields("readinessProbe", ready)...)
-		out[ruleSame] = hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low,
-			fields: fields}
+		put(ruleSame, hit{detail: fmt.Sprintf("container %s liveness and readiness are both %s", c.Name, describe(live)), sev: finding.Low,
+			fields: fields})
 	}
 	var short []string
 	var fields []finding.Field
@@ -198,7 +220,7 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 		kind  string
 		probe *corev1.Probe
 		sev   finding.Severity
-	}{{"liveness", live, finding.Medium}, {"readiness", ready, finding.Low}, {"startup", c.StartupProbe, finding.Low}} {
+	}{{"liveness", live, finding.Medium}, {"readiness", ready, finding.Low}, {"startup", startup, finding.Low}} {
 		if p.probe == nil || p.probe.Exec == nil || p.probe.TimeoutSeconds > defaultProbeTimeout {
 			continue
 		}
@@ -212,7 +234,7 @@ func judgeContainer(c *corev1.Container, own map[string]bool) map[string]hit {
 		sev = max(sev, p.sev)
 	}
 	if len(short) > 0 {
-		out[ruleExecTime] = hit{detail: "container " + c.Name + ": " + strings.Join(short, "; "), sev: sev, fields: fields}
+		put(ruleExecTime, hit{detail: "container " + c.Name + ": " + strings.Join(short, "; "), sev: sev, fields: fields})
 	}
 	return out
 }
@@ -343,8 +365,8 @@ func local(host string) bool {
 
 // dependencyOf says which dependency a liveness probe calls, or "", and
 // the probe field that says so (its path relative to the container).
-func dependencyOf(p *corev1.Probe, own map[string]bool) (string, finding.Field) {
-	self := func(host string) bool { return local(host) || own[strings.Trim(host, "[]")] }
+func dependencyOf(p *corev1.Probe, own func() map[string]bool) (string, finding.Field) {
+	self := func(host string) bool { return local(host) || own()[strings.Trim(host, "[]")] }
 	if p.HTTPGet != nil && p.HTTPGet.Host != "" && !self(p.HTTPGet.Host) {
 		return fmt.Sprintf("is an httpGet to host %s", p.HTTPGet.Host), finding.Value("livenessProbe.httpGet.host", p.HTTPGet.Host)
 	}

@@ -328,24 +328,7 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 		}
 		return finding.Finding{}, false
 	}
-	perRegistry := map[string]int{}
-	// A pod's registries, deduplicated in a slice reused from pod to pod
-	// (a pod has a few containers): a map per pod was most of this loop's
-	// cost at 100k pods.
-	var regs []string
-	for i := range s.Pods {
-		regs = regs[:0]
-		for _, c := range s.Pods[i].Spec.Containers {
-			if c.Image != "" && !check.IsTemplated(c.Image) {
-				if h := registryHost(c.Image); !slices.Contains(regs, h) {
-					regs = append(regs, h)
-				}
-			}
-		}
-		for _, r := range regs {
-			perRegistry[r]++
-		}
-	}
+	perRegistry := podsPerRegistry(s.Pods)
 	for _, sp := range facts.SinglePoints {
 		n := perRegistry[sp.Host]
 		share := float64(n) / float64(len(s.Pods))
@@ -408,4 +391,44 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 		return f, true
 	}
 	return finding.Finding{}, false
+}
+
+// podsPerRegistry counts, per registry host, the pods with at least one
+// container from it. A pod's registries are deduplicated in a slice
+// reused from pod to pod (a map per pod was most of this loop's cost at
+// 100k pods). Pods with equal containers share one slice (the snapshot's
+// interning) and the pods of a template come one after another, so a run
+// of pods with the previous pod's slice is counted at once, its
+// registries worked out for the first pod only.
+func podsPerRegistry(pods []snapshot.Pod) map[string]int {
+	perRegistry := map[string]int{}
+	var regs []string
+	var last *snapshot.Container
+	run, lastLen := 0, 0
+	flush := func() {
+		for _, r := range regs {
+			perRegistry[r] += run
+		}
+	}
+	for i := range pods {
+		cs := pods[i].Spec.Containers
+		if len(cs) > 0 && len(cs) == lastLen && &cs[0] == last {
+			run++
+			continue
+		}
+		flush()
+		regs, run, last, lastLen = regs[:0], 1, nil, len(cs)
+		if len(cs) > 0 {
+			last = &cs[0]
+		}
+		for j := range cs {
+			if image := cs[j].Image; image != "" && !check.IsTemplated(image) {
+				if h := registryHost(image); !slices.Contains(regs, h) {
+					regs = append(regs, h)
+				}
+			}
+		}
+	}
+	flush()
+	return perRegistry
 }

@@ -50,12 +50,14 @@ func nodeStartFindings(facts *registryFacts, s *snapshot.Snapshot, users []image
 				}
 			}
 		}
-		for i := range s.Pods {
-			p := &s.Pods[i]
-			if p.Namespace != "kube-system" || !ownedByNode(p) {
+		// Static pods are kube-system's: the index's pods of that
+		// namespace, in the input's order, not a walk of every pod.
+		for _, p := range s.Index().PodsInNamespace("kube-system") {
+			if !ownedByNode(p) {
 				continue
 			}
-			for _, c := range p.Spec.Containers {
+			for j := range p.Spec.Containers {
+				c := &p.Spec.Containers[j]
 				if c.Image == "" || registryHost(c.Image) != sp.Host {
 					continue
 				}

@@ -26,12 +26,14 @@ type imageUser struct {
 type containerImage struct {
 	container, image string
 	policy           corev1.PullPolicy // as stored, or the API default for templates
-	path             string            // the image's field path in the source object
+	// kind and list say where the image is in the source object (its
+	// field path, check.ContainerField), built only for a quote.
+	kind, list string
 }
 
 // imageQuote quotes the container's image as its source object has it.
 func (u *imageUser) imageQuote(ci containerImage) finding.EvidenceItem {
-	return finding.Quote(u.source, finding.Value(ci.path, ci.image))
+	return finding.Quote(u.source, finding.Value(check.ContainerField(ci.kind, ci.list, ci.container, "image"), ci.image))
 }
 
 // effectivePolicy is the policy the API server stores for a container:
@@ -49,14 +51,14 @@ func effectivePolicy(image string, p corev1.PullPolicy) corev1.PullPolicy {
 }
 
 func templateImages(kind string, spec *corev1.PodSpec) []containerImage {
-	var out []containerImage
+	out := make([]containerImage, 0, len(spec.InitContainers)+len(spec.Containers))
 	for _, cs := range []struct {
 		kind string
 		list []corev1.Container
 	}{{check.InitContainers, spec.InitContainers}, {check.Containers, spec.Containers}} {
-		for _, c := range cs.list {
-			out = append(out, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy),
-				check.ContainerField(kind, cs.kind, c.Name, "image")})
+		for j := range cs.list {
+			c := &cs.list[j] // by index: not a copy of every container
+			out = append(out, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy), kind, cs.kind})
 		}
 	}
 	return out
@@ -126,9 +128,9 @@ func imageUsers(s *snapshot.Snapshot) []imageUser {
 			kind string
 			list []snapshot.Container
 		}{{check.InitContainers, p.Spec.InitContainers}, {check.Containers, p.Spec.Containers}} {
-			for _, c := range cs.list {
-				u.images = append(u.images, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy),
-					check.ContainerField("Pod", cs.kind, c.Name, "image")})
+			for j := range cs.list {
+				c := &cs.list[j]
+				u.images = append(u.images, containerImage{c.Name, c.Image, effectivePolicy(c.Image, c.ImagePullPolicy), "Pod", cs.kind})
 			}
 		}
 		byOwner[ref] = len(users)

@@ -257,19 +257,34 @@ func selectionOf(spec *corev1.PodSpec) (selection, bool) {
 	return sel, true
 }
 
-// key identifies a selection for memoising: templates of one chart share it.
-func (s selection) key() string {
-	var b strings.Builder
+// appendKey appends to b the key that identifies a selection for
+// memoising (templates of one chart share it): per term "|", then per
+// requirement the bytes of fmt's "%v%s\x00%s\x00%s\x01" of field, key,
+// operator and the values joined by \x02, without fmt or a string per
+// template.
+func (s selection) appendKey(b []byte) []byte {
 	if s.noTerms {
-		b.WriteString("none")
+		b = append(b, "none"...)
 	}
 	for _, t := range s.terms {
-		b.WriteString("|")
-		for _, r := range t {
-			fmt.Fprintf(&b, "%v%s\x00%s\x00%s\x01", r.field, r.key, r.op, strings.Join(r.values, "\x02"))
+		b = append(b, '|')
+		for i := range t {
+			r := &t[i]
+			b = strconv.AppendBool(b, r.field)
+			b = append(b, r.key...)
+			b = append(b, 0)
+			b = append(b, r.op...)
+			b = append(b, 0)
+			for j, v := range r.values {
+				if j > 0 {
+					b = append(b, 2)
+				}
+				b = append(b, v...)
+			}
+			b = append(b, 1)
 		}
 	}
-	return b.String()
+	return b
 }
 
 // tolerates reports whether any of ts tolerates taint, by the API's rules:

@@ -190,6 +190,7 @@ type selectorRun struct {
 	master int // nodes labelled master
 	// matched memoises the nodes each distinct selection matches.
 	matched map[string][]int
+	keyBuf  []byte // the selection key matching looks up, reused
 	version string
 }
 
@@ -227,9 +228,15 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 	var unknown []string
 	templates := map[string]workload{}
 	found := map[string]bool{}
+	// The templates are keyed (a string each) only for the scheduler's
+	// verdicts, which exist only when the nodes are not all in the input.
+	keyed := len(verdicts) > 0
 	for _, w := range workloads(s) {
-		key := w.kind + "/" + w.meta.Namespace + "/" + w.meta.Name
-		templates[key] = w
+		var key string
+		if keyed {
+			key = w.kind + "/" + w.meta.Namespace + "/" + w.meta.Name
+			templates[key] = w
+		}
 		sel, ok := selectionOf(w.spec)
 		if !ok {
 			continue
@@ -237,7 +244,7 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 		nodes := r.matching(sel)
 		if len(nodes) == 0 {
 			if !nodesComplete {
-				if _, proven := verdicts[key]; !proven {
+				if _, proven := verdicts[key]; !keyed || !proven {
 					unknown = append(unknown, w.String())
 				}
 				continue
@@ -272,10 +279,11 @@ func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
 
 // matching returns the nodes meeting any of sel's terms, memoised.
 func (r *selectorRun) matching(sel selection) []int {
-	key := sel.key()
-	if m, ok := r.matched[key]; ok {
+	r.keyBuf = sel.appendKey(r.keyBuf[:0])
+	if m, ok := r.matched[string(r.keyBuf)]; ok { // looked up without a string per template
 		return m
 	}
+	key := string(r.keyBuf)
 	var out []int
 	seen := map[int]bool{}
 	for _, t := range sel.terms {

@@ -2,7 +2,6 @@ package storage
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -119,13 +118,17 @@ func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	var usable []*corev1.Node
 	zones := map[string]bool{}
-	var zoneOf finding.Grouper // nodes by the zone label they carry
+	// zoneLabel is, by node position, which of zoneLabels named the
+	// node's zone (-1: none); the nodes are quoted by it only when a
+	// finding needs them, not a field path and a group entry per node.
+	zoneLabel := make([]int8, len(s.Nodes))
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		for _, l := range zoneLabels {
+		zoneLabel[i] = -1
+		for li, l := range zoneLabels {
 			if z := n.Labels[l]; z != "" {
 				zones[z] = true
-				zoneOf.Add(check.NodeRef(n.Name), finding.Value("metadata.labels["+l+"]", z))
+				zoneLabel[i] = int8(li)
 				break
 			}
 		}
@@ -133,9 +136,19 @@ func runPVZone(ctx *check.Context) ([]finding.Finding, error) {
 			usable = append(usable, n)
 		}
 	}
+	zoneItems := func() []finding.EvidenceItem {
+		var zoneOf finding.Grouper // nodes by the zone label they carry
+		for i := range s.Nodes {
+			if li := zoneLabel[i]; li >= 0 {
+				n, l := &s.Nodes[i], zoneLabels[li]
+				zoneOf.Add(check.NodeRef(n.Name), finding.Value("metadata.labels["+l+"]", n.Labels[l]))
+			}
+		}
+		return zoneOf.Items()
+	}
 	var out []finding.Finding
 	out = append(out, volumeFindings(ctx, s, usable)...)
-	out = append(out, immediateFindings(ctx, facts, s, zones, zoneOf.Items())...)
+	out = append(out, immediateFindings(ctx, facts, s, zones, zoneItems)...)
 	out = append(out, nodeLocalCapacityFindings(ctx, s)...)
 	return out, nil
 }
@@ -151,14 +164,15 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 	}
 	pools := karpenterZones(s)
 	cache := map[string]*verdict{}
+	var key []byte // each volume's selectorKey, in one reused buffer
 	var none, one []*corev1.PersistentVolume
 	for i := range s.PersistentVolumes {
 		pv := &s.PersistentVolumes[i]
 		if pv.Spec.ClaimRef == nil || pv.Status.Phase == corev1.VolumeReleased || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
 			continue
 		}
-		key, _ := json.Marshal(pv.Spec.NodeAffinity.Required)
-		v := cache[string(key)]
+		key = selectorKey(key[:0], pv.Spec.NodeAffinity.Required)
+		v := cache[string(key)] // looked up without a string per volume
 		if v == nil {
 			v = &verdict{zones: affinityZones(pv.Spec.NodeAffinity.Required)}
 			for _, n := range usable {
@@ -199,7 +213,7 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 		var ev []string
 		var items []finding.EvidenceItem
 		for _, pv := range group.pvs {
-			key, _ := json.Marshal(pv.Spec.NodeAffinity.Required)
+			key = selectorKey(key[:0], pv.Spec.NodeAffinity.Required)
 			v := cache[string(key)]
 			if v.karpenter != "" && group.sev == finding.High {
 				sev = finding.Medium
@@ -223,7 +237,7 @@ func volumeFindings(ctx *check.Context, s *snapshot.Snapshot, usable []*corev1.N
 		if sev != group.sev {
 			// Mixed: keep high when any volume has no NodePool either.
 			for _, pv := range group.pvs {
-				key, _ := json.Marshal(pv.Spec.NodeAffinity.Required)
+				key = selectorKey(key[:0], pv.Spec.NodeAffinity.Required)
 				if cache[string(key)].karpenter == "" {
 					sev = group.sev
 				}
@@ -273,7 +287,7 @@ func readyAndCordon(n *corev1.Node) []finding.Field {
 	return fs
 }
 
-func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapshot, zones map[string]bool, zoneItems []finding.EvidenceItem) []finding.Finding {
+func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapshot, zones map[string]bool, zoneItems func() []finding.EvidenceItem) []finding.Finding {
 	if len(zones) < 2 {
 		if !ctx.Complete(snapshot.Nodes) {
 			ctx.Incomplete(ruleImmediate, "the Nodes in the input span %d zones; other Nodes may span more", len(zones))
@@ -322,7 +336,7 @@ func immediateFindings(ctx *check.Context, facts *zonalFacts, s *snapshot.Snapsh
 		Cases:       []string{zoneCase},
 	}
 	f.AddEvidence(items...)
-	f.AddEvidence(zoneItems...)
+	f.AddEvidence(zoneItems()...)
 	return []finding.Finding{f}
 }
 
@@ -331,7 +345,8 @@ func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []findi
 	var autoscaler *finding.EvidenceItem
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		for _, c := range d.Spec.Template.Spec.Containers {
+		for j := range d.Spec.Template.Spec.Containers {
+			c := &d.Spec.Template.Spec.Containers[j] // by index: not a copy of every container
 			if check.ImageName(c.Image) == "cluster-autoscaler" {
 				it := finding.Quote(check.Ref("apps/v1", "Deployment", d),
 					finding.Value(check.ContainerField("Deployment", "", c.Name, "image"), c.Image))
@@ -397,6 +412,40 @@ func nodeLocalCapacityFindings(ctx *check.Context, s *snapshot.Snapshot) []findi
 		f.Evidence = append(f.Evidence, "further node-scoped capacity objects are counted above, not quoted")
 	}
 	return []finding.Finding{f}
+}
+
+// selectorKey appends to b an encoding of sel that two selectors share
+// only when their terms, keys, operators and values are the same, in the
+// same order (each string length-prefixed): the key volumeFindings groups
+// volumes by, where a JSON encoding cost an allocation per volume.
+func selectorKey(b []byte, sel *corev1.NodeSelector) []byte {
+	num := func(n int) { // every number ends in ';', so none runs into what follows
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ';')
+	}
+	str := func(v string) {
+		num(len(v))
+		b = append(b, v...)
+	}
+	reqs := func(tag byte, rs []corev1.NodeSelectorRequirement) {
+		b = append(b, tag)
+		num(len(rs))
+		for i := range rs {
+			r := &rs[i]
+			str(r.Key)
+			str(string(r.Operator))
+			num(len(r.Values))
+			for _, v := range r.Values {
+				str(v)
+			}
+		}
+	}
+	num(len(sel.NodeSelectorTerms))
+	for i := range sel.NodeSelectorTerms {
+		reqs('e', sel.NodeSelectorTerms[i].MatchExpressions)
+		reqs('f', sel.NodeSelectorTerms[i].MatchFields)
+	}
+	return b
 }
 
 // matchesSelector reports whether a node satisfies a required node

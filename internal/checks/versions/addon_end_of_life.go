@@ -140,7 +140,8 @@ func runAddonEndOfLife(ctx *check.Context, now time.Time) ([]finding.Finding, er
 	s := ctx.Snapshot
 	var out []finding.Finding
 	judge := func(kind string, meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
-		for _, c := range spec.Containers {
+		for j := range spec.Containers {
+			c := &spec.Containers[j] // not a copy of the whole container per container
 			repo, _, _ := check.ImageParts(c.Image)
 			for i := range facts.Addons {
 				a := &facts.Addons[i]

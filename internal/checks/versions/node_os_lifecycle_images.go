@@ -295,17 +295,26 @@ func monocultureFinding(ctx *check.Context, infos check.NodeOS, facts *lifecycle
 // patchCoordinator finds a DaemonSet or Deployment that stages node OS
 // updates, by name or image repository.
 func patchCoordinator(s *snapshot.Snapshot, facts *lifecycleFacts) bool {
-	matches := func(name string, spec *corev1.PodSpec) bool {
+	// Any match answers, so each container's repository is worked out
+	// once and tried against every match, not once per match (with a
+	// copy of the container each time).
+	matchesText := func(text string) bool {
 		for _, c := range facts.PatchCoordinators {
 			for _, m := range c.Match {
-				if strings.Contains(name, m) {
+				if strings.Contains(text, m) {
 					return true
 				}
-				for _, ct := range spec.Containers {
-					if strings.Contains(check.ImageRepository(ct.Image), m) {
-						return true
-					}
-				}
+			}
+		}
+		return false
+	}
+	matches := func(name string, spec *corev1.PodSpec) bool {
+		if matchesText(name) {
+			return true
+		}
+		for j := range spec.Containers {
+			if matchesText(check.ImageRepository(spec.Containers[j].Image)) {
+				return true
 			}
 		}
 		return false
