@@ -145,19 +145,19 @@ var kinds = []kind{
 }
 
 // maxReserve bounds the bytes Reserve allocates for one resource's list
-// before a single object arrives: 121k pods, 85k nodes, well above what
+// before a single object arrives: 127k pods, 85k nodes, well above what
 // most real clusters' lists need.
 const maxReserve = 64 << 20
 
 // claimTrust is how far a claimed count is trusted beyond the objects
 // already read: once a list that Reserve sized fills up, it grows to its
 // claim, but to at most claimTrust times the objects it holds. A snapshot
-// of 1M or 2M pods grows its list once, from 121k straight to the count it
+// of 1M or 2M pods grows its list once, from 127k straight to the count it
 // recorded, instead of by append's 1.25x steps, each of which holds the old
-// and the new array at once (at 1M pods the last step alone holds 420 MB
-// and 528 MB), and ends with the array exactly as long as the pods it
-// holds. A hostile claim still costs at most claimTrust times what the
-// objects actually sent cost.
+// and the new array at once (at 1M pods the last step alone holds about
+// 420 MB and 528 MB), and, when the count is right, ends with the array
+// exactly as long as the pods it holds. A hostile claim still buys at most
+// an array claimTrust times as long as the objects actually sent fill.
 const claimTrust = 32
 
 // growClaimed makes room in a full list for its claim (Snapshot.claims),
