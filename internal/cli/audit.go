@@ -85,6 +85,7 @@ func (f *sourceFlags) load(ctx context.Context, app *App, resources []snapshot.R
 	case f.demo:
 		offline = demo.Snapshot
 	case len(f.from) > 0:
+		limitHeap(app)
 		offline = func() (*snapshot.Snapshot, error) {
 			w := &warnings{app: app}
 			defer w.done()

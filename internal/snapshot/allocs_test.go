@@ -19,10 +19,15 @@ import (
 // commit. Since pods share equal containers and owner references and
 // workloads and nodes their repeated parts (issue 29): 2,208 B kept,
 // 13,332 B allocated in 92.4 allocations (two runs alike); the bytes and
-// allocations while loading stay under the earlier bounds, so those stay. Allocation counts and bytes, unlike times, do not depend on the
-// machine's load.
+// allocations while loading stay under the earlier bounds, so those stay.
+// Since lists grow to their claimed counts (issue 29, second round; at
+// 5,000 pods every list is within Reserve's bound, so nothing changes
+// here): 2,227 B kept, 13,739 B allocated in 94.8 allocations, the last
+// two raised by other changes since and now within 3% and 0.2% of their
+// bounds; the kept bound comes down to 3% over. Allocation counts and
+// bytes, unlike times, do not depend on the machine's load.
 const (
-	maxKeptBytesPerPod       = 2430
+	maxKeptBytesPerPod       = 2300
 	maxAllocBytesPerPod      = 14200
 	maxAllocationsPerPodLoad = 95
 )

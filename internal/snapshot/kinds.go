@@ -144,9 +144,38 @@ var kinds = []kind{
 		func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items }, keepNamedConfigMap),
 }
 
-// maxReserve bounds the bytes Reserve allocates for one resource's list:
-// 135k pods, 85k nodes, well above what a real cluster's list needs.
+// maxReserve bounds the bytes Reserve allocates for one resource's list
+// before a single object arrives: 127k pods, 85k nodes, well above what
+// most real clusters' lists need.
 const maxReserve = 64 << 20
+
+// claimTrust is how far a claimed count is trusted beyond the objects
+// already read: once a list that Reserve sized fills up, it grows to its
+// claim, but to at most claimTrust times the objects it holds. A snapshot
+// of 1M or 2M pods grows its list once, from 127k straight to the count it
+// recorded, instead of by append's 1.25x steps, each of which holds the old
+// and the new array at once (at 1M pods the last step alone holds about
+// 420 MB and 528 MB), and, when the count is right, ends with the array
+// exactly as long as the pods it holds. A hostile claim still buys at most
+// an array claimTrust times as long as the objects actually sent fill.
+const claimTrust = 32
+
+// growClaimed makes room in a full list for its claim (Snapshot.claims),
+// within claimTrust times its length; append then fills it without
+// copying. A list not full, or without a claim beyond its length, is left
+// alone.
+func growClaimed[S any](s *Snapshot, r Resource, list *[]S) {
+	n := len(*list)
+	if n < cap(*list) || n == 0 {
+		return
+	}
+	if c := s.claims[r]; c > n {
+		// Not slices.Grow, which may round up by append's 1.25x.
+		grown := make([]S, n, min(c, claimTrust*n))
+		copy(grown, *list)
+		*list = grown
+	}
+}
 
 func kindFor(r Resource) (kind, bool) {
 	for _, k := range kinds {
@@ -235,6 +264,7 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			return o, nil
 		},
 		addDecoded: func(s *Snapshot, obj any) {
+			growClaimed(s, res, field(s))
 			*field(s) = append(*field(s), keep(s, obj.(*T)))
 		},
 		NewList: func() runtime.Object { return PL(new(L)) },
@@ -245,6 +275,7 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			}
 			objs := items((*L)(l))
 			for i := range objs {
+				growClaimed(s, res, field(s))
 				*field(s) = append(*field(s), keep(s, &objs[i]))
 			}
 			return len(objs)
@@ -271,6 +302,10 @@ func kindOf[T any, L any, S any, PT object[T], PL interface {
 			// as maxReserve, so that a hostile claim of a billion objects
 			// cannot exhaust memory before a single one arrives. Beyond
 			// the bound, lists grow as objects are added.
+			if s.claims == nil {
+				s.claims = map[Resource]int{}
+			}
+			s.claims[res] = max(s.claims[res], len(*field(s))+n)
 			n = min(n, maxReserve/int(unsafe.Sizeof(*new(S))))
 			*field(s) = slices.Grow(*field(s), n)
 		},

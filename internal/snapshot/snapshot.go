@@ -190,6 +190,10 @@ type Snapshot struct {
 	index    *Index
 	// intern shares repeated strings while objects are added.
 	intern interner
+	// claims holds, per resource, how many objects the input said its list
+	// will hold (Reserve): a list that fills up grows straight to its claim
+	// (growClaimed) instead of by append's 1.25x steps.
+	claims map[Resource]int
 	// converted holds the objects the loader converted from an older API
 	// version as it read them ("Kind/namespace/name"): in the input their
 	// apiVersion is that version, which OriginalAPIVersionAnnotation now
@@ -310,6 +314,7 @@ func (s *Snapshot) Finish() {
 	}
 	s.index = buildIndex(s)
 	s.intern = interner{} // the objects keep the shared strings; the tables can go
+	s.claims = nil
 }
 
 // Index returns lookups over the snapshot's objects, built by Finish.
