@@ -137,10 +137,14 @@ func calicoAutoReport(d *appsv1.DaemonSet, c *corev1.Container, ci int, v check.
 		v.String(), len(nodes))
 	envField := finding.Absent(fmt.Sprintf("spec.template.spec.containers[name=%s].env[name=%s]", c.Name, calicoBackendEnv))
 	if set {
-		how = calicoBackendEnv + "=" + backend
+		// The value itself is not printed: kubegap prints no environment
+		// variable's value, even a mode word like this one, which the
+		// snapshot keeps only to judge it.
+		how = calicoBackendEnv + " is set to the value that leaves the backend to Felix's own detection (kubegap prints no " +
+			"environment variable values)"
 		title = fmt.Sprintf("calico-node %s detects the iptables backend itself on %d RHEL 8 family node(s), where that detection chose legacy",
 			v.String(), len(nodes))
-		envField = finding.Value(fmt.Sprintf("spec.template.spec.containers[name=%s].env[name=%s].value", c.Name, calicoBackendEnv), backend)
+		envField = finding.Value(fmt.Sprintf("spec.template.spec.containers[name=%s].env[name=%s].name", c.Name, calicoBackendEnv), calicoBackendEnv)
 	}
 	names := make([]string, len(nodes))
 	objects := []finding.ObjectRef{ref}
