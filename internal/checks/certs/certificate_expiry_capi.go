@@ -122,7 +122,8 @@ func (r *expiryRun) capiNode(n *corev1.Node, machine string, life horizonFact) {
 		Remediation: "Read the real dates: on the management (Supervisor) cluster, the control-plane Machine's " +
 			"status.certificatesExpiryDate, or on the node, kubeadm certs check-expiration. Before they end, roll the control " +
 			"plane (upgrade the cluster, or trigger a KubeadmControlPlane rollout) and set " +
-			"spec.rolloutBefore.certificatesExpiryDays on the KubeadmControlPlane where your platform lets you, so Cluster API " +
+			"spec.rolloutBefore.certificatesExpiryDays (spec.rollout.before.certificatesExpiryDays in v1beta2) on the " +
+			"KubeadmControlPlane where your platform lets you, so Cluster API " +
 			"replaces the machines ahead of expiry.",
 		Cases: []string{caseCAPINodeAge},
 	}
