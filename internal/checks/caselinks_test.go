@@ -223,6 +223,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,
 		State: "Dapr 1.7.2 (the release of dapr/dapr 4560) with its dapr-sentry Deployment created 300 days before the check's clock: the root Sentry generated at install, valid a year, is in Secret dapr-system/dapr-trust-bundle only (see daprSentryInstalled)"},
+	"certificate-expiry\ttanzu-vks-guest-cluster-certs-expire-on-node-anniversary-2026": {Make: capiControlPlaneNode(300), Complete: true,
+		State: "a Cluster API workload cluster (a Tanzu/VKS guest cluster is one) left unupgraded: its control-plane Node, carrying Cluster API's cluster.x-k8s.io/machine and owner-kind KubeadmControlPlane annotations, created 300 days before the check's clock, so the one-year kubeadm certificates issued at its first boot have 65 days left (see capiControlPlaneNode)"},
 	"certificate-expiry\tcert-manager-acme-rate-limit-renewal-loops-2020-2026": {Make: rateLimitedRenewal, Complete: true,
 		State: "a Let's Encrypt Certificate in istio-system (the namespace and ClusterIssuer of cert-manager#3603) whose renewal time passed 20 days ago and whose Ready condition carries the 429 rateLimited message of that issue's CertificateRequest, 10 days before its end date (see rateLimitedRenewal)"},
 	"default-certificate-hosts\tmoj-cloud-platform-terraform-wrong-cluster-default-certificate-2021": {Files: []string{"ingress/testdata/default-certificate-hosts/gap.yaml"}, Complete: true,
@@ -371,6 +373,26 @@ spec:
       - {name: dapr-sentry, image: docker.io/daprio/dapr:1.7.2, command: [/sentry]}
 `, created)
 		p := filepath.Join(dir, "dapr-sentry.yaml")
+		return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
+	}
+}
+
+// capiControlPlaneNode writes the control-plane Node of a Cluster API
+// workload cluster created days before now, with the annotations Cluster
+// API puts on the Nodes of its Machines: a guest cluster nobody upgraded or
+// rolled since, before the one-year kubeadm certificates of that node end.
+func capiControlPlaneNode(days int) func(dir string) ([]string, error) {
+	return func(dir string) ([]string, error) {
+		created := time.Now().AddDate(0, 0, -days).UTC().Format(time.RFC3339)
+		doc := fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata:
+  name: tkc-prod-control-plane-7xk2p
+  creationTimestamp: %q
+  labels: {node-role.kubernetes.io/control-plane: ""}
+  annotations: {cluster.x-k8s.io/machine: tkc-prod-control-plane-7xk2p, cluster.x-k8s.io/owner-kind: KubeadmControlPlane}
+`, created)
+		p := filepath.Join(dir, "capi-node.yaml")
 		return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
 	}
 }

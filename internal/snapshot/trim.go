@@ -65,6 +65,12 @@ var keptAnnotations = map[string]bool{
 	// The release an operator stamped on its CRDs (crd-operator-version-skew):
 	// the Prometheus Operator's on the monitoring.coreos.com CRDs.
 	"operator.prometheus.io/version": true,
+	// Cluster API marks the Nodes of the Machines it made with their
+	// Machine and the Machine's owner kind (KubeadmControlPlane on a
+	// control-plane node): certificate-expiry reads them to date the
+	// one-year kubeadm certificates of such a node from its creation.
+	"cluster.x-k8s.io/machine":    true,
+	"cluster.x-k8s.io/owner-kind": true,
 }
 
 // presenceAnnotations are kept with their value replaced by Redacted:

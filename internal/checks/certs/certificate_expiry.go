@@ -115,7 +115,10 @@ func certificateExpiryCheck() check.Check {
 			"Dapr Sentry's self-generated root, kubeadm-style one-year certificates) are low when no cert-manager CA Certificate in their namespace owns " +
 			"their rotation. Dapr before 1.12 keeps its Sentry root in a Secret only: when its dapr-sentry Deployment is " +
 			"within 90 days of a year old (Sentry's self-generated root lives a year), medium, inferred from the age and " +
-			"said so, with the rule partial since the real end date is unknown. It cannot see other certificates only in " +
+			"said so, with the rule partial since the real end date is unknown. Control-plane nodes that Cluster API made " +
+			"(Tanzu/VKS guest clusters among them; the Node carries the cluster.x-k8s.io/machine annotation) get one-year kubeadm " +
+			"certificates when they boot, renewed only by replacing the machine: a node within 90 days of a year old, or older, " +
+			"is medium, dated from the Node's creation and said so, the rule partial. It cannot see other certificates only in " +
 			"Secrets or on hosts (webhook serving certificates, kubeadm and kubelet credentials), nor the API server's " +
 			"serving certificate.",
 		Reads: []check.Input{
@@ -126,6 +129,7 @@ func certificateExpiryCheck() check.Check {
 			check.Optional(snapshot.ConfigMaps),
 			check.Optional(snapshot.CertManagerCertificates),
 			check.Optional(snapshot.Deployments),
+			check.Optional(snapshot.Nodes),
 		},
 		Rules: []check.Rule{
 			{ID: "webhook-ca-bundles", Summary: "admission webhook caBundles expire within 90 days",
@@ -142,6 +146,8 @@ func certificateExpiryCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.CertManagerCertificates}},
 			{ID: ruleDaprRoot, Summary: "Dapr releases that keep their root in a Secret only, installed nearly a year ago or more",
 				Needs: []snapshot.Resource{snapshot.Deployments}},
+			{ID: ruleCAPINodeAge, Summary: "Cluster API control-plane nodes nearly a year old or more, whose kubeadm certificates date from their creation",
+				Needs: []snapshot.Resource{snapshot.Nodes}},
 		},
 		Cases: check.Cite(check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
@@ -150,6 +156,7 @@ func certificateExpiryCheck() check.Check {
 			"linkerd-trust-anchor-one-year-expiry-2020",
 			"rancher-rke-one-year-cluster-certs-2019",
 			caseDaprSentry,
+			caseCAPINodeAge,
 		), check.Detects(caseACMERateLimit)),
 		Run: runCertificateExpiry,
 	}
@@ -272,6 +279,7 @@ func runCertificateExpiry(ctx *check.Context) ([]finding.Finding, error) {
 	r.roots(s, facts)
 	r.certManager(s)
 	r.dapr(s)
+	r.capiNodes(s, facts)
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Severity > r.findings[j].Severity })
 	return r.findings, nil
 }
