@@ -141,6 +141,12 @@ var (
 	// holds each block of an IPPool.
 	CalicoBlockAffinities = Resource{Group: "crd.projectcalico.org", Version: "v1", Resource: "blockaffinities",
 		Kind: "BlockAffinity", Custom: true}
+	// CertificateSigningRequests, read as unstructured objects and trimmed
+	// to their signer, requestor and condition types (see trimCSR): the
+	// request itself and any issued certificate go. Kubelets ask for their
+	// client and serving certificates through them.
+	CertificateSigningRequests = Resource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests",
+		Kind: "CertificateSigningRequest", Custom: true}
 	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
@@ -224,6 +230,7 @@ func Known() []Resource {
 		HorizontalPodAutoscalers,
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas,
+		CertificateSigningRequests,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

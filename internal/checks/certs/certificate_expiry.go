@@ -115,7 +115,11 @@ func certificateExpiryCheck() check.Check {
 			"Dapr Sentry's self-generated root, kubeadm-style one-year certificates) are low when no cert-manager CA Certificate in their namespace owns " +
 			"their rotation. Dapr before 1.12 keeps its Sentry root in a Secret only: when its dapr-sentry Deployment is " +
 			"within 90 days of a year old (Sentry's self-generated root lives a year), medium, inferred from the age and " +
-			"said so, with the rule partial since the real end date is unknown. It cannot see other certificates only in " +
+			"said so, with the rule partial since the real end date is unknown. Kubelet client (kubernetes.io/kube-apiserver-client-kubelet) " +
+			"and serving (kubernetes.io/kubelet-serving) CertificateSigningRequests with no Approved, Denied or Failed condition " +
+			"more than 15 minutes after they were made (policy) mean kubelets waiting for credentials, as after a cluster was " +
+			"powered off past its kubelet certificates' renewal: high for client requests (the nodes cannot authenticate), " +
+			"medium for serving ones (logs, exec and metrics against those kubelets fail); this is seen only under way. It cannot see other certificates only in " +
 			"Secrets or on hosts (webhook serving certificates, kubeadm and kubelet credentials), nor the API server's " +
 			"serving certificate.",
 		Reads: []check.Input{
@@ -126,6 +130,7 @@ func certificateExpiryCheck() check.Check {
 			check.Optional(snapshot.ConfigMaps),
 			check.Optional(snapshot.CertManagerCertificates),
 			check.Optional(snapshot.Deployments),
+			check.Optional(snapshot.CertificateSigningRequests),
 		},
 		Rules: []check.Rule{
 			{ID: "webhook-ca-bundles", Summary: "admission webhook caBundles expire within 90 days",
@@ -142,6 +147,8 @@ func certificateExpiryCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.ConfigMaps, snapshot.CertManagerCertificates}},
 			{ID: ruleDaprRoot, Summary: "Dapr releases that keep their root in a Secret only, installed nearly a year ago or more",
 				Needs: []snapshot.Resource{snapshot.Deployments}},
+			{ID: ruleNodeCSRs, Summary: "kubelet client or serving CertificateSigningRequests pending for over 15 minutes",
+				Needs: []snapshot.Resource{snapshot.CertificateSigningRequests}},
 		},
 		Cases: check.Cite(check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
@@ -150,7 +157,7 @@ func certificateExpiryCheck() check.Check {
 			"linkerd-trust-anchor-one-year-expiry-2020",
 			"rancher-rke-one-year-cluster-certs-2019",
 			caseDaprSentry,
-		), check.Detects(caseACMERateLimit)),
+		), check.Detects(caseACMERateLimit, caseShutdownCSRs)),
 		Run: runCertificateExpiry,
 	}
 }
@@ -272,6 +279,7 @@ func runCertificateExpiry(ctx *check.Context) ([]finding.Finding, error) {
 	r.roots(s, facts)
 	r.certManager(s)
 	r.dapr(s)
+	r.nodeCSRs(s)
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Severity > r.findings[j].Severity })
 	return r.findings, nil
 }
