@@ -221,6 +221,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "deployKF/deployKF#224's profiles-generator Application as stored before the patch that failed, at the size its reporter measured (about 475 KB of status.history, 367 KB of status.resources and 64 KB of spec) with revisionHistoryLimit unset"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),
 		State: "5,200 Failed (Evicted) pods of one ReplicaSet kept, as spot evictions left them, before the API server ran out of memory listing them; the check's threshold is a few thousand"},
+	"certificate-expiry\topenshift-cluster-shutdown-expired-kubelet-certs-pending-csrs-2020-2024": {Make: okdPendingNodeCSRs, Complete: true,
+		State: "okd-project/okd 285's cluster after power-on: both nodes NotReady, the first four kubelet client requests the issue lists, from the node-bootstrapper service account, pending 23, 14, 8 and 14 minutes before the check's clock (see okdPendingNodeCSRs)"},
 	"certificate-expiry\tdapr-sentry-one-year-root-cert-expiry-2021-2024": {Make: daprSentryInstalled(300), Complete: true,
 		State: "Dapr 1.7.2 (the release of dapr/dapr 4560) with its dapr-sentry Deployment created 300 days before the check's clock: the root Sentry generated at install, valid a year, is in Secret dapr-system/dapr-trust-bundle only (see daprSentryInstalled)"},
 	"certificate-expiry\ttanzu-vks-guest-cluster-certs-expire-on-node-anniversary-2026": {Make: capiControlPlaneNode(300), Complete: true,
@@ -351,6 +353,41 @@ webhooks:
 	}, "---\n")
 	p := filepath.Join(dir, "expiring-cas.yaml")
 	return []string{p}, os.WriteFile(p, []byte(doc), 0o644)
+}
+
+// okdPendingNodeCSRs writes okd-project/okd 285's cluster as it was
+// after power-on: its two NotReady nodes and the kubelet client requests
+// the issue lists, made by the node-bootstrapper service account with no
+// condition, at the ages shown there (23m, 14m, 7m49s, 14m) before now: the
+// first four rows of its oc get csr output (the fifth, csr-w4kbp at 23m, is
+// cut off before its signer in the copy read, so it is left out).
+func okdPendingNodeCSRs(dir string) ([]string, error) {
+	now := time.Now().UTC()
+	docs := []string{}
+	for _, n := range []string{"master0.ocp4.example.com", "worker0.ocp4.example.com"} {
+		docs = append(docs, fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata: {name: %s}
+status:
+  conditions:
+  - {type: Ready, status: Unknown, reason: NodeStatusUnknown}
+  nodeInfo: {kubeletVersion: v1.20.0+5fbfd19-1046}
+`, n))
+	}
+	for _, c := range []struct {
+		name string
+		age  time.Duration
+	}{{"csr-fd8gx", 23 * time.Minute}, {"csr-fqq6s", 14 * time.Minute}, {"csr-k55sq", 7*time.Minute + 49*time.Second}, {"csr-tqbch", 14 * time.Minute}} {
+		docs = append(docs, fmt.Sprintf(`apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {name: %s, creationTimestamp: %q}
+spec:
+  signerName: kubernetes.io/kube-apiserver-client-kubelet
+  username: system:serviceaccount:openshift-machine-config-operator:node-bootstrapper
+`, c.name, now.Add(-c.age).Format(time.RFC3339)))
+	}
+	p := filepath.Join(dir, "okd-pending-node-csrs.yaml")
+	return []string{p}, os.WriteFile(p, []byte(strings.Join(docs, "---\n")), 0o644)
 }
 
 // daprSentryInstalled writes Dapr 1.7.2's Sentry Deployment in

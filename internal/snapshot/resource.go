@@ -152,6 +152,12 @@ var (
 	// and insert, and for the pre-1.6 spec.filters form.
 	IstioEnvoyFilters = Resource{Group: "networking.istio.io", Version: "v1alpha3", Resource: "envoyfilters",
 		Kind: "EnvoyFilter", Namespaced: true, Custom: true}
+	// CertificateSigningRequests, read as unstructured objects and trimmed
+	// to their signer, requestor and condition types (see trimCSR): the
+	// request itself and any issued certificate go. Kubelets ask for their
+	// client and serving certificates through them.
+	CertificateSigningRequests = Resource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests",
+		Kind: "CertificateSigningRequest", Custom: true}
 	// Strimzi's Kafka clusters, trimmed to where their metadata live (see
 	// trimStrimziKafka): no listener, authentication or broker settings.
 	StrimziKafkas = Resource{Group: "kafka.strimzi.io", Version: "v1beta2", Resource: "kafkas", Kind: "Kafka",
@@ -246,6 +252,7 @@ func Known() []Resource {
 		ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
 		APIServices, CustomResourceDefinitions, CertManagerCertificates, KarpenterNodePools, CalicoIPPools, CalicoBGPPeers, UpgradePlans, CalicoBlockAffinities, StrimziKafkas, OpenShiftNodeConfigs,
 		KedaTriggerAuthentications, KedaClusterTriggerAuthentications,
+		CertificateSigningRequests,
 		ArgoApplications, ArgoApplicationSets,
 		ConfigMaps, DexAuthRequests, EventCounts, CiliumIdentities,
 		KyvernoAdmissionReports, KyvernoEphemeralReports,

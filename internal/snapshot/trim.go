@@ -691,6 +691,10 @@ func trimCustom(u *unstructured.Unstructured) {
 		trimKedaAuth(u)
 		return
 	}
+	if u.GroupVersionKind().Group == CertificateSigningRequests.Group && u.GetKind() == CertificateSigningRequests.Kind {
+		trimCSR(u)
+		return
+	}
 	if u.GetKind() != CustomResourceDefinitions.Kind || u.GroupVersionKind().Group != CustomResourceDefinitions.Group {
 		return
 	}
@@ -816,4 +820,38 @@ func trimKedaAuth(u *unstructured.Unstructured) {
 		spec["podIdentity"] = map[string]any{"provider": p}
 	}
 	u.Object["spec"] = spec
+}
+
+// trimCSR keeps of a CertificateSigningRequest who asked (spec.username)
+// for which signer (spec.signerName), and its conditions' type, status and
+// reason. The PEM request, the issued certificate, extra attributes, groups
+// and usages go.
+func trimCSR(u *unstructured.Unstructured) {
+	spec := map[string]any{}
+	for _, f := range []string{"signerName", "username"} {
+		if v, found, _ := unstructured.NestedString(u.Object, "spec", f); found {
+			spec[f] = v
+		}
+	}
+	u.Object["spec"] = spec
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []any
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		k := map[string]any{}
+		for _, f := range []string{"type", "status", "reason"} {
+			if v, ok := m[f]; ok {
+				k[f] = v
+			}
+		}
+		out = append(out, k)
+	}
+	if len(out) > 0 {
+		u.Object["status"] = map[string]any{"conditions": out}
+	} else {
+		delete(u.Object, "status")
+	}
 }

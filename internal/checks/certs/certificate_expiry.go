@@ -118,7 +118,12 @@ func certificateExpiryCheck() check.Check {
 			"said so, with the rule partial since the real end date is unknown. Control-plane nodes that Cluster API made " +
 			"(Tanzu/VKS guest clusters among them; the Node carries the cluster.x-k8s.io/machine annotation) get one-year kubeadm " +
 			"certificates when they boot, renewed only by replacing the machine: a node within 90 days of a year old, or older, " +
-			"is medium, dated from the Node's creation and said so, the rule partial. It cannot see other certificates only in " +
+			"is medium, dated from the Node's creation and said so, the rule partial. " +
+			"Kubelet client (kubernetes.io/kube-apiserver-client-kubelet) " +
+			"and serving (kubernetes.io/kubelet-serving) CertificateSigningRequests with no Approved, Denied or Failed condition " +
+			"more than 15 minutes after they were made (policy) mean kubelets waiting for credentials, as after a cluster was " +
+			"powered off past its kubelet certificates' renewal: high for client requests (the nodes cannot authenticate), " +
+			"medium for serving ones (logs, exec and metrics against those kubelets fail); this is seen only under way. It cannot see other certificates only in " +
 			"Secrets or on hosts (webhook serving certificates, kubeadm and kubelet credentials), nor the API server's " +
 			"serving certificate.",
 		Reads: []check.Input{
@@ -130,6 +135,7 @@ func certificateExpiryCheck() check.Check {
 			check.Optional(snapshot.CertManagerCertificates),
 			check.Optional(snapshot.Deployments),
 			check.Optional(snapshot.Nodes),
+			check.Optional(snapshot.CertificateSigningRequests),
 		},
 		Rules: []check.Rule{
 			{ID: "webhook-ca-bundles", Summary: "admission webhook caBundles expire within 90 days",
@@ -148,6 +154,8 @@ func certificateExpiryCheck() check.Check {
 				Needs: []snapshot.Resource{snapshot.Deployments}},
 			{ID: ruleCAPINodeAge, Summary: "Cluster API control-plane nodes nearly a year old or more, whose kubeadm certificates date from their creation",
 				Needs: []snapshot.Resource{snapshot.Nodes}},
+			{ID: ruleNodeCSRs, Summary: "kubelet client or serving CertificateSigningRequests pending for over 15 minutes",
+				Needs: []snapshot.Resource{snapshot.CertificateSigningRequests}},
 		},
 		Cases: check.Cite(check.Prevents(
 			"admission-webhook-cabundle-expired-2020",
@@ -157,7 +165,7 @@ func certificateExpiryCheck() check.Check {
 			"rancher-rke-one-year-cluster-certs-2019",
 			caseDaprSentry,
 			caseCAPINodeAge,
-		), check.Detects(caseACMERateLimit)),
+		), check.Detects(caseACMERateLimit, caseShutdownCSRs)),
 		Run: runCertificateExpiry,
 	}
 }
@@ -280,6 +288,7 @@ func runCertificateExpiry(ctx *check.Context) ([]finding.Finding, error) {
 	r.certManager(s)
 	r.dapr(s)
 	r.capiNodes(s, facts)
+	r.nodeCSRs(s)
 	sort.SliceStable(r.findings, func(i, j int) bool { return r.findings[i].Severity > r.findings[j].Severity })
 	return r.findings, nil
 }

@@ -556,6 +556,9 @@ ALL_RECIPE_RESOURCES = [
     "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
     "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
     "apiservices.apiregistration.k8s.io", "customresourcedefinitions.apiextensions.k8s.io",
+    # Kubelet CSRs: none pending on a fresh cluster (approved ones are
+    # garbage-collected within an hour of being issued).
+    "certificatesigningrequests.certificates.k8s.io",
 ]
 
 # Resources kubegap only counts (one LIST with limit=1), with their list kind.
