@@ -37,6 +37,12 @@ const (
 	// message, text summary and structured content together): a page holds
 	// page_size findings or as many as fit, and at least one.
 	pageBudget = 10 * 1024
+	// pageBudgetChecks is the catalogue size pageBudget was set for (64
+	// checks), and pageBudgetPerCheck what page 1 may grow by for each
+	// check beyond it: page 1 names every selected check that did not pass,
+	// and on a partial dump that is most of them.
+	pageBudgetChecks   = 64
+	pageBudgetPerCheck = 64
 	// envelopeBytes is what the JSON-RPC envelope adds around a result's
 	// content and structured content, with room to spare.
 	envelopeBytes = 200
@@ -406,8 +412,12 @@ func (p *pager) pageFrom(offset, n int) (AuditOutput, string) {
 // page budget plus, when page 1 was asked for check detail, what that
 // detail adds.
 func (p *pager) budget(offset int) int {
-	if offset != 0 || !p.detail {
+	if offset != 0 {
 		return pageBudget
+	}
+	base := PageBudget(len(p.st.report.Checks))
+	if !p.detail {
+		return base
 	}
 	extra := 0
 	for _, c := range p.st.report.Checks {
@@ -416,7 +426,14 @@ func (p *pager) budget(offset int) int {
 			extra += len(b)
 		}
 	}
-	return pageBudget + extra
+	return base + extra
+}
+
+// PageBudget is what page 1 of an audit of n checks may cost on the wire:
+// pageBudget, plus pageBudgetPerCheck for each check beyond
+// pageBudgetChecks. Later pages list findings only and keep pageBudget.
+func PageBudget(n int) int {
+	return pageBudget + pageBudgetPerCheck*max(0, n-pageBudgetChecks)
 }
 
 // wireSize estimates what a result costs on the wire: its structured
