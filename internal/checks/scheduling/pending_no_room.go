@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -50,6 +52,18 @@ func pendingNoRoomCheck() check.Check {
 func runPendingNoRoom(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
 	vs := check.SchedulerVerdicts(s)
+	if !ctx.Complete(snapshot.Events) {
+		// A pod's verdict is its PodScheduled condition or, without one,
+		// its latest FailedScheduling event: unread events leave such
+		// pods unjudged.
+		for i := range s.Pods {
+			p := &s.Pods[i]
+			if _, judged := vs[p]; !judged && p.Status.Phase == corev1.PodPending && p.Spec.NodeName == "" {
+				ctx.Incomplete(ruleNoRoom, "events were not read completely, and a Pending pod's scheduler verdict may be only in its FailedScheduling event (Pod %s/%s)", p.Namespace, p.Name)
+				break
+			}
+		}
+	}
 	if len(vs) == 0 {
 		return nil, nil
 	}
@@ -86,6 +100,13 @@ func runPendingNoRoom(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	sort.Strings(keys)
+	if !ctx.Complete(snapshot.Deployments) || !ctx.Complete(snapshot.Nodes) || !ctx.Complete(snapshot.KarpenterNodePools) {
+		// What adds nodes (a cluster-autoscaler Deployment, Karpenter, a
+		// managed pool's labels) and the workload a pod belongs to are
+		// read from these: without them the severity and the name may be
+		// another's.
+		ctx.Incomplete(ruleNoRoom, "Deployments, Nodes or Karpenter NodePools were not read completely: an autoscaler there would make this medium, and pods may be told under their ReplicaSet rather than their Deployment")
+	}
 	su := newScaleUp(ctx)
 	adder := ""
 	switch {
@@ -104,6 +125,12 @@ func runPendingNoRoom(ctx *check.Context) ([]finding.Finding, error) {
 		g := groups[k]
 		refs.Add(g.ref)
 		pods += len(g.verdicts)
+		// The pending pods themselves, after their workloads: which
+		// workload they are told under depends on what else was read (a
+		// ReplicaSet without its Deployment), the pods do not.
+		for _, v := range g.verdicts {
+			refs.Add(finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: v.Pod.Namespace, Name: v.Pod.Name})
+		}
 		if len(ev) < check.MaxEvidence {
 			ev = append(ev, g.verdicts[0].Evidence())
 			p := g.verdicts[0].Pod
