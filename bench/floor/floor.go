@@ -109,6 +109,16 @@ func List(ctx context.Context, cfg *rest.Config, resources []snapshot.Resource, 
 func listAll(ctx context.Context, rc rest.Interface, dyn dynamic.Interface, res snapshot.Resource, limit int64) (Count, error) {
 	began := time.Now()
 	cnt := Count{Resource: res}
+	if res.NonResourceURL != "" {
+		// As kubegap reads it (the API server's /metrics): one GET of the
+		// URL, the body read whole.
+		if _, err := rc.Get().AbsPath(res.NonResourceURL).DoRaw(ctx); err != nil {
+			return cnt, err
+		}
+		cnt.Objects = 1
+		cnt.Elapsed = time.Since(began)
+		return cnt, nil
+	}
 	if res.Named {
 		// As kubegap reads them: one GET per name, a missing one is none.
 		for _, nn := range snapshot.NamesOf(res) {
