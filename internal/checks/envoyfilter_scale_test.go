@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -38,24 +37,5 @@ func BenchmarkEnvoyFilterChecks(b *testing.B) {
 	}
 	s.AddCustom(snapshot.IstioEnvoyFilters, efs)
 	s.SetComplete(snapshot.IstioEnvoyFilters, nil)
-	for _, id := range envoyFilterBench {
-		c, ok := Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = len(fs)
-			}
-			if n == 0 {
-				b.Fatalf("%s found nothing on a snapshot full of its gaps", id)
-			}
-		})
-	}
+	timeChecksOn(b, s, envoyFilterBench)
 }

@@ -7,8 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kubegap/kubegap/internal/check"
 )
 
 // gatekeeperBench are the checks BenchmarkGatekeeperChecks times.
@@ -24,24 +22,5 @@ func BenchmarkGatekeeperChecks(b *testing.B) {
 		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "manager", Image: "openpolicyagent/gatekeeper:v3.14.0", Args: []string{"--operation=audit"},
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}}}}}}})
-	for _, id := range gatekeeperBench {
-		c, ok := Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = len(fs)
-			}
-			if n == 0 {
-				b.Fatalf("%s found nothing on a snapshot full of its gaps", id)
-			}
-		})
-	}
+	timeChecksOn(b, s, gatekeeperBench)
 }

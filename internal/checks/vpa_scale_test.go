@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -41,24 +40,5 @@ func BenchmarkVPAChecks(b *testing.B) {
 	for _, r := range []snapshot.Resource{snapshot.VerticalPodAutoscalers, snapshot.LimitRanges, snapshot.Deployments} {
 		s.SetComplete(r, nil)
 	}
-	for _, id := range vpaBench {
-		c, ok := Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
-		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = len(fs)
-			}
-			if n == 0 {
-				b.Fatalf("%s found nothing on a snapshot full of its gaps", id)
-			}
-		})
-	}
+	timeChecksOn(b, s, vpaBench)
 }
