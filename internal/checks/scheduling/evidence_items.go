@@ -45,19 +45,14 @@ func tolerationsItem(w workload) finding.EvidenceItem {
 	return finding.Quote(w.ref(), finding.Value(path, finding.JSONText(w.spec.Tolerations)))
 }
 
-// labelField quotes one label of a node: its value, or its absence. ok is
-// false for a label present with an empty value (the role labels): an
-// item cannot quote it, since an empty string reads as absent.
-func labelField(n *corev1.Node, key string) (finding.Field, bool) {
-	return labelFieldAt(n, key, labelPath(key))
-}
-
 // labelPath is the field path of label key.
 func labelPath(key string) string { return "metadata.labels[" + key + "]" }
 
-// labelFieldAt is labelField with the path built by the caller, once per
-// key rather than once per node: labelsOf quotes every node of the cluster
-// for each finding.
+// labelFieldAt quotes one label of a node at path, the label's field path
+// (labelPath), built by the caller once per key rather than once per node:
+// labelsOf quotes every node of the cluster for each finding. ok is false
+// for a label present with an empty value (the role labels), which an item
+// cannot quote, since an empty string reads as absent.
 func labelFieldAt(n *corev1.Node, key, path string) (finding.Field, bool) {
 	v, has := n.Labels[key]
 	switch {
