@@ -34,8 +34,9 @@ func eksAddonDriftCheck() check.Check {
 			"when the add-on is updated. Medium for each such object whose data.Corefile or spec.replicas is owned by " +
 			"another manager (kubectl, Terraform, a GitOps tool; EKS's own and Kubernetes control-plane managers are not " +
 			"counted): users lost custom forward zones and scaled-out replicas this way. Objects read without " +
-			"managedFields (kubectl get omits them unless asked) leave the rule partial on EKS, or where the input does " +
-			"not say whether the cluster is EKS; elsewhere there is no add-on to revert them. Cannot see: whether the add-on's " +
+			"managedFields (kubectl get omits them unless given --show-managed-fields) leave the rule partial, as an " +
+			"opt-in not taken, on EKS or where the input does not say whether the cluster is EKS; elsewhere there is no " +
+			"add-on to revert them. Cannot see: whether the add-on's " +
 			"conflict setting preserves the change (it lives in the EKS API, not in the cluster).",
 		Reads: check.Needs(snapshot.ConfigMaps, snapshot.Deployments),
 		Rules: []check.Rule{
@@ -55,9 +56,13 @@ func runEKSAddonDrift(ctx *check.Context) ([]finding.Finding, error) {
 		managers, noted := meta.Annotations[snapshot.AnnotationFieldManagers]
 		if !noted {
 			// EKS add-ons exist only on EKS; elsewhere nothing reverts
-			// the object, whoever owns its fields.
+			// the object, whoever owns its fields. A live read always
+			// has managedFields; files have them only when asked for,
+			// so their absence is an opt-in not taken, not a gap in
+			// what was read.
 			if eks || !known {
-				ctx.Incomplete(ruleCorednsEdits, "%s was read without metadata.managedFields: who owns its fields is unknown", ref)
+				ctx.NotRequested(ruleCorednsEdits, "%s was read without metadata.managedFields (kubectl get omits them unless "+
+					"given --show-managed-fields): who owns its fields is unknown", ref)
 			}
 			return
 		}
