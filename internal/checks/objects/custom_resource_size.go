@@ -89,6 +89,19 @@ func customResourceSizeCheck() check.Check {
 	}
 }
 
+// notCustom are the kinds kubegap reads as unstructured objects that are
+// not custom resources: the CRDs themselves (a vendor's fixed schema, not a
+// record that grows as Argo CD's Applications do), APIServices, LimitRanges
+// and CertificateSigningRequests.
+var notCustom = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range []snapshot.Resource{snapshot.CustomResourceDefinitions, snapshot.APIServices, snapshot.LimitRanges,
+		snapshot.CertificateSigningRequests} {
+		m[r.APIVersion()+"/"+r.Kind] = true
+	}
+	return m
+}()
+
 func runCustomResourceSize(ctx *check.Context) ([]finding.Finding, error) {
 	limits, err := loadSizeLimits()
 	if err != nil {
@@ -104,6 +117,9 @@ func runCustomResourceSize(ctx *check.Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	var unknown []string
 	for _, key := range keys {
+		if notCustom[key] {
+			continue
+		}
 		i := strings.LastIndex(key, "/")
 		apiVersion, kind := key[:i], key[i+1:]
 		for j := range s.Custom[key] {

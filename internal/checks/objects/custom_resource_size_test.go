@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
@@ -62,5 +64,19 @@ func TestCustomResourceSizeUnknown(t *testing.T) {
 	fs, ctx, _ := checktest.Run(t, customResourceSizeCheck(), s)
 	if n := ctx.Notes()[ruleCRSize]; len(fs) != 0 || !strings.Contains(n.Reason, "without a recorded size (1: ") {
 		t.Errorf("findings %+v, note %+v", fs, n)
+	}
+}
+
+// A CustomResourceDefinition as large as Kueue's Workload CRD (674,520
+// bytes, 42% of etcd's limit, in the real-manifests corpus) is a vendor's
+// fixed schema, not a custom resource that grows: not judged.
+func TestCustomResourceSizeSkipsCRDs(t *testing.T) {
+	s := checktest.Complete(checktest.Load(t, "custom-resource-size/clean.yaml"))
+	crd := unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "workloads.kueue.x-k8s.io", "annotations": map[string]any{snapshot.AnnotationSerializedBytes: "674520"}}}}
+	s.Custom[snapshot.CustomResourceDefinitions.APIVersion()+"/"+snapshot.CustomResourceDefinitions.Kind] = []unstructured.Unstructured{crd}
+	fs, _, _ := checktest.Run(t, customResourceSizeCheck(), s)
+	if len(fs) != 0 {
+		t.Errorf("a large CRD was judged: %+v", fs)
 	}
 }

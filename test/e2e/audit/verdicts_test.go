@@ -28,7 +28,7 @@ func TestNamespaceViewerScopedAudit(t *testing.T) {
 		t.Errorf("source scope = %+v, want %s", rep.Source.Scope, testcluster.ViewerNamespace)
 	}
 	for _, ch := range rep.Checks {
-		if ch.Status == "pass" {
+		if ch.Status == "pass" && passesOnlyNotServed[ch.ID] == "" {
 			t.Errorf("check %s passed on a namespace-scoped read", ch.ID)
 		}
 	}
@@ -36,6 +36,13 @@ func TestNamespaceViewerScopedAudit(t *testing.T) {
 	if head := strings.Join(strings.Fields(strings.Join(strings.SplitN(text.stdout, "\n", 4)[:3], " ")), " "); !strings.Contains(head, "namespace "+testcluster.ViewerNamespace) {
 		t.Errorf("the text report does not state the scope:\n%s", text.stdout)
 	}
+}
+
+// passesOnlyNotServed are the checks whose every input is a resource the
+// test bed does not serve: discovery, which the viewer may read, proves
+// there is none in any scope, so such a check passes whatever the scope.
+var passesOnlyNotServed = map[string]string{
+	"openshift-cgroup-v1": "reads only config.openshift.io/v1 nodes, which only OpenShift and OKD serve",
 }
 
 // TestRecipeDumpAuditsLikeLive: the dump 'kubegap recipe' makes with the
