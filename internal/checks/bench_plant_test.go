@@ -7,6 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubegap/kubegap/internal/check"
+	"github.com/kubegap/kubegap/internal/check/checktest"
+	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -37,5 +41,32 @@ func plantFixtures(tb testing.TB, s *snapshot.Snapshot, files ...string) {
 			}
 			s.Custom[key] = append(s.Custom[key], objs...)
 		}
+	}
+}
+
+// benchEachChecked times each check of ids on s as a sub-benchmark (CPU per
+// run beside the wall time) and fails a run whose findings want rejects:
+// want says what was wrong, or "" when the findings are the ones the
+// snapshot was built to give. benchEach is the same with "at least n".
+func benchEachChecked(b *testing.B, s *snapshot.Snapshot, ids []string, want func(id string, fs []finding.Finding) string) {
+	b.Helper()
+	for _, id := range ids {
+		c, ok := checks.Lookup(id)
+		if !ok {
+			b.Fatalf("no check %s", id)
+		}
+		b.Run(id, func(b *testing.B) {
+			defer checktest.CPUPerOp(b)()
+			b.ReportAllocs()
+			for b.Loop() {
+				fs, err := c.Run(&check.Context{Snapshot: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if msg := want(id, fs); msg != "" {
+					b.Fatal(msg)
+				}
+			}
+		})
 	}
 }

@@ -7,9 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/check/checktest"
 	"github.com/kubegap/kubegap/internal/checks"
+	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
@@ -38,25 +38,12 @@ func BenchmarkStoredVersionChecks(b *testing.B) {
 		}}
 	}
 	s.AddCustom(snapshot.CustomResourceDefinitions, crds)
-	for _, id := range storedVersionBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
+	benchEachChecked(b, s, storedVersionBenchChecks, func(id string, fs []finding.Finding) string {
+		if len(fs) != 1 || len(fs[0].Objects) != 100 {
+			return fmt.Sprintf("want one finding on 100 CRDs: %d findings", len(fs))
 		}
-		b.Run(id, func(b *testing.B) {
-			defer checktest.CPUPerOp(b)()
-			b.ReportAllocs()
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(fs) != 1 || len(fs[0].Objects) != 100 {
-					b.Fatalf("want one finding on 100 CRDs: %d findings", len(fs))
-				}
-			}
-		})
-	}
+		return ""
+	})
 }
 
 // crdSkewBenchChecks are the checks BenchmarkCRDOperatorSkewChecks times.
@@ -89,24 +76,12 @@ func BenchmarkCRDOperatorSkewChecks(b *testing.B) {
 	op.Name, op.Namespace = "kube-prometheus-stack-operator", "monitoring"
 	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "kube-prometheus-stack", Image: "quay.io/prometheus-operator/prometheus-operator:v0.81.0"}}
 	s.Deployments = append(s.Deployments, op)
-	for _, id := range crdSkewBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
+	benchEachChecked(b, s, crdSkewBenchChecks, func(id string, fs []finding.Finding) string {
+		if len(fs) != 1 || len(fs[0].Objects) != 11 {
+			return fmt.Sprintf("want one finding on the operator and 10 CRDs: %d findings", len(fs))
 		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(fs) != 1 || len(fs[0].Objects) != 11 {
-					b.Fatalf("want one finding on the operator and 10 CRDs: %d findings", len(fs))
-				}
-			}
-		})
-	}
+		return ""
+	})
 }
 
 // kedaAuthBenchChecks are the checks BenchmarkKedaAuthChecks times.
@@ -138,24 +113,12 @@ func BenchmarkKedaAuthChecks(b *testing.B) {
 	op.Name, op.Namespace = "keda-operator", "keda"
 	op.Spec.Template.Spec.Containers = []corev1.Container{{Name: "keda-operator", Image: "ghcr.io/kedacore/keda:2.14.3"}}
 	s.Deployments = append(s.Deployments, op)
-	for _, id := range kedaAuthBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
+	benchEachChecked(b, s, kedaAuthBenchChecks, func(id string, fs []finding.Finding) string {
+		if len(fs) != 1 || len(fs[0].Objects) != 51 {
+			return fmt.Sprintf("want one finding on 50 authentications and the operator: %d findings", len(fs))
 		}
-		b.Run(id, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(fs) != 1 || len(fs[0].Objects) != 51 {
-					b.Fatalf("want one finding on 50 authentications and the operator: %d findings", len(fs))
-				}
-			}
-		})
-	}
+		return ""
+	})
 }
 
 // runtimeDefaultBenchChecks are the checks BenchmarkRuntimeDefaultChecks times.
@@ -194,26 +157,13 @@ func BenchmarkRuntimeDefaultChecks(b *testing.B) {
 	// Cilium unless every DaemonSet was read).
 	plantFixtures(b, s, "runtime/testdata/cilium-dns-proxy-restart/gap.yaml")
 	checktest.Complete(s)
-	for _, id := range runtimeDefaultBenchChecks {
-		c, ok := checks.Lookup(id)
-		if !ok {
-			b.Fatalf("no check %s", id)
+	benchEachChecked(b, s, runtimeDefaultBenchChecks, func(id string, fs []finding.Finding) string {
+		if id == "runtime-default-change-exposure" && len(fs) != 2 {
+			return fmt.Sprintf("want the tun and the nofile finding: %d findings", len(fs))
 		}
-		b.Run(id, func(b *testing.B) {
-			defer checktest.CPUPerOp(b)()
-			b.ReportAllocs()
-			for b.Loop() {
-				fs, err := c.Run(&check.Context{Snapshot: s})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if id == "runtime-default-change-exposure" && len(fs) != 2 {
-					b.Fatalf("want the tun and the nofile finding: %d findings", len(fs))
-				}
-				if len(fs) == 0 {
-					b.Fatalf("%s found nothing on a snapshot built with its gap", id)
-				}
-			}
-		})
-	}
+		if len(fs) == 0 {
+			return fmt.Sprintf("%s found nothing on a snapshot built with its gap", id)
+		}
+		return ""
+	})
 }
