@@ -75,8 +75,8 @@ func runRegistryPullFailures(ctx *check.Context) ([]finding.Finding, error) {
 			if image == "" {
 				continue
 			}
-			byRegistry[check.ImageRegistry(image)] = append(byRegistry[check.ImageRegistry(image)],
-				pullFailure{pod: p, status: cs, image: image, workload: workloadName(ix, p)})
+			r := check.ImageRegistry(image)
+			byRegistry[r] = append(byRegistry[r], pullFailure{pod: p, status: cs, image: image, workload: workloadName(ix, p)})
 		}
 	}
 	registries := make([]string, 0, len(byRegistry))
