@@ -9,9 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -48,14 +46,6 @@ const (
 	minSpreadable = 2 // replicas: fewer cannot be spread at all
 )
 
-// ingressImages are the image names (last path element) of common ingress
-// controllers; ingress-nginx's is "controller" under an ingress-nginx
-// repository. A list of our choosing: controllers not on it are missed.
-var ingressImages = map[string]bool{
-	"nginx-ingress": true, "traefik": true, "haproxy-ingress": true, "kubernetes-ingress": true,
-	"contour": true, "kong": true, "skipper": true,
-}
-
 var colocationNeeds = []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets,
 	snapshot.Services, snapshot.ValidatingWebhookConfigurations, snapshot.MutatingWebhookConfigurations}
 
@@ -89,129 +79,6 @@ func criticalAddonColocationCheck() check.Check {
 		Cases: check.Prevents(caseOrbos, caseEKSDNS),
 		Run:   runCriticalAddonColocation,
 	}
-}
-
-// replicated is a Deployment or StatefulSet.
-type replicated struct {
-	kind     string
-	meta     *metav1.ObjectMeta
-	replicas int32
-	selector *metav1.LabelSelector
-	spec     *corev1.PodSpec
-	labels   map[string]string
-	// statusReady is status.readyReplicas, when the controller wrote a
-	// status (see check.StatusReady).
-	statusReady *int32
-}
-
-func (w replicated) String() string { return w.kind + " " + w.meta.Namespace + "/" + w.meta.Name }
-
-// allReadySeen reports whether the controller's own count of ready pods
-// (status.readyReplicas) says the input holds every ready pod: the ones
-// missing from it are not ready, so they serve from no node.
-func (w replicated) allReadySeen(seen int) bool {
-	return w.statusReady != nil && int32(seen) >= *w.statusReady
-}
-
-// readyCountEvidence says, when the status stood in for missing pods, so.
-func (w replicated) readyCountEvidence(seen int) string {
-	if w.statusReady == nil || int32(seen) >= w.replicas {
-		return ""
-	}
-	return fmt.Sprintf("status.readyReplicas %d: every ready pod of %s is in the input (the %d missing ones are not ready)",
-		*w.statusReady, w, w.replicas-int32(seen))
-}
-func (w replicated) ref() finding.ObjectRef {
-	return check.Ref("apps/v1", w.kind, w.meta)
-}
-
-func replicatedWorkloads(s *snapshot.Snapshot) []replicated {
-	out := make([]replicated, 0, len(s.Deployments)+len(s.StatefulSets))
-	// The status counts live in one block, not one allocation per workload.
-	counts := make([]int32, 0, len(s.Deployments)+len(s.StatefulSets))
-	statusReady := func(generation int64, ready int32) *int32 {
-		n, ok := check.StatusReady(generation, ready)
-		if !ok {
-			return nil
-		}
-		counts = append(counts, n)
-		return &counts[len(counts)-1]
-	}
-	one := func(p *int32) int32 {
-		if p == nil {
-			return 1 // the API default
-		}
-		return *p
-	}
-	for i := range s.Deployments {
-		d := &s.Deployments[i]
-		w := replicated{kind: "Deployment", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
-			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels,
-			statusReady: statusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas)}
-		out = append(out, w)
-	}
-	for i := range s.StatefulSets {
-		d := &s.StatefulSets[i]
-		w := replicated{kind: "StatefulSet", meta: &d.ObjectMeta, replicas: one(d.Spec.Replicas), selector: d.Spec.Selector,
-			spec: &d.Spec.Template.Spec, labels: d.Spec.Template.Labels,
-			statusReady: statusReady(d.Status.ObservedGeneration, d.Status.ReadyReplicas)}
-		out = append(out, w)
-	}
-	return out
-}
-
-// backendService is a Service with a selector that fail-closed webhooks
-// call, with the webhooks' names.
-type backendService struct {
-	svc   *corev1.Service
-	hooks []string
-}
-
-// webhookServicesByNS keeps, by namespace and in the input's order, only
-// the Services with a selector that some fail-closed webhook calls: the
-// only ones addonRole can match. Every workload scanned every Service of
-// its namespace (and built its "namespace/name" key) before, workloads ×
-// Services per namespace.
-func webhookServicesByNS(s *snapshot.Snapshot, webhookBackends map[string][]string) map[string][]backendService {
-	out := map[string][]backendService{}
-	if len(webhookBackends) == 0 {
-		return out
-	}
-	for i := range s.Services {
-		svc := &s.Services[i]
-		hooks := webhookBackends[svc.Namespace+"/"+svc.Name]
-		if len(hooks) == 0 || len(svc.Spec.Selector) == 0 {
-			continue
-		}
-		out[svc.Namespace] = append(out[svc.Namespace], backendService{svc: svc, hooks: hooks})
-	}
-	return out
-}
-
-// addonRole says why w is critical, or "".
-func addonRole(w replicated, servicesByNS map[string][]backendService) string {
-	if w.meta.Namespace == "kube-system" && w.labels["k8s-app"] == "kube-dns" {
-		return "CoreDNS"
-	}
-	for i := range w.spec.Containers {
-		image := w.spec.Containers[i].Image // by index: not a copy of every container
-		name := check.ImageName(image)
-		repo, _, _ := check.ImageParts(image)
-		switch {
-		case name == "coredns" && w.meta.Namespace == "kube-system":
-			return "CoreDNS"
-		case name == "metrics-server":
-			return "metrics-server"
-		case ingressImages[name] || strings.HasSuffix(repo, "ingress-nginx/controller"):
-			return "ingress controller"
-		}
-	}
-	for _, b := range servicesByNS[w.meta.Namespace] {
-		if labels.SelectorFromSet(b.svc.Spec.Selector).Matches(labels.Set(w.labels)) {
-			return fmt.Sprintf("backend of fail-closed %s (Service %s/%s)", check.ListText(b.hooks, 2), b.svc.Namespace, b.svc.Name)
-		}
-	}
-	return ""
 }
 
 // clusterShape is what the schedulable nodes span.
@@ -403,126 +270,6 @@ func colocationFinding(ctx *check.Context, facts *colocationFacts, w replicated,
 		"a PodDisruptionBudget keeps drains from evicting them all at once.",
 		w, w.meta.Namespace, strings.ToLower(w.kind), w.meta.Name)
 	return f, true
-}
-
-// eligibleNodes names the schedulable nodes a pod of spec may be scheduled
-// on by what the input shows: every NoSchedule and NoExecute taint
-// tolerated, the nodeSelector matched and, where the template has required
-// node affinity, a term matched. An expression it cannot judge (Gt, Lt,
-// matchFields) counts as a match, so that doubt keeps the node eligible
-// and the finding as it was.
-func eligibleNodes(s *snapshot.Snapshot, spec *corev1.PodSpec) []string {
-	var out []string
-	nodeSelector := labels.SelectorFromSet(spec.NodeSelector) // once, not per node
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		if n.Spec.Unschedulable || !tolerated(n.Spec.Taints, spec.Tolerations) ||
-			!nodeSelector.Matches(labels.Set(n.Labels)) || !requiredAffinityMatches(spec, n) {
-			continue
-		}
-		out = append(out, n.Name)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// conditionTaints are the taints the node lifecycle sets from a node's
-// conditions (TaintNodesByCondition and taint-based evictions, see
-// https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition):
-// they say how a node is now, not where a template may run, so they do not
-// make a node ineligible for spreading. A node that is not ready is judged
-// by the readiness of the pods on it instead.
-var conditionTaints = map[string]bool{
-	"node.kubernetes.io/not-ready":           true,
-	"node.kubernetes.io/unreachable":         true,
-	"node.kubernetes.io/memory-pressure":     true,
-	"node.kubernetes.io/disk-pressure":       true,
-	"node.kubernetes.io/pid-pressure":        true,
-	"node.kubernetes.io/network-unavailable": true,
-}
-
-func tolerated(taints []corev1.Taint, tols []corev1.Toleration) bool {
-	for i := range taints {
-		t := &taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule || conditionTaints[t.Key] {
-			continue
-		}
-		ok := false
-		for j := range tols {
-			if tolerates(&tols[j], t) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// tolerates is the API's toleration matching (an empty key with Exists
-// matches every taint, an empty effect every effect; Equal compares the
-// value). corev1.Toleration.ToleratesTaint does the same but wants a
-// logger and a feature gate.
-func tolerates(tol *corev1.Toleration, t *corev1.Taint) bool {
-	if tol.Effect != "" && tol.Effect != t.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != t.Key {
-		return false
-	}
-	switch tol.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case "", corev1.TolerationOpEqual:
-		return tol.Key != "" && tol.Value == t.Value
-	}
-	return false
-}
-
-func requiredAffinityMatches(spec *corev1.PodSpec, n *corev1.Node) bool {
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if len(term.MatchFields) > 0 {
-			return true // not judged: keep the node
-		}
-		if len(term.MatchExpressions) == 0 {
-			continue // an empty term matches nothing
-		}
-		matched := true
-		for _, e := range term.MatchExpressions {
-			v, has := n.Labels[e.Key]
-			switch e.Operator {
-			case corev1.NodeSelectorOpIn:
-				matched = matched && has && slices.Contains(e.Values, v)
-			case corev1.NodeSelectorOpNotIn:
-				matched = matched && !(has && slices.Contains(e.Values, v))
-			case corev1.NodeSelectorOpExists:
-				matched = matched && has
-			case corev1.NodeSelectorOpDoesNotExist:
-				matched = matched && !has
-			}
-		}
-		if matched {
-			return true
-		}
-	}
-	return false
-}
-
-// eligibleText says which nodes admit the pods.
-func eligibleText(nodes []string) string {
-	switch len(nodes) {
-	case 0:
-		return "none admits them now (the pods run where they were placed before)"
-	case 1:
-		return "only " + nodes[0] + " admits them"
-	}
-	return strings.Join(nodes, ", ") + " admit them"
 }
 
 func podNames(ps []*snapshot.Pod) string {
