@@ -48,15 +48,21 @@ func attachLimitCheck() check.Check {
 			"no further pod with a volume of that driver fits there, however much CPU and memory is free, and " +
 			"packing pods more densely reaches it first. High: Warning FailedScheduling events saying nodes exceed " +
 			"the max volume count, so pods are Pending for it now. In-tree volumes not migrated to CSI, whose " +
-			"limits come from the scheduler's defaults, are judged only through those events.",
-		Reads: append(check.Needs(snapshot.Nodes, snapshot.CSINodes), check.Optional(snapshot.Events)),
+			"limits come from the scheduler's defaults, are judged only through those events. On AWS Nitro instance types " +
+			"whose EBS volumes share attachment slots with network interfaces and NVMe instance stores, an EBS CSI driver " +
+			"before v1.6.0 (from its DaemonSet's image tag, without --volume-attach-limit) advertises a count from the " +
+			"instance type alone: medium when the CSINode count exceeds the shared slots less one network interface and " +
+			"the type's instance stores, low otherwise (every further interface the CNI attaches takes a slot it still offers).",
+		Reads: append(check.Needs(snapshot.Nodes, snapshot.CSINodes), check.Optional(snapshot.Events), check.Optional(snapshot.DaemonSets)),
 		Rules: []check.Rule{
 			{ID: ruleNearLimit, Summary: "Nodes using 80 percent or more of a CSI driver's attach limit",
 				Needs: []snapshot.Resource{snapshot.Nodes, snapshot.CSINodes}},
 			{ID: ruleMaxVolCount, Summary: "FailedScheduling events for exceeding the max volume count",
 				Needs: []snapshot.Resource{snapshot.Events}},
+			{ID: ruleEBSSharedSlots, Summary: "EBS CSI driver before v1.6.0 on Nitro nodes whose attachment slots ENIs and instance stores share",
+				Needs: []snapshot.Resource{snapshot.DaemonSets, snapshot.Nodes, snapshot.CSINodes}},
 		},
-		Cases: check.Detects(berkeleyVolCase),
+		Cases: check.Cite(check.Detects(berkeleyVolCase), check.Prevents(ebsNitroCase)),
 		Run:   runAttachLimit,
 	}
 }
@@ -126,6 +132,7 @@ func runAttachLimit(ctx *check.Context) ([]finding.Finding, error) {
 	if f, ok := maxVolumeEventFinding(s.Events, ev); ok {
 		out = append(out, f)
 	}
+	out = append(out, ebsSharedSlotFindings(ctx)...)
 	return out, nil
 }
 
