@@ -74,7 +74,6 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
 	"monzo-linkerd-k8s-watch-2017":                              "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
-	"trocco-eks-upgrade-control-plane-latency-job-startup-2025": "an API-latency regression check (request-duration and flow-control series from /metrics against a baseline kept from before a control-plane version change): detects under way only, not built",
 	"ebs-csi-attach-limit-overstated-nitro-eni-slots-2022-2023": "attach-limit trusts CSINode allocatable.count, which is the overstated value; a shared-nitro-slots rule (instance-type attachment table, NVMe instance stores and an ENI estimate against the advertised count) would prevent: not built",
 }
 
