@@ -46,4 +46,11 @@ func TestIdentifyNodesAsPerNode(t *testing.T) {
 	if known == 0 {
 		t.Fatal("no node's image is in the table: the test compares nothing")
 	}
+	// One OSLookup asked node by node gives what IdentifyNodes does.
+	var l OSLookup
+	for i := range nodes {
+		if g := l.Identify(&nodes[i]); !reflect.DeepEqual(g, got[nodes[i].Name]) {
+			t.Errorf("OSLookup of node %s: got %+v, want %+v", nodes[i].Name, g, got[nodes[i].Name])
+		}
+	}
 }

@@ -38,9 +38,15 @@ func ImageParts(image string) (repo, tag, digest string) {
 
 // ImageRegistry is the registry host of an image: the first path component
 // when it looks like a host, docker.io otherwise.
+//
+// Only the digest is cut off first: a tag follows the last slash, so it
+// never changes the first path component (and without a slash the image
+// is on docker.io whatever its tag).
 func ImageRegistry(image string) string {
-	repo, _, _ := ImageParts(image)
-	first, _, found := strings.Cut(repo, "/")
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	first, _, found := strings.Cut(image, "/")
 	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
 		return first
 	}
@@ -66,9 +72,25 @@ func ImageRepository(ref string) string {
 // template placeholder (${VAR}, {{ .Values.x }}, $(VAR), <image_url>)
 // rather than an image: manifests from charts, kustomize bases and
 // documentation carry them. No image reference holds "<" or ">".
+//
+// It reads the reference once, byte by byte: checks call it for every
+// container of every pod.
 func IsTemplated(image string) bool {
-	return strings.Contains(image, "${") || strings.Contains(image, "{{") || strings.Contains(image, "$(") ||
-		strings.ContainsAny(image, "<>")
+	for i := 0; i < len(image); i++ {
+		switch image[i] {
+		case '<', '>':
+			return true
+		case '$':
+			if i+1 < len(image) && (image[i+1] == '{' || image[i+1] == '(') {
+				return true
+			}
+		case '{':
+			if i+1 < len(image) && image[i+1] == '{' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // KubeVersion is a Kubernetes major.minor.patch; provider suffixes
@@ -81,17 +103,24 @@ func ParseKubeVersion(s string) (KubeVersion, bool) {
 	if i := strings.IndexAny(t, "-+"); i >= 0 {
 		t = t[:i]
 	}
-	parts := strings.Split(t, ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return KubeVersion{}, false
-	}
+	// Two or three dot-separated numbers, read in place: checks parse
+	// every node's kubelet version, and a split allocated per call.
 	var v [3]int
-	for i, p := range parts {
+	parts := 0
+	for more := true; more; parts++ {
+		var p string
+		p, t, more = strings.Cut(t, ".")
+		if parts == len(v) || p == "" {
+			return KubeVersion{}, false
+		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 {
 			return KubeVersion{}, false
 		}
-		v[i] = n
+		v[parts] = n
+	}
+	if parts < 2 {
+		return KubeVersion{}, false
 	}
 	return KubeVersion{v[0], v[1], v[2]}, true
 }

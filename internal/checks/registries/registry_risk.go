@@ -396,15 +396,17 @@ func singlePointFinding(ctx *check.Context, facts *registryFacts, s *snapshot.Sn
 // podsPerRegistry counts, per registry host, the pods with at least one
 // container from it. A pod's registries are deduplicated in a slice
 // reused from pod to pod (a map per pod was most of this loop's cost at
-// 100k pods). Pods with equal containers share one slice (the snapshot's
-// interning) and the pods of a template come one after another, so a run
-// of pods with the previous pod's slice is counted at once, its
-// registries worked out for the first pod only.
+// 100k pods). The pods of a template come one after another with the same
+// images (in one shared slice when the snapshot interned them, in slices
+// of their own when not), so a run of pods whose container images equal
+// the previous pod's is counted at once, its registries worked out (and
+// its images parsed) for the first pod only: a pod's registries depend on
+// its images alone.
 func podsPerRegistry(pods []snapshot.Pod) map[string]int {
 	perRegistry := map[string]int{}
 	var regs []string
-	var last *snapshot.Container
-	run, lastLen := 0, 0
+	var last []snapshot.Container // the containers of the run's first pod
+	run := 0
 	flush := func() {
 		for _, r := range regs {
 			perRegistry[r] += run
@@ -412,15 +414,12 @@ func podsPerRegistry(pods []snapshot.Pod) map[string]int {
 	}
 	for i := range pods {
 		cs := pods[i].Spec.Containers
-		if len(cs) > 0 && len(cs) == lastLen && &cs[0] == last {
+		if run > 0 && sameImages(cs, last) {
 			run++
 			continue
 		}
 		flush()
-		regs, run, last, lastLen = regs[:0], 1, nil, len(cs)
-		if len(cs) > 0 {
-			last = &cs[0]
-		}
+		regs, run, last = regs[:0], 1, cs
 		for j := range cs {
 			if image := cs[j].Image; image != "" && !check.IsTemplated(image) {
 				if h := registryHost(image); !slices.Contains(regs, h) {
@@ -431,4 +430,21 @@ func podsPerRegistry(pods []snapshot.Pod) map[string]int {
 	}
 	flush()
 	return perRegistry
+}
+
+// sameImages reports whether two container lists run the same images in
+// the same order: one shared slice at once, others image by image.
+func sameImages(a, b []snapshot.Container) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i].Image != b[i].Image {
+			return false
+		}
+	}
+	return true
 }

@@ -208,18 +208,29 @@ func runDefaultChangeExposure(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	matched := map[string][]nodeMatch{} // change kind -> nodes carrying it
 	noInfo := 0
+	// A row matches on a node's OS image, kubelet and runtime versions
+	// only: the nodes of one pool share them, and each distinct triple is
+	// matched against the table once (the rows' slices are shared by those
+	// nodes and only read).
+	type nodeKey struct{ osImage, kubelet, runtime string }
+	rowsOf := map[nodeKey]map[string][]*changedNode{}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		info := n.Status.NodeInfo
+		info := &n.Status.NodeInfo
 		if info.OSImage == "" && info.ContainerRuntimeVersion == "" && info.KubeletVersion == "" {
 			noInfo++
 			continue
 		}
-		byKind := map[string][]*changedNode{}
-		for _, r := range facts.Nodes {
-			if r.matches(n) {
-				byKind[r.change.Kind] = append(byKind[r.change.Kind], r)
+		key := nodeKey{info.OSImage, info.KubeletVersion, info.ContainerRuntimeVersion}
+		byKind, seen := rowsOf[key]
+		if !seen {
+			byKind = map[string][]*changedNode{}
+			for _, r := range facts.Nodes {
+				if r.matches(n) {
+					byKind[r.change.Kind] = append(byKind[r.change.Kind], r)
+				}
 			}
+			rowsOf[key] = byKind
 		}
 		for kind, rows := range byKind {
 			matched[kind] = append(matched[kind], nodeMatch{n, rows})
@@ -303,10 +314,14 @@ func nodeFields(n *corev1.Node, r *changedNode) []finding.Field {
 	return fs
 }
 
+// imageRow is the row of images whose repository is the image's, or ends
+// with it after a slash (any registry or mirror prefix), or nil.
 func imageRow(images []*reliantImage, image string) *reliantImage {
 	repo, _, _ := check.ImageParts(image)
 	for _, im := range images {
-		if repo == im.Repo || strings.HasSuffix(repo, "/"+im.Repo) {
+		// repo == im.Repo, or repo ends with "/"+im.Repo, without building
+		// that string for every container of every pod.
+		if strings.HasSuffix(repo, im.Repo) && (len(repo) == len(im.Repo) || repo[len(repo)-len(im.Repo)-1] == '/') {
 			return im
 		}
 	}

@@ -33,19 +33,36 @@ func noFileFinding(ctx *check.Context, c *defaultChange, images []*reliantImage,
 	var rowsUsed []*changedNode
 	var imagesUsed []*reliantImage
 	count := 0
+	kinds := [2]string{check.InitContainers, check.Containers}
+	// The image row each container position had in the pod before: the
+	// pods of a template come one after another with the same images, so
+	// most containers are a string comparison, not a parse.
+	var last [2][4]struct {
+		image string
+		row   *reliantImage
+		set   bool
+	}
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		for _, k := range []struct {
-			kind string
-			cs   []snapshot.Container
-		}{{check.InitContainers, p.Spec.InitContainers}, {check.Containers, p.Spec.Containers}} {
-			for _, ct := range k.cs {
+		for l, cs := range [2][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for j := range cs {
+				ct := &cs[j] // by index: not a copy of every container
 				// The image first: few pods run one, and the node lookup
 				// is the costlier test at 100,000 pods.
-				im := imageRow(images, ct.Image)
+				var im *reliantImage
+				if j < len(last[l]) {
+					m := &last[l][j]
+					if !m.set || m.image != ct.Image {
+						m.image, m.row, m.set = ct.Image, imageRow(images, ct.Image), true
+					}
+					im = m.row
+				} else {
+					im = imageRow(images, ct.Image)
+				}
 				if im == nil {
 					continue
 				}
+				kind := kinds[l]
 				nm, ok := onNode[p.Spec.NodeName]
 				if !ok {
 					continue
@@ -55,7 +72,7 @@ func noFileFinding(ctx *check.Context, c *defaultChange, images []*reliantImage,
 				if len(objs) < check.MaxListedObjects {
 					objs = append(objs, ref)
 				}
-				pods.Add(ref, finding.Value("spec."+k.kind+"[name="+ct.Name+"].image", ct.Image),
+				pods.Add(ref, finding.Value("spec."+kind+"[name="+ct.Name+"].image", ct.Image),
 					finding.Value("spec.nodeName", p.Spec.NodeName))
 				usedNodes[nm.node.Name] = true
 				for _, r := range nm.rows {

@@ -63,7 +63,7 @@ func tunTapFindings(ctx *check.Context, c *defaultChange, images []*reliantImage
 			"they are privileged is unknown", check.Plural(bare, "pod", "pods"), tunDevice)
 	}
 	var exposed, atRisk []int
-	onChanged := map[int][]nodeMatch{}
+	onChanged := make([][]nodeMatch, len(users)) // by user
 	// Each user needs one admitting node to be high; the evidence quotes
 	// at most MaxListedObjects nodes in all, so the scan stops there.
 	quoted := map[string]bool{}
@@ -158,26 +158,28 @@ func tunReliance(spec *corev1.PodSpec, images []*reliantImage) (tunUser, bool) {
 			tunVolumes[v.Name] = true
 		}
 	}
-	kinds := []struct {
-		kind string
-		cs   []corev1.Container
-	}{{check.InitContainers, spec.InitContainers}, {check.Containers, spec.Containers}}
-	for _, k := range kinds {
-		for _, c := range k.cs {
+	kinds := [2]string{check.InitContainers, check.Containers}
+	for l, cs := range [2][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for j := range cs {
+			c := &cs[j] // by index: not a copy of every container
 			sc := c.SecurityContext
 			if sc != nil && sc.Privileged != nil && *sc.Privileged || requestsTunDevice(c.Resources) {
 				continue
 			}
-			base := "spec." + k.kind + "[name=" + c.Name + "]."
-			privileged := finding.Absent(base + "securityContext.privileged")
-			if sc != nil && sc.Privileged != nil {
-				privileged = finding.Value(base+"securityContext.privileged", false)
+			// The field paths are built only for a container that is
+			// reported.
+			base := func() string { return "spec." + kinds[l] + "[name=" + c.Name + "]." }
+			privileged := func() finding.Field {
+				if sc != nil && sc.Privileged != nil {
+					return finding.Value(base()+"securityContext.privileged", false)
+				}
+				return finding.Absent(base() + "securityContext.privileged")
 			}
 			for _, m := range c.VolumeMounts {
 				if tunVolumes[m.Name] {
 					return tunUser{why: fmt.Sprintf("container %s mounts the host's %s at %s and is not privileged", c.Name, tunDevice, m.MountPath),
 						fields: []finding.Field{finding.Value("spec.volumes[name="+m.Name+"].hostPath.path", tunDevice),
-							finding.Value(base+"volumeMounts[name="+m.Name+"].mountPath", m.MountPath), privileged}}, true
+							finding.Value(base()+"volumeMounts[name="+m.Name+"].mountPath", m.MountPath), privileged()}}, true
 				}
 			}
 			if sc == nil || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Add, "NET_ADMIN") {
@@ -186,8 +188,8 @@ func tunReliance(spec *corev1.PodSpec, images []*reliantImage) (tunUser, bool) {
 			if im := imageRow(images, c.Image); im != nil {
 				return tunUser{why: fmt.Sprintf("container %s adds NET_ADMIN, is not privileged, and runs %s (%s)", c.Name, c.Image,
 					strings.TrimSuffix(strings.TrimSpace(im.Note), ".")),
-					fields: []finding.Field{finding.Value(base+"image", c.Image),
-						finding.Value(base+"securityContext.capabilities.add", finding.JSONText(sc.Capabilities.Add)), privileged}}, true
+					fields: []finding.Field{finding.Value(base()+"image", c.Image),
+						finding.Value(base()+"securityContext.capabilities.add", finding.JSONText(sc.Capabilities.Add)), privileged()}}, true
 			}
 		}
 	}

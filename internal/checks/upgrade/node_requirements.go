@@ -232,6 +232,7 @@ func nodeOSAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []finding
 	groups := map[string]*poolGroup{}
 	rows := map[string]nodeOSRow{}
 	var unknown int
+	var osl check.OSLookup // a pool's nodes share one table lookup
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if !belowTarget(n, t) {
@@ -241,7 +242,7 @@ func nodeOSAtTarget(ctx *check.Context, f *facts, t check.KubeVersion) []finding
 		if !providers[p] {
 			continue
 		}
-		info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
+		info := osl.Identify(n)
 		if !info.Known {
 			unknown++
 			continue

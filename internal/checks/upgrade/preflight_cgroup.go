@@ -24,6 +24,9 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 	s := ctx.Snapshot
 	byOS := map[string][]*corev1.Node{}
 	var unknown []string
+	var osl check.OSLookup // a pool's nodes share one table lookup
+	var last nodeos.Info   // the OS bootsCgroupV1 last judged, and its answer
+	var judged, lastV1, lastDecided bool
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if !belowTarget(n, t) {
@@ -32,8 +35,12 @@ func cgroupV1At(ctx *check.Context, f *facts, t check.KubeVersion) []finding.Fin
 		if n.Status.NodeInfo.OperatingSystem == "windows" || n.Labels["kubernetes.io/os"] == "windows" {
 			continue
 		}
-		info := nodeos.Identify(n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KernelVersion)
-		v1, decided := bootsCgroupV1(f, info)
+		info := osl.Identify(n)
+		if !judged || info.Known != last.Known || info.Distro != last.Distro || info.Version != last.Version {
+			last, judged = info, true
+			lastV1, lastDecided = bootsCgroupV1(f, info) // its release's versions parsed once per run of nodes
+		}
+		v1, decided := lastV1, lastDecided
 		switch {
 		case !decided:
 			unknown = append(unknown, n.Name)

@@ -95,15 +95,24 @@ func drainBlockers(ctx *check.Context, t check.KubeVersion) []finding.Finding {
 		})...)
 		out = append(out, fd)
 	}
+	// Pods a drain refuses: the tests on the pod itself first, the node
+	// lookup (a map read and a version parse) only for a pod that would be
+	// listed, since most pods have a controller and no emptyDir.
 	var bare, local []*snapshot.Pod
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		if p.Spec.NodeName == "" || !pendingNode(ix, p.Spec.NodeName, t) || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" {
+		bareP := len(p.OwnerReferences) == 0
+		localP := !bareP && p.Spec.LocalStorage && p.OwnerReferences[0].Kind != "DaemonSet"
+		if !bareP && !localP {
 			continue
 		}
-		if len(p.OwnerReferences) == 0 {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Annotations["kubernetes.io/config.mirror"] != "" ||
+			!pendingNode(ix, p.Spec.NodeName, t) {
+			continue
+		}
+		if bareP {
 			bare = append(bare, p)
-		} else if p.Spec.LocalStorage && p.OwnerReferences[0].Kind != "DaemonSet" {
+		} else {
 			local = append(local, p)
 		}
 	}
