@@ -43,6 +43,11 @@ const (
 // StorageSizeFamilies are the three names, newest first.
 var StorageSizeFamilies = []string{StorageSize, StorageDBTotalSize, EtcdDBTotalSize}
 
+// RequestDuration is kube-apiserver's histogram of request latency, by
+// verb, group, version, resource, subresource and scope (STABLE in
+// staging/src/k8s.io/apiserver/pkg/endpoints/metrics/metrics.go).
+const RequestDuration = "apiserver_request_duration_seconds"
+
 // apiServerFamily is a family every kube-apiserver exports: a file
 // without it is not the API server's /metrics.
 const apiServerFamily = "apiserver_request_total"
@@ -54,10 +59,19 @@ const (
 	maxFamily = 64 << 20
 )
 
-// Series is one sample of a kept family: its labels and value.
+// Series is one sample of a kept family: its labels and value. For a
+// histogram, Value is the sample count and Buckets its cumulative buckets.
 type Series struct {
-	Labels map[string]string
-	Value  float64
+	Labels  map[string]string
+	Value   float64
+	Buckets []Bucket
+}
+
+// Bucket is one cumulative histogram bucket: how many samples were at
+// most UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
 }
 
 // ValueText prints the value as the exposition does for integers ("1").
@@ -267,8 +281,14 @@ func seriesOf(mf *dto.MetricFamily) []Series {
 			s.Value = m.GetCounter().GetValue()
 		case m.Untyped != nil:
 			s.Value = m.GetUntyped().GetValue()
+		case m.Histogram != nil:
+			h := m.GetHistogram()
+			s.Value = float64(h.GetSampleCount())
+			for _, b := range h.GetBucket() {
+				s.Buckets = append(s.Buckets, Bucket{UpperBound: b.GetUpperBound(), Count: float64(b.GetCumulativeCount())})
+			}
 		default:
-			continue // histograms and summaries: no family kept here is one
+			continue // summaries: no family kept here is one
 		}
 		out = append(out, s)
 	}

@@ -716,7 +716,9 @@ type snapshotFile struct {
 	// DeprecatedAPIRequests are the /metrics series the snapshot kept.
 	DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
 	// StorageSizes are the storage size series the snapshot kept.
-	StorageSizes []StorageSize    `json:"storageSizes,omitempty"`
+	StorageSizes []StorageSize `json:"storageSizes,omitempty"`
+	// WriteLatency are the write latency series the snapshot kept.
+	WriteLatency []WriteLatency   `json:"writeLatency,omitempty"`
 	Items        []jsontext.Value `json:"items"`
 }
 
@@ -760,9 +762,10 @@ func (l *loader) snapshotHead(sf snapshotFile, held map[Resource]int) error {
 		}
 		if r == APIServerMetrics {
 			// Its series are in the head, not among the items.
-			held[r] = len(sf.DeprecatedAPIRequests) + len(sf.StorageSizes)
+			held[r] = len(sf.DeprecatedAPIRequests) + len(sf.StorageSizes) + len(sf.WriteLatency)
 			l.snap.AddDeprecatedAPIRequests(sf.DeprecatedAPIRequests...)
 			l.snap.AddStorageSizes(sf.StorageSizes...)
+			l.snap.AddWriteLatency(sf.WriteLatency...)
 		}
 		if !r.CountOnly && c.Status == StatusRead && held[r] != c.Count {
 			l.miscounted(r, c.Count, held[r])
@@ -856,6 +859,8 @@ func (l *loader) streamSnapshot(r io.Reader) error {
 				err = json.Unmarshal(v, &head.DeprecatedAPIRequests)
 			case "storageSizes":
 				err = json.Unmarshal(v, &head.StorageSizes)
+			case "writeLatency":
+				err = json.Unmarshal(v, &head.WriteLatency)
 			case "coverage":
 				err = json.Unmarshal(v, &head.Coverage)
 				// Write puts the coverage, with counts, before the items:

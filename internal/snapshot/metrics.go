@@ -12,8 +12,8 @@ import (
 // APIServerMetrics is the API server's GET /metrics, a non-resource URL:
 // no objects, but an input like a resource, with coverage (read,
 // forbidden, not in the input) and an RBAC rule (nonResourceURLs). Only
-// the apiserver_requested_deprecated_apis series and the storage
-// database's size are kept.
+// the apiserver_requested_deprecated_apis series, the storage database's
+// size and the latency of single-object writes are kept.
 var APIServerMetrics = Resource{Resource: "metrics", Kind: "APIServerMetrics", NonResourceURL: "/metrics"}
 
 // RecipeMetrics is the recipe dump's file of `kubectl get --raw /metrics`.
@@ -66,10 +66,58 @@ func (z StorageSize) SeriesName() string {
 	return fmt.Sprintf("%s{%s=%q}", z.Metric, z.Label, z.LabelValue)
 }
 
+// WriteLatency is one series of apiserver_request_duration_seconds for a
+// mutating verb (POST, PUT, PATCH, DELETE) on a single object
+// (scope="resource"): how many such requests the API server that answered
+// has served since it started, and how many of them within one second,
+// the bound of the upstream API call latency SLO. Only these two numbers
+// of the histogram are kept.
+type WriteLatency struct {
+	Verb        string `json:"verb"`
+	Group       string `json:"group"`
+	Version     string `json:"version"`
+	Resource    string `json:"resource"`
+	Subresource string `json:"subresource,omitempty"`
+	// Count is the histogram's _count; Within1s its le="1" bucket.
+	Count    float64 `json:"count"`
+	Within1s float64 `json:"within1s"`
+	From     string  `json:"from"`
+}
+
+// SeriesName names the histogram's series as the exposition does, less
+// the component and dry_run labels:
+// apiserver_request_duration_seconds{group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"}.
+func (w WriteLatency) SeriesName() string {
+	return fmt.Sprintf(`%s{group=%q,resource=%q,scope="resource",subresource=%q,verb=%q,version=%q}`,
+		apimetrics.RequestDuration, w.Group, w.Resource, w.Subresource, w.Verb, w.Version)
+}
+
+// writeLatencyOf keeps a request-duration series when it is a mutating
+// single-object request with a le="1" bucket; dry runs are left out.
+func writeLatencyOf(s apimetrics.Series, from string) (WriteLatency, bool) {
+	switch s.Labels["verb"] {
+	case "POST", "PUT", "PATCH", "DELETE":
+	default:
+		return WriteLatency{}, false
+	}
+	if s.Labels["scope"] != "resource" || s.Labels["dry_run"] != "" {
+		return WriteLatency{}, false
+	}
+	for _, b := range s.Buckets {
+		if b.UpperBound == 1 {
+			return WriteLatency{Verb: s.Labels["verb"], Group: s.Labels["group"], Version: s.Labels["version"],
+				Resource: s.Labels["resource"], Subresource: s.Labels["subresource"],
+				Count: s.Value, Within1s: b.Count, From: from}, true
+		}
+	}
+	return WriteLatency{}, false
+}
+
 // MetricsRead is what kubegap keeps of one /metrics output.
 type MetricsRead struct {
 	Deprecated   []DeprecatedAPIRequest
 	StorageSizes []StorageSize
+	WriteLatency []WriteLatency
 }
 
 // ReadMetrics reads a /metrics output into the deprecated-API and storage
@@ -78,7 +126,7 @@ type MetricsRead struct {
 // size families are kept when present (an API server exports one of three
 // names, or none), their absence proving nothing.
 func ReadMetrics(r io.Reader, from string) (MetricsRead, error) {
-	fams, err := apimetrics.ReadWith(r, []string{apimetrics.DeprecatedAPIs}, apimetrics.StorageSizeFamilies)
+	fams, err := apimetrics.ReadWith(r, []string{apimetrics.DeprecatedAPIs}, append(slices.Clip(apimetrics.StorageSizeFamilies), apimetrics.RequestDuration))
 	if err != nil {
 		return MetricsRead{}, err
 	}
@@ -100,6 +148,11 @@ func ReadMetrics(r io.Reader, from string) (MetricsRead, error) {
 				Value: s.ValueText(), Bytes: s.Value, From: from})
 		}
 	}
+	for _, s := range fams[apimetrics.RequestDuration] {
+		if w, ok := writeLatencyOf(s, from); ok {
+			out.WriteLatency = append(out.WriteLatency, w)
+		}
+	}
 	return out, nil
 }
 
@@ -107,6 +160,18 @@ func ReadMetrics(r io.Reader, from string) (MetricsRead, error) {
 func (s *Snapshot) AddMetrics(m MetricsRead) {
 	s.AddDeprecatedAPIRequests(m.Deprecated...)
 	s.AddStorageSizes(m.StorageSizes...)
+	s.AddWriteLatency(m.WriteLatency...)
+}
+
+// AddWriteLatency adds series, sorted; a series already held (the same
+// labels, from another file or API server) is kept once, as first read.
+func (s *Snapshot) AddWriteLatency(ws ...WriteLatency) {
+	for _, w := range ws {
+		if !slices.ContainsFunc(s.WriteLatency, func(o WriteLatency) bool { return o.SeriesName() == w.SeriesName() }) {
+			s.WriteLatency = append(s.WriteLatency, w)
+		}
+	}
+	slices.SortFunc(s.WriteLatency, func(a, b WriteLatency) int { return cmp.Compare(a.SeriesName(), b.SeriesName()) })
 }
 
 // AddStorageSizes adds series, sorted; a series already held (the same

@@ -221,3 +221,60 @@ func TestRecipeScriptDumpsMetrics(t *testing.T) {
 		t.Fatalf("script:\n%s", script)
 	}
 }
+
+// writeLatencyText is a /metrics output with the request-duration
+// histogram: a POST on pods (kept), a dry-run POST and a LIST (dropped).
+const writeLatencyText = `# HELP apiserver_request_duration_seconds [STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="0.5"} 90
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="1"} 95
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="+Inf"} 100
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 80
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 100
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="All",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="1"} 1
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="All",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="+Inf"} 1
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="All",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 0.1
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="All",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 1
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1",le="1"} 3
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1",le="+Inf"} 3
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 0.3
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 3
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 100
+# HELP apiserver_requested_deprecated_apis [STABLE] Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.
+# TYPE apiserver_requested_deprecated_apis gauge
+`
+
+// TestWriteLatencyKeptAndRoundTrips: of the request-duration histogram
+// only single-object writes that are no dry run are kept, with their count
+// and le="1" bucket, and they survive a snapshot.
+func TestWriteLatencyKeptAndRoundTrips(t *testing.T) {
+	m, err := ReadMetrics(strings.NewReader(writeLatencyText), "metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := WriteLatency{Verb: "POST", Version: "v1", Resource: "pods", Count: 100, Within1s: 95, From: "metrics.txt"}
+	if len(m.WriteLatency) != 1 || m.WriteLatency[0] != want {
+		t.Fatalf("write latency %+v, want [%+v]", m.WriteLatency, want)
+	}
+	s := New(Source{})
+	s.AddMetrics(m)
+	s.SetCoverage(APIServerMetrics, StatusRead, "")
+	s.SetComplete(APIServerMetrics, nil)
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "snap.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadPaths([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.WriteLatency) != 1 || back.WriteLatency[0] != want {
+		t.Fatalf("after the snapshot: %+v", back.WriteLatency)
+	}
+}

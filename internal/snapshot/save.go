@@ -36,7 +36,8 @@ func (s *Snapshot) Write(w io.Writer) error {
 		// The /metrics series, which are no objects: before the items.
 		DeprecatedAPIRequests []DeprecatedAPIRequest `json:"deprecatedAPIRequests,omitempty"`
 		StorageSizes          []StorageSize          `json:"storageSizes,omitempty"`
-	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage(), s.DeprecatedAPIRequests, s.StorageSizes}
+		WriteLatency          []WriteLatency         `json:"writeLatency,omitempty"`
+	}{SnapshotAPIVersion, SnapshotKind, SnapshotFormatVersion, s.Source, s.Coverage(), s.DeprecatedAPIRequests, s.StorageSizes, s.WriteLatency}
 	b, err := json.Marshal(head)
 	if err != nil {
 		return err

@@ -181,6 +181,9 @@ type Snapshot struct {
 	// StorageSizes are the storage database size series of the same
 	// /metrics, sorted.
 	StorageSizes []StorageSize
+	// WriteLatency are the single-object write latency series of the
+	// same /metrics, sorted.
+	WriteLatency []WriteLatency
 
 	// Counts holds how many objects of each CountOnly resource there are
 	// (in scope); their objects are never kept.
@@ -288,7 +291,7 @@ func (s *Snapshot) CustomObjects(r Resource) []unstructured.Unstructured {
 // Count is the number of objects of r in the snapshot.
 func (s *Snapshot) Count(r Resource) int {
 	if r == APIServerMetrics {
-		return len(s.DeprecatedAPIRequests) + len(s.StorageSizes)
+		return len(s.DeprecatedAPIRequests) + len(s.StorageSizes) + len(s.WriteLatency)
 	}
 	if r.CountOnly {
 		return s.Counts[r]
