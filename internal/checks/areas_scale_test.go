@@ -93,6 +93,18 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	s.Pods = append(s.Pods, etcd)
 	s.AddStorageSizes(snapshot.StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0",
 		Value: "1717986918", Bytes: 1717986918, From: "bench"})
+	// api-write-latency: single-object write series for 200 built-in
+	// resources and four verbs, every tenth over the SLO.
+	for i := range 200 {
+		for j, verb := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			within := 99999.0
+			if (i+j)%10 == 0 {
+				within = 90000
+			}
+			s.AddWriteLatency(snapshot.WriteLatency{Verb: verb, Group: "apps", Version: "v1", Resource: fmt.Sprintf("res%03d", i),
+				Count: 100000, Within1s: within, From: "bench"})
+		}
+	}
 	// custom-resource-size: 2,000 Argo CD Applications as a live read
 	// records them, one of them at 1.1 MiB.
 	apps := make([]unstructured.Unstructured, 2000)
@@ -110,7 +122,7 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 
 // areaChecksBench are the checks BenchmarkAreaChecks times.
 var areaChecksBench = benchIDs("BenchmarkAreaChecks", "certificate-expiry", "object-count-explosion", "api-heavy-node-agents",
-	"etcd-capacity-signals", "custom-resource-size")
+	"etcd-capacity-signals", "custom-resource-size", "api-write-latency")
 
 // BenchmarkAreaChecks times the certs, objects and agents checks on 5,000
 // nodes and 100,000 pods: go test -run NONE -bench AreaChecks ./internal/checks/

@@ -218,6 +218,8 @@ var caseFixtures = map[string]caseFixture{
 		State: "k3s-io/k3s#5331's three v1.23.4+k3s1 embedded-etcd servers on the default 2 GiB quota, with the database at 75 % of it before it filled"},
 	"dataplane-node-compat\tel8-el9-iptables-backend-mismatch-calico-kube-proxy-2023-2025": {Files: []string{"runtime/testdata/dataplane-node-compat/calico-auto-gap.yaml"}, Complete: true,
 		State: "projectcalico/calico#7393's workers on RHEL 8 under the calico-node 3.24.1 DaemonSet (the image #7741 pulled) with FELIX_IPTABLESBACKEND=Auto, as the reporter ran it while iptables -V in calico-node printed 1.8.4 (legacy); an Amazon Linux 2 node beside them"},
+	"api-write-latency\ttrocco-eks-upgrade-control-plane-latency-job-startup-2025": {Files: []string{"objects/testdata/api-write-latency/gap/nodes.yaml", "objects/testdata/api-write-latency/gap/metrics.txt"}, Complete: true,
+		State: "in the incident: TROCCO's upgraded EKS control plane, where the team traced minutes-long Job start-up to API latency; the proposal names no API call or number, so the /metrics values (POST jobs and pods with 15 % and 10 % of writes over 1s) are our construction of what slow control-plane writes look like"},
 	"custom-resource-size\targocd-application-status-exceeds-etcd-request-limit-2023-2025": {Files: []string{"objects/testdata/custom-resource-size/gap.yaml"}, Complete: true,
 		State: "deployKF/deployKF#224's profiles-generator Application as stored before the patch that failed, at the size its reporter measured (about 475 KB of status.history, 367 KB of status.resources and 64 KB of spec) with revisionHistoryLimit unset"},
 	"object-count-explosion\tunbounded-terminated-pods-apiserver-oom-2015": {Make: evictedPods(5200),

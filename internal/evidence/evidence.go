@@ -39,9 +39,12 @@ const seriesKind = "APIServerMetric"
 // readMetrics reads a saved /metrics output: each
 // apiserver_requested_deprecated_apis series becomes a document named as
 // the exposition names the series, with its labels under "labels" (empty
-// ones left out, as the API omits empty fields) and its value.
+// ones left out, as the API omits empty fields) and its value. Each
+// apiserver_request_duration_seconds series of a single-object write
+// becomes one too, named as snapshot.WriteLatency names it, with its
+// count and its le="1" bucket (fields count and le1).
 func (in *Input) readMetrics(name string, r io.Reader) error {
-	fams, err := apimetrics.Read(r, apimetrics.DeprecatedAPIs)
+	fams, err := apimetrics.ReadWith(r, []string{apimetrics.DeprecatedAPIs}, []string{apimetrics.RequestDuration})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -49,7 +52,38 @@ func (in *Input) readMetrics(name string, r io.Reader) error {
 		l := s.Labels
 		in.addSeries(l["group"], l["version"], l["resource"], l["subresource"], l["removed_release"], s.ValueText())
 	}
+	for _, s := range fams[apimetrics.RequestDuration] {
+		in.addDurationSeries(s)
+	}
 	return nil
+}
+
+// addDurationSeries adds a request-duration histogram series of a
+// single-object write with a le="1" bucket.
+func (in *Input) addDurationSeries(s apimetrics.Series) {
+	l := s.Labels
+	if l["scope"] != "resource" || l["dry_run"] != "" {
+		return
+	}
+	for _, b := range s.Buckets {
+		if b.UpperBound != 1 {
+			continue
+		}
+		name := fmt.Sprintf(`%s{group=%q,resource=%q,scope="resource",subresource=%q,verb=%q,version=%q}`,
+			apimetrics.RequestDuration, l["group"], l["resource"], l["subresource"], l["verb"], l["version"])
+		labels := map[string]any{}
+		for _, k := range []string{"group", "version", "resource", "subresource", "verb"} {
+			if l[k] != "" {
+				labels[k] = l[k]
+			}
+		}
+		doc := map[string]any{"kind": seriesKind, "metadata": map[string]any{"name": name}, "labels": labels,
+			"count": s.ValueText(), "le1": apimetrics.Series{Value: b.Count}.ValueText()}
+		key := objectKey{seriesKind, "", name}
+		in.objects[key] = append(in.objects[key], doc)
+		in.count++
+		return
+	}
 }
 
 func (in *Input) addSeries(group, version, resource, subresource, removed, value string) {

@@ -1,6 +1,7 @@
 // Package objects holds the checks about how many objects the cluster
 // keeps: counts that grow until etcd and the API server fail, and the
-// size of etcd's database against its space quota.
+// size of etcd's database against its space quota, and how long the API
+// server takes to write single objects.
 package objects
 
 import "github.com/kubegap/kubegap/internal/check"
@@ -11,5 +12,6 @@ func Checks() []check.Check {
 		objectCountExplosionCheck(),
 		etcdCapacitySignalsCheck(),
 		customResourceSizeCheck(),
+		apiWriteLatencyCheck(),
 	}
 }
