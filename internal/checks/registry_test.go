@@ -73,7 +73,7 @@ func TestChecksAndCasesCiteEachOther(t *testing.T) {
 // read-only check can detect it, and an entry that becomes cited or
 // explained must leave the list.
 var uncitedDetectable = map[string]string{
-	"monzo-linkerd-k8s-watch-2017": "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd or Kubernetes versions Monzo ran (Monzo's post, The Register, InfoQ and The Stack say only that they were incompatible), so no row could be sourced",
+	"monzo-linkerd-k8s-watch-2017": "a mesh-version check (linkerd image tag against the API server's version, from a table of known-bad pairs): not built, since no source read names the linkerd version Monzo ran (its talk gives only Kubernetes 1.6+ returning null endpoints; linkerd fixed null endpoint subsets in 1.0.0), so a row could be sourced but not shown to match Monzo's cluster",
 }
 
 // maxUncitedDetectable caps uncitedDetectable: raising it means accepting
