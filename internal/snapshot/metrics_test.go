@@ -278,3 +278,23 @@ func TestWriteLatencyKeptAndRoundTrips(t *testing.T) {
 		t.Fatalf("after the snapshot: %+v", back.WriteLatency)
 	}
 }
+
+// TestMergeKeepsMetrics: a live read gets /metrics in a part of its own
+// and merges it; every series kept from it must survive the merge (the
+// write latency once did not, and a live audit said "no series").
+func TestMergeKeepsMetrics(t *testing.T) {
+	m, err := ReadMetrics(strings.NewReader(writeLatencyText), "GET /metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := New(Source{})
+	part.AddMetrics(m)
+	part.AddStorageSizes(StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0", Value: "1", Bytes: 1})
+	part.AddDeprecatedAPIRequests(DeprecatedAPIRequest{Group: "g", Version: "v1beta1", Resource: "r", Value: "1"})
+	s := New(Source{})
+	s.Merge(part)
+	if len(s.WriteLatency) != 1 || len(s.StorageSizes) != 1 || len(s.DeprecatedAPIRequests) != 1 {
+		t.Fatalf("after the merge: %d write latency, %d storage size, %d deprecated series, want 1 each",
+			len(s.WriteLatency), len(s.StorageSizes), len(s.DeprecatedAPIRequests))
+	}
+}

@@ -398,6 +398,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	}
 	s.AddDeprecatedAPIRequests(o.DeprecatedAPIRequests...)
 	s.AddStorageSizes(o.StorageSizes...)
+	s.AddWriteLatency(o.WriteLatency...)
 }
 
 // Restrict limits the snapshot to some namespaces, as a live read with -n
