@@ -14,7 +14,18 @@ import (
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
 
-//go:embed cluster/*.yaml
+// The demo's objects, and cluster/metrics.txt: what its API server would
+// answer on GET /metrics, trimmed to the families checks read (single-object
+// write latency, with apiserver_request_total that marks the file as the
+// API server's, and a later family that shows the file is whole). The
+// numbers are the demo's, invented: writes well inside the upstream 1s
+// latency SLO. The shape (labels, their order, the histogram's buckets) is
+// what kube-apiserver v1.37.2 printed on the test bed (test/e2e/writelatency
+// logs it). No storage-size series: an AKS control plane's etcd quota is not
+// visible, so a size would leave etcd-capacity-signals unknown; the demo's
+// metrics stand for the families it shows, not for every one a server has.
+//
+//go:embed cluster/*.yaml cluster/metrics.txt
 var files embed.FS
 
 //go:embed images.yaml
@@ -43,6 +54,7 @@ func Snapshot() (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	names = append(names, "cluster/"+snapshot.RecipeMetrics)
 	s, err := snapshot.LoadFS(files, snapshot.Source{Type: snapshot.SourceDemo, Context: "contoso-prod (demo)"}, names)
 	if err != nil {
 		return nil, err

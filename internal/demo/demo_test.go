@@ -51,3 +51,27 @@ func TestImageFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLatency: the demo's /metrics holds single-object write latency
+// as a real API server exports it, enough writes of a pair for
+// api-write-latency to judge (its floor is 1,000) and every pair inside the
+// 1s SLO, so the demo report has the check pass rather than unknown (that
+// it passes, and no check is unknown, is TestFailOnUnknown's in cli).
+func TestWriteLatency(t *testing.T) {
+	s, err := Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := 0
+	for _, w := range s.WriteLatency {
+		if w.Count >= 1000 {
+			judged++
+		}
+		if w.Within1s > w.Count || w.Count-w.Within1s > w.Count/100 {
+			t.Errorf("%s: %v of %v within 1s, want at least 99%%", w.SeriesName(), w.Within1s, w.Count)
+		}
+	}
+	if judged == 0 {
+		t.Errorf("%d write-latency series, none with 1,000 writes", len(s.WriteLatency))
+	}
+}
