@@ -88,3 +88,52 @@ func TestLooks(t *testing.T) {
 		}
 	}
 }
+
+// durationText is a request-duration family as kube-apiserver prints it: a
+// POST at scope resource (kept), a LIST (left out before parsing) and a
+// blank line.
+const durationText = `# HELP apiserver_request_duration_seconds [STABLE] x
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1",le="1"} 3
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1",le="+Inf"} 3
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 0.3
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 3
+
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="1"} 95
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1",le="+Inf"} 100
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 80
+apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 100
+# HELP apiserver_request_total x
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201"} 100
+`
+
+// TestReadKeepsOnlyWritesOfRequestDuration: of the request-duration
+// histogram only the single-object writes are parsed and returned, whole
+// (count and buckets); a line left out unparsed must still be one of the
+// family's, and an error after left-out lines names its real line.
+func TestReadKeepsOnlyWritesOfRequestDuration(t *testing.T) {
+	got, err := ReadWith(strings.NewReader(durationText), nil, []string{RequestDuration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got[RequestDuration]
+	if len(s) != 1 || s[0].Labels["verb"] != "POST" || s[0].Value != 100 || len(s[0].Buckets) != 2 || s[0].Buckets[0] != (Bucket{UpperBound: 1, Count: 95}) {
+		t.Fatalf("series %+v, want the POST only, with its count and buckets", s)
+	}
+	// Without asking for the family, nothing of it is kept.
+	if got, err := ReadWith(strings.NewReader(durationText), nil, nil); err != nil || len(got[RequestDuration]) != 0 {
+		t.Fatalf("not asked: %v %v", got, err)
+	}
+	lines := strings.Split(durationText, "\n")
+	garbled := append([]string(nil), lines...)
+	garbled[2] = "not_this_family{verb=\"LIST\"} 3" // a left-out line of another name
+	if _, err := ReadWith(strings.NewReader(strings.Join(garbled, "\n")), nil, []string{RequestDuration}); err == nil || !strings.Contains(err.Error(), "line 3:") {
+		t.Errorf("a foreign line among left-out samples: %v, want an error on line 3", err)
+	}
+	broken := append([]string(nil), lines...)
+	broken[8] = strings.Replace(broken[8], "} 100", "} x", 1) // the POST's +Inf bucket
+	if _, err := ReadWith(strings.NewReader(strings.Join(broken, "\n")), nil, []string{RequestDuration}); err == nil || !strings.Contains(err.Error(), "line 9") {
+		t.Errorf("a bad kept sample after left-out ones: %v, want an error naming line 9", err)
+	}
+}
