@@ -24,18 +24,20 @@ type legacyTLSFacts struct {
 	FirstBroken       string   `json:"firstBroken"`
 	SecurityLevelZero string   `json:"securityLevelZero"`
 	ConfigMap         string   `json:"configMap"`
+	CiphersChanged    string   `json:"ciphersChanged"`
 	Sources           []string `json:"sources"`
 
-	lastWorking, firstBroken check.KubeVersion
+	lastWorking, firstBroken, ciphersChanged check.KubeVersion
 }
 
 var loadLegacyTLSFacts = check.Facts("ingress-nginx TLS facts", legacyTLSYAML, func(f *legacyTLSFacts) error {
-	var ok1, ok2 bool
+	var ok1, ok2, ok3 bool
 	f.lastWorking, ok1 = check.ParseKubeVersion(f.LastWorking)
 	f.firstBroken, ok2 = check.ParseKubeVersion(f.FirstBroken)
-	if !ok1 || !ok2 || !f.lastWorking.Less(f.firstBroken) || len(f.LegacyProtocols) == 0 || f.SecurityLevelZero == "" ||
+	f.ciphersChanged, ok3 = check.ParseKubeVersion(f.CiphersChanged)
+	if !ok1 || !ok2 || !ok3 || !f.lastWorking.Less(f.firstBroken) || len(f.LegacyProtocols) == 0 || f.SecurityLevelZero == "" ||
 		!slices.Contains(snapshot.NamedConfigMaps, f.ConfigMap) {
-		return errors.New("ingress-nginx TLS facts: versions, legacyProtocols, securityLevelZero and a ConfigMap kubegap reads are required")
+		return errors.New("ingress-nginx TLS facts: versions (ciphersChanged too), legacyProtocols, securityLevelZero and a ConfigMap kubegap reads are required")
 	}
 	return nil
 })
@@ -60,13 +62,16 @@ func ingressNginxLegacyTLSCheck() check.Check {
 			"ConfigMap lists a legacy protocol in ssl-protocols without @SECLEVEL=0 in ssl-ciphers; low: a controller " +
 			"of 1.5.1 or earlier with such settings, which the upgrade will silently drop. Reads the controller's " +
 			"--configmap; kubegap reads only ingress-nginx/ingress-nginx-controller, the name the project's manifests " +
-			"and chart use, so other names leave the rules partial. Releases between 1.5.1 and 1.6.4 are not judged.",
+			"and chart use, so other names leave those two rules partial. Releases between 1.5.1 and 1.6.4 are not judged. Low: a " +
+			"controller before 0.27.0, whose default ssl-ciphers still has CBC suites, with no ssl-ciphers in its ConfigMap; when " +
+			"that ConfigMap is not one kubegap reads, the finding says ssl-ciphers is not known and gives the kubectl command that shows it.",
 		Reads: check.Needs(snapshot.Deployments, snapshot.DaemonSets, snapshot.ConfigMaps),
 		Rules: []check.Rule{
 			{ID: ruleLegacyDropped, Summary: "ingress-nginx 1.6.4+ asked for TLSv1/TLSv1.1 without @SECLEVEL=0", Needs: needs},
 			{ID: ruleLegacyUpgrade, Summary: "ingress-nginx 1.5.1 or earlier whose legacy TLS settings an upgrade will drop", Needs: needs},
+			{ID: ruleDefaultCiphers, Summary: "ingress-nginx before 0.27.0 on the default ssl-ciphers, which loses its CBC suites on upgrade", Needs: needs},
 		},
-		Cases: check.Related(caseMoJTLS),
+		Cases: check.Prevents(caseMoJTLS),
 		Run:   runIngressNginxLegacyTLS,
 	}
 }
@@ -94,6 +99,9 @@ func runIngressNginxLegacyTLS(ctx *check.Context) ([]finding.Finding, error) {
 	var out []finding.Finding
 	for _, n := range controllers {
 		if f, ok := judgeLegacyTLS(ctx, facts, n, configMaps); ok {
+			out = append(out, f)
+		}
+		if f, ok := judgeDefaultCiphers(ctx, facts, n, configMaps); ok {
 			out = append(out, f)
 		}
 	}

@@ -81,3 +81,71 @@ func TestIngressNginxLegacyTLSEvidenceItems(t *testing.T) {
 		t.Errorf("%d items resolved, want %d", n, len(want))
 	}
 }
+
+// MoJ before the upgrade: controller 0.26.1 whose ConfigMap kubegap does
+// not read. The finding reports the version hazard and says ssl-ciphers is
+// not known, with the command that shows it; it never says it is unset.
+func TestIngressNginxDefaultCiphersMoJBeforeUpgrade(t *testing.T) {
+	fs, _, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"moj-before-upgrade.yaml")))
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v", fs)
+	}
+	f := fs[0]
+	if f.Severity != finding.Low || f.Cases[0] != caseMoJTLS || !strings.Contains(f.Message, "is not known") ||
+		strings.Contains(f.Message, "does not set ssl-ciphers, so") {
+		t.Errorf("%v %v %s", f.Severity, f.Cases, f.Message)
+	}
+	joined := strings.Join(f.Evidence, "\n")
+	if !strings.Contains(joined, "kubectl get configmap nginx-ingress-acme -n ingress-controllers -o yaml") ||
+		!strings.Contains(joined, "ingress-nginx 0.26.1, from the image tag, is before 0.27.0") {
+		t.Errorf("evidence %q", f.Evidence)
+	}
+	want := "Deployment/ingress-controllers/nginx-ingress-acme-controller: " +
+		"spec.template.spec.containers[name=nginx-ingress-controller].image=quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.26.1, " +
+		"spec.template.spec.containers[name=nginx-ingress-controller].args[4]=--configmap=ingress-controllers/nginx-ingress-acme"
+	if len(f.EvidenceItems) != 1 || f.EvidenceItems[0].String() != want {
+		t.Errorf("items %v", f.EvidenceItems)
+	}
+	if n := checktest.EvidenceTrue(t, fs, legacyDir+"moj-before-upgrade.yaml"); n != 1 {
+		t.Errorf("%d items resolved, want 1", n)
+	}
+}
+
+// The same controller with its read ConfigMap lacking ssl-ciphers is a
+// definite finding quoting the ConfigMap's keys.
+func TestIngressNginxDefaultCiphersReadConfigMapUnset(t *testing.T) {
+	s := checktest.Load(t, legacyDir+"ciphers-pinned.yaml")
+	s.ConfigMaps[0].Data = map[string]string{"use-proxy-protocol": "true"}
+	fs, _, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(s))
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "does not set ssl-ciphers") ||
+		!checktest.HasObject(fs, "ConfigMap", "ingress-nginx", "ingress-nginx-controller") {
+		t.Fatalf("findings %+v", fs)
+	}
+	if got := fs[0].EvidenceItems[1].String(); got != "ConfigMap/ingress-nginx/ingress-nginx-controller: data keys=use-proxy-protocol" {
+		t.Errorf("item %s", got)
+	}
+}
+
+// ssl-ciphers pinned in the ConfigMap: no finding.
+func TestIngressNginxDefaultCiphersPinned(t *testing.T) {
+	checktest.Quiet(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"ciphers-pinned.yaml")))
+}
+
+// MoJ's controller after the upgrade, on 0.30.0: past the change, so the
+// rule has nothing to flag even with the ConfigMap unread (the other two
+// rules stay partial for that ConfigMap).
+func TestIngressNginxDefaultCiphersPastTheChange(t *testing.T) {
+	s := checktest.Load(t, legacyDir+"moj-before-upgrade.yaml")
+	c := &s.Deployments[0].Spec.Template.Spec.Containers[0]
+	c.Image = strings.Replace(c.Image, ":0.26.1", ":0.30.0", 1)
+	fs, ctx, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(s))
+	if len(fs) != 0 {
+		t.Errorf("findings %+v", fs)
+	}
+	if n, ok := ctx.Notes()[ruleDefaultCiphers]; ok {
+		t.Errorf("note %v", n)
+	}
+	if _, ok := ctx.Notes()[ruleLegacyDropped]; !ok {
+		t.Errorf("notes %v", ctx.Notes())
+	}
+}
