@@ -86,9 +86,12 @@ func TestIngressNginxLegacyTLSEvidenceItems(t *testing.T) {
 // not read. The finding reports the version hazard and says ssl-ciphers is
 // not known, with the command that shows it; it never says it is unset.
 func TestIngressNginxDefaultCiphersMoJBeforeUpgrade(t *testing.T) {
-	fs, _, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"moj-before-upgrade.yaml")))
+	fs, ctx, _ := checktest.Run(t, ingressNginxLegacyTLSCheck(), checktest.Complete(checktest.Load(t, legacyDir+"moj-before-upgrade.yaml")))
 	if len(fs) != 1 {
 		t.Fatalf("findings %+v", fs)
+	}
+	if n := ctx.Notes()[ruleDefaultCiphers]; !strings.Contains(n.Reason, "ingress-controllers/nginx-ingress-acme is not known") {
+		t.Errorf("notes %v", ctx.Notes())
 	}
 	f := fs[0]
 	if f.Severity != finding.Low || f.Cases[0] != caseMoJTLS || !strings.Contains(f.Message, "is not known") ||
@@ -112,7 +115,7 @@ func TestIngressNginxDefaultCiphersMoJBeforeUpgrade(t *testing.T) {
 }
 
 // The same controller with its read ConfigMap lacking ssl-ciphers is a
-// definite finding quoting the ConfigMap's keys.
+// definite finding naming the ConfigMap's keys.
 func TestIngressNginxDefaultCiphersReadConfigMapUnset(t *testing.T) {
 	s := checktest.Load(t, legacyDir+"ciphers-pinned.yaml")
 	s.ConfigMaps[0].Data = map[string]string{"use-proxy-protocol": "true"}
@@ -121,8 +124,8 @@ func TestIngressNginxDefaultCiphersReadConfigMapUnset(t *testing.T) {
 		!checktest.HasObject(fs, "ConfigMap", "ingress-nginx", "ingress-nginx-controller") {
 		t.Fatalf("findings %+v", fs)
 	}
-	if got := fs[0].EvidenceItems[1].String(); got != "ConfigMap/ingress-nginx/ingress-nginx-controller: data keys=use-proxy-protocol" {
-		t.Errorf("item %s", got)
+	if !slices.Contains(fs[0].Evidence, "ConfigMap ingress-nginx/ingress-nginx-controller has no ssl-ciphers key (its data keys: use-proxy-protocol)") {
+		t.Errorf("evidence %q", fs[0].Evidence)
 	}
 }
 
