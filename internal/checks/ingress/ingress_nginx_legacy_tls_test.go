@@ -90,7 +90,7 @@ func TestIngressNginxDefaultCiphersMoJBeforeUpgrade(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("findings %+v", fs)
 	}
-	if n := ctx.Notes()[ruleDefaultCiphers]; !strings.Contains(n.Reason, "ingress-controllers/nginx-ingress-acme is not known") {
+	if n := ctx.Notes()[ruleDefaultCiphers]; !strings.Contains(n.Reason, "ingress-controllers/nginx-ingress-acme-controller is not known") {
 		t.Errorf("notes %v", ctx.Notes())
 	}
 	f := fs[0]
@@ -99,13 +99,13 @@ func TestIngressNginxDefaultCiphersMoJBeforeUpgrade(t *testing.T) {
 		t.Errorf("%v %v %s", f.Severity, f.Cases, f.Message)
 	}
 	joined := strings.Join(f.Evidence, "\n")
-	if !strings.Contains(joined, "kubectl get configmap nginx-ingress-acme -n ingress-controllers -o yaml") ||
+	if !strings.Contains(joined, "kubectl get configmap nginx-ingress-acme-controller -n ingress-controllers -o yaml") ||
 		!strings.Contains(joined, "ingress-nginx 0.26.1, from the image tag, is before 0.27.0") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
 	want := "Deployment/ingress-controllers/nginx-ingress-acme-controller: " +
 		"spec.template.spec.containers[name=nginx-ingress-controller].image=quay.io/kubernetes-ingress-controller/nginx-ingress-controller:0.26.1, " +
-		"spec.template.spec.containers[name=nginx-ingress-controller].args[4]=--configmap=ingress-controllers/nginx-ingress-acme"
+		"spec.template.spec.containers[name=nginx-ingress-controller].args[4]=--configmap=ingress-controllers/nginx-ingress-acme-controller"
 	if len(f.EvidenceItems) != 1 || f.EvidenceItems[0].String() != want {
 		t.Errorf("items %v", f.EvidenceItems)
 	}
