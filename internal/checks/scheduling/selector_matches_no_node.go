@@ -192,6 +192,40 @@ type selectorRun struct {
 	matched map[string][]int
 	keyBuf  []byte // the selection key matching looks up, reused
 	version string
+	// groups memoises the evidence of every node grouped by the values of
+	// a list of label keys: many templates name the same keys, and each
+	// grouping walks every node.
+	groups map[string]nodeGroupsEvidence
+}
+
+// nodeGroupsEvidence is what addNodeGroups adds to a finding for every
+// node and one list of label keys: its items and their evidence lines.
+type nodeGroupsEvidence struct {
+	items []finding.EvidenceItem
+	lines []string
+}
+
+// addAllNodeGroups adds to f every node grouped by its values of keys, as
+// addNodeGroups(f, r.ix.nodes, labelsOf(keys...)) does, computed once per
+// list of keys; each finding gets its own copy of the items.
+func (r *selectorRun) addAllNodeGroups(f *finding.Finding, keys []string) {
+	memoKey := strings.Join(keys, "\x00")
+	g, ok := r.groups[memoKey]
+	if !ok {
+		var tmp finding.Finding
+		addNodeGroups(&tmp, r.ix.nodes, labelsOf(keys...))
+		g = nodeGroupsEvidence{items: tmp.EvidenceItems, lines: tmp.Evidence}
+		if r.groups == nil {
+			r.groups = map[string]nodeGroupsEvidence{}
+		}
+		r.groups[memoKey] = g
+	}
+	for _, it := range g.items {
+		it.Objects = slices.Clone(it.Objects)
+		it.Fields = slices.Clone(it.Fields)
+		f.EvidenceItems = append(f.EvidenceItems, it)
+	}
+	f.Evidence = append(f.Evidence, g.lines...)
 }
 
 func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
@@ -412,7 +446,7 @@ func (r *selectorRun) addSelectionEvidence(f *finding.Finding, w workload, sel s
 		}
 	}
 	if len(keys) > 0 {
-		addNodeGroups(f, r.ix.nodes, labelsOf(keys...))
+		r.addAllNodeGroups(f, keys)
 	}
 }
 
@@ -555,6 +589,6 @@ func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, b
 	if it, ok := selectionItem(w); ok {
 		f.AddEvidence(it)
 	}
-	addNodeGroups(&f, r.ix.nodes, labelsOf(keys...))
+	r.addAllNodeGroups(&f, keys)
 	return f, true
 }
