@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,6 +95,8 @@ type jvmRun struct {
 	groups  map[string]*jvmGroup
 	order   []*jvmGroup
 	unknown map[string]map[string]bool // rule -> what could not be judged
+	images  map[string]*jvmImage       // each image's runtimes, judged once
+	seen    []string                   // the images of the pod being judged, reused
 }
 
 func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
@@ -112,7 +115,7 @@ func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	run := &jvmRun{ctx: ctx, facts: facts, nodes: map[string]*jvmNode{}, groups: map[string]*jvmGroup{},
-		unknown: map[string]map[string]bool{}}
+		unknown: map[string]map[string]bool{}, images: map[string]*jvmImage{}}
 	for i := range s.Nodes {
 		run.nodes[s.Nodes[i].Name] = judgeJVMNode(&s.Nodes[i], facts)
 	}
@@ -177,21 +180,88 @@ func (r *jvmRun) pod(ix *snapshot.Index, p *snapshot.Pod) {
 	if n == nil || (n.v2Known && !n.cgroupV2 && !n.newKernel && n.upgrade == nil) {
 		return // unscheduled, node not in the input, or nothing to judge there
 	}
-	seen := map[string]bool{}
-	for _, img := range podImages(p) {
-		if img == "" || seen[img] {
-			continue
-		}
-		seen[img] = true
-		f, ok := r.ctx.Images[img]
-		if !ok || f.Err != "" || !f.LayersRead {
-			r.unknownFor(n, "image "+img+" was not read")
-			continue
-		}
-		for _, rt := range f.Java {
-			r.runtime(ix, p, n, img, rt)
+	seen := r.seen[:0] // a pod's few images, each judged once
+	for _, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
+		for j := range cs {
+			img := cs[j].Image
+			if img == "" || slices.Contains(seen, img) {
+				continue
+			}
+			seen = append(seen, img)
+			ji := r.image(img)
+			if ji.unread != "" {
+				r.unknownFor(n, ji.unread)
+				continue
+			}
+			for k := range ji.runtimes {
+				r.runtime(ix, p, n, img, &ji.runtimes[k])
+			}
 		}
 	}
+	r.seen = seen
+}
+
+// jvmImage is what an image's runtimes say whatever node runs them,
+// judged once per image: many pods run one image.
+type jvmImage struct {
+	unread   string // why the image cannot be judged, "" when it was read
+	runtimes []jvmVerdict
+}
+
+// jvmVerdict is one runtime of an image judged against the facts, with
+// the texts and group keys the rules use for it.
+type jvmVerdict struct {
+	rt            check.JavaRuntime
+	parsed        bool
+	badVersion    string // the unknown when the version does not parse
+	vm            string
+	hotspot       bool
+	lacks, known  bool
+	lacksWhy      string
+	unknownJVM    string
+	kernel        kernelVerdict
+	kernelWhy     string
+	kernelUnknown string
+	// the keys of the groups add puts the runtime in, one per rule
+	keyV2, keyUpgrade, keyKernel string
+}
+
+// image judges img's runtimes, memoised.
+func (r *jvmRun) image(img string) *jvmImage {
+	if ji, ok := r.images[img]; ok {
+		return ji
+	}
+	ji := &jvmImage{}
+	r.images[img] = ji
+	f, ok := r.ctx.Images[img]
+	if !ok || f.Err != "" || !f.LayersRead {
+		ji.unread = "image " + img + " was not read"
+		return ji
+	}
+	for _, rt := range f.Java {
+		jv := jvmVerdict{rt: rt}
+		v, ok := parseJava(rt.Version)
+		if !ok {
+			jv.badVersion = fmt.Sprintf("Java version %q in %s", rt.Version, img)
+			ji.runtimes = append(ji.runtimes, jv)
+			continue
+		}
+		jv.parsed = true
+		jv.vm = vmOf(rt.VM)
+		jv.hotspot = jv.vm == "hotspot"
+		var sources []string
+		jv.lacks, jv.known, sources = r.facts.lacksCgroupV2(jv.vm, v)
+		jv.lacksWhy = "reads no cgroup v2 limits (" + strings.Join(sources, ", ") + ")"
+		jv.unknownJVM = fmt.Sprintf("%s JVM %s in %s", jv.vm, rt.Version, img)
+		if jv.hotspot {
+			jv.kernel, jv.kernelWhy = r.facts.kernelBug(v, rt.Date, rt.Implementor)
+			jv.kernelUnknown = fmt.Sprintf("whether Java %s in %s carries the JDK-8349988 backport", rt.Version, img)
+		}
+		tail := "\x00" + img + "\x00" + rt.Home + "\x00" + rt.Version
+		jv.keyV2, jv.keyUpgrade, jv.keyKernel = ruleJVMCgroupV2+tail, ruleJVMCgroupV2Upgrade+tail, ruleJVMKernel612+tail
+		ji.runtimes = append(ji.runtimes, jv)
+	}
+	return ji
 }
 
 func (r *jvmRun) unknownFor(n *jvmNode, what string) {
@@ -213,39 +283,37 @@ func (r *jvmRun) addUnknown(rule, what string) {
 	r.unknown[rule][what] = true
 }
 
-func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img string, rt check.JavaRuntime) {
-	v, ok := parseJava(rt.Version)
-	if !ok {
-		r.unknownFor(n, fmt.Sprintf("Java version %q in %s", rt.Version, img))
+func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img string, jv *jvmVerdict) {
+	if !jv.parsed {
+		r.unknownFor(n, jv.badVersion)
 		return
 	}
-	vm := vmOf(rt.VM)
-	lacks, known, sources := r.facts.lacksCgroupV2(vm, v)
 	switch {
-	case !known && (n.cgroupV2 || !n.v2Known):
-		r.addUnknown(ruleJVMCgroupV2, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
-	case lacks && n.cgroupV2:
-		r.add(ix, p, ruleJVMCgroupV2, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
-	case lacks && !n.v2Known:
+	case !jv.known && (n.cgroupV2 || !n.v2Known):
+		r.addUnknown(ruleJVMCgroupV2, jv.unknownJVM)
+	case jv.lacks && n.cgroupV2:
+		r.add(ix, p, ruleJVMCgroupV2, jv.keyV2, img, jv.rt, jv.lacksWhy)
+	case jv.lacks && !n.v2Known:
 		r.addUnknown(ruleJVMCgroupV2, "the cgroup version of node "+p.Spec.NodeName+" (its OS is not in kubegap's table)")
-	case !known && n.upgrade != nil:
-		r.addUnknown(ruleJVMCgroupV2Upgrade, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
-	case lacks && n.upgrade != nil:
-		r.add(ix, p, ruleJVMCgroupV2Upgrade, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
+	case !jv.known && n.upgrade != nil:
+		r.addUnknown(ruleJVMCgroupV2Upgrade, jv.unknownJVM)
+	case jv.lacks && n.upgrade != nil:
+		r.add(ix, p, ruleJVMCgroupV2Upgrade, jv.keyUpgrade, img, jv.rt, jv.lacksWhy)
 	}
-	if !n.newKernel || vm != "hotspot" {
+	if !n.newKernel || !jv.hotspot {
 		return
 	}
-	switch verdict, why := r.facts.kernelBug(v, rt.Date, rt.Implementor); verdict {
+	switch jv.kernel {
 	case kernelAffected:
-		r.add(ix, p, ruleJVMKernel612, img, rt, why)
+		r.add(ix, p, ruleJVMKernel612, jv.keyKernel, img, jv.rt, jv.kernelWhy)
 	case kernelUnknown:
-		r.addUnknown(ruleJVMKernel612, fmt.Sprintf("whether Java %s in %s carries the JDK-8349988 backport", rt.Version, img))
+		r.addUnknown(ruleJVMKernel612, jv.kernelUnknown)
 	}
 }
 
-func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, img string, rt check.JavaRuntime, why string) {
-	key := rule + "\x00" + img + "\x00" + rt.Home + "\x00" + rt.Version
+// add puts the pod's workload and node in the group of key, made the
+// first time for rule, img and rt.
+func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, key, img string, rt check.JavaRuntime, why string) {
 	g := r.groups[key]
 	if g == nil {
 		g = &jvmGroup{rule: rule, image: img, rt: rt, why: why, users: map[finding.ObjectRef]bool{}, nodes: map[string]*corev1.Node{}}
