@@ -16,14 +16,6 @@ import (
 // <check>_<part>.go files of its package (issue 26; README, "Add a check").
 const maxCheckFileLines = 500
 
-// overLimitAllowed are files still over the limit at this branch's start
-// whose split another branch owns. split by h-perfB: the lead removes this
-// map at merge.
-var overLimitAllowed = map[string]bool{
-	"runtime/jvm_cgroup_compat.go":           true,
-	"scheduling/selector_matches_no_node.go": true,
-}
-
 // TestNoCheckFileOverLimit: no non-test .go file of the packages below
 // internal/checks (the area packages, and realmanifests; testdata skipped)
 // has more than maxCheckFileLines lines, counted as wc -l counts them.
@@ -44,17 +36,8 @@ func TestNoCheckFileOverLimit(t *testing.T) {
 	}
 	var over []string
 	for _, path := range slices.Sorted(maps.Keys(lines)) {
-		n := lines[path]
-		switch {
-		case n > maxCheckFileLines && !overLimitAllowed[path]:
+		if n := lines[path]; n > maxCheckFileLines {
 			over = append(over, fmt.Sprintf("%s %d", path, n))
-		case n <= maxCheckFileLines && overLimitAllowed[path]:
-			t.Errorf("%s has %d lines, no longer over %d: remove it from overLimitAllowed", path, n, maxCheckFileLines)
-		}
-	}
-	for path := range overLimitAllowed {
-		if _, ok := lines[path]; !ok {
-			t.Errorf("overLimitAllowed names %s, which is not a file of an area package: remove it", path)
 		}
 	}
 	if len(over) > 0 {

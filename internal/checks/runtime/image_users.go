@@ -103,14 +103,3 @@ func podOwnerKey(ix *snapshot.Index, p *snapshot.Pod) ([3]string, bool) {
 func podRef(p *snapshot.Pod) finding.ObjectRef {
 	return finding.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
 }
-
-// podImages lists a pod's images, init and ephemeral containers included.
-func podImages(p *snapshot.Pod) []string {
-	var out []string
-	for _, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
-		for j := range cs {
-			out = append(out, cs[j].Image)
-		}
-	}
-	return out
-}

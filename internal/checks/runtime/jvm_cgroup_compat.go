@@ -1,16 +1,13 @@
 package runtime
 
 import (
-	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubegap/kubegap/internal/check"
 	"github.com/kubegap/kubegap/internal/finding"
@@ -98,6 +95,8 @@ type jvmRun struct {
 	groups  map[string]*jvmGroup
 	order   []*jvmGroup
 	unknown map[string]map[string]bool // rule -> what could not be judged
+	images  map[string]*jvmImage       // each image's runtimes, judged once
+	seen    []string                   // the images of the pod being judged, reused
 }
 
 func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
@@ -116,7 +115,7 @@ func runJVMCgroupCompat(ctx *check.Context) ([]finding.Finding, error) {
 		return nil, nil
 	}
 	run := &jvmRun{ctx: ctx, facts: facts, nodes: map[string]*jvmNode{}, groups: map[string]*jvmGroup{},
-		unknown: map[string]map[string]bool{}}
+		unknown: map[string]map[string]bool{}, images: map[string]*jvmImage{}}
 	for i := range s.Nodes {
 		run.nodes[s.Nodes[i].Name] = judgeJVMNode(&s.Nodes[i], facts)
 	}
@@ -181,21 +180,88 @@ func (r *jvmRun) pod(ix *snapshot.Index, p *snapshot.Pod) {
 	if n == nil || (n.v2Known && !n.cgroupV2 && !n.newKernel && n.upgrade == nil) {
 		return // unscheduled, node not in the input, or nothing to judge there
 	}
-	seen := map[string]bool{}
-	for _, img := range podImages(p) {
-		if img == "" || seen[img] {
-			continue
-		}
-		seen[img] = true
-		f, ok := r.ctx.Images[img]
-		if !ok || f.Err != "" || !f.LayersRead {
-			r.unknownFor(n, "image "+img+" was not read")
-			continue
-		}
-		for _, rt := range f.Java {
-			r.runtime(ix, p, n, img, rt)
+	seen := r.seen[:0] // a pod's few images, each judged once
+	for _, cs := range [][]snapshot.Container{p.Spec.InitContainers, p.Spec.Containers, p.Spec.EphemeralContainers} {
+		for j := range cs {
+			img := cs[j].Image
+			if img == "" || slices.Contains(seen, img) {
+				continue
+			}
+			seen = append(seen, img)
+			ji := r.image(img)
+			if ji.unread != "" {
+				r.unknownFor(n, ji.unread)
+				continue
+			}
+			for k := range ji.runtimes {
+				r.runtime(ix, p, n, img, &ji.runtimes[k])
+			}
 		}
 	}
+	r.seen = seen
+}
+
+// jvmImage is what an image's runtimes say whatever node runs them,
+// judged once per image: many pods run one image.
+type jvmImage struct {
+	unread   string // why the image cannot be judged, "" when it was read
+	runtimes []jvmVerdict
+}
+
+// jvmVerdict is one runtime of an image judged against the facts, with
+// the texts and group keys the rules use for it.
+type jvmVerdict struct {
+	rt            check.JavaRuntime
+	parsed        bool
+	badVersion    string // the unknown when the version does not parse
+	vm            string
+	hotspot       bool
+	lacks, known  bool
+	lacksWhy      string
+	unknownJVM    string
+	kernel        kernelVerdict
+	kernelWhy     string
+	kernelUnknown string
+	// the keys of the groups add puts the runtime in, one per rule
+	keyV2, keyUpgrade, keyKernel string
+}
+
+// image judges img's runtimes, memoised.
+func (r *jvmRun) image(img string) *jvmImage {
+	if ji, ok := r.images[img]; ok {
+		return ji
+	}
+	ji := &jvmImage{}
+	r.images[img] = ji
+	f, ok := r.ctx.Images[img]
+	if !ok || f.Err != "" || !f.LayersRead {
+		ji.unread = "image " + img + " was not read"
+		return ji
+	}
+	for _, rt := range f.Java {
+		jv := jvmVerdict{rt: rt}
+		v, ok := parseJava(rt.Version)
+		if !ok {
+			jv.badVersion = fmt.Sprintf("Java version %q in %s", rt.Version, img)
+			ji.runtimes = append(ji.runtimes, jv)
+			continue
+		}
+		jv.parsed = true
+		jv.vm = vmOf(rt.VM)
+		jv.hotspot = jv.vm == "hotspot"
+		var sources []string
+		jv.lacks, jv.known, sources = r.facts.lacksCgroupV2(jv.vm, v)
+		jv.lacksWhy = "reads no cgroup v2 limits (" + strings.Join(sources, ", ") + ")"
+		jv.unknownJVM = fmt.Sprintf("%s JVM %s in %s", jv.vm, rt.Version, img)
+		if jv.hotspot {
+			jv.kernel, jv.kernelWhy = r.facts.kernelBug(v, rt.Date, rt.Implementor)
+			jv.kernelUnknown = fmt.Sprintf("whether Java %s in %s carries the JDK-8349988 backport", rt.Version, img)
+		}
+		tail := "\x00" + img + "\x00" + rt.Home + "\x00" + rt.Version
+		jv.keyV2, jv.keyUpgrade, jv.keyKernel = ruleJVMCgroupV2+tail, ruleJVMCgroupV2Upgrade+tail, ruleJVMKernel612+tail
+		ji.runtimes = append(ji.runtimes, jv)
+	}
+	return ji
 }
 
 func (r *jvmRun) unknownFor(n *jvmNode, what string) {
@@ -217,39 +283,37 @@ func (r *jvmRun) addUnknown(rule, what string) {
 	r.unknown[rule][what] = true
 }
 
-func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img string, rt check.JavaRuntime) {
-	v, ok := parseJava(rt.Version)
-	if !ok {
-		r.unknownFor(n, fmt.Sprintf("Java version %q in %s", rt.Version, img))
+func (r *jvmRun) runtime(ix *snapshot.Index, p *snapshot.Pod, n *jvmNode, img string, jv *jvmVerdict) {
+	if !jv.parsed {
+		r.unknownFor(n, jv.badVersion)
 		return
 	}
-	vm := vmOf(rt.VM)
-	lacks, known, sources := r.facts.lacksCgroupV2(vm, v)
 	switch {
-	case !known && (n.cgroupV2 || !n.v2Known):
-		r.addUnknown(ruleJVMCgroupV2, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
-	case lacks && n.cgroupV2:
-		r.add(ix, p, ruleJVMCgroupV2, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
-	case lacks && !n.v2Known:
+	case !jv.known && (n.cgroupV2 || !n.v2Known):
+		r.addUnknown(ruleJVMCgroupV2, jv.unknownJVM)
+	case jv.lacks && n.cgroupV2:
+		r.add(ix, p, ruleJVMCgroupV2, jv.keyV2, img, jv.rt, jv.lacksWhy)
+	case jv.lacks && !n.v2Known:
 		r.addUnknown(ruleJVMCgroupV2, "the cgroup version of node "+p.Spec.NodeName+" (its OS is not in kubegap's table)")
-	case !known && n.upgrade != nil:
-		r.addUnknown(ruleJVMCgroupV2Upgrade, fmt.Sprintf("%s JVM %s in %s", vm, rt.Version, img))
-	case lacks && n.upgrade != nil:
-		r.add(ix, p, ruleJVMCgroupV2Upgrade, img, rt, "reads no cgroup v2 limits ("+strings.Join(sources, ", ")+")")
+	case !jv.known && n.upgrade != nil:
+		r.addUnknown(ruleJVMCgroupV2Upgrade, jv.unknownJVM)
+	case jv.lacks && n.upgrade != nil:
+		r.add(ix, p, ruleJVMCgroupV2Upgrade, jv.keyUpgrade, img, jv.rt, jv.lacksWhy)
 	}
-	if !n.newKernel || vm != "hotspot" {
+	if !n.newKernel || !jv.hotspot {
 		return
 	}
-	switch verdict, why := r.facts.kernelBug(v, rt.Date, rt.Implementor); verdict {
+	switch jv.kernel {
 	case kernelAffected:
-		r.add(ix, p, ruleJVMKernel612, img, rt, why)
+		r.add(ix, p, ruleJVMKernel612, jv.keyKernel, img, jv.rt, jv.kernelWhy)
 	case kernelUnknown:
-		r.addUnknown(ruleJVMKernel612, fmt.Sprintf("whether Java %s in %s carries the JDK-8349988 backport", rt.Version, img))
+		r.addUnknown(ruleJVMKernel612, jv.kernelUnknown)
 	}
 }
 
-func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, img string, rt check.JavaRuntime, why string) {
-	key := rule + "\x00" + img + "\x00" + rt.Home + "\x00" + rt.Version
+// add puts the pod's workload and node in the group of key, made the
+// first time for rule, img and rt.
+func (r *jvmRun) add(ix *snapshot.Index, p *snapshot.Pod, rule, key, img string, rt check.JavaRuntime, why string) {
 	g := r.groups[key]
 	if g == nil {
 		g = &jvmGroup{rule: rule, image: img, rt: rt, why: why, users: map[finding.ObjectRef]bool{}, nodes: map[string]*corev1.Node{}}
@@ -290,224 +354,4 @@ func (r *jvmRun) noteUnknown() {
 		sort.Strings(list)
 		r.ctx.Incomplete(rule, "could not judge %s: %s", check.Plural(len(list), "case", "cases"), check.ListText(list, 5))
 	}
-}
-
-//go:embed data/jvm-cgroup-compat.yaml
-var jvmData []byte
-
-type jvmFacts struct {
-	CgroupV2Support []struct {
-		VM       string   `json:"vm"`
-		Line     int      `json:"line"`
-		From     string   `json:"from"`
-		AndLater bool     `json:"andLater"`
-		Sources  []string `json:"sources"`
-
-		from javaVersion
-	} `json:"cgroupV2Support"`
-	CgroupV2Default []struct {
-		Distro  string   `json:"distro"`
-		Version string   `json:"version"`
-		Sources []string `json:"sources"`
-	} `json:"cgroupV2Default"`
-	KernelDetection []struct {
-		KernelFrom    string   `json:"kernelFrom"`
-		FixedFromLine int      `json:"fixedFromLine"`
-		NotBefore     string   `json:"notBefore"`
-		Sources       []string `json:"sources"`
-	} `json:"kernelDetection"`
-	KernelKnownAffected []struct {
-		Version string   `json:"version"`
-		Sources []string `json:"sources"`
-
-		v javaVersion
-	} `json:"kernelKnownAffected"`
-	CgroupV2Moves    []cgroupV2Move `json:"cgroupV2Moves"`
-	KernelKnownFixed []struct {
-		Implementor string   `json:"implementor"`
-		Version     string   `json:"version"`
-		Sources     []string `json:"sources"`
-
-		v javaVersion
-	} `json:"kernelKnownFixed"`
-
-	kernelFrom check.KubeVersion
-	notBefore  time.Time
-}
-
-var loadJVMFacts = sync.OnceValues(func() (*jvmFacts, error) {
-	var f jvmFacts
-	if err := yaml.UnmarshalStrict(jvmData, &f); err != nil {
-		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: %w", err)
-	}
-	for i := range f.CgroupV2Support {
-		r := &f.CgroupV2Support[i]
-		v, ok := parseJava(r.From)
-		if !ok || v.line != r.Line {
-			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: cgroupV2Support %q is not a release of line %d", r.From, r.Line)
-		}
-		r.from = v
-	}
-	for i := range f.KernelKnownAffected {
-		r := &f.KernelKnownAffected[i]
-		v, ok := parseJava(r.Version)
-		if !ok {
-			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownAffected version %q", r.Version)
-		}
-		r.v = v
-	}
-	for i := range f.KernelKnownFixed {
-		r := &f.KernelKnownFixed[i]
-		v, ok := parseJava(r.Version)
-		if !ok {
-			return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelKnownFixed version %q", r.Version)
-		}
-		r.v = v
-	}
-	if len(f.KernelDetection) != 1 {
-		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: kernelDetection needs exactly one row")
-	}
-	k := f.KernelDetection[0]
-	var ok bool
-	if f.kernelFrom, ok = check.ParseKubeVersion(k.KernelFrom); !ok {
-		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: bad kernelFrom %q", k.KernelFrom)
-	}
-	var err error
-	if f.notBefore, err = time.Parse(time.DateOnly, k.NotBefore); err != nil {
-		return nil, fmt.Errorf("data/jvm-cgroup-compat.yaml: notBefore: %w", err)
-	}
-	if err := parseCgroupV2Moves(f.CgroupV2Moves); err != nil {
-		return nil, err
-	}
-	return &f, nil
-})
-
-// javaVersion is a JAVA_VERSION split into numbers: "1.8.0_372" is line 8
-// with parts [8 372]; "11.0.14.1" is line 11 with parts [11 0 14 1].
-type javaVersion struct {
-	line  int
-	parts []int
-}
-
-// parseJava reads JAVA_VERSION. Pre-release and build suffixes ("-ea",
-// "+7") are dropped.
-func parseJava(s string) (javaVersion, bool) {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "-+"); i >= 0 {
-		s = s[:i]
-	}
-	if rest, ok := strings.CutPrefix(s, "1."); ok {
-		// Java 8 and earlier: 1.8.0_372.
-		head, update, _ := strings.Cut(rest, "_")
-		major, _, _ := strings.Cut(head, ".")
-		m, err := strconv.Atoi(major)
-		if err != nil || m < 1 {
-			return javaVersion{}, false
-		}
-		u := 0
-		if update != "" {
-			if u, err = strconv.Atoi(update); err != nil {
-				return javaVersion{}, false
-			}
-		}
-		return javaVersion{line: m, parts: []int{m, u}}, true
-	}
-	var v javaVersion
-	for _, p := range strings.Split(s, ".") {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return javaVersion{}, false
-		}
-		v.parts = append(v.parts, n)
-	}
-	if len(v.parts) == 0 || v.parts[0] < 9 {
-		return javaVersion{}, false
-	}
-	v.line = v.parts[0]
-	return v, true
-}
-
-// less orders two versions; missing parts count as zero.
-func (v javaVersion) less(o javaVersion) bool {
-	for i := 0; i < max(len(v.parts), len(o.parts)); i++ {
-		a, b := part(v.parts, i), part(o.parts, i)
-		if a != b {
-			return a < b
-		}
-	}
-	return false
-}
-
-func part(p []int, i int) int {
-	if i < len(p) {
-		return p[i]
-	}
-	return 0
-}
-
-// vmOf is the JVM_VARIANT lower-cased, HotSpot when the file omits it.
-func vmOf(vm string) string {
-	if vm = strings.ToLower(strings.TrimSpace(vm)); vm == "" || vm == "server" || vm == "client" {
-		return "hotspot"
-	}
-	return vm
-}
-
-// lacksCgroupV2 reports whether the runtime cannot read cgroup v2 limits;
-// known is false for a JVM the table has no row for.
-func (f *jvmFacts) lacksCgroupV2(vm string, v javaVersion) (lacks, known bool, sources []string) {
-	laterLine := 0
-	for i := range f.CgroupV2Support {
-		r := &f.CgroupV2Support[i]
-		if r.VM != vm {
-			continue
-		}
-		if r.Line == v.line {
-			return v.less(r.from), true, r.Sources
-		}
-		if r.AndLater {
-			laterLine, sources = r.Line, r.Sources
-		}
-	}
-	if laterLine == 0 {
-		return false, false, nil
-	}
-	// A line with no row of its own: supported from the andLater line on,
-	// none before it (the table's reading, see the data file).
-	return v.line < laterLine, true, sources
-}
-
-// kernelVerdict is what kubegap knows of a runtime and the 6.12 change.
-type kernelVerdict int
-
-const (
-	kernelFixed kernelVerdict = iota
-	kernelAffected
-	kernelUnknown
-)
-
-// kernelBug judges a HotSpot runtime against the kernel 6.12 detection
-// bug: fixed from the line the fix landed in; affected when built before
-// the fix was proposed or at or below a release reported to show it;
-// fixed at or above a release of the same vendor reported to work;
-// unknown otherwise (a backport may or may not be in it).
-func (f *jvmFacts) kernelBug(v javaVersion, date, implementor string) (kernelVerdict, string) {
-	k := f.KernelDetection[0]
-	if v.line >= k.FixedFromLine {
-		return kernelFixed, ""
-	}
-	if d, err := time.Parse(time.DateOnly, date); err == nil && d.Before(f.notBefore) {
-		return kernelAffected, fmt.Sprintf("built %s, before the fix was proposed on %s (%s)", date, k.NotBefore, k.Sources[0])
-	}
-	for _, r := range f.KernelKnownAffected {
-		if r.v.line == v.line && !r.v.less(v) {
-			return kernelAffected, fmt.Sprintf("%s of this line was reported with the bug (%s)", r.Version, strings.Join(r.Sources, ", "))
-		}
-	}
-	for _, r := range f.KernelKnownFixed {
-		if r.v.line == v.line && !v.less(r.v) && strings.EqualFold(r.Implementor, strings.TrimSpace(implementor)) {
-			return kernelFixed, ""
-		}
-	}
-	return kernelUnknown, ""
 }

@@ -192,6 +192,40 @@ type selectorRun struct {
 	matched map[string][]int
 	keyBuf  []byte // the selection key matching looks up, reused
 	version string
+	// groups memoises the evidence of every node grouped by the values of
+	// a list of label keys: many templates name the same keys, and each
+	// grouping walks every node.
+	groups map[string]nodeGroupsEvidence
+}
+
+// nodeGroupsEvidence is what addNodeGroups adds to a finding for every
+// node and one list of label keys: its items and their evidence lines.
+type nodeGroupsEvidence struct {
+	items []finding.EvidenceItem
+	lines []string
+}
+
+// addAllNodeGroups adds to f every node grouped by its values of keys, as
+// addNodeGroups(f, r.ix.nodes, labelsOf(keys...)) does, computed once per
+// list of keys; each finding gets its own copy of the items.
+func (r *selectorRun) addAllNodeGroups(f *finding.Finding, keys []string) {
+	memoKey := strings.Join(keys, "\x00")
+	g, ok := r.groups[memoKey]
+	if !ok {
+		var tmp finding.Finding
+		addNodeGroups(&tmp, r.ix.nodes, labelsOf(keys...))
+		g = nodeGroupsEvidence{items: tmp.EvidenceItems, lines: tmp.Evidence}
+		if r.groups == nil {
+			r.groups = map[string]nodeGroupsEvidence{}
+		}
+		r.groups[memoKey] = g
+	}
+	for _, it := range g.items {
+		it.Objects = slices.Clone(it.Objects)
+		it.Fields = slices.Clone(it.Fields)
+		f.EvidenceItems = append(f.EvidenceItems, it)
+	}
+	f.Evidence = append(f.Evidence, g.lines...)
 }
 
 func runSelectorMatchesNoNode(ctx *check.Context) ([]finding.Finding, error) {
@@ -312,249 +346,4 @@ func (r *selectorRun) legacyMaster(sel selection) bool {
 		}
 	}
 	return false
-}
-
-// requirementEvidence says, per requirement, how many nodes meet it alone.
-func (r *selectorRun) requirementEvidence(sel selection) []string {
-	var ev []string
-	total := len(r.ix.nodes)
-	for ti, t := range sel.terms {
-		prefix := "requires"
-		if len(sel.terms) > 1 {
-			prefix = fmt.Sprintf("term %d of %d requires", ti+1, len(sel.terms))
-		}
-		for _, q := range t {
-			ev = append(ev, fmt.Sprintf("%s %s: %d of %d nodes meet it", prefix, q, r.ix.alone(q), total))
-			if len(ev) >= check.MaxEvidence {
-				return ev
-			}
-		}
-	}
-	if sel.noTerms {
-		ev = append(ev, "requiredDuringSchedulingIgnoredDuringExecution has no non-empty nodeSelectorTerms, which matches no node")
-	}
-	return ev
-}
-
-func (r *selectorRun) noNodeFinding(w workload, sel selection) finding.Finding {
-	total := len(r.ix.nodes)
-	ev := r.requirementEvidence(sel)
-	f := finding.Finding{
-		Check:   "selector-matches-no-node",
-		Objects: []finding.ObjectRef{w.ref()},
-	}
-	if r.legacyMaster(sel) {
-		lbl, _ := r.facts.renamed("label", labelMaster)
-		f.Severity = finding.High
-		f.Title = fmt.Sprintf("%s selects nodes by the removed %s label", w, labelMaster)
-		f.Message = fmt.Sprintf("%s requires the node label %s, which no node carries: %s carry %s instead. "+
-			"Kubernetes deprecated the old label in %s and kubeadm stopped applying it in %s, so after an upgrade "+
-			"these pods have nowhere to run; Reddit lost its pod network for hours when Calico's route reflectors "+
-			"selected on it.", w, labelMaster, check.Plural(r.ctrl, "node", "nodes"), labelCtrlPlane, lbl.DeprecatedIn, lbl.RemovedIn)
-		f.Remediation = fmt.Sprintf("Select %s (and tolerate the %s taint) instead of the master label; search Helm values, "+
-			"operators' custom resources and CNI configuration for other references to it before the next upgrade.", labelCtrlPlane, labelCtrlPlane)
-		f.Cases = []string{caseReddit, caseDell}
-		ev = append(ev, fmt.Sprintf("%s %s %s, 0 carry %s (%s)", check.Plural(r.ctrl, "node", "nodes"), carryVerb(r.ctrl), labelCtrlPlane,
-			labelMaster, strings.TrimSpace(lbl.Note)))
-		if r.version != "" {
-			ev = append(ev, "control plane "+r.version)
-		}
-		f.Evidence = ev
-		r.addSelectionEvidence(&f, w, sel)
-		return f
-	}
-	f.Cases = []string{caseReddit, caseDell}
-	f.Title = fmt.Sprintf("%s requires nodes that do not exist", w)
-	what := "its pods stay Pending"
-	if w.kind == "DaemonSet" {
-		what = "it runs on no node"
-	}
-	f.Message = fmt.Sprintf("The node selection of %s matches none of the %d nodes, so %s. A label that was renamed, "+
-		"removed with a node pool or never applied leaves workloads stranded without any error until they are needed.",
-		w, total, what)
-	f.Remediation = "Fix the nodeSelector or required node affinity to labels the intended nodes carry (kubectl get nodes --show-labels), " +
-		"or label those nodes; if the workload is meant for hardware this cluster does not have, scale it to zero or remove it."
-	how := r.su.couldCreate(sel)
-	switch {
-	case w.kind == "DaemonSet":
-		f.Severity = finding.Low
-		f.Message += " DaemonSets for optional hardware often match no node on purpose; make sure this one is such a case."
-	case how == "":
-		f.Severity = finding.High
-	case strings.HasPrefix(how, "Karpenter NodePool"):
-		f.Severity = finding.Low
-		f.Message += " " + how + ", so this may only mean no such node is needed yet."
-	default:
-		f.Severity = finding.Medium
-		f.Message += " However, " + how + "."
-	}
-	if how != "" {
-		ev = append(ev, how)
-	}
-	f.Evidence = ev
-	r.addSelectionEvidence(&f, w, sel)
-	return f
-}
-
-// addSelectionEvidence quotes the template's node selection and the nodes'
-// values of the labels it names, grouped: what "k of n nodes meet it" is
-// counted from.
-func (r *selectorRun) addSelectionEvidence(f *finding.Finding, w workload, sel selection) {
-	if it, ok := selectionItem(w); ok {
-		f.AddEvidence(it)
-	}
-	var keys []string
-	for _, t := range sel.terms {
-		for _, q := range t {
-			if !q.field && !slices.Contains(keys, q.key) {
-				keys = append(keys, q.key)
-			}
-		}
-	}
-	if len(keys) > 0 {
-		addNodeGroups(f, r.ix.nodes, labelsOf(keys...))
-	}
-}
-
-// conditionTaint reports taints that reflect node state or lifecycle
-// rather than placement intent: the node.kubernetes.io/* condition taints,
-// the cloud provider's start-up taint and cluster-autoscaler's scale-down
-// marks. They come and go; judging placement by them would report noise.
-func conditionTaint(t corev1.Taint) bool {
-	return strings.HasPrefix(t.Key, "node.kubernetes.io/") || strings.HasPrefix(t.Key, "node.cloudprovider.kubernetes.io/") ||
-		t.Key == "ToBeDeletedByClusterAutoscaler" || t.Key == "DeletionCandidateOfClusterAutoscaler"
-}
-
-// repelling is the first NoSchedule/NoExecute taint of node i that w does
-// not tolerate, condition taints aside.
-func (r *selectorRun) repelling(w workload, i int) (corev1.Taint, bool) {
-	for _, t := range r.ix.nodes[i].Spec.Taints {
-		if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !conditionTaint(t) && !tolerates(w.spec.Tolerations, t) {
-			return t, true
-		}
-	}
-	return corev1.Taint{}, false
-}
-
-func (r *selectorRun) repels(w workload, i int) bool {
-	_, ok := r.repelling(w, i)
-	return ok
-}
-
-// taintFinding reports a template whose matching nodes all repel it.
-func (r *selectorRun) taintFinding(w workload, sel selection, nodes []int, nodesComplete bool) (finding.Finding, bool) {
-	repelled := map[string]int{}
-	var example corev1.Taint
-	for _, i := range nodes {
-		t, blocked := r.repelling(w, i)
-		if !blocked {
-			return finding.Finding{}, false
-		}
-		repelled[t.Key+"="+t.Value+":"+string(t.Effect)]++
-		example = t
-	}
-	if !nodesComplete {
-		// Nodes not in the input might match and accept the pods.
-		return finding.Finding{}, false
-	}
-	f := finding.Finding{
-		Check:    "selector-matches-no-node",
-		Severity: finding.Medium,
-		Title:    fmt.Sprintf("%s selects only nodes whose taints it does not tolerate", w),
-		Objects:  []finding.ObjectRef{w.ref()},
-		Cases:    []string{caseDell},
-	}
-	refs := []string{}
-	for _, i := range nodes {
-		if len(f.Objects) > check.MaxListedObjects {
-			break
-		}
-		f.Objects = append(f.Objects, check.NodeRef(r.ix.nodes[i].Name))
-		refs = append(refs, r.ix.nodes[i].Name)
-	}
-	f.Message = fmt.Sprintf("%s matches %s, and every one carries a NoSchedule or NoExecute taint the template does not tolerate, so its pods cannot be placed.",
-		w, check.Plural(len(nodes), "node", "nodes"))
-	var tolMaster bool
-	for _, t := range w.spec.Tolerations {
-		tolMaster = tolMaster || t.Key == labelMaster
-	}
-	if example.Key == labelCtrlPlane && tolMaster {
-		tnt, _ := r.facts.renamed("taint", labelMaster)
-		f.Severity = finding.High
-		f.Message += fmt.Sprintf(" It tolerates the old %s taint, which kubeadm stopped applying in %s; the control-plane nodes now carry %s.",
-			labelMaster, tnt.RemovedIn, labelCtrlPlane)
-	}
-	f.Remediation = "Add a toleration for the taint the intended nodes carry (for control-plane nodes: key " + labelCtrlPlane +
-		", effect NoSchedule), or select nodes the workload is allowed on."
-	keys := make([]string, 0, len(repelled))
-	for k := range repelled {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // map order is random; evidence is not
-	for _, k := range keys {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%d matching nodes carry taint %s, not tolerated", repelled[k], k))
-	}
-	f.Evidence = append(f.Evidence, "matching nodes: "+check.ListText(refs, 10))
-	// The template's selection and tolerations as read, and each matching
-	// node's taint that repels it, grouped.
-	if it, ok := selectionItem(w); ok {
-		f.AddEvidence(it)
-	}
-	f.AddEvidence(tolerationsItem(w))
-	matching := make([]*corev1.Node, 0, len(nodes))
-	for _, i := range nodes {
-		matching = append(matching, r.ix.nodes[i])
-	}
-	addNodeGroups(&f, matching, func(n *corev1.Node) []finding.Field {
-		t, _ := r.repelling(w, r.ix.byName[n.Name])
-		return taintFields(n, t)
-	})
-	return f, true
-}
-
-// noopFinding reports NotIn/DoesNotExist requirements on a renamed label
-// that no node carries any more while nodes carry its new name: the
-// exclusion was written to keep pods off those nodes and now excludes
-// nothing. Exclusions of other absent keys are left alone: they are
-// usually written for nodes that may join later (Fargate, virtual-kubelet,
-// Windows), and excluding nothing today is what they mean to do.
-func (r *selectorRun) noopFinding(w workload, sel selection) (finding.Finding, bool) {
-	var noop, ev, keys []string
-	for _, t := range sel.terms {
-		for _, q := range t {
-			if q.field || q.positive() || len(r.ix.byKey[q.key]) > 0 {
-				continue
-			}
-			ren, ok := r.facts.renamed("label", q.key)
-			if !ok || len(r.ix.byKey[ren.New]) == 0 {
-				continue
-			}
-			noop = append(noop, q.String())
-			keys = append(keys, q.key, ren.New)
-			ev = append(ev, fmt.Sprintf("%s: no node of %d carries %s; %d carry %s (%s)", q, len(r.ix.nodes), q.key,
-				len(r.ix.byKey[ren.New]), ren.New, strings.TrimSpace(ren.Note)))
-		}
-	}
-	if len(noop) == 0 {
-		return finding.Finding{}, false
-	}
-	f := finding.Finding{
-		Check:    "selector-matches-no-node",
-		Severity: finding.Medium,
-		Title:    fmt.Sprintf("%s excludes nodes by a removed label, so it excludes none", w),
-		Message: fmt.Sprintf("%s excludes nodes with %s, but no node carries that label any more: the nodes it was meant "+
-			"to avoid now carry the new label and are no longer excluded. hetzner-k3s upgrade Plans built this way "+
-			"targeted the control plane and stalled.", w, strings.Join(noop, "; ")),
-		Objects:     []finding.ObjectRef{w.ref()},
-		Evidence:    ev,
-		Remediation: "Exclude by the label the nodes carry now (for control-plane nodes: " + labelCtrlPlane + " DoesNotExist).",
-		Cases:       []string{caseHetzner},
-	}
-	// The selection as read, and the nodes' values of the excluded keys
-	// (absent on every node) and their new names where those have values.
-	if it, ok := selectionItem(w); ok {
-		f.AddEvidence(it)
-	}
-	addNodeGroups(&f, r.ix.nodes, labelsOf(keys...))
-	return f, true
 }
