@@ -210,8 +210,10 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 		views = append(views, v)
 	}
 
+	// The nodes of a finding's pods, told apart by position.
+	marks := check.NewPodNodeMarks(s)
 	for i := range views {
-		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned); ok {
+		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned, marks); ok {
 			out = append(out, f)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // pdbBudgetFinding judges one budget on its own.
-func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.Finding, bool) {
+func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes, marks *check.PodNodeMarks) (finding.Finding, bool) {
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
 	expected, expectedFrom := v.expected()
@@ -199,7 +199,7 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.F
 	}
 	// v.pods holds each pod once (the index's lists of a namespace and of
 	// a selector's pods do).
-	refs.AddDistinctPodsAndNodes(drained)
+	refs.AddDistinctPodsAndNodesMarked(drained, marks)
 	var cordoned []string
 	if cn != nil {
 		seen := map[int32]bool{}
