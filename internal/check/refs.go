@@ -136,12 +136,6 @@ func (c *CappedRefs) List() []finding.ObjectRef {
 		}
 	}
 	out := make([]finding.ObjectRef, 0, len(c.refs))
-	byName := func(a, b finding.ObjectRef) int {
-		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	}
 	for _, k := range kinds {
 		start := len(out)
 		for _, r := range c.refs {
@@ -154,6 +148,40 @@ func (c *CappedRefs) List() []finding.ObjectRef {
 		}
 	}
 	return out
+}
+
+// byName orders references of one kind by namespace and name.
+func byName(a, b finding.ObjectRef) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// TakeList is List for a caller done with c: when the references are
+// already grouped by kind, in List's order, it returns c's own list
+// rather than a copy. pdb-blocks-drain lists hundreds of findings of a
+// hundred pods and nodes at 100,000 pods, where the copies were a quarter
+// of the bytes it allocated.
+func (c *CappedRefs) TakeList() []finding.ObjectRef {
+	var kinds []string
+	start := 0
+	for i := 1; i <= len(c.refs); i++ {
+		if i < len(c.refs) && c.refs[i].Kind == c.refs[start].Kind {
+			continue
+		}
+		// c.refs[start:i] is one run of a kind.
+		k := c.refs[start].Kind
+		if slices.Contains(kinds, k) || !slices.IsSortedFunc(c.refs[start:i], byName) {
+			return c.List()
+		}
+		kinds = append(kinds, k)
+		start = i
+	}
+	if len(c.refs) == 0 {
+		return c.List()
+	}
+	return c.refs[:len(c.refs):len(c.refs)]
 }
 
 // AddDistinctPodsAndNodes does what AddPodAndNode does for each pod, in
@@ -266,19 +294,21 @@ func (c *CappedRefs) AddDistinctPodsAndNodesMarked(pods []*snapshot.Pod, m *PodN
 		return
 	}
 	m.next()
-	c.refs = slices.Grow(c.refs, 2*min(len(pods), MaxListedObjects))
+	// The pods, then their nodes: each kind's references in one run, in
+	// the order AddPodAndNode would leave them within the kind, which is
+	// all List and Summary read, so TakeList can often hand them over.
+	keptPods := min(len(pods), MaxListedObjects)
+	droppedPods := len(pods) - keptPods
+	c.refs = slices.Grow(c.refs, keptPods+min(len(pods), MaxListedObjects))
+	for _, p := range pods[:keptPods] {
+		c.refs = append(c.refs, ResourceRef(snapshot.Pods, p.Namespace, p.Name))
+	}
 	var (
-		keptPods, droppedPods, keptNodes, droppedNodes int
+		keptNodes, droppedNodes int
 		// Nodes not in the input, by name: no position tells them apart.
 		unlisted map[string]bool
 	)
 	for _, p := range pods {
-		if keptPods < MaxListedObjects {
-			keptPods++
-			c.refs = append(c.refs, ResourceRef(snapshot.Pods, p.Namespace, p.Name))
-		} else {
-			droppedPods++
-		}
 		if p.Spec.NodeName == "" {
 			continue
 		}

@@ -151,3 +151,27 @@ func TestAddDistinctPodsMarkedAsAddPodAndNode(t *testing.T) {
 		}
 	}
 }
+
+// TakeList returns what List does, whether it hands over the references
+// (grouped by kind and sorted) or copies them (a kind in two runs, a run
+// out of order, nothing added).
+func TestTakeListAsList(t *testing.T) {
+	pod := func(n string) finding.ObjectRef { return ResourceRef(snapshot.Pods, "a", n) }
+	for name, refs := range map[string][]finding.ObjectRef{
+		"nothing":          nil,
+		"grouped, sorted":  {pod("p1"), pod("p2"), NodeRef("n1"), NodeRef("n2")},
+		"a run unsorted":   {pod("p1"), pod("p2"), NodeRef("n2"), NodeRef("n1")},
+		"a kind in 2 runs": {pod("p2"), NodeRef("n1"), pod("p1"), NodeRef("n2")},
+	} {
+		a, b := NewCappedRefs(), NewCappedRefs()
+		for _, r := range refs {
+			a.Add(r)
+			b.Add(r)
+		}
+		want := a.List()
+		got := b.TakeList()
+		if fmt.Sprint(got) != fmt.Sprint(want) || (got == nil) != (want == nil) || cap(got) != len(got) {
+			t.Errorf("%s: TakeList %v (cap %d), List %v", name, got, cap(got), want)
+		}
+	}
+}

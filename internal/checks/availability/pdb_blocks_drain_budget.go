@@ -191,7 +191,7 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes, marks *che
 	// The pods a drain would try to evict, and their nodes.
 	refs := check.NewCappedRefs()
 	refs.Add(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
-	var drained []*snapshot.Pod
+	drained := make([]*snapshot.Pod, 0, len(v.pods)-v.skipped)
 	for _, pod := range v.pods {
 		if drainSkips(pod) == "" {
 			drained = append(drained, pod)
@@ -280,7 +280,7 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes, marks *che
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.List(),
+		Objects:     refs.TakeList(),
 		Evidence:    ev,
 		Remediation: strings.Join(fix, ". ") + ". If the budget ships inside a chart, override it through the chart's values or ask its maintainers to make it configurable.",
 		Cases:       pdbCases(len(notReady) > 0),
