@@ -81,7 +81,7 @@ const (
 // pdbView is what the check learned about one budget.
 type pdbView struct {
 	pdb      *policyv1.PodDisruptionBudget
-	pods     []*snapshot.Pod // active (not terminal) pods it selects
+	pods     []*snapshot.Pod // active (not terminal) pods it selects; may be the index's own list, so only read
 	selector string
 	// none: the selector selects no pod by definition (null, or {} in
 	// policy/v1beta1), whatever the input holds.
@@ -193,14 +193,20 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 				v.workloads = templates.matching(p.Namespace, sel)
 			}
 		}
-		if len(candidates) > 0 {
-			v.pods = make([]*snapshot.Pod, 0, len(candidates))
-		}
-		for _, pod := range candidates {
+		// The candidates themselves while none is terminal (v.pods is only
+		// read); a copy from the first terminal one on.
+		v.pods = candidates
+		copied := false
+		for i, pod := range candidates {
 			if check.PodTerminal(pod) {
+				if !copied {
+					v.pods, copied = append(make([]*snapshot.Pod, 0, len(candidates)-1), candidates[:i]...), true
+				}
 				continue
 			}
-			v.pods = append(v.pods, pod)
+			if copied {
+				v.pods = append(v.pods, pod)
+			}
 			if drainSkips(pod) != "" {
 				v.skipped++
 				continue
