@@ -318,6 +318,11 @@ func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 		if len(candidates) > 0 {
 			out = make([]*Pod, 0, len(candidates))
 		}
+		if reqs, _ := sel.Requirements(); len(reqs) == 1 {
+			// That requirement is the whole selector: every pod with the
+			// label's value matches.
+			return append(out, candidates...)
+		}
 	}
 	for _, p := range candidates {
 		if sel.Matches(labels.Set(p.Labels)) {

@@ -191,10 +191,14 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes, marks *che
 	// The pods a drain would try to evict, and their nodes.
 	refs := check.NewCappedRefs()
 	refs.Add(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
-	drained := make([]*snapshot.Pod, 0, len(v.pods)-v.skipped)
-	for _, pod := range v.pods {
-		if drainSkips(pod) == "" {
-			drained = append(drained, pod)
+	// v.pods itself when the drain skips none of them, as is usual.
+	drained := v.pods
+	if v.skipped > 0 {
+		drained = make([]*snapshot.Pod, 0, len(v.pods)-v.skipped)
+		for _, pod := range v.pods {
+			if drainSkips(pod) == "" {
+				drained = append(drained, pod)
+			}
 		}
 	}
 	// v.pods holds each pod once (the index's lists of a namespace and of
@@ -302,15 +306,21 @@ func intOrPercentZero(v *intstr.IntOrString) bool {
 func podOwners(pods []*snapshot.Pod) string {
 	// Keyed by the owner's fields, and its text built once per owner: the
 	// pods of a budget share a few owners, and one string per pod was most
-	// of this function's cost.
+	// of this function's cost. The last owner is compared first, without
+	// a hash: a budget's pods usually come owner by owner.
 	seen := map[[3]string]bool{}
 	var out []string
+	var last [3]string
 	for _, p := range pods {
 		for _, o := range p.OwnerReferences {
 			if o.Controller == nil || !*o.Controller {
 				continue
 			}
 			k := [3]string{o.Kind, p.Namespace, o.Name}
+			if len(out) > 0 && k == last {
+				continue
+			}
+			last = k
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, o.Kind+" "+p.Namespace+"/"+o.Name)
