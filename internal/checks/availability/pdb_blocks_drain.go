@@ -193,8 +193,7 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 				v.workloads = templates.matching(p.Namespace, sel)
 			}
 		}
-		// The candidates themselves while none is terminal (v.pods is only
-		// read); a copy from the first terminal one on.
+		// The matches themselves until a terminal one, a copy from there on.
 		v.pods = candidates
 		copied := false
 		for i, pod := range candidates {
