@@ -90,7 +90,7 @@ type Context struct {
 	Target *KubeVersion
 
 	// notes are what the check said about its rules while running.
-	notes map[string]RuleNote
+	notes map[string]*ruleNotes
 }
 
 // RuleNote is what a check said about one rule while it ran: that it was
@@ -192,30 +192,42 @@ func (c *Context) Done(rule, format string, args ...any) {
 
 func (c *Context) note(rule string, n RuleNote) {
 	if c.notes == nil {
-		c.notes = map[string]RuleNote{}
+		c.notes = map[string]*ruleNotes{}
 	}
-	old, seen := c.notes[rule]
+	old := c.notes[rule]
 	switch {
-	case !seen:
+	case old == nil:
 	case old.Skipped && !n.Skipped:
 		return // a skip outranks a partial note
-	case old.Skipped == n.Skipped && old.Reason != n.Reason:
-		n.Reason = old.Reason + "; " + n.Reason
+	case old.Skipped == n.Skipped && !old.reasonIs(n.Reason):
+		old.add(n.Reason)
 		// What the user can complete outranks what they cannot: the
 		// rule stays theirs to finish while any input is missing.
 		if old.Kind == NeedsInput || n.Kind == NeedsInput {
-			n.Kind = NeedsInput
+			old.Kind = NeedsInput
 		} else if old.Kind == NeedsOptIn {
-			n.Kind = NeedsOptIn
-		} else if n.Kind == Settled {
-			n.Kind = old.Kind // a partial note outranks a settled one
+			old.Kind = NeedsOptIn
+		} else if n.Kind != Settled {
+			// Otherwise the new kind, but a partial note outranks a
+			// settled one.
+			old.Kind = n.Kind
 		}
+		return
 	}
-	c.notes[rule] = n
+	c.notes[rule] = newRuleNotes(n)
 }
 
 // Notes returns what the check said about its rules, by rule ID.
-func (c *Context) Notes() map[string]RuleNote { return c.notes }
+func (c *Context) Notes() map[string]RuleNote {
+	if c.notes == nil {
+		return nil
+	}
+	out := make(map[string]RuleNote, len(c.notes))
+	for rule, n := range c.notes {
+		out[rule] = n.note()
+	}
+	return out
+}
 
 // RulesOf returns c's rules, or its one implicit rule.
 //

@@ -37,6 +37,10 @@ type CappedRefs struct {
 	// distinctPods are pods AddDistinctPodsAndNodes recorded without
 	// putting them in seen; they go there when another pod is added.
 	distinctPods []*snapshot.Pod
+	// distinctNodes: the nodes of distinctPods are not in seen either
+	// (AddDistinctPodsAndNodesMarked); they go there with the pods, when
+	// another pod or node is added.
+	distinctNodes bool
 }
 
 // refKey is what makes two references one object: kind, namespace and
@@ -53,7 +57,7 @@ func NewCappedRefs() *CappedRefs {
 
 // Add records a reference; a repeat is ignored.
 func (c *CappedRefs) Add(ref finding.ObjectRef) {
-	if c.distinctPods != nil && ref.Kind == snapshot.Pods.Kind {
+	if c.distinctPods != nil && (ref.Kind == snapshot.Pods.Kind || c.distinctNodes && ref.Kind == snapshot.Nodes.Kind) {
 		c.rememberDistinctPods()
 	}
 	// One hash of the reference's four strings, not two: a repeat leaves
@@ -132,12 +136,6 @@ func (c *CappedRefs) List() []finding.ObjectRef {
 		}
 	}
 	out := make([]finding.ObjectRef, 0, len(c.refs))
-	byName := func(a, b finding.ObjectRef) int {
-		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	}
 	for _, k := range kinds {
 		start := len(out)
 		for _, r := range c.refs {
@@ -150,6 +148,40 @@ func (c *CappedRefs) List() []finding.ObjectRef {
 		}
 	}
 	return out
+}
+
+// byName orders references of one kind by namespace and name.
+func byName(a, b finding.ObjectRef) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// TakeList is List for a caller done with c: when the references are
+// already grouped by kind, in List's order, it returns c's own list
+// rather than a copy. pdb-blocks-drain lists hundreds of findings of a
+// hundred pods and nodes at 100,000 pods, where the copies were a quarter
+// of the bytes it allocated.
+func (c *CappedRefs) TakeList() []finding.ObjectRef {
+	var kinds []string
+	start := 0
+	for i := 1; i <= len(c.refs); i++ {
+		if i < len(c.refs) && c.refs[i].Kind == c.refs[start].Kind {
+			continue
+		}
+		// c.refs[start:i] is one run of a kind.
+		k := c.refs[start].Kind
+		if slices.Contains(kinds, k) || !slices.IsSortedFunc(c.refs[start:i], byName) {
+			return c.List()
+		}
+		kinds = append(kinds, k)
+		start = i
+	}
+	if len(c.refs) == 0 {
+		return c.List()
+	}
+	return c.refs[:len(c.refs):len(c.refs)]
 }
 
 // AddDistinctPodsAndNodes does what AddPodAndNode does for each pod, in
@@ -184,13 +216,126 @@ func (c *CappedRefs) AddDistinctPodsAndNodes(pods []*snapshot.Pod) {
 	}
 }
 
-// rememberDistinctPods puts the pods AddDistinctPodsAndNodes recorded in
-// the set of those seen.
+// rememberDistinctPods puts the pods AddDistinctPodsAndNodes recorded, and
+// their nodes when AddDistinctPodsAndNodesMarked recorded them, in the set
+// of those seen.
 func (c *CappedRefs) rememberDistinctPods() {
 	for _, p := range c.distinctPods {
 		c.seen[refKey{snapshot.Pods.Kind, p.Namespace, p.Name}] = struct{}{}
+		if c.distinctNodes && p.Spec.NodeName != "" {
+			c.seen[refKey{snapshot.Nodes.Kind, "", p.Spec.NodeName}] = struct{}{}
+		}
 	}
-	c.distinctPods = nil
+	c.distinctPods, c.distinctNodes = nil, false
+}
+
+// count adds kept and dropped objects of a kind to the counts.
+func (c *CappedRefs) count(kind string, kept, dropped int) {
+	if kept > 0 {
+		c.kept[kind] += kept
+	}
+	if dropped > 0 {
+		c.dropped[kind] += dropped
+	}
+}
+
+// PodNodeMarks tells apart the nodes of a snapshot's pods by the nodes'
+// positions (PodNodesOf), one round of marks at a time, for
+// AddDistinctPodsAndNodesMarked. It serves one caller at a time: a check
+// makes one per run.
+type PodNodeMarks struct {
+	s        *snapshot.Snapshot
+	podNodes []int32
+	mark     []uint32 // by node position: the round that saw the node
+	round    uint32
+}
+
+// NewPodNodeMarks returns marks for the nodes of s's pods.
+func NewPodNodeMarks(s *snapshot.Snapshot) *PodNodeMarks {
+	return &PodNodeMarks{s: s, podNodes: PodNodesOf(s), mark: make([]uint32, len(s.Nodes))}
+}
+
+// next starts a round in which no node is marked yet.
+func (m *PodNodeMarks) next() {
+	m.round++
+	if m.round == 0 {
+		clear(m.mark)
+		m.round = 1
+	}
+}
+
+// holds reports whether every pod points into the snapshot's list, so
+// that its node has a position or is, by name, in no node of the input.
+func (m *PodNodeMarks) holds(pods []*snapshot.Pod) bool {
+	if len(m.podNodes) != len(m.s.Pods) {
+		return false
+	}
+	for _, p := range pods {
+		if PodPosition(m.s, p) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// AddDistinctPodsAndNodesMarked does what AddDistinctPodsAndNodes does,
+// with the pods' nodes told apart by their positions in m rather than
+// hashed into the set of those seen, where they go only when another pod
+// or node is added later. pdb-blocks-drain adds the nodes of every pod a
+// budget with a finding covers, where hashing each node's reference and
+// growing the set was a third of its time at 100,000 pods. Nodes added
+// before, pods of another snapshot or m nil: as AddDistinctPodsAndNodes.
+func (c *CappedRefs) AddDistinctPodsAndNodesMarked(pods []*snapshot.Pod, m *PodNodeMarks) {
+	if m == nil || c.distinctPods != nil || c.Count(snapshot.Pods.Kind) > 0 || c.Count(snapshot.Nodes.Kind) > 0 || !m.holds(pods) {
+		c.AddDistinctPodsAndNodes(pods)
+		return
+	}
+	if len(pods) == 0 {
+		return
+	}
+	m.next()
+	// The pods, then their nodes: each kind's references in one run, in
+	// the order AddPodAndNode would leave them within the kind, which is
+	// all List and Summary read, so TakeList can often hand them over.
+	keptPods := min(len(pods), MaxListedObjects)
+	droppedPods := len(pods) - keptPods
+	c.refs = slices.Grow(c.refs, keptPods+min(len(pods), MaxListedObjects))
+	for _, p := range pods[:keptPods] {
+		c.refs = append(c.refs, ResourceRef(snapshot.Pods, p.Namespace, p.Name))
+	}
+	var (
+		keptNodes, droppedNodes int
+		// Nodes not in the input, by name: no position tells them apart.
+		unlisted map[string]bool
+	)
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		if n := m.podNodes[PodPosition(m.s, p)]; n >= 0 {
+			if m.mark[n] == m.round {
+				continue
+			}
+			m.mark[n] = m.round
+		} else {
+			if unlisted[p.Spec.NodeName] {
+				continue
+			}
+			if unlisted == nil {
+				unlisted = map[string]bool{}
+			}
+			unlisted[p.Spec.NodeName] = true
+		}
+		if keptNodes < MaxListedObjects {
+			keptNodes++
+			c.refs = append(c.refs, ResourceRef(snapshot.Nodes, "", p.Spec.NodeName))
+		} else {
+			droppedNodes++
+		}
+	}
+	c.count(snapshot.Pods.Kind, keptPods, droppedPods)
+	c.count(snapshot.Nodes.Kind, keptNodes, droppedNodes)
+	c.distinctPods, c.distinctNodes = pods, true
 }
 
 // AddPodAndNode records a pod and, when it is bound, its node.

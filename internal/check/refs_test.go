@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegap/kubegap/internal/finding"
 	"github.com/kubegap/kubegap/internal/snapshot"
 )
@@ -82,6 +85,93 @@ func TestAddDistinctPodsAsAddPodAndNode(t *testing.T) {
 		}
 		if a, b := one.List(), bulk.List(); fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Errorf("%s: List differs:\n%v\npod by pod:\n%v", name, b, a)
+		}
+	}
+}
+
+// AddDistinctPodsAndNodesMarked records what AddPodAndNode, pod by pod,
+// does: more nodes than are kept, nodes in the input and not, unbound
+// pods; then repeats and new objects added after it, and a second
+// CappedRefs marked with the same marks.
+func TestAddDistinctPodsMarkedAsAddPodAndNode(t *testing.T) {
+	const nodes, listed = MaxListedObjects + 30, MaxListedObjects + 20
+	s := snapshot.New(snapshot.Source{})
+	for i := range listed {
+		s.Nodes = append(s.Nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%02d", i)}})
+	}
+	var items []corev1.Pod
+	for i := range 3 * nodes {
+		node := fmt.Sprintf("n%02d", (i*7)%nodes)
+		if i%11 == 0 {
+			node = "" // not bound
+		}
+		items = append(items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: fmt.Sprintf("p%03d", (i*37)%(3*nodes))},
+			Spec: corev1.PodSpec{NodeName: node}})
+	}
+	_, addPods, _ := snapshot.ListKind(snapshot.Pods)
+	addPods(s, &corev1.PodList{Items: items})
+	s.Finish()
+	pods := make([]*snapshot.Pod, len(s.Pods))
+	for i := range s.Pods {
+		pods[i] = &s.Pods[i]
+	}
+	outside := &snapshot.Pod{Namespace: "b", Name: "outside", Spec: snapshot.PodSpec{NodeName: "n01"}}
+	budget := finding.ObjectRef{APIVersion: "policy/v1", Kind: "PodDisruptionBudget", Namespace: "a", Name: "b"}
+	marks := NewPodNodeMarks(s)
+	for name, then := range map[string]func(c *CappedRefs){
+		"nothing after":           func(*CappedRefs) {},
+		"a repeat after":          func(c *CappedRefs) { c.AddPodAndNode(pods[3]) },
+		"a listed node again":     func(c *CappedRefs) { c.Add(NodeRef("n05")) },
+		"an unlisted node again":  func(c *CappedRefs) { c.Add(NodeRef(fmt.Sprintf("n%02d", listed+1))) },
+		"a new node, then repeat": func(c *CappedRefs) { c.Add(NodeRef("n99")); c.AddPodAndNode(pods[len(pods)-1]) },
+		"the list again, marked":  func(c *CappedRefs) { c.AddDistinctPodsAndNodesMarked(pods[:10], marks) },
+		"a pod of no snapshot":    func(c *CappedRefs) { c.AddDistinctPodsAndNodesMarked([]*snapshot.Pod{outside, pods[0]}, marks) },
+	} {
+		for _, part := range [][]*snapshot.Pod{pods, pods[:MaxListedObjects/2], nil} {
+			one, marked := NewCappedRefs(), NewCappedRefs()
+			one.Add(budget)
+			marked.Add(budget)
+			for _, p := range part {
+				one.AddPodAndNode(p)
+			}
+			marked.AddDistinctPodsAndNodesMarked(part, marks)
+			then(one)
+			then(marked)
+			for _, kind := range []string{"Pod", "Node", "PodDisruptionBudget"} {
+				if a, b := one.Count(kind), marked.Count(kind); a != b {
+					t.Errorf("%s, %d pods: Count(%s) %d, pod by pod %d", name, len(part), kind, b, a)
+				}
+				if a, b := one.Summary(kind, "x", "xs", 5), marked.Summary(kind, "x", "xs", 5); a != b {
+					t.Errorf("%s, %d pods: Summary(%s) %q, pod by pod %q", name, len(part), kind, b, a)
+				}
+			}
+			if a, b := one.List(), marked.List(); fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("%s, %d pods: List differs:\n%v\npod by pod:\n%v", name, len(part), b, a)
+			}
+		}
+	}
+}
+
+// TakeList returns what List does, whether it hands over the references
+// (grouped by kind and sorted) or copies them (a kind in two runs, a run
+// out of order, nothing added).
+func TestTakeListAsList(t *testing.T) {
+	pod := func(n string) finding.ObjectRef { return ResourceRef(snapshot.Pods, "a", n) }
+	for name, refs := range map[string][]finding.ObjectRef{
+		"nothing":          nil,
+		"grouped, sorted":  {pod("p1"), pod("p2"), NodeRef("n1"), NodeRef("n2")},
+		"a run unsorted":   {pod("p1"), pod("p2"), NodeRef("n2"), NodeRef("n1")},
+		"a kind in 2 runs": {pod("p2"), NodeRef("n1"), pod("p1"), NodeRef("n2")},
+	} {
+		a, b := NewCappedRefs(), NewCappedRefs()
+		for _, r := range refs {
+			a.Add(r)
+			b.Add(r)
+		}
+		want := a.List()
+		got := b.TakeList()
+		if fmt.Sprint(got) != fmt.Sprint(want) || (got == nil) != (want == nil) || cap(got) != len(got) {
+			t.Errorf("%s: TakeList %v (cap %d), List %v", name, got, cap(got), want)
 		}
 	}
 }

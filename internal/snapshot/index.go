@@ -310,10 +310,20 @@ func (ix *Index) PodsMatching(ns string, sel labels.Selector) []*Pod {
 		return nil
 	}
 	candidates := ix.podsByNS[ns]
+	var out []*Pod
 	if key, value, ok := EqualityRequirement(sel); ok {
 		candidates = ix.podsWithLabel(ns, key)[value]
+		// Most pods with the label's value match the whole selector:
+		// sized once, not grown pod by pod.
+		if len(candidates) > 0 {
+			out = make([]*Pod, 0, len(candidates))
+		}
+		if reqs, _ := sel.Requirements(); len(reqs) == 1 {
+			// That requirement is the whole selector: every pod with the
+			// label's value matches.
+			return append(out, candidates...)
+		}
 	}
-	var out []*Pod
 	for _, p := range candidates {
 		if sel.Matches(labels.Set(p.Labels)) {
 			out = append(out, p)

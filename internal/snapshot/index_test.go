@@ -188,7 +188,7 @@ func TestPodsMatchingByLabelIndex(t *testing.T) {
 	}
 	s.Finish()
 	ix := s.Index()
-	for _, expr := range []string{"app=w1", "app==w2,tier=front", "app in (w3)", "app in (w1,w4)", "tier", "!tier,app!=w0", "app=none", "tier=front,app notin (w1)"} {
+	for _, expr := range []string{"app=w1", "tier==front", "app==w2,tier=front", "app in (w3)", "app in (w1,w4)", "tier", "!tier,app!=w0", "app=none", "tier=front,app notin (w1)"} {
 		sel, err := labels.Parse(expr)
 		if err != nil {
 			t.Fatal(err)

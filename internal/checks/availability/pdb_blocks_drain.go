@@ -81,7 +81,7 @@ const (
 // pdbView is what the check learned about one budget.
 type pdbView struct {
 	pdb      *policyv1.PodDisruptionBudget
-	pods     []*snapshot.Pod // active (not terminal) pods it selects
+	pods     []*snapshot.Pod // active (not terminal) pods it selects; may be the index's own list, so only read
 	selector string
 	// none: the selector selects no pod by definition (null, or {} in
 	// policy/v1beta1), whatever the input holds.
@@ -193,14 +193,19 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 				v.workloads = templates.matching(p.Namespace, sel)
 			}
 		}
-		if len(candidates) > 0 {
-			v.pods = make([]*snapshot.Pod, 0, len(candidates))
-		}
-		for _, pod := range candidates {
+		// The matches themselves until a terminal one, a copy from there on.
+		v.pods = candidates
+		copied := false
+		for i, pod := range candidates {
 			if check.PodTerminal(pod) {
+				if !copied {
+					v.pods, copied = append(make([]*snapshot.Pod, 0, len(candidates)-1), candidates[:i]...), true
+				}
 				continue
 			}
-			v.pods = append(v.pods, pod)
+			if copied {
+				v.pods = append(v.pods, pod)
+			}
 			if drainSkips(pod) != "" {
 				v.skipped++
 				continue
@@ -210,8 +215,10 @@ func runPDBBlocksDrain(ctx *check.Context) ([]finding.Finding, error) {
 		views = append(views, v)
 	}
 
+	// The nodes of a finding's pods, told apart by position.
+	marks := check.NewPodNodeMarks(s)
 	for i := range views {
-		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned); ok {
+		if f, ok := pdbBudgetFinding(ctx, &views[i], cordoned, marks); ok {
 			out = append(out, f)
 		}
 	}

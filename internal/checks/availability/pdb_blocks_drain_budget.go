@@ -20,7 +20,7 @@ import (
 )
 
 // pdbBudgetFinding judges one budget on its own.
-func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.Finding, bool) {
+func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes, marks *check.PodNodeMarks) (finding.Finding, bool) {
 	p := v.pdb
 	name := p.Namespace + "/" + p.Name
 	expected, expectedFrom := v.expected()
@@ -191,15 +191,19 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.F
 	// The pods a drain would try to evict, and their nodes.
 	refs := check.NewCappedRefs()
 	refs.Add(check.ResourceRef(snapshot.PodDisruptionBudgets, p.Namespace, p.Name))
-	var drained []*snapshot.Pod
-	for _, pod := range v.pods {
-		if drainSkips(pod) == "" {
-			drained = append(drained, pod)
+	// v.pods itself when the drain skips none of them, as is usual.
+	drained := v.pods
+	if v.skipped > 0 {
+		drained = make([]*snapshot.Pod, 0, len(v.pods)-v.skipped)
+		for _, pod := range v.pods {
+			if drainSkips(pod) == "" {
+				drained = append(drained, pod)
+			}
 		}
 	}
 	// v.pods holds each pod once (the index's lists of a namespace and of
 	// a selector's pods do).
-	refs.AddDistinctPodsAndNodes(drained)
+	refs.AddDistinctPodsAndNodesMarked(drained, marks)
 	var cordoned []string
 	if cn != nil {
 		seen := map[int32]bool{}
@@ -280,7 +284,7 @@ func pdbBudgetFinding(ctx *check.Context, v *pdbView, cn *drainNodes) (finding.F
 		Severity:    sev,
 		Title:       title,
 		Message:     msg,
-		Objects:     refs.List(),
+		Objects:     refs.TakeList(),
 		Evidence:    ev,
 		Remediation: strings.Join(fix, ". ") + ". If the budget ships inside a chart, override it through the chart's values or ask its maintainers to make it configurable.",
 		Cases:       pdbCases(len(notReady) > 0),
@@ -302,15 +306,21 @@ func intOrPercentZero(v *intstr.IntOrString) bool {
 func podOwners(pods []*snapshot.Pod) string {
 	// Keyed by the owner's fields, and its text built once per owner: the
 	// pods of a budget share a few owners, and one string per pod was most
-	// of this function's cost.
+	// of this function's cost. The last owner is compared first, without
+	// a hash: a budget's pods usually come owner by owner.
 	seen := map[[3]string]bool{}
 	var out []string
+	var last [3]string
 	for _, p := range pods {
 		for _, o := range p.OwnerReferences {
 			if o.Controller == nil || !*o.Controller {
 				continue
 			}
 			k := [3]string{o.Kind, p.Namespace, o.Name}
+			if len(out) > 0 && k == last {
+				continue
+			}
+			last = k
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, o.Kind+" "+p.Namespace+"/"+o.Name)

@@ -95,6 +95,19 @@ func TestPDBBlocksDrainSilentOnHealthyBudgets(t *testing.T) {
 	}
 }
 
+// Finished and terminating pods count for no budget: a budget whose other
+// pods leave room for an eviction is not exhausted by them, whether they
+// come first, between or last among the pods its selector matches.
+func TestPDBBlocksDrainIgnoresFinishedPods(t *testing.T) {
+	fs, _, ok := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Complete(checktest.Load(t, "pdb-blocks-drain/finished-pods.yaml")))
+	if !ok {
+		t.Fatal("not evaluated on a complete fixture")
+	}
+	if len(fs) != 0 {
+		t.Errorf("got findings on a budget that allows an eviction of its running pods: %+v", fs)
+	}
+}
+
 func TestPDBBlocksDrainUnreadyPods(t *testing.T) {
 	fs, _, _ := checktest.Run(t, pdbBlocksDrainCheck(), checktest.Load(t, "pdb-blocks-drain/unready.yaml"))
 	f, ok := checktest.FindingAbout(fs, "PodDisruptionBudget", "shop", "api")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,11 +88,10 @@ func runGitopsGlobalPrune(ctx *check.Context) ([]finding.Finding, error) {
 	}
 	facts := argo.fact
 	s := ctx.Snapshot
-	apps := s.CustomObjects(snapshot.ArgoApplications)
-	dests := destinationsByOwner(apps)
+	owned := appsByOwner(s.CustomObjects(snapshot.ArgoApplications))
 	var out []finding.Finding
 	for _, as := range s.CustomObjects(snapshot.ArgoApplicationSets) {
-		if f, ok := judgeAppSet(ctx, as, apps, dests, facts); ok {
+		if f, ok := judgeAppSet(ctx, as, owned[appSetKey(as.GetNamespace(), as.GetName())], facts); ok {
 			out = append(out, f)
 		}
 	}
@@ -103,31 +101,54 @@ func runGitopsGlobalPrune(ctx *check.Context) ([]finding.Finding, error) {
 // appSetKey names an ApplicationSet by namespace/name.
 func appSetKey(ns, name string) string { return ns + "/" + name }
 
-// destinationsByOwner maps each owning ApplicationSet to the distinct
-// clusters (server URL, else name) its Applications deploy to.
-func destinationsByOwner(apps []unstructured.Unstructured) map[string][]string {
-	out := map[string][]string{}
-	for _, app := range apps {
-		dest := destination(app.Object)
+// ownedApps is what the Applications one ApplicationSet owns say about
+// where they deploy.
+type ownedApps struct {
+	// clusters are the distinct clusters (server URL, else name), in the
+	// order the Applications name them first.
+	clusters []string
+	// apps are the Applications with a destination, in input order, each
+	// with its destination field.
+	apps []ownedApp
+}
+
+type ownedApp struct {
+	app         *unstructured.Unstructured
+	path, value string
+}
+
+// appsByOwner maps each owning ApplicationSet (appSetKey, in the
+// Application's namespace) to the Applications with a destination that it
+// owns. Built once, so that each ApplicationSet reads only its own
+// Applications: scanning every Application for every ApplicationSet, and
+// decoding each one's owner references each time, was quadratic.
+func appsByOwner(apps []unstructured.Unstructured) map[string]*ownedApps {
+	out := map[string]*ownedApps{}
+	for i := range apps {
+		app := &apps[i]
+		path, dest := destinationField(app.Object)
 		if dest == "" {
 			continue
 		}
+		var seen []string // owners already given this Application
 		for _, ref := range app.GetOwnerReferences() {
-			if ref.Kind != snapshot.ArgoApplicationSets.Kind {
+			if ref.Kind != snapshot.ArgoApplicationSets.Kind || slices.Contains(seen, ref.Name) {
 				continue
 			}
+			seen = append(seen, ref.Name)
 			k := appSetKey(app.GetNamespace(), ref.Name)
-			if !slices.Contains(out[k], dest) {
-				out[k] = append(out[k], dest)
+			o := out[k]
+			if o == nil {
+				o = &ownedApps{}
+				out[k] = o
 			}
+			if !slices.Contains(o.clusters, dest) {
+				o.clusters = append(o.clusters, dest)
+			}
+			o.apps = append(o.apps, ownedApp{app: app, path: path, value: dest})
 		}
 	}
 	return out
-}
-
-func destination(obj map[string]any) string {
-	_, dest := destinationField(obj)
-	return dest
 }
 
 // destinationField is the field that names an Application's cluster, and
@@ -142,23 +163,10 @@ func destinationField(obj map[string]any) (path, value string) {
 
 // destinationItems quotes the destinations of the Applications an
 // ApplicationSet owns, Applications with the same cluster together.
-func destinationItems(as unstructured.Unstructured, apps []unstructured.Unstructured) []finding.EvidenceItem {
+func destinationItems(owned *ownedApps) []finding.EvidenceItem {
 	var g finding.Grouper
-	for i := range apps {
-		app := &apps[i]
-		if app.GetNamespace() != as.GetNamespace() {
-			continue
-		}
-		path, dest := destinationField(app.Object)
-		if dest == "" {
-			continue
-		}
-		for _, ref := range app.GetOwnerReferences() {
-			if ref.Kind == snapshot.ArgoApplicationSets.Kind && ref.Name == as.GetName() {
-				g.Add(check.Ref("argoproj.io/v1alpha1", "Application", app), finding.Value(path, dest))
-				break
-			}
-		}
+	for _, a := range owned.apps {
+		g.Add(check.Ref("argoproj.io/v1alpha1", "Application", a.app), finding.Value(a.path, a.value))
 	}
 	return g.Items()
 }
@@ -185,7 +193,7 @@ func pruning(as unstructured.Unstructured) (bool, string) {
 	return true, ""
 }
 
-func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, apps []unstructured.Unstructured, dests map[string][]string, facts map[string]string) (finding.Finding, bool) {
+func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, owned *ownedApps, facts map[string]string) (finding.Finding, bool) {
 	name := appSetKey(as.GetNamespace(), as.GetName())
 	if patch, _, _ := unstructured.NestedString(as.Object, "spec", "templatePatch"); strings.Contains(patch, "syncPolicy") {
 		ctx.Incomplete(rule, "ApplicationSet %s sets its sync policy through templatePatch, which kubegap does not render", name)
@@ -197,7 +205,10 @@ func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, apps []unstru
 	if st, _, _ := unstructured.NestedString(as.Object, "spec", "strategy", "type"); st == "RollingSync" {
 		return finding.Finding{}, false
 	}
-	clusters := dests[name]
+	var clusters []string
+	if owned != nil {
+		clusters = owned.clusters
+	}
 	if len(clusters) < minClusters {
 		if !ctx.CompleteIn(snapshot.ArgoApplications, as.GetNamespace()) {
 			ctx.Incomplete(rule, "ApplicationSet %s prunes automatically without RollingSync, but its Applications "+
@@ -205,11 +216,11 @@ func judgeAppSet(ctx *check.Context, as unstructured.Unstructured, apps []unstru
 		}
 		return finding.Finding{}, false
 	}
-	return globalPruneFinding(as, apps, clusters, facts), true
+	return globalPruneFinding(as, owned, facts), true
 }
 
-func globalPruneFinding(as unstructured.Unstructured, apps []unstructured.Unstructured, clusters []string, facts map[string]string) finding.Finding {
-	sort.Strings(clusters)
+func globalPruneFinding(as unstructured.Unstructured, owned *ownedApps, facts map[string]string) finding.Finding {
+	clusters := slices.Sorted(slices.Values(owned.clusters))
 	name := appSetKey(as.GetNamespace(), as.GetName())
 	policy, _, _ := unstructured.NestedString(as.Object, "spec", "syncPolicy", "applicationsSync")
 	preserve, _, _ := unstructured.NestedBool(as.Object, "spec", "syncPolicy", "preserveResourcesOnDeletion")
@@ -239,7 +250,7 @@ func globalPruneFinding(as unstructured.Unstructured, apps []unstructured.Unstru
 		Cases: []string{caseID},
 	}
 	f.AddEvidence(finding.Quote(ref, fields...))
-	f.AddEvidence(destinationItems(as, apps)...)
+	f.AddEvidence(destinationItems(owned)...)
 	f.Evidence = append(f.Evidence,
 		fmt.Sprintf("its Applications deploy to %d clusters: %s", len(clusters), check.ListText(clusters, maxListed)),
 		deletionEvidence(policy, preserve),

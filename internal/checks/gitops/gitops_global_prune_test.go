@@ -69,7 +69,7 @@ func TestArgoObjectsTrimmed(t *testing.T) {
 	if _, ok := spec["source"]; ok {
 		t.Error("source kept")
 	}
-	if destination(apps[0].Object) == "" || len(apps[0].GetOwnerReferences()) != 1 {
+	if _, dest := destinationField(apps[0].Object); dest == "" || len(apps[0].GetOwnerReferences()) != 1 {
 		t.Error("destination or owner dropped")
 	}
 }
