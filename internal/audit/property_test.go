@@ -203,6 +203,7 @@ var lessIsMore = map[string]string{
 	"unrequested-memory|v1/nodes":                                           "without Nodes every pod counts in one no-pool group; the nodes split the pods into pools that may each stay under the threshold",
 	"image-pull-always|v1/nodes":                                            "without Nodes a DaemonSet without status is reported on an unknown number of nodes; the Nodes may show that its selection matches none, and a DaemonSet on no node pulls nothing",
 	"version-skew|v1/pods":                                                  "its fixture directory holds several clusters: without their kube-apiserver pods the newest kubelet stands in for the control plane, with them the oldest apiserver image does",
+	"ingress-nginx-legacy-tls|v1/configmaps":                                "without the ConfigMap a controller before 0.27.0 names, whether it pins ssl-ciphers is unknown and the finding says so (title and evidence); the ConfigMap, when it sets ssl-ciphers, clears it",
 }
 
 // sameGap reports whether fs holds a finding of f's check about one of

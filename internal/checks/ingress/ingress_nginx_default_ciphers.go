@@ -70,6 +70,10 @@ func judgeDefaultCiphers(ctx *check.Context, facts *legacyTLSFacts, n nginxContr
 		f.Message = fmt.Sprintf("%s runs ingress-nginx %s. From %s the default ssl-ciphers has no CBC suites, so if its ConfigMap %s "+
 			"does not set ssl-ciphers, the upgrade cuts off clients that need them, as Internet Explorer 11 users were cut off in the "+
 			"MoJ case. Whether it sets ssl-ciphers is not known: kubegap did not read that ConfigMap.", n.ref, n.version, facts.CiphersChanged, name)
+		// The title must not assert the loss: the unread ConfigMap may pin
+		// the list.
+		f.Title = fmt.Sprintf("%s may stop offering the CBC cipher suites when upgraded past %s (its ConfigMap %s was not read)",
+			n.ref, facts.CiphersChanged, name)
 		unknown := fmt.Sprintf("ssl-ciphers in ConfigMap %s is not known: that ConfigMap was not read (kubectl get configmap %s -n %s -o yaml shows it)", name, cmName, ns)
 		f.AddEvidence(quote)
 		f.Evidence = append(f.Evidence, derived, unknown)
