@@ -34,6 +34,9 @@ printf '%s\n' "$out" | awk -v budget="$budget_ms" '
   END {
     n = 0
     for (id in best) ids[++n] = id
+    # No benchmark line is a failed or empty run (stdin not a terminal and
+    # nothing piped in, as under nohup: pass -benchtime 3x there), never a table with none over.
+    if (n == 0) { print "checks-table.sh: no benchmark results in the input" > "/dev/stderr"; exit 2 }
     # insertion sort: awk has no portable sort
     for (i = 2; i <= n; i++) { v = ids[i]; j = i - 1; while (j > 0 && ids[j] > v) { ids[j+1] = ids[j]; j-- } ids[j+1] = v }
     print "| check | benchmark | CPU per run | wall per run | allocated | allocations |"
