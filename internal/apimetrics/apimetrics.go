@@ -58,8 +58,18 @@ const RequestDuration = "apiserver_request_duration_seconds"
 // family's own line.
 var sampleFilters = map[string]func(line []byte) bool{RequestDuration: isWriteAtResource}
 
-// writeVerbs are the label pairs of the mutating verbs.
-var writeVerbs = [][]byte{[]byte(`verb="POST"`), []byte(`verb="PUT"`), []byte(`verb="PATCH"`), []byte(`verb="DELETE"`)}
+// WriteVerbs are the mutating verbs whose single-object latency is kept:
+// the filter here and the snapshot's reading of the series share them.
+var WriteVerbs = []string{"POST", "PUT", "PATCH", "DELETE"}
+
+// writeVerbs are WriteVerbs' label pairs, as a sample line holds them.
+var writeVerbs = func() [][]byte {
+	out := make([][]byte, len(WriteVerbs))
+	for i, v := range WriteVerbs {
+		out[i] = []byte(`verb="` + v + `"`)
+	}
+	return out
+}()
 
 // isWriteAtResource reports whether a sample line is of a single-object
 // write: scope="resource" and a mutating verb among its labels.

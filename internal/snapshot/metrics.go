@@ -95,12 +95,7 @@ func (w WriteLatency) SeriesName() string {
 // writeLatencyOf keeps a request-duration series when it is a mutating
 // single-object request with a le="1" bucket; dry runs are left out.
 func writeLatencyOf(s apimetrics.Series, from string) (WriteLatency, bool) {
-	switch s.Labels["verb"] {
-	case "POST", "PUT", "PATCH", "DELETE":
-	default:
-		return WriteLatency{}, false
-	}
-	if s.Labels["scope"] != "resource" || s.Labels["dry_run"] != "" {
+	if !slices.Contains(apimetrics.WriteVerbs, s.Labels["verb"]) || s.Labels["scope"] != "resource" || s.Labels["dry_run"] != "" {
 		return WriteLatency{}, false
 	}
 	for _, b := range s.Buckets {
