@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -161,6 +162,37 @@ func TestDocumentAndGzipLimits(t *testing.T) {
 		if err := loadOrHang(t, filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s under the real limits: %v", name, err)
 		}
+	}
+}
+
+// TestGzipPastLimitWithinRatio: a gzip file that inflates past the fixed
+// limit (lowered here) loads whole when it stays within maxGzipRatio of
+// its compressed size, as a large cluster's snapshot does; the bomb of
+// TestDocumentAndGzipLimits, far past the ratio, does not.
+func TestGzipPastLimitWithinRatio(t *testing.T) {
+	defer func(g int64) { gzipLimit = g }(gzipLimit)
+	gzipLimit = 256 << 10
+	rng := rand.New(rand.NewPCG(1, 2))
+	var docs strings.Builder
+	n := 0
+	for docs.Len() < 1<<20 { // four times the limit, in ConfigMaps of random hex: gzip halves it
+		b := make([]byte, 2000)
+		for i := range b {
+			b[i] = "0123456789abcdef"[rng.IntN(16)]
+		}
+		fmt.Fprintf(&docs, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d, namespace: default}\ndata: {k: %s}\n---\n", n, b)
+		n++
+	}
+	data := gz(t, []byte(docs.String()))
+	if ratio := float64(docs.Len()) / float64(len(data)); ratio >= maxGzipRatio || docs.Len() <= int(gzipLimit) {
+		t.Fatalf("fixture: %d bytes inflated, ratio %.1f: want past the limit and within the ratio", docs.Len(), ratio)
+	}
+	got, err := LoadPaths([]string{write(t, t.TempDir(), "large.yaml.gz", data)})
+	if err != nil {
+		t.Fatalf("a gzip file past the fixed limit, within the ratio: %v", err)
+	}
+	if len(got.ConfigMaps) != n || n == 0 {
+		t.Errorf("%d ConfigMaps loaded, want all %d", len(got.ConfigMaps), n)
 	}
 }
 

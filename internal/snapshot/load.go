@@ -356,14 +356,15 @@ func (l *loader) loadRecipeMeta(name string, f io.Reader) error {
 // anything else is read as (multi-document) YAML.
 func (l *loader) load(name string, r io.Reader) error {
 	l.file = name
-	br := bufio.NewReaderSize(r, 64<<10)
+	compressed := &countingReader{r: r}
+	br := bufio.NewReaderSize(compressed, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return &InputError{File: name, Err: fmt.Errorf("reading gzip: %w", err)}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(&limitedReader{r: zr, n: gzipLimit, err: errLargeGzip}, 64<<10)
+		br = bufio.NewReaderSize(&gzipBound{r: zr, in: compressed, limit: gzipLimit}, 64<<10)
 	}
 	br = decodeBOM(br)
 	first, err := firstByte(br)

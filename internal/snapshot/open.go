@@ -29,10 +29,18 @@ const (
 	// bench/cmd/synth's 10k pods), and a kubectl -o json List of a large
 	// cluster is far past this.
 	maxDocument = 256 << 20
-	// maxDecompressed bounds what one gzip file inflates to: four times
-	// the 100k-pod YAML dump. A gzip bomb ends here instead of running
-	// the loader for as long as its bytes last.
+	// maxDecompressed and maxGzipRatio bound what one gzip file inflates
+	// to: up to maxDecompressed (four times the 100k-pod YAML dump) in any
+	// case, and past it only while the output stays within maxGzipRatio
+	// times the compressed bytes read so far. A gzip bomb (deflate reaches
+	// about 1,000:1) ends there instead of running the loader for as long
+	// as its bytes last, while a large cluster's snapshot, which gzip
+	// shrinks about 12 to 25 times (2M pods: 4.05 GB in 321 MB,
+	// docs/benchmarks.md), is read whole: a gzip file then costs at most
+	// what a plain file maxGzipRatio times its size would, and plain files
+	// have no cap (see above).
 	maxDecompressed = 2 << 30
+	maxGzipRatio    = 64
 )
 
 // documentLimit and gzipLimit are the limits the loader applies; tests
@@ -51,7 +59,7 @@ func (e *limitError) Error() string { return e.what }
 var (
 	errLongLine     = &limitError{fmt.Sprintf("a line longer than %d MiB, the most one YAML line may hold (not a Kubernetes object: binary data, or a file of NUL bytes?)", maxLine>>20)}
 	errLargeDoc     = &limitError{fmt.Sprintf("a document or List item larger than %d MiB, the most one may hold (a List or snapshot, JSON or YAML, is read item by item: the limit is per item, not per List)", maxDocument>>20)}
-	errLargeGzip    = &limitError{fmt.Sprintf("decompresses to more than %d GiB, the most one gzip file may hold", maxDecompressed>>30)}
+	errLargeGzip    = &limitError{fmt.Sprintf("decompresses to more than %d GiB and to more than %d times its compressed size, the most one gzip file may hold (a gzip bomb?)", maxDecompressed>>30, maxGzipRatio)}
 	errChangedInput = errors.New("changed while it was being opened")
 )
 
@@ -134,23 +142,34 @@ func isStdin(st fs.FileInfo) bool {
 	return err == nil && os.SameFile(st, in)
 }
 
-// limitedReader ends with err after n bytes (io.LimitReader ends with
-// io.EOF, which would read as a shorter, valid file).
-type limitedReader struct {
-	r   io.Reader
-	n   int64
-	err error
+// gzipBound ends with errLargeGzip once the bytes read from r, a gzip
+// stream, pass both limit and maxGzipRatio times the compressed bytes that
+// in has counted so far.
+type gzipBound struct {
+	r     io.Reader
+	in    *countingReader
+	out   int64
+	limit int64
 }
 
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, l.err
+func (g *gzipBound) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	g.out += int64(n)
+	if g.out > g.limit && g.out > maxGzipRatio*g.in.n {
+		return n, errLargeGzip
 	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
+	return n, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
 	return n, err
 }
 
