@@ -74,9 +74,9 @@ func areaSnapshot() *snapshot.Snapshot {
 		for r := range perDeploy - daemonSets*nodes/(deploys*perDeploy) {
 			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), Namespace: ns, UID: types.UID(fmt.Sprintf("p-%d", n)),
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-x", UID: ruid, Controller: &ctrl}},
-				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", n%nodes), Containers: []snapshot.Container{{Name: "c",
+				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", n%nodes), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "c",
 					Image: "quay.io/acme/" + app + ":1.0", ImagePullPolicy: corev1.PullIfNotPresent,
-					Resources: snapshot.Resources{CPURequest: 100, CPULimit: 500, MemoryRequest: 128 << 20}}}},
+					Resources: snapshot.Resources{CPURequest: 100, CPULimit: 500, MemoryRequest: 128 << 20}}}}},
 				Status: snapshot.PodStatus{Phase: corev1.PodRunning}})
 			n++
 		}
@@ -90,8 +90,8 @@ func areaSnapshot() *snapshot.Snapshot {
 		for i := range nodes / 20 * 20 / daemonSets {
 			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), Namespace: "kube-system", UID: types.UID(fmt.Sprintf("p-%d", n)),
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: &ctrl}},
-				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), Containers: []snapshot.Container{{Name: "a",
-					Image: "quay.io/acme/" + name + ":latest", ImagePullPolicy: corev1.PullAlways}}},
+				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "a",
+					Image: "quay.io/acme/" + name + ":latest", ImagePullPolicy: corev1.PullAlways}}}},
 				Status: snapshot.PodStatus{Phase: corev1.PodRunning}})
 			n++
 		}

@@ -50,6 +50,7 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	}
 	for i := 0; i < len(s.Pods); i += 10 {
 		s.Pods[i].Status.Phase = corev1.PodFailed
+		s.Pods[i].Status.Own()
 		s.Pods[i].Status.Reason = "Evicted"
 	}
 	isCtrl, zero := true, int32(0)
@@ -88,6 +89,7 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	// etcd-capacity-signals: a kubeadm etcd static pod with a 2 GiB quota
 	// and a database at 80 % of it.
 	etcd := snapshot.Pod{Name: "etcd-cp-1", Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "bench"}}
+	etcd.Spec.Own()
 	etcd.Spec.Containers = []snapshot.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0",
 		Command: []string{"etcd", "--quota-backend-bytes=2147483648"}}}
 	s.Pods = append(s.Pods, etcd)

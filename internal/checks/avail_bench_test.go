@@ -22,7 +22,7 @@ import (
 // unavailable APIService and a CNI DaemonSet without a priority class.
 func availSnapshot(b testing.TB) *snapshot.Snapshot {
 	s := areaSnapshot()
-	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	ready := []snapshot.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	for i := range s.Pods {
 		s.Pods[i].Status.Conditions = ready
 	}

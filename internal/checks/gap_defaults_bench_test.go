@@ -149,6 +149,7 @@ func BenchmarkRuntimeDefaultChecks(b *testing.B) {
 	}
 	for i := range s.Pods {
 		if i%10 == 0 {
+			s.Pods[i].Spec.Own()
 			s.Pods[i].Spec.Containers = append(s.Pods[i].Spec.Containers, snapshot.Container{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.20.1"})
 		}
 	}

@@ -61,7 +61,7 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 	s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "web", UID: "rs-web"}})
 	for r := range 200 {
 		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("web-x-%d", r), Namespace: "web", UID: types.UID(fmt.Sprintf("web-%d", r)),
-			Status: snapshot.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+			Status: snapshot.PodStatus{Phase: corev1.PodPending, Conditions: []snapshot.PodCondition{{Type: corev1.PodScheduled,
 				Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/5000 nodes are available: 5000 Insufficient memory."}}}})
 	}
 	// A hub whose every pod is in pool-3, the pool with a minimum of 0.

@@ -57,6 +57,7 @@ func TestPolicyChecksPartialFromFiles(t *testing.T) {
 func policySnapshot() *snapshot.Snapshot {
 	s := areaSnapshot()
 	for i := range s.Pods {
+		s.Pods[i].Spec.Own()
 		s.Pods[i].Spec.Containers = slices.Clone(s.Pods[i].Spec.Containers) // loaded pods share equal containers
 		if i%3 == 0 {
 			for j := range s.Pods[i].Spec.Containers {

@@ -42,8 +42,8 @@ func providerSnapshot(b testing.TB) *snapshot.Snapshot {
 			Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system",
 			Labels:      map[string]string{"component": "etcd"},
 			Annotations: map[string]string{"kubernetes.io/config.mirror": "x"},
-			Spec: snapshot.PodSpec{NodeName: s.Nodes[i].Name, Containers: []snapshot.Container{{
-				Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0", LivenessProbe: probe}}},
+			Spec: snapshot.PodSpec{NodeName: s.Nodes[i].Name, SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{
+				Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0", LivenessProbe: probe}}}},
 			Status: snapshot.PodStatus{ContainerStatuses: []snapshot.ContainerStatus{{Name: "etcd", RestartCount: int32(90 * i)}}},
 		})
 	}

@@ -70,6 +70,7 @@ func runtimeVersionsRBACSnapshot() *snapshot.Snapshot {
 	sock := corev1.HostPathSocket
 	for i := range s.Pods {
 		p := &s.Pods[i]
+		p.Spec.Own()
 		p.Spec.Containers = slices.Clone(p.Spec.Containers) // loaded pods share equal containers
 		if i < len(s.Nodes) {
 			p.Spec.Containers[0].Image = "quay.io/cilium/cilium:v1.20.1"

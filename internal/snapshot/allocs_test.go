@@ -25,11 +25,18 @@ import (
 // here): 2,227 B kept, 13,739 B allocated in 94.8 allocations, the last
 // two raised by other changes since and now within 3% and 0.2% of their
 // bounds; the kept bound comes down to 3% over. Allocation counts and
-// bytes, unlike times, do not depend on the machine's load.
+// bytes, unlike times, do not depend on the machine's load, but the count
+// moves by a few tenths between runs of one commit (map growth): on
+// 2026-12-04 the commit before the next change measured 94.9 to 95.3.
+// Since pods share their template's spec, keep their uncommon status
+// fields behind one pointer and conditions without the probe time (issue
+// 29, fifth round): 1,960 B kept, 13,494 B allocated in 94.9 to 95.3
+// allocations; the kept bound comes down to 3% over, the count's to
+// 1.5 over its highest.
 const (
-	maxKeptBytesPerPod       = 2300
+	maxKeptBytesPerPod       = 2020
 	maxAllocBytesPerPod      = 14200
-	maxAllocationsPerPodLoad = 95
+	maxAllocationsPerPodLoad = 96.8
 )
 
 // TestLoadAllocationsPerPod loads the snapshot of a generated cluster of
@@ -71,6 +78,6 @@ func TestLoadAllocationsPerPod(t *testing.T) {
 		t.Errorf("loading allocates %.0f B per pod, over the recorded %d B", allocBytesPerPod, maxAllocBytesPerPod)
 	}
 	if allocsPerPod > maxAllocationsPerPodLoad {
-		t.Errorf("loading makes %.1f allocations per pod, over the recorded %d", allocsPerPod, maxAllocationsPerPodLoad)
+		t.Errorf("loading makes %.1f allocations per pod, over the recorded %.1f", allocsPerPod, maxAllocationsPerPodLoad)
 	}
 }

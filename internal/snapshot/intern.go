@@ -29,7 +29,11 @@ type interner struct {
 	buf        []byte
 	containers map[string][]Container
 	owners     map[string][]metav1.OwnerReference
-	values     map[string]any
+	specs      map[specKey]*SharedPodSpec
+	volumes    map[string][]HostPathVolume
+	// vols is scratch space for a pod's hostPath volumes.
+	vols   []HostPathVolume
+	values map[string]any
 }
 
 func (in *interner) str(s string) string {
@@ -241,4 +245,79 @@ func (in *interner) labelSelector(sel *metav1.LabelSelector) *metav1.LabelSelect
 		return nil
 	}
 	return sharedJSON(in, "selector", sel)
+}
+
+// specKey says which shared specs are equal. Equal containers and equal
+// volumes are one slice (podContainers, hostPathVolumes), so a slice's
+// first element stands for its contents.
+type specKey struct {
+	serviceAccount, priorityClass string
+	priority                      int64
+	hasPriority, hostNetwork      bool
+	localStorage                  bool
+	init, containers              *Container
+	volumes                       *HostPathVolume
+	nInit, nContainers, nVolumes  int
+}
+
+// podSpec returns a spec equal to *s, shared with every earlier equal one,
+// or a copy of its own when s has ephemeral containers (added to one pod
+// by kubectl debug).
+func (in *interner) podSpec(s *SharedPodSpec) *SharedPodSpec {
+	if len(s.EphemeralContainers) > 0 {
+		c := *s
+		return &c
+	}
+	k := specKey{serviceAccount: s.ServiceAccountName, priorityClass: s.PriorityClassName,
+		hostNetwork: s.HostNetwork, localStorage: s.LocalStorage,
+		nInit: len(s.InitContainers), nContainers: len(s.Containers), nVolumes: len(s.Volumes)}
+	if s.Priority != nil {
+		k.hasPriority, k.priority = true, int64(*s.Priority)
+	}
+	if len(s.InitContainers) > 0 {
+		k.init = &s.InitContainers[0]
+	}
+	if len(s.Containers) > 0 {
+		k.containers = &s.Containers[0]
+	}
+	if len(s.Volumes) > 0 {
+		k.volumes = &s.Volumes[0]
+	}
+	if c, ok := in.specs[k]; ok {
+		return c
+	}
+	if in.specs == nil {
+		in.specs = map[specKey]*SharedPodSpec{}
+	}
+	c := *s
+	in.specs[k] = &c
+	return &c
+}
+
+// hostPathVolumes returns a slice equal to vs, shared with every earlier
+// equal one: the pods of one DaemonSet mount the same host paths. vs is
+// not kept.
+func (in *interner) hostPathVolumes(vs []HostPathVolume) []HostPathVolume {
+	if len(vs) == 0 {
+		return nil
+	}
+	in.buf = in.buf[:0]
+	for _, v := range vs {
+		in.keyStr(v.Name)
+		in.keyStr(v.Path)
+		if v.Type != nil {
+			in.keyStr(string(*v.Type))
+		} else {
+			in.keyStr("-") // no type is not the type ""
+		}
+	}
+	if c, ok := in.volumes[string(in.buf)]; ok {
+		return c
+	}
+	if in.volumes == nil {
+		in.volumes = map[string][]HostPathVolume{}
+	}
+	c := slices.Clone(vs) // vs may be the caller's scratch space
+	in.volumes[string(in.buf)] = c
+	return c
 }

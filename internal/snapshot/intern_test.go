@@ -94,3 +94,114 @@ func TestWorkloadsShareOnlyEqualParts(t *testing.T) {
 		t.Errorf("cpu request %s, want 200m", q.String())
 	}
 }
+
+// The key podSpec builds names every field of SharedPodSpec: a field added
+// and left out of the key would make pods that differ in it share one spec.
+func TestPodSpecKeyCoversSharedPodSpec(t *testing.T) {
+	var got []string
+	for f := range reflect.TypeOf(SharedPodSpec{}).Fields() {
+		got = append(got, f.Name)
+	}
+	want := []string{"ServiceAccountName", "PriorityClassName", "Priority", "HostNetwork", "LocalStorage",
+		"InitContainers", "Containers", "EphemeralContainers", "Volumes"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedPodSpec has fields %v; podSpec's key covers %v: add the new ones to it", got, want)
+	}
+}
+
+// Pods of one template share one spec; a pod that differs in any field of
+// it, or has ephemeral containers, holds its own, equal to its input.
+func TestPodsShareOnlyEqualSpecs(t *testing.T) {
+	var in interner
+	keep := func(name string, change func(*corev1.PodSpec)) Pod {
+		p := fullPod(name)
+		p.Annotations = nil
+		change(&p.Spec)
+		return keepPod(&p, &in)
+	}
+	same := func(*corev1.PodSpec) {}
+	a, b := keep("a", same), keep("b", func(s *corev1.PodSpec) { s.NodeName = "node-2" })
+	if a.Spec.SharedPodSpec != b.Spec.SharedPodSpec {
+		t.Error("two pods of one template on two nodes do not share their spec")
+	}
+	if a.Spec.NodeName != "node-1" || b.Spec.NodeName != "node-2" {
+		t.Errorf("node names %q, %q; want node-1, node-2", a.Spec.NodeName, b.Spec.NodeName)
+	}
+	prio := int32(7)
+	dir := corev1.HostPathDirectory
+	for _, c := range []struct {
+		name   string
+		change func(*corev1.PodSpec)
+		holds  func(*PodSpec) bool
+	}{
+		{"service account", func(s *corev1.PodSpec) { s.ServiceAccountName = "other" }, func(s *PodSpec) bool { return s.ServiceAccountName == "other" }},
+		{"priority class", func(s *corev1.PodSpec) { s.PriorityClassName = "low" }, func(s *PodSpec) bool { return s.PriorityClassName == "low" }},
+		{"priority", func(s *corev1.PodSpec) { s.Priority = &prio }, func(s *PodSpec) bool { return s.Priority != nil && *s.Priority == 7 }},
+		{"host network", func(s *corev1.PodSpec) { s.HostNetwork = false }, func(s *PodSpec) bool { return !s.HostNetwork }},
+		{"local storage", func(s *corev1.PodSpec) {
+			s.Volumes = append(s.Volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		}, func(s *PodSpec) bool { return s.LocalStorage }},
+		{"init image", func(s *corev1.PodSpec) { s.InitContainers[0].Image = "busybox:2" }, func(s *PodSpec) bool { return s.InitContainers[0].Image == "busybox:2" }},
+		{"image", func(s *corev1.PodSpec) { s.Containers[0].Image = "nginx:2" }, func(s *PodSpec) bool { return s.Containers[0].Image == "nginx:2" }},
+		{"host path", func(s *corev1.PodSpec) { s.Volumes[0].HostPath.Path = "/etc/cni" }, func(s *PodSpec) bool { return s.Volumes[0].Path == "/etc/cni" }},
+		{"host path type", func(s *corev1.PodSpec) { s.Volumes[0].HostPath.Type = &dir }, func(s *PodSpec) bool { return s.Volumes[0].Type != nil && *s.Volumes[0].Type == dir }},
+		{"ephemeral container", func(s *corev1.PodSpec) {
+			s.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
+		}, func(s *PodSpec) bool { return len(s.EphemeralContainers) == 1 }},
+	} {
+		p := keep(c.name, c.change)
+		if p.Spec.SharedPodSpec == a.Spec.SharedPodSpec {
+			t.Errorf("a pod differing in %s shares the template's spec", c.name)
+		}
+		if !c.holds(&p.Spec) {
+			t.Errorf("a pod differing in %s does not hold its own value: %+v", c.name, *p.Spec.SharedPodSpec)
+		}
+		if again := keep(c.name+"-2", c.change); c.name != "ephemeral container" && again.Spec.SharedPodSpec != p.Spec.SharedPodSpec {
+			t.Errorf("two pods equal in %s do not share their spec", c.name)
+		}
+	}
+	if !a.Spec.HostNetwork || a.Spec.Containers[0].Image != "nginx:1" || len(a.Spec.Volumes) != 1 || a.Spec.Volumes[0].Type != nil {
+		t.Errorf("the template's spec changed: %+v", *a.Spec.SharedPodSpec)
+	}
+}
+
+// Pods whose statuses hold no reason, message, nominated node, init or
+// ephemeral container statuses share one empty uncommon part; a pod with
+// any of them holds its own.
+func TestUncommonPodStatusSharedOnlyWhenEmpty(t *testing.T) {
+	var in interner
+	keep := func(name string, change func(*corev1.PodStatus)) Pod {
+		p := fullPod(name)
+		change(&p.Status)
+		return keepPod(&p, &in)
+	}
+	plain := keep("a", func(*corev1.PodStatus) {})
+	if plain.Status.UncommonPodStatus != noUncommonPodStatus {
+		t.Errorf("a pod without uncommon status fields holds %+v of its own", *plain.Status.UncommonPodStatus)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(*corev1.PodStatus)
+		holds  func(*PodStatus) bool
+	}{
+		{"reason", func(s *corev1.PodStatus) { s.Reason = "Evicted" }, func(s *PodStatus) bool { return s.Reason == "Evicted" }},
+		{"message", func(s *corev1.PodStatus) { s.Message = "low on memory" }, func(s *PodStatus) bool { return s.Message == "low on memory" }},
+		{"nominated node", func(s *corev1.PodStatus) { s.NominatedNodeName = "node-9" }, func(s *PodStatus) bool { return s.NominatedNodeName == "node-9" }},
+		{"init statuses", func(s *corev1.PodStatus) {
+			s.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", RestartCount: 3}}
+		},
+			func(s *PodStatus) bool {
+				return len(s.InitContainerStatuses) == 1 && s.InitContainerStatuses[0].RestartCount == 3
+			}},
+		{"ephemeral statuses", func(s *corev1.PodStatus) { s.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "debug"}} },
+			func(s *PodStatus) bool { return len(s.EphemeralContainerStatuses) == 1 }},
+	} {
+		p := keep(c.name, c.change)
+		if p.Status.UncommonPodStatus == noUncommonPodStatus || !c.holds(&p.Status) {
+			t.Errorf("a pod with %s does not hold it: %+v", c.name, *p.Status.UncommonPodStatus)
+		}
+	}
+	if !reflect.DeepEqual(*noUncommonPodStatus, UncommonPodStatus{}) || !reflect.DeepEqual(*emptySharedPodSpec, SharedPodSpec{}) {
+		t.Error("a shared empty part was written to")
+	}
+}

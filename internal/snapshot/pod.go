@@ -13,7 +13,8 @@ import (
 // pod is 100 MB at 100k pods. Field names and types follow corev1.Pod, so
 // that p.Spec.NodeName or p.Status.Phase read as they do there. A check
 // that needs a pod field not here adds it here, in keepPod and in
-// (*Pod).Object.
+// (*Pod).Object; a field of SharedPodSpec also in the interner's podSpec
+// key (TestPodSpecKeyCoversSharedPodSpec says so).
 //
 // Dropped, besides what trimMeta drops: probes, ports, commands,
 // environment variables, security contexts, affinity, tolerations, volumes
@@ -40,25 +41,51 @@ type Pod struct {
 	Status PodStatus
 }
 
-// PodSpec is what kubegap keeps of a pod's spec.
+// PodSpec is what kubegap keeps of a pod's spec: the node it is bound
+// to, which is the pod's own, and the rest, which the pods of one template
+// hold alike and so share.
 type PodSpec struct {
-	NodeName           string
+	NodeName string
+	// SharedPodSpec is shared between pods with equal ones (the pods of
+	// one template): read only. Reading a pod's containers is
+	// p.Spec.Containers as in corev1; a test that changes one pod's calls
+	// Own first. The loader always sets it; Snapshot.Finish sets it on
+	// pods built by hand without one.
+	*SharedPodSpec
+}
+
+// SharedPodSpec is the part of a pod's spec its template decides: every
+// field of the spec but the node name. At 1M pods the 144 bytes it would
+// cost each pod are 144 MB; shared, its copies number the templates.
+type SharedPodSpec struct {
 	ServiceAccountName string
 	PriorityClassName  string
 	Priority           *int32
 	HostNetwork        bool
+	// LocalStorage is true when the pod has an emptyDir volume, whose data
+	// a drain deletes: kubectl drain refuses such pods without
+	// --delete-emptydir-data.
+	LocalStorage bool
 	// Containers of each kind: name, image, pull policy and the mounts of
-	// hostPath volumes. InitContainers and Containers are shared between
-	// pods with equal ones (the pods of one template): read only.
+	// hostPath volumes.
 	InitContainers      []Container
 	Containers          []Container
 	EphemeralContainers []Container
 	// Volumes holds the hostPath volumes only.
 	Volumes []HostPathVolume
-	// LocalStorage is true when the pod has an emptyDir volume, whose data
-	// a drain deletes: kubectl drain refuses such pods without
-	// --delete-emptydir-data.
-	LocalStorage bool
+}
+
+// emptySharedPodSpec is the shared spec of pods that have none: read only.
+var emptySharedPodSpec = &SharedPodSpec{}
+
+// Own gives s a copy of its shared part, so that changing it changes this
+// pod only: for tests and benchmarks that plant a gap in a loaded pod.
+func (s *PodSpec) Own() {
+	c := SharedPodSpec{}
+	if s.SharedPodSpec != nil {
+		c = *s.SharedPodSpec
+	}
+	s.SharedPodSpec = &c
 }
 
 // Container is what kubegap keeps of a container.
@@ -139,22 +166,58 @@ type HostPathVolume struct {
 
 // PodStatus is what kubegap keeps of a pod's status.
 type PodStatus struct {
-	Phase             corev1.PodPhase
-	Reason            string
-	Message           string
-	HostIP            string
-	PodIP             string
-	NominatedNodeName string
-	QOSClass          corev1.PodQOSClass
-	StartTime         *metav1.Time
+	Phase     corev1.PodPhase
+	HostIP    string
+	PodIP     string
+	QOSClass  corev1.PodQOSClass
+	StartTime *metav1.Time
 	// Conditions holds Ready and every condition that is not True, without
 	// messages (but for PodScheduled=False, whose message is the
 	// scheduler's verdict): a healthy pod's other True conditions say
 	// nothing Ready does not.
-	Conditions                 []corev1.PodCondition
+	Conditions        []PodCondition
+	ContainerStatuses []ContainerStatus
+	// UncommonPodStatus holds what most pods' statuses leave empty; pods
+	// whose statuses hold none of it share one, read only. Reading it is
+	// p.Status.Reason as in corev1; a test that sets one pod's calls Own
+	// first. The loader always sets it; Snapshot.Finish sets it on pods
+	// built by hand without one.
+	*UncommonPodStatus
+}
+
+// UncommonPodStatus is the part of a pod's status most pods leave empty:
+// 88 bytes a pod that is 88 MB at 1M pods.
+type UncommonPodStatus struct {
+	Reason                     string
+	Message                    string
+	NominatedNodeName          string
 	InitContainerStatuses      []ContainerStatus
-	ContainerStatuses          []ContainerStatus
 	EphemeralContainerStatuses []ContainerStatus
+}
+
+// noUncommonPodStatus is shared by the pods whose statuses hold none of
+// UncommonPodStatus: read only.
+var noUncommonPodStatus = &UncommonPodStatus{}
+
+// Own gives s a copy of its uncommon part, so that changing it changes
+// this pod only: for tests and benchmarks that plant a gap in a pod.
+func (s *PodStatus) Own() {
+	c := UncommonPodStatus{}
+	if s.UncommonPodStatus != nil {
+		c = *s.UncommonPodStatus
+	}
+	s.UncommonPodStatus = &c
+}
+
+// PodCondition is what kubegap keeps of a pod condition: corev1's without
+// the probe time and the observed generation, which no check reads; 88
+// bytes instead of 120, and most pods keep one (Ready).
+type PodCondition struct {
+	Type               corev1.PodConditionType
+	Status             corev1.ConditionStatus
+	Reason             string
+	Message            string
+	LastTransitionTime metav1.Time
 }
 
 // ContainerStatus is what kubegap keeps of a container's status. States
@@ -163,9 +226,9 @@ type ContainerStatus struct {
 	Name                 string
 	Image                string
 	ImageID              string
-	Ready                bool
 	Started              *bool
 	RestartCount         int32
+	Ready                bool // beside RestartCount: 8 bytes less a status
 	State                corev1.ContainerState
 	LastTerminationState corev1.ContainerState
 }
@@ -197,48 +260,59 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 	}
 
 	s := &p.Spec
-	kept.Spec = PodSpec{
-		NodeName: in.str(s.NodeName), HostNetwork: s.HostNetwork,
+	sh := SharedPodSpec{
+		HostNetwork:        s.HostNetwork,
 		ServiceAccountName: in.str(s.ServiceAccountName), PriorityClassName: in.str(s.PriorityClassName),
 		Priority: s.Priority,
 	}
 	var hostPaths map[string]bool
+	vols := in.vols[:0]
 	for _, v := range s.Volumes {
 		if v.EmptyDir != nil {
-			kept.Spec.LocalStorage = true
+			sh.LocalStorage = true
 		}
 		if v.HostPath != nil {
 			if hostPaths == nil {
 				hostPaths = map[string]bool{}
 			}
 			hostPaths[v.Name] = true
-			kept.Spec.Volumes = append(kept.Spec.Volumes, HostPathVolume{Name: in.str(v.Name), Path: in.str(v.HostPath.Path), Type: v.HostPath.Type})
+			vols = append(vols, HostPathVolume{Name: in.str(v.Name), Path: in.str(v.HostPath.Path), Type: v.HostPath.Type})
 		}
 	}
-	kept.Spec.InitContainers = in.podContainers(keepContainers(s.InitContainers, hostPaths, in))
-	kept.Spec.Containers = keepContainers(s.Containers, hostPaths, in)
+	in.vols = vols
+	sh.Volumes = in.hostPathVolumes(vols)
+	sh.InitContainers = in.podContainers(keepContainers(s.InitContainers, hostPaths, in))
+	sh.Containers = keepContainers(s.Containers, hostPaths, in)
 	if IsControlPlaneStaticPod(m.Namespace, m.Annotations) {
-		for i := range kept.Spec.Containers {
-			kept.Spec.Containers[i].LivenessProbe = s.Containers[i].LivenessProbe
-			kept.Spec.Containers[i].Command, kept.Spec.Containers[i].Args = s.Containers[i].Command, s.Containers[i].Args
+		for i := range sh.Containers {
+			sh.Containers[i].LivenessProbe = s.Containers[i].LivenessProbe
+			sh.Containers[i].Command, sh.Containers[i].Args = s.Containers[i].Command, s.Containers[i].Args
 		}
 	}
-	kept.Spec.Containers = in.podContainers(kept.Spec.Containers)
+	sh.Containers = in.podContainers(sh.Containers)
 	if len(s.EphemeralContainers) > 0 {
-		kept.Spec.EphemeralContainers = make([]Container, len(s.EphemeralContainers))
+		sh.EphemeralContainers = make([]Container, len(s.EphemeralContainers))
 		for i, e := range s.EphemeralContainers {
-			kept.Spec.EphemeralContainers[i] = keepContainer((*corev1.Container)(&e.EphemeralContainerCommon), hostPaths, in)
+			sh.EphemeralContainers[i] = keepContainer((*corev1.Container)(&e.EphemeralContainerCommon), hostPaths, in)
 		}
 	}
+	kept.Spec = PodSpec{NodeName: in.str(s.NodeName), SharedPodSpec: in.podSpec(&sh)}
 
 	st := &p.Status
 	kept.Status = PodStatus{
-		Phase: corev1.PodPhase(in.str(string(st.Phase))), Reason: in.str(st.Reason), Message: st.Message,
+		Phase:  corev1.PodPhase(in.str(string(st.Phase))),
 		HostIP: in.str(st.HostIP), PodIP: st.PodIP, StartTime: st.StartTime,
-		QOSClass: corev1.PodQOSClass(in.str(string(st.QOSClass))), NominatedNodeName: in.str(st.NominatedNodeName),
-		InitContainerStatuses:      keepContainerStatuses(st.InitContainerStatuses, in),
-		ContainerStatuses:          keepContainerStatuses(st.ContainerStatuses, in),
-		EphemeralContainerStatuses: keepContainerStatuses(st.EphemeralContainerStatuses, in),
+		QOSClass:          corev1.PodQOSClass(in.str(string(st.QOSClass))),
+		ContainerStatuses: keepContainerStatuses(st.ContainerStatuses, in),
+		UncommonPodStatus: noUncommonPodStatus,
+	}
+	if st.Reason != "" || st.Message != "" || st.NominatedNodeName != "" ||
+		len(st.InitContainerStatuses) > 0 || len(st.EphemeralContainerStatuses) > 0 {
+		kept.Status.UncommonPodStatus = &UncommonPodStatus{
+			Reason: in.str(st.Reason), Message: st.Message, NominatedNodeName: in.str(st.NominatedNodeName),
+			InitContainerStatuses:      keepContainerStatuses(st.InitContainerStatuses, in),
+			EphemeralContainerStatuses: keepContainerStatuses(st.EphemeralContainerStatuses, in),
+		}
 	}
 	keep := func(c *corev1.PodCondition) bool {
 		return c.Type == corev1.PodReady || c.Status != corev1.ConditionTrue
@@ -250,13 +324,13 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 		}
 	}
 	if n > 0 {
-		kept.Status.Conditions = make([]corev1.PodCondition, 0, n) // exact: pods are many
+		kept.Status.Conditions = make([]PodCondition, 0, n) // exact: pods are many
 		for i := range st.Conditions {
 			c := &st.Conditions[i]
 			if !keep(c) {
 				continue
 			}
-			kc := corev1.PodCondition{
+			kc := PodCondition{
 				Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
 				Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
 			}
@@ -328,7 +402,7 @@ func (p *Pod) Object() *corev1.Pod {
 		Status: corev1.PodStatus{
 			Phase: p.Status.Phase, Reason: p.Status.Reason, Message: p.Status.Message,
 			HostIP: p.Status.HostIP, PodIP: p.Status.PodIP, NominatedNodeName: p.Status.NominatedNodeName,
-			QOSClass: p.Status.QOSClass, StartTime: p.Status.StartTime, Conditions: p.Status.Conditions,
+			QOSClass: p.Status.QOSClass, StartTime: p.Status.StartTime, Conditions: corePodConditions(p.Status.Conditions),
 			InitContainerStatuses:      coreContainerStatuses(p.Status.InitContainerStatuses),
 			ContainerStatuses:          coreContainerStatuses(p.Status.ContainerStatuses),
 			EphemeralContainerStatuses: coreContainerStatuses(p.Status.EphemeralContainerStatuses),
@@ -370,6 +444,18 @@ func coreContainerStatuses(cs []ContainerStatus) []corev1.ContainerStatus {
 	for i, c := range cs {
 		out[i] = corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.ImageID, Ready: c.Ready,
 			Started: c.Started, RestartCount: c.RestartCount, State: c.State, LastTerminationState: c.LastTerminationState}
+	}
+	return out
+}
+
+func corePodConditions(cs []PodCondition) []corev1.PodCondition {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.PodCondition, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
+			LastTransitionTime: c.LastTransitionTime}
 	}
 	return out
 }

@@ -315,6 +315,7 @@ func (s *Snapshot) Finish() {
 		})
 		s.Custom[key] = dedupe(objs, func(o *unstructured.Unstructured) (string, string) { return o.GetNamespace(), o.GetName() })
 	}
+	s.shareEmptyParts()
 	s.index = buildIndex(s)
 	s.intern = interner{} // the objects keep the shared strings; the tables can go
 	s.claims = nil
@@ -323,9 +324,25 @@ func (s *Snapshot) Finish() {
 // Index returns lookups over the snapshot's objects, built by Finish.
 func (s *Snapshot) Index() *Index {
 	if s.index == nil {
+		s.shareEmptyParts()
 		s.index = buildIndex(s)
 	}
 	return s.index
+}
+
+// shareEmptyParts gives the pods built by hand without a shared spec or
+// an uncommon status the empty ones, so that p.Spec.Containers and
+// p.Status.Reason read as empty for them as for a loaded pod without them.
+func (s *Snapshot) shareEmptyParts() {
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Spec.SharedPodSpec == nil {
+			p.Spec.SharedPodSpec = emptySharedPodSpec
+		}
+		if p.Status.UncommonPodStatus == nil {
+			p.Status.UncommonPodStatus = noUncommonPodStatus
+		}
+	}
 }
 
 func lessNN(ns1, n1, ns2, n2 string) bool {

@@ -28,6 +28,7 @@ func TestPodsPerRegistryAsPerPod(t *testing.T) {
 		c("quay.io/a/b:1", "nginx:1"), c("quay.io/a/b:1", "nginx:1"), c("quay.io/a/b:1", "gcr.io/x/y:1"), c("quay.io/a/b:1")}
 	pods := make([]snapshot.Pod, len(lists))
 	for i, cs := range lists {
+		pods[i].Spec.Own()
 		pods[i].Spec.Containers = cs
 	}
 	want := map[string]int{}

@@ -32,6 +32,7 @@ func TestBareGroupsAsGrouper(t *testing.T) {
 			p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet",
 				Name: fmt.Sprintf("rs-%d", i%11), Controller: &yes})
 		}
+		p.Spec.Own()
 		p.Spec.Containers = []snapshot.Container{{Name: []string{"app", "sidecar", "x"}[i%3]}}
 		pods = append(pods, p)
 	}

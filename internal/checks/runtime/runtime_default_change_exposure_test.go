@@ -126,6 +126,7 @@ func TestRuntimeDefaultChangeBarePodIsPartial(t *testing.T) {
 	s.Pods = append(s.Pods, snapshot.Pod{})
 	p := &s.Pods[len(s.Pods)-1]
 	p.Name, p.Namespace = "vpn-debug", "vpn"
+	p.Spec.Own()
 	p.Spec.Volumes = []snapshot.HostPathVolume{{Name: "tun", Path: "/dev/net/tun"}}
 	_, ctx, _ := checktest.Run(t, runtimeDefaultChangeExposureCheck(), s)
 	if _, ok := ctx.Notes()[ruleTunTap]; !ok {

@@ -95,6 +95,7 @@ func TestEtcdKnownBadVersionManagedReportsNothing(t *testing.T) {
 
 func TestEtcdKnownBadVersionEtcdManagerIsPartial(t *testing.T) {
 	s := checktest.Load(t, "etcd-known-bad-version/clean.yaml")
+	s.Pods[0].Spec.Own()
 	s.Pods[0].Spec.Containers = slices.Clone(s.Pods[0].Spec.Containers) // loaded pods share equal containers
 	s.Pods[0].Spec.Containers[0].Image = "registry.k8s.io/etcdadm/etcd-manager-slim:v3.0.20250803"
 	_, ctx, _ := checktest.Run(t, etcdKnownBadVersionCheck(), s)
