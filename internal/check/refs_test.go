@@ -56,7 +56,7 @@ func TestAddDistinctPodsAsAddPodAndNode(t *testing.T) {
 		if i%11 == 0 {
 			node = "" // not bound
 		}
-		pods = append(pods, &snapshot.Pod{Namespace: "a", Name: fmt.Sprintf("p%03d", (i*37)%(MaxListedObjects+20)), Spec: snapshot.PodSpec{NodeName: node}})
+		pods = append(pods, &snapshot.Pod{SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "a"}, Name: fmt.Sprintf("p%03d", (i*37)%(MaxListedObjects+20)), Spec: snapshot.PodSpec{NodeName: node}})
 	}
 	budget := finding.ObjectRef{APIVersion: "policy/v1", Kind: "PodDisruptionBudget", Namespace: "a", Name: "b"}
 	for name, then := range map[string]func(c *CappedRefs){
@@ -115,7 +115,7 @@ func TestAddDistinctPodsMarkedAsAddPodAndNode(t *testing.T) {
 	for i := range s.Pods {
 		pods[i] = &s.Pods[i]
 	}
-	outside := &snapshot.Pod{Namespace: "b", Name: "outside", Spec: snapshot.PodSpec{NodeName: "n01"}}
+	outside := &snapshot.Pod{SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "b"}, Name: "outside", Spec: snapshot.PodSpec{NodeName: "n01"}}
 	budget := finding.ObjectRef{APIVersion: "policy/v1", Kind: "PodDisruptionBudget", Namespace: "a", Name: "b"}
 	marks := NewPodNodeMarks(s)
 	for name, then := range map[string]func(c *CappedRefs){

@@ -72,8 +72,9 @@ func areaSnapshot() *snapshot.Snapshot {
 				MaxReplicas: 200, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
 					Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType}}}}}})
 		for r := range perDeploy - daemonSets*nodes/(deploys*perDeploy) {
-			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), Namespace: ns, UID: types.UID(fmt.Sprintf("p-%d", n)),
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-x", UID: ruid, Controller: &ctrl}},
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), UID: types.UID(fmt.Sprintf("p-%d", n)),
+				SharedPodMeta: &snapshot.SharedPodMeta{Namespace: ns,
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-x", UID: ruid, Controller: &ctrl}}},
 				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", n%nodes), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "c",
 					Image: "quay.io/acme/" + app + ":1.0", ImagePullPolicy: corev1.PullIfNotPresent,
 					Resources: snapshot.Resources{CPURequest: 100, CPULimit: 500, MemoryRequest: 128 << 20}}}}},
@@ -88,8 +89,9 @@ func areaSnapshot() *snapshot.Snapshot {
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "a", Image: "quay.io/acme/" + name + ":latest", LivenessProbe: probe}}}}}})
 		for i := range nodes / 20 * 20 / daemonSets {
-			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), Namespace: "kube-system", UID: types.UID(fmt.Sprintf("p-%d", n)),
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: &ctrl}},
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), UID: types.UID(fmt.Sprintf("p-%d", n)),
+				SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "kube-system",
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: &ctrl}}},
 				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "a",
 					Image: "quay.io/acme/" + name + ":latest", ImagePullPolicy: corev1.PullAlways}}}},
 				Status: snapshot.PodStatus{Phase: corev1.PodRunning}})

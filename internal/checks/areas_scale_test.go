@@ -88,7 +88,7 @@ func withAreaLoad(b *testing.B, s *snapshot.Snapshot) *snapshot.Snapshot {
 	s.AddCount(snapshot.EventCounts, 400000)
 	// etcd-capacity-signals: a kubeadm etcd static pod with a 2 GiB quota
 	// and a database at 80 % of it.
-	etcd := snapshot.Pod{Name: "etcd-cp-1", Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "bench"}}
+	etcd := snapshot.Pod{Name: "etcd-cp-1", SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "bench"}}}
 	etcd.Spec.Own()
 	etcd.Spec.Containers = []snapshot.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0",
 		Command: []string{"etcd", "--quota-backend-bytes=2147483648"}}}

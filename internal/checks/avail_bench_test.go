@@ -40,6 +40,7 @@ func availSnapshot(b testing.TB) *snapshot.Snapshot {
 	old := metav1.NewTime(now.Add(-time.Hour))
 	for i := range s.Pods {
 		if s.Pods[i].Spec.NodeName == "node-0001" {
+			s.Pods[i].Own()
 			s.Pods[i].DeletionTimestamp = &old
 		}
 	}

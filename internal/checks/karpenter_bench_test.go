@@ -38,6 +38,7 @@ func karpenterSnapshot(b testing.TB) *snapshot.Snapshot {
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		if app, ok := byRS[p.Namespace+"/"+p.OwnerReferences[0].Name]; ok {
+			p.Own()
 			p.Labels = map[string]string{"app": app}
 		}
 	}

@@ -39,9 +39,10 @@ func providerSnapshot(b testing.TB) *snapshot.Snapshot {
 		Command: []string{"/bin/sh", "-ec", "ETCDCTL_API=3 etcdctl get foo"}}}, TimeoutSeconds: 15, FailureThreshold: 8}
 	for i := range 3 {
 		s.Pods = append(s.Pods, snapshot.Pod{
-			Name: fmt.Sprintf("etcd-cp-%d", i), Namespace: "kube-system",
-			Labels:      map[string]string{"component": "etcd"},
-			Annotations: map[string]string{"kubernetes.io/config.mirror": "x"},
+			Name: fmt.Sprintf("etcd-cp-%d", i),
+			SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "kube-system",
+				Labels:      map[string]string{"component": "etcd"},
+				Annotations: map[string]string{"kubernetes.io/config.mirror": "x"}},
 			Spec: snapshot.PodSpec{NodeName: s.Nodes[i].Name, SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{
 				Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0", LivenessProbe: probe}}}},
 			Status: snapshot.PodStatus{ContainerStatuses: []snapshot.ContainerStatus{{Name: "etcd", RestartCount: int32(90 * i)}}},

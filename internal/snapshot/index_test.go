@@ -184,7 +184,7 @@ func TestPodsMatchingByLabelIndex(t *testing.T) {
 		if i%3 == 0 {
 			lb["tier"] = "front"
 		}
-		s.Pods = append(s.Pods, Pod{Namespace: ns, Name: fmt.Sprintf("p%02d", i), Labels: lb})
+		s.Pods = append(s.Pods, Pod{SharedPodMeta: &SharedPodMeta{Namespace: ns, Labels: lb}, Name: fmt.Sprintf("p%02d", i)})
 	}
 	s.Finish()
 	ix := s.Index()

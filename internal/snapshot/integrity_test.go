@@ -108,6 +108,7 @@ func TestSnapshotFormatVersion(t *testing.T) {
 	// with nothing to warn about.
 	s := New(Source{Type: SourceCluster})
 	s.Pods = []Pod{{}}
+	s.Pods[0].Own()
 	s.Pods[0].Name, s.Pods[0].Namespace = "a", "shop"
 	s.SetCoverage(Pods, StatusRead, "")
 	s.SetComplete(Pods, nil)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ type interner struct {
 	containers map[string][]Container
 	owners     map[string][]metav1.OwnerReference
 	specs      map[specKey]*SharedPodSpec
+	metas      map[metaKey]*SharedPodMeta
 	volumes    map[string][]HostPathVolume
 	// vols is scratch space for a pod's hostPath volumes.
 	vols   []HostPathVolume
@@ -320,4 +322,38 @@ func (in *interner) hostPathVolumes(vs []HostPathVolume) []HostPathVolume {
 	c := slices.Clone(vs) // vs may be the caller's scratch space
 	in.volumes[string(in.buf)] = c
 	return c
+}
+
+// metaKey says which shared metadata are equal. Equal label sets and
+// equal owner references are one map and one slice (labelSet, ownerRefs),
+// so their addresses stand for their contents.
+type metaKey struct {
+	namespace           string
+	labels, annotations uintptr
+	owners              *metav1.OwnerReference
+	nOwners             int
+}
+
+// podMeta returns metadata equal to *m, shared with every earlier equal
+// one, or a copy of its own for a pod being deleted, whose deletion time
+// and finalizers are its own. Its maps must come from labelSet.
+func (in *interner) podMeta(m *SharedPodMeta) *SharedPodMeta {
+	if m.DeletionTimestamp != nil {
+		c := *m
+		return &c
+	}
+	k := metaKey{namespace: m.Namespace, labels: reflect.ValueOf(m.Labels).Pointer(),
+		annotations: reflect.ValueOf(m.Annotations).Pointer(), nOwners: len(m.OwnerReferences)}
+	if len(m.OwnerReferences) > 0 {
+		k.owners = &m.OwnerReferences[0]
+	}
+	if c, ok := in.metas[k]; ok {
+		return c
+	}
+	if in.metas == nil {
+		in.metas = map[metaKey]*SharedPodMeta{}
+	}
+	c := *m
+	in.metas[k] = &c
+	return &c
 }

@@ -205,3 +205,71 @@ func TestUncommonPodStatusSharedOnlyWhenEmpty(t *testing.T) {
 		t.Error("a shared empty part was written to")
 	}
 }
+
+// The key podMeta builds names every field of SharedPodMeta but the two a
+// pod being deleted keeps as its own (its deletion time and finalizers): a
+// field added and left out of the key would make pods that differ in it
+// share one.
+func TestPodMetaKeyCoversSharedPodMeta(t *testing.T) {
+	var got []string
+	for f := range reflect.TypeOf(SharedPodMeta{}).Fields() {
+		got = append(got, f.Name)
+	}
+	want := []string{"Namespace", "Labels", "Annotations", "OwnerReferences", "DeletionTimestamp", "Finalizers"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedPodMeta has fields %v; podMeta's key covers %v: add the new ones to it", got, want)
+	}
+}
+
+// Pods of one owner share their metadata; a pod that differs in
+// namespace, labels, kept annotations or owner, or is being deleted, holds
+// its own, equal to its input.
+func TestPodsShareOnlyEqualMeta(t *testing.T) {
+	var in interner
+	keep := func(name string, change func(*metav1.ObjectMeta)) Pod {
+		p := fullPod(name)
+		p.Annotations = nil
+		change(&p.ObjectMeta)
+		return keepPod(&p, &in)
+	}
+	same := func(*metav1.ObjectMeta) {}
+	a, b := keep("a", same), keep("b", same)
+	if a.SharedPodMeta != b.SharedPodMeta {
+		t.Error("two pods of one owner do not share their metadata")
+	}
+	if a.Name != "a" || b.Name != "b" || a.UID == b.UID {
+		t.Errorf("names %q, %q and UIDs %q, %q: each pod's own", a.Name, b.Name, a.UID, b.UID)
+	}
+	now := metav1.Now()
+	for _, c := range []struct {
+		name   string
+		change func(*metav1.ObjectMeta)
+		holds  func(*Pod) bool
+	}{
+		{"namespace", func(m *metav1.ObjectMeta) { m.Namespace = "team-b" }, func(p *Pod) bool { return p.Namespace == "team-b" }},
+		{"labels", func(m *metav1.ObjectMeta) { m.Labels = map[string]string{"app": "api"} }, func(p *Pod) bool { return p.Labels["app"] == "api" && len(p.Labels) == 1 }},
+		{"kept annotation", func(m *metav1.ObjectMeta) { m.Annotations = map[string]string{"kubernetes.io/config.mirror": "y"} },
+			func(p *Pod) bool { return p.Annotations["kubernetes.io/config.mirror"] == "y" }},
+		{"owner", func(m *metav1.ObjectMeta) { m.OwnerReferences[0].Name = "web-def" }, func(p *Pod) bool { return p.OwnerReferences[0].Name == "web-def" }},
+		{"deletion", func(m *metav1.ObjectMeta) { m.DeletionTimestamp = &now },
+			func(p *Pod) bool { return p.DeletionTimestamp != nil && reflect.DeepEqual(p.Finalizers, []string{"x"}) }},
+	} {
+		p := keep(c.name, c.change)
+		if p.SharedPodMeta == a.SharedPodMeta {
+			t.Errorf("a pod differing in %s shares the owner's metadata", c.name)
+		}
+		if !c.holds(&p) {
+			t.Errorf("a pod differing in %s does not hold its own value: %+v", c.name, *p.SharedPodMeta)
+		}
+		if again := keep(c.name+"-2", c.change); c.name != "deletion" && again.SharedPodMeta != p.SharedPodMeta {
+			t.Errorf("two pods equal in %s do not share their metadata", c.name)
+		}
+	}
+	if a.Namespace != "team-a" || a.Labels["app"] != "web" || a.Annotations != nil || a.OwnerReferences[0].Name != "web-abc" ||
+		a.DeletionTimestamp != nil || a.Finalizers != nil {
+		t.Errorf("the owner's metadata changed: %+v", *a.SharedPodMeta)
+	}
+	if !reflect.DeepEqual(*emptySharedPodMeta, SharedPodMeta{}) {
+		t.Error("the shared empty metadata was written to")
+	}
+}

@@ -306,6 +306,7 @@ func (s *Snapshot) Count(r Resource) int {
 // object given twice keeps its last copy) and builds the index. Loaders call
 // it once, after the last object is added.
 func (s *Snapshot) Finish() {
+	s.shareEmptyParts()
 	for _, k := range kinds {
 		k.finish(s)
 	}
@@ -315,7 +316,6 @@ func (s *Snapshot) Finish() {
 		})
 		s.Custom[key] = dedupe(objs, func(o *unstructured.Unstructured) (string, string) { return o.GetNamespace(), o.GetName() })
 	}
-	s.shareEmptyParts()
 	s.index = buildIndex(s)
 	s.intern = interner{} // the objects keep the shared strings; the tables can go
 	s.claims = nil
@@ -330,12 +330,16 @@ func (s *Snapshot) Index() *Index {
 	return s.index
 }
 
-// shareEmptyParts gives the pods built by hand without a shared spec or
-// an uncommon status the empty ones, so that p.Spec.Containers and
-// p.Status.Reason read as empty for them as for a loaded pod without them.
+// shareEmptyParts gives the pods built by hand without shared metadata, a
+// shared spec or an uncommon status the empty ones, so that p.Labels,
+// p.Spec.Containers and p.Status.Reason read as empty for them as for a
+// loaded pod without them.
 func (s *Snapshot) shareEmptyParts() {
 	for i := range s.Pods {
 		p := &s.Pods[i]
+		if p.SharedPodMeta == nil {
+			p.SharedPodMeta = emptySharedPodMeta
+		}
 		if p.Spec.SharedPodSpec == nil {
 			p.Spec.SharedPodSpec = emptySharedPodSpec
 		}

@@ -524,7 +524,13 @@ func hostPathMounts(ms []corev1.VolumeMount, hostPaths map[string]bool, in *inte
 	return out
 }
 
+// running is the state of every running container: read only.
+var running = &corev1.ContainerStateRunning{}
+
 func trimState(s corev1.ContainerState, in *interner) corev1.ContainerState {
+	if s.Running != nil {
+		s.Running = running
+	}
 	if s.Waiting != nil {
 		s.Waiting = &corev1.ContainerStateWaiting{Reason: in.str(s.Waiting.Reason), Message: s.Waiting.Message}
 	}

@@ -121,6 +121,7 @@ func TestStuckTerminatingFinalizers(t *testing.T) {
 	held := 0
 	for i := range s.Pods {
 		if s.Pods[i].Spec.NodeName == "node-a" {
+			s.Pods[i].Own()
 			s.Pods[i].Finalizers = []string{"example.com/backup"}
 			held++
 		}

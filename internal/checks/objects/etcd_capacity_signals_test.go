@@ -81,7 +81,7 @@ func TestEtcdCapacityStaticPod(t *testing.T) {
 	s := snapshot.New(snapshot.Source{})
 	s.AddStorageSizes(snapshot.StorageSize{Metric: "apiserver_storage_size_bytes", Label: "storage_cluster_id", LabelValue: "etcd-0",
 		Value: "1200000000", Bytes: 1.2e9, From: "GET /metrics"})
-	pod := snapshot.Pod{Name: "etcd-cp-1", Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "x"}}
+	pod := snapshot.Pod{Name: "etcd-cp-1", SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "x"}}}
 	pod.Spec.Own()
 	pod.Spec.Containers = []snapshot.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.5.21-0",
 		Command: []string{"etcd", "--data-dir=/var/lib/etcd", "--quota-backend-bytes=1610612736"}}}

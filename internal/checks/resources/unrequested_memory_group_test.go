@@ -27,6 +27,7 @@ func TestBareGroupsAsGrouper(t *testing.T) {
 	yes := true
 	for i := range 300 {
 		p := snapshot.Pod{}
+		p.Own()
 		p.Namespace, p.Name = fmt.Sprintf("ns-%d", i%7), fmt.Sprintf("p-%d", i)
 		if i%2 == 0 {
 			p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet",

@@ -125,6 +125,7 @@ func TestRuntimeDefaultChangeBarePodIsPartial(t *testing.T) {
 	s := checktest.Complete(checktest.Load(t, "runtime-default-change-exposure/clean.yaml"))
 	s.Pods = append(s.Pods, snapshot.Pod{})
 	p := &s.Pods[len(s.Pods)-1]
+	p.Own()
 	p.Name, p.Namespace = "vpn-debug", "vpn"
 	p.Spec.Own()
 	p.Spec.Volumes = []snapshot.HostPathVolume{{Name: "tun", Path: "/dev/net/tun"}}
