@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"strconv"
@@ -32,7 +33,12 @@ type interner struct {
 	owners     map[string][]metav1.OwnerReference
 	specs      map[specKey]*SharedPodSpec
 	metas      map[metaKey]*SharedPodMeta
-	volumes    map[string][]HostPathVolume
+	statuses   map[uint64][]ContainerStatus
+	hashSeed   maphash.Seed
+	seeded     bool
+	// statusScratch is scratch space for a pod's container statuses.
+	statusScratch []ContainerStatus
+	volumes       map[string][]HostPathVolume
 	// vols is scratch space for a pod's hostPath volumes.
 	vols   []HostPathVolume
 	values map[string]any
@@ -356,4 +362,70 @@ func (in *interner) podMeta(m *SharedPodMeta) *SharedPodMeta {
 	c := *m
 	in.metas[k] = &c
 	return &c
+}
+
+// containerStatuses returns a slice equal to cs, shared with every earlier
+// equal one when no container in it is waiting or terminated now or was
+// before: the healthy pods of one template, whose containers run the same
+// images with the same restart counts, have equal statuses (a running
+// state keeps no start time). Statuses with a waiting or terminated state,
+// whose reasons, messages and times are a pod's own, are copied. cs is
+// not kept.
+func (in *interner) containerStatuses(cs []ContainerStatus) []ContainerStatus {
+	in.buf = in.buf[:0]
+	for i := range cs {
+		c := &cs[i]
+		if c.State.Waiting != nil || c.State.Terminated != nil ||
+			c.LastTerminationState.Waiting != nil || c.LastTerminationState.Terminated != nil {
+			return slices.Clone(cs)
+		}
+		in.keyStr(c.Name)
+		in.keyStr(c.Image)
+		in.keyStr(c.ImageID)
+		switch {
+		case c.Started == nil:
+			in.keyStr("-")
+		default:
+			in.keyStr(strconv.FormatBool(*c.Started))
+		}
+		in.keyInt(int64(c.RestartCount))
+		in.keyStr(strconv.FormatBool(c.Ready))
+		in.keyStr(strconv.FormatBool(c.State.Running != nil))
+		in.keyStr(strconv.FormatBool(c.LastTerminationState.Running != nil))
+	}
+	// Keyed by the key's hash, not the key, so that the statuses of a pod
+	// of its own (the first of a template, or one whose restart count is
+	// its own) cost no key string; a hash that collides keeps its copy.
+	h := maphash.Bytes(in.seed(), in.buf)
+	if c, ok := in.statuses[h]; ok {
+		if slices.EqualFunc(c, cs, sameRunningStatus) {
+			return c
+		}
+		return slices.Clone(cs)
+	}
+	if in.statuses == nil {
+		in.statuses = map[uint64][]ContainerStatus{}
+	}
+	c := slices.Clone(cs)
+	in.statuses[h] = c
+	return c
+}
+
+// sameRunningStatus reports whether two statuses that are neither waiting
+// nor terminated, now or before, are equal in every field the key of
+// containerStatuses names.
+func sameRunningStatus(a, b ContainerStatus) bool {
+	return a.Name == b.Name && a.Image == b.Image && a.ImageID == b.ImageID &&
+		(a.Started == nil) == (b.Started == nil) && (a.Started == nil || *a.Started == *b.Started) &&
+		a.RestartCount == b.RestartCount && a.Ready == b.Ready &&
+		(a.State.Running == nil) == (b.State.Running == nil) &&
+		(a.LastTerminationState.Running == nil) == (b.LastTerminationState.Running == nil)
+}
+
+// seed is the interner's maphash seed, made on first use.
+func (in *interner) seed() maphash.Seed {
+	if !in.seeded {
+		in.hashSeed, in.seeded = maphash.MakeSeed(), true
+	}
+	return in.hashSeed
 }

@@ -273,3 +273,104 @@ func TestPodsShareOnlyEqualMeta(t *testing.T) {
 		t.Error("the shared empty metadata was written to")
 	}
 }
+
+// The key containerStatuses builds names every field of ContainerStatus.
+func TestContainerStatusesKeyCoversContainerStatus(t *testing.T) {
+	var got []string
+	for f := range reflect.TypeOf(ContainerStatus{}).Fields() {
+		got = append(got, f.Name)
+	}
+	want := []string{"Name", "Image", "ImageID", "Started", "RestartCount", "Ready", "State", "LastTerminationState"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ContainerStatus has fields %v; containerStatuses' key covers %v: add the new ones to it", got, want)
+	}
+}
+
+// Healthy pods of one template share their container statuses; a pod
+// whose statuses differ in any kept field, or that has a waiting or
+// terminated container, holds its own, equal to its input.
+func TestPodsShareOnlyEqualRunningStatuses(t *testing.T) {
+	var in interner
+	yes, no := true, false
+	keep := func(name string, change func(*corev1.ContainerStatus)) Pod {
+		p := fullPod(name)
+		c := corev1.ContainerStatus{Name: "web", Image: "nginx:1", ImageID: "nginx@sha256:1", ContainerID: "containerd://" + name,
+			Ready: true, Started: &yes, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}
+		change(&c)
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{c}
+		return keepPod(&p, &in)
+	}
+	same := func(*corev1.ContainerStatus) {}
+	a, b := keep("a", same), keep("b", same)
+	if &a.Status.ContainerStatuses[0] != &b.Status.ContainerStatuses[0] {
+		t.Error("two running pods of one template do not share their container statuses")
+	}
+	for _, c := range []struct {
+		name   string
+		change func(*corev1.ContainerStatus)
+		holds  func(ContainerStatus) bool
+		shares bool
+	}{
+		{"name", func(c *corev1.ContainerStatus) { c.Name = "api" }, func(c ContainerStatus) bool { return c.Name == "api" }, true},
+		{"image", func(c *corev1.ContainerStatus) { c.Image = "nginx:2" }, func(c ContainerStatus) bool { return c.Image == "nginx:2" }, true},
+		{"image ID", func(c *corev1.ContainerStatus) { c.ImageID = "nginx@sha256:2" }, func(c ContainerStatus) bool { return c.ImageID == "nginx@sha256:2" }, true},
+		{"started", func(c *corev1.ContainerStatus) { c.Started = &no }, func(c ContainerStatus) bool { return c.Started != nil && !*c.Started }, true},
+		{"no started", func(c *corev1.ContainerStatus) { c.Started = nil }, func(c ContainerStatus) bool { return c.Started == nil }, true},
+		{"restarts", func(c *corev1.ContainerStatus) { c.RestartCount = 3 }, func(c ContainerStatus) bool { return c.RestartCount == 3 }, true},
+		{"ready", func(c *corev1.ContainerStatus) { c.Ready = false }, func(c ContainerStatus) bool { return !c.Ready }, true},
+		{"not running", func(c *corev1.ContainerStatus) { c.State.Running = nil }, func(c ContainerStatus) bool { return c.State.Running == nil }, true},
+		{"ran before", func(c *corev1.ContainerStatus) { c.LastTerminationState.Running = &corev1.ContainerStateRunning{} },
+			func(c ContainerStatus) bool { return c.LastTerminationState.Running != nil }, true},
+		{"waiting", func(c *corev1.ContainerStatus) {
+			c.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		}, func(c ContainerStatus) bool {
+			return c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff"
+		}, false},
+		{"terminated before", func(c *corev1.ContainerStatus) {
+			c.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
+		}, func(c ContainerStatus) bool {
+			return c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 137
+		}, false},
+	} {
+		p := keep(c.name, c.change)
+		got := p.Status.ContainerStatuses[0]
+		if &p.Status.ContainerStatuses[0] == &a.Status.ContainerStatuses[0] || !c.holds(got) {
+			t.Errorf("a pod differing in %s shares the template's statuses or does not hold its own: %+v", c.name, got)
+		}
+		again := keep(c.name+"-2", c.change)
+		if shared := &again.Status.ContainerStatuses[0] == &p.Status.ContainerStatuses[0]; shared != c.shares {
+			t.Errorf("two pods equal in %s: sharing their statuses is %v, want %v", c.name, shared, c.shares)
+		}
+	}
+	if s := a.Status.ContainerStatuses[0]; s.Name != "web" || s.RestartCount != 0 || !s.Ready || s.State.Running == nil {
+		t.Errorf("the template's statuses changed: %+v", s)
+	}
+}
+
+// sameRunningStatus, which guards containerStatuses against a hash that
+// collides, tells apart statuses that differ in any field the key names.
+func TestSameRunningStatusComparesEveryKeyField(t *testing.T) {
+	yes, no := true, false
+	base := ContainerStatus{Name: "web", Image: "nginx:1", ImageID: "nginx@sha256:1", Started: &yes, Ready: true,
+		State: corev1.ContainerState{Running: running}}
+	if !sameRunningStatus(base, base) {
+		t.Fatal("a status differs from itself")
+	}
+	for name, change := range map[string]func(*ContainerStatus){
+		"name":        func(c *ContainerStatus) { c.Name = "api" },
+		"image":       func(c *ContainerStatus) { c.Image = "nginx:2" },
+		"image ID":    func(c *ContainerStatus) { c.ImageID = "nginx@sha256:2" },
+		"started":     func(c *ContainerStatus) { c.Started = &no },
+		"no started":  func(c *ContainerStatus) { c.Started = nil },
+		"restarts":    func(c *ContainerStatus) { c.RestartCount = 1 },
+		"ready":       func(c *ContainerStatus) { c.Ready = false },
+		"not running": func(c *ContainerStatus) { c.State.Running = nil },
+		"ran before":  func(c *ContainerStatus) { c.LastTerminationState.Running = running },
+	} {
+		other := base
+		change(&other)
+		if sameRunningStatus(base, other) || sameRunningStatus(other, base) {
+			t.Errorf("statuses differing in %s compare equal", name)
+		}
+	}
+}

@@ -394,13 +394,14 @@ func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []Containe
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]ContainerStatus, len(cs))
-	for i, c := range cs {
-		out[i] = ContainerStatus{Name: in.str(c.Name), Image: in.str(c.Image), ImageID: in.str(c.ImageID),
+	out := in.statusScratch[:0]
+	for _, c := range cs {
+		out = append(out, ContainerStatus{Name: in.str(c.Name), Image: in.str(c.Image), ImageID: in.str(c.ImageID),
 			Ready: c.Ready, Started: in.boolPtr(c.Started), RestartCount: c.RestartCount,
-			State: trimState(c.State, in), LastTerminationState: trimState(c.LastTerminationState, in)}
+			State: trimState(c.State, in), LastTerminationState: trimState(c.LastTerminationState, in)})
 	}
-	return out
+	in.statusScratch = out
+	return in.containerStatuses(out)
 }
 
 // IsControlPlaneStaticPod reports whether a pod is a static pod's mirror
