@@ -34,8 +34,7 @@ type interner struct {
 	specs      map[specKey]*SharedPodSpec
 	metas      map[metaKey]*SharedPodMeta
 	statuses   map[uint64][]ContainerStatus
-	hashSeed   maphash.Seed
-	seeded     bool
+	statusSeed maphash.Seed // made with statuses
 	// statusScratch is scratch space for a pod's container statuses.
 	statusScratch []ContainerStatus
 	volumes       map[string][]HostPathVolume
@@ -273,33 +272,16 @@ type specKey struct {
 // by kubectl debug).
 func (in *interner) podSpec(s *SharedPodSpec) *SharedPodSpec {
 	if len(s.EphemeralContainers) > 0 {
-		c := *s
-		return &c
+		return ownCopy(s)
 	}
 	k := specKey{serviceAccount: s.ServiceAccountName, priorityClass: s.PriorityClassName,
 		hostNetwork: s.HostNetwork, localStorage: s.LocalStorage,
+		init: first(s.InitContainers), containers: first(s.Containers), volumes: first(s.Volumes),
 		nInit: len(s.InitContainers), nContainers: len(s.Containers), nVolumes: len(s.Volumes)}
 	if s.Priority != nil {
 		k.hasPriority, k.priority = true, int64(*s.Priority)
 	}
-	if len(s.InitContainers) > 0 {
-		k.init = &s.InitContainers[0]
-	}
-	if len(s.Containers) > 0 {
-		k.containers = &s.Containers[0]
-	}
-	if len(s.Volumes) > 0 {
-		k.volumes = &s.Volumes[0]
-	}
-	if c, ok := in.specs[k]; ok {
-		return c
-	}
-	if in.specs == nil {
-		in.specs = map[specKey]*SharedPodSpec{}
-	}
-	c := *s
-	in.specs[k] = &c
-	return &c
+	return sharedCopy(&in.specs, k, s)
 }
 
 // hostPathVolumes returns a slice equal to vs, shared with every earlier
@@ -345,23 +327,44 @@ type metaKey struct {
 // and finalizers are its own. Its maps must come from labelSet.
 func (in *interner) podMeta(m *SharedPodMeta) *SharedPodMeta {
 	if m.DeletionTimestamp != nil {
-		c := *m
-		return &c
+		return ownCopy(m)
 	}
 	k := metaKey{namespace: m.Namespace, labels: reflect.ValueOf(m.Labels).Pointer(),
-		annotations: reflect.ValueOf(m.Annotations).Pointer(), nOwners: len(m.OwnerReferences)}
-	if len(m.OwnerReferences) > 0 {
-		k.owners = &m.OwnerReferences[0]
-	}
-	if c, ok := in.metas[k]; ok {
+		annotations: reflect.ValueOf(m.Annotations).Pointer(),
+		owners:      first(m.OwnerReferences), nOwners: len(m.OwnerReferences)}
+	return sharedCopy(&in.metas, k, m)
+}
+
+// sharedCopy returns the value stored under k, or a copy of *v, stored
+// there, when there is none: podSpec's and podMeta's shared parts.
+func sharedCopy[K comparable, T any](m *map[K]*T, k K, v *T) *T {
+	if c, ok := (*m)[k]; ok {
 		return c
 	}
-	if in.metas == nil {
-		in.metas = map[metaKey]*SharedPodMeta{}
+	if *m == nil {
+		*m = map[K]*T{}
 	}
-	c := *m
-	in.metas[k] = &c
-	return &c
+	c := ownCopy(v)
+	(*m)[k] = c
+	return c
+}
+
+// ownCopy returns a new copy of *v, or of T's zero value when v is nil.
+func ownCopy[T any](v *T) *T {
+	c := new(T)
+	if v != nil {
+		*c = *v
+	}
+	return c
+}
+
+// first returns the address of s's first element, nil for an empty s: it
+// stands for the contents of a slice the interner shares.
+func first[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
 }
 
 // containerStatuses returns a slice equal to cs, shared with every earlier
@@ -396,15 +399,15 @@ func (in *interner) containerStatuses(cs []ContainerStatus) []ContainerStatus {
 	// Keyed by the key's hash, not the key, so that the statuses of a pod
 	// of its own (the first of a template, or one whose restart count is
 	// its own) cost no key string; a hash that collides keeps its copy.
-	h := maphash.Bytes(in.seed(), in.buf)
+	if in.statuses == nil {
+		in.statuses, in.statusSeed = map[uint64][]ContainerStatus{}, maphash.MakeSeed()
+	}
+	h := maphash.Bytes(in.statusSeed, in.buf)
 	if c, ok := in.statuses[h]; ok {
 		if slices.EqualFunc(c, cs, sameRunningStatus) {
 			return c
 		}
 		return slices.Clone(cs)
-	}
-	if in.statuses == nil {
-		in.statuses = map[uint64][]ContainerStatus{}
 	}
 	c := slices.Clone(cs)
 	in.statuses[h] = c
@@ -420,12 +423,4 @@ func sameRunningStatus(a, b ContainerStatus) bool {
 		a.RestartCount == b.RestartCount && a.Ready == b.Ready &&
 		(a.State.Running == nil) == (b.State.Running == nil) &&
 		(a.LastTerminationState.Running == nil) == (b.LastTerminationState.Running == nil)
-}
-
-// seed is the interner's maphash seed, made on first use.
-func (in *interner) seed() maphash.Seed {
-	if !in.seeded {
-		in.hashSeed, in.seeded = maphash.MakeSeed(), true
-	}
-	return in.hashSeed
 }

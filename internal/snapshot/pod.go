@@ -60,13 +60,7 @@ var emptySharedPodMeta = &SharedPodMeta{}
 
 // Own gives p a copy of its shared metadata, so that changing it changes
 // this pod only: for tests and benchmarks that plant a gap in a pod.
-func (p *Pod) Own() {
-	c := SharedPodMeta{}
-	if p.SharedPodMeta != nil {
-		c = *p.SharedPodMeta
-	}
-	p.SharedPodMeta = &c
-}
+func (p *Pod) Own() { p.SharedPodMeta = ownCopy(p.SharedPodMeta) }
 
 // PodSpec is what kubegap keeps of a pod's spec: the node it is bound
 // to, which is the pod's own, and the rest, which the pods of one template
@@ -107,13 +101,7 @@ var emptySharedPodSpec = &SharedPodSpec{}
 
 // Own gives s a copy of its shared part, so that changing it changes this
 // pod only: for tests and benchmarks that plant a gap in a loaded pod.
-func (s *PodSpec) Own() {
-	c := SharedPodSpec{}
-	if s.SharedPodSpec != nil {
-		c = *s.SharedPodSpec
-	}
-	s.SharedPodSpec = &c
-}
+func (s *PodSpec) Own() { s.SharedPodSpec = ownCopy(s.SharedPodSpec) }
 
 // Container is what kubegap keeps of a container.
 type Container struct {
@@ -227,13 +215,7 @@ var noUncommonPodStatus = &UncommonPodStatus{}
 
 // Own gives s a copy of its uncommon part, so that changing it changes
 // this pod only: for tests and benchmarks that plant a gap in a pod.
-func (s *PodStatus) Own() {
-	c := UncommonPodStatus{}
-	if s.UncommonPodStatus != nil {
-		c = *s.UncommonPodStatus
-	}
-	s.UncommonPodStatus = &c
-}
+func (s *PodStatus) Own() { s.UncommonPodStatus = ownCopy(s.UncommonPodStatus) }
 
 // PodCondition is what kubegap keeps of a pod condition: corev1's without
 // the probe time and the observed generation, which no check reads; 88
