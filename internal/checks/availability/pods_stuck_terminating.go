@@ -61,9 +61,9 @@ func podsStuckTerminatingCheck() check.Check {
 // referenceTime is the newest moment the snapshot shows, so that a file
 // read days later is judged as of when it was taken: node condition
 // heartbeats and pod creation times, capped at now; now when the input
-// carries no timestamp at all.
-func referenceTime(s *snapshot.Snapshot) time.Time {
-	var ref time.Time
+// carries no timestamp at all. basis says which of the three it is, for
+// the evidence.
+func referenceTime(s *snapshot.Snapshot) (ref time.Time, basis string) {
 	for i := range s.Nodes {
 		for _, c := range s.Nodes[i].Status.Conditions {
 			if c.LastHeartbeatTime.After(ref) {
@@ -76,15 +76,19 @@ func referenceTime(s *snapshot.Snapshot) time.Time {
 			ref = t
 		}
 	}
-	if now := stuckNow(); ref.IsZero() || ref.After(now) {
-		ref = now
+	now := stuckNow()
+	switch {
+	case ref.IsZero():
+		return now, "now: the input holds no node heartbeat or pod creation time"
+	case ref.After(now):
+		return now, "now: the input's newest timestamp is later than the clock"
 	}
-	return ref
+	return ref, "newest timestamp in the input"
 }
 
 func runPodsStuckTerminating(ctx *check.Context) ([]finding.Finding, error) {
 	s := ctx.Snapshot
-	ref := referenceTime(s)
+	ref, basis := referenceTime(s)
 	byNode := map[string][]*snapshot.Pod{}
 	for i := range s.Pods {
 		p := &s.Pods[i]
@@ -101,14 +105,14 @@ func runPodsStuckTerminating(ctx *check.Context) ([]finding.Finding, error) {
 	ix := s.Index()
 	out := make([]finding.Finding, 0, len(names))
 	for _, n := range names {
-		out = append(out, stuckFinding(n, ix.Node(n), ctx.Complete(snapshot.Nodes), byNode[n], ref))
+		out = append(out, stuckFinding(n, ix.Node(n), ctx.Complete(snapshot.Nodes), byNode[n], ref, basis))
 	}
 	return out, nil
 }
 
 // stuckFinding reports the stuck pods of one node; nodesComplete says
 // whether a node missing from the input is gone rather than unknown.
-func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snapshot.Pod, ref time.Time) finding.Finding {
+func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snapshot.Pod, ref time.Time, basis string) finding.Finding {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].DeletionTimestamp.Before(pods[j].DeletionTimestamp) })
 	oldest := ref.Sub(pods[0].DeletionTimestamp.Time).Round(time.Minute)
 	f := finding.Finding{Check: stuckID, Objects: []finding.ObjectRef{check.NodeRef(node)}, Cases: []string{caseBerkeley}}
@@ -160,7 +164,7 @@ func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snaps
 		f.Remediation = fmt.Sprintf("Restore node %s, or, once it is known to be down for good, delete the Node object "+
 			"so its pods are removed; force-delete a StatefulSet pod only when its containers are certainly stopped.", node)
 	}
-	f.Evidence = stuckEvidence(pods, ref)
+	f.Evidence = stuckEvidence(pods, ref, basis)
 	for i, p := range pods {
 		if i == check.MaxEvidence {
 			break
@@ -171,8 +175,8 @@ func stuckFinding(node string, n *corev1.Node, nodesComplete bool, pods []*snaps
 	return f
 }
 
-func stuckEvidence(pods []*snapshot.Pod, ref time.Time) []string {
-	ev := []string{"reference time (newest timestamp in the input): " + ref.UTC().Format(time.RFC3339)}
+func stuckEvidence(pods []*snapshot.Pod, ref time.Time, basis string) []string {
+	ev := []string{"reference time (" + basis + "): " + ref.UTC().Format(time.RFC3339)}
 	for i, p := range pods {
 		if i == check.MaxEvidence {
 			ev = append(ev, fmt.Sprintf("and %d more", len(pods)-i))

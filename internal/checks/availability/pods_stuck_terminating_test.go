@@ -42,6 +42,9 @@ func TestStuckTerminatingGap(t *testing.T) {
 		if f.Objects[0].Name == "node-a" && !strings.Contains(f.Message, "1h0m0s") {
 			t.Errorf("age should be measured from the snapshot's newest timestamp: %s", f.Message)
 		}
+		if want := "reference time (newest timestamp in the input): 2026-11-30T10:00:00Z"; f.Evidence[0] != want {
+			t.Errorf("evidence %q, want %q", f.Evidence[0], want)
+		}
 	}
 	if n := ctx.Notes(); len(n) != 0 {
 		t.Errorf("notes %v", n)
@@ -59,6 +62,9 @@ func TestStuckTerminatingClockCap(t *testing.T) {
 	stuckAt(t, time.Date(2026, 11, 30, 9, 3, 0, 0, time.UTC))
 	fs, _ := run(t, podsStuckTerminatingCheck(), "pods-stuck-terminating/gap.json", true)
 	expect(t, fs, []want{{"Node", "", "node-d", "holds 1 pod stuck Terminating", finding.Low, caseBerkeley}})
+	if want := "reference time (now: the input's newest timestamp is later than the clock): 2026-11-30T09:03:00Z"; fs[0].Evidence[0] != want {
+		t.Errorf("evidence %q, want %q", fs[0].Evidence[0], want)
+	}
 }
 
 // From files the same pods are reported, but silence about the rest is
@@ -108,6 +114,12 @@ func TestStuckTerminatingNoTimestamps(t *testing.T) {
 	fs, ctx := runOn(t, podsStuckTerminatingCheck(), s)
 	if len(fs) != 4 || len(ctx.Notes()) != 0 {
 		t.Errorf("no timestamps: %d findings (want node-a, node-b, node-c, node-d), notes %v", len(fs), ctx.Notes())
+	}
+	// The evidence calls the clock the clock, not a timestamp of the input.
+	for _, f := range fs {
+		if want := "reference time (now: the input holds no node heartbeat or pod creation time): 2026-12-01T00:00:00Z"; f.Evidence[0] != want {
+			t.Errorf("evidence %q, want %q", f.Evidence[0], want)
+		}
 	}
 }
 
