@@ -440,6 +440,28 @@ func TestObjectInTwoFilesIsReported(t *testing.T) {
 	}
 }
 
+// The duplicate warning names the same objects on every load: custom
+// kinds are met in the order of their keys, not a map's.
+func TestObjectInTwoFilesWarningIsStable(t *testing.T) {
+	dir := t.TempDir()
+	var objs []string
+	for _, kind := range []string{"Widget", "Gadget", "Sprocket", "Cog", "Bolt"} {
+		objs = append(objs, "apiVersion: example.com/v1\nkind: "+kind+"\nmetadata: {name: x}\n")
+	}
+	writeFile(t, filepath.Join(dir, "a.yaml"), strings.Join(objs, "---\n"))
+	writeFile(t, filepath.Join(dir, "b.yaml"), strings.Join(objs, "---\n"))
+	const want = "(Bolt x, Cog x, Gadget x and 2 more)"
+	for range 20 {
+		var msgs []string
+		if _, _, err := LoadPathsWith([]string{dir}, LoadOptions{Warn: func(w Warning) { msgs = append(msgs, w.Message) }}); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 1 || !strings.Contains(msgs[0], want) {
+			t.Fatalf("warnings %q, want one naming %s", msgs, want)
+		}
+	}
+}
+
 // TestStrayAPIResources: an api-resources.txt beside a kubectl get dump is
 // not a recipe dump's and makes nothing "not served".
 func TestStrayAPIResources(t *testing.T) {

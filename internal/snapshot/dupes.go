@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -40,8 +42,10 @@ func (l *loader) spanObjects(file string, m objectMark) {
 			l.spans = append(l.spans, objectSpan{file: file, kind: i, start: m.typed[i], end: n})
 		}
 	}
-	for key, objs := range l.snap.Custom {
-		if len(objs) > m.custom[key] {
+	// In key order, not the map's: warnDuplicates names the first
+	// duplicates it meets, and the warning must not change between runs.
+	for _, key := range slices.Sorted(maps.Keys(l.snap.Custom)) {
+		if objs := l.snap.Custom[key]; len(objs) > m.custom[key] {
 			l.spans = append(l.spans, objectSpan{file: file, kind: -1, custom: key, start: m.custom[key], end: len(objs)})
 		}
 	}
