@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,6 +95,39 @@ func TestWorkloadsShareOnlyEqualParts(t *testing.T) {
 	}
 	if q := cc.Resources.Requests[corev1.ResourceCPU]; q.MilliValue() != 200 {
 		t.Errorf("cpu request %s, want 200m", q.String())
+	}
+}
+
+// Templates share equal trimmed containers, and only equal ones: a
+// container with a preStop hook and one without encode alike (PreStopKept
+// is {} to omitempty), yet must not share, or the one without would read
+// as having a hook.
+func TestWorkloadsShareOnlyEqualContainers(t *testing.T) {
+	var in interner
+	deploy := func(preStop bool) appsv1.Deployment {
+		d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}
+		c := corev1.Container{Name: "c", Image: "i"}
+		if preStop {
+			c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "5"}}}}
+		}
+		d.Spec.Template.Spec.Containers = []corev1.Container{c}
+		trimWorkloadTemplate(&d.Spec.Template, &in)
+		return d
+	}
+	hook, noHook, hook2, noHook2 := deploy(true), deploy(false), deploy(true), deploy(false)
+	for _, tc := range []struct {
+		name string
+		a, b appsv1.Deployment
+	}{{"with a preStop hook", hook, hook2}, {"without one", noHook, noHook2}} {
+		if &tc.a.Spec.Template.Spec.Containers[0] != &tc.b.Spec.Template.Spec.Containers[0] {
+			t.Errorf("equal containers %s are not shared", tc.name)
+		}
+	}
+	if got := noHook2.Spec.Template.Spec.Containers[0].Lifecycle; got != nil {
+		t.Errorf("a container without a preStop hook reads as having one: lifecycle %+v", got)
+	}
+	if got := hook2.Spec.Template.Spec.Containers[0].Lifecycle; got != PreStopKept {
+		t.Errorf("a container with a preStop hook has lifecycle %+v, want PreStopKept", got)
 	}
 }
 
@@ -372,5 +408,67 @@ func TestSameRunningStatusComparesEveryKeyField(t *testing.T) {
 		if sameRunningStatus(base, other) || sameRunningStatus(other, base) {
 			t.Errorf("statuses differing in %s compare equal", name)
 		}
+	}
+}
+
+// keep copies strings into shared chunks: each copy reads as its original,
+// whether it fits a chunk's rest, needs a new chunk or is too long for one.
+func TestKeepCopiesIntoChunks(t *testing.T) {
+	var in interner
+	long := strings.Repeat("x", textChunk)
+	var kept []string
+	var want []string
+	for i := range 3000 {
+		s := fmt.Sprintf("pod-%d-%s", i, strings.Repeat("y", i%40))
+		want = append(want, s)
+		kept = append(kept, in.keep(s))
+	}
+	want, kept = append(want, long, ""), append(kept, in.keep(long), in.keep(""))
+	for i := range want {
+		if kept[i] != want[i] {
+			t.Fatalf("kept string %d reads %.40q, want %.40q", i, kept[i], want[i])
+		}
+	}
+	if a, b := unsafe.StringData(kept[0]), unsafe.StringData(kept[1]); uintptr(unsafe.Pointer(b))-uintptr(unsafe.Pointer(a)) != uintptr(len(kept[0])) {
+		t.Error("consecutive short strings are not copied side by side into one chunk")
+	}
+}
+
+// A slab's slices are capped at their length: appending to one copies it
+// and leaves the next one cut from the chunk as it was.
+func TestSlabSlicesAreCapped(t *testing.T) {
+	var s slab[PodCondition]
+	a := s.clone([]PodCondition{{Type: "Ready"}})
+	b := s.clone([]PodCondition{{Type: "PodScheduled"}, {Type: "Initialized"}})
+	a = append(a, PodCondition{Type: "ContainersReady"})
+	if b[0].Type != "PodScheduled" || b[1].Type != "Initialized" || a[0].Type != "Ready" || a[1].Type != "ContainersReady" {
+		t.Errorf("appending to one slab slice changed another: a=%v b=%v", a, b)
+	}
+	if s.clone(nil) != nil {
+		t.Error("an empty slice cloned is not nil")
+	}
+}
+
+// Image IDs are shared per image: a container with the ID an earlier one
+// of its image had gets that string; a different ID its own copy, right
+// even past the few remembered.
+func TestImageIDSharedPerImage(t *testing.T) {
+	var in interner
+	img := in.str("registry.example/app:1")
+	first := in.imageID(img, "registry.example/app@sha256:aa")
+	if again := in.imageID(img, strings.Clone("registry.example/app@sha256:aa")); unsafe.StringData(again) != unsafe.StringData(first) {
+		t.Error("the same image ID of the same image is not shared")
+	}
+	for i := range imageIDsPerImage + 2 {
+		id := fmt.Sprintf("registry.example/app@sha256:%02d", i)
+		if got := in.imageID(img, id); got != id {
+			t.Errorf("image ID %q kept as %q", id, got)
+		}
+	}
+	if got := in.imageID(img, ""); got != "" {
+		t.Errorf("no image ID kept as %q", got)
+	}
+	if n := len(in.imageIDs[img]); n != imageIDsPerImage {
+		t.Errorf("%d image IDs remembered for one image, want at most %d", n, imageIDsPerImage)
 	}
 }

@@ -246,7 +246,7 @@ type ContainerStatus struct {
 // sets and pointers through in.
 func keepPod(p *corev1.Pod, in *interner) Pod {
 	m := &p.ObjectMeta
-	kept := Pod{Name: m.Name, UID: m.UID, CreationTimestamp: m.CreationTimestamp}
+	kept := Pod{Name: in.keep(m.Name), UID: types.UID(in.keep(string(m.UID))), CreationTimestamp: m.CreationTimestamp}
 	meta := SharedPodMeta{
 		Namespace: in.str(m.Namespace), Labels: in.labelSet(m.Labels), Annotations: in.labelSet(keptAnnotationsOf(m.Annotations)),
 		DeletionTimestamp: m.DeletionTimestamp,
@@ -311,7 +311,7 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 	st := &p.Status
 	kept.Status = PodStatus{
 		Phase:  corev1.PodPhase(in.str(string(st.Phase))),
-		HostIP: in.str(st.HostIP), PodIP: st.PodIP,
+		HostIP: in.str(st.HostIP), PodIP: in.keep(st.PodIP),
 		QOSClass:          corev1.PodQOSClass(in.str(string(st.QOSClass))),
 		ContainerStatuses: keepContainerStatuses(st.ContainerStatuses, in),
 		UncommonPodStatus: noUncommonPodStatus,
@@ -334,7 +334,7 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 		}
 	}
 	if n > 0 {
-		kept.Status.Conditions = make([]PodCondition, 0, n) // exact: pods are many
+		conds := in.conds[:0]
 		for i := range st.Conditions {
 			c := &st.Conditions[i]
 			if !keep(c) {
@@ -350,8 +350,10 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 				// they are Pending whatever else the input holds.
 				kc.Message = c.Message
 			}
-			kept.Status.Conditions = append(kept.Status.Conditions, kc)
+			conds = append(conds, kc)
 		}
+		in.conds = conds
+		kept.Status.Conditions = in.condSlab.clone(conds)
 	}
 	return kept
 }
@@ -378,7 +380,8 @@ func keepContainerStatuses(cs []corev1.ContainerStatus, in *interner) []Containe
 	}
 	out := in.statusScratch[:0]
 	for _, c := range cs {
-		out = append(out, ContainerStatus{Name: in.str(c.Name), Image: in.str(c.Image), ImageID: in.str(c.ImageID),
+		image := in.str(c.Image)
+		out = append(out, ContainerStatus{Name: in.str(c.Name), Image: image, ImageID: in.imageID(image, c.ImageID),
 			Ready: c.Ready, Started: in.boolPtr(c.Started), RestartCount: c.RestartCount,
 			State: trimState(c.State, in), LastTerminationState: trimState(c.LastTerminationState, in)})
 	}

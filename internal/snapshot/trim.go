@@ -567,8 +567,8 @@ func trimReplicaSet(rs *appsv1.ReplicaSet, in *interner) {
 	t := &rs.Spec.Template
 	t.ObjectMeta = metav1.ObjectMeta{Labels: in.labelSet(t.Labels)}
 	t.Spec = corev1.PodSpec{
-		InitContainers: trimContainers(t.Spec.InitContainers, nil, in),
-		Containers:     trimContainers(t.Spec.Containers, nil, in),
+		InitContainers: shareContainers(trimContainers(t.Spec.InitContainers, nil, in), in),
+		Containers:     shareContainers(trimContainers(t.Spec.Containers, nil, in), in),
 	}
 	shareWorkload(&rs.ObjectMeta, &rs.Spec.Selector, in)
 }
@@ -637,6 +637,7 @@ func trimWorkloadTemplate(t *corev1.PodTemplateSpec, in *interner) {
 	if len(spec.TopologySpreadConstraints) > 0 {
 		kept.TopologySpreadConstraints = sharedJSON(in, "spread", spec.TopologySpreadConstraints)
 	}
+	kept.InitContainers, kept.Containers = shareContainers(kept.InitContainers, in), shareContainers(kept.Containers, in)
 	*spec = kept
 	t.ObjectMeta = metav1.ObjectMeta{Labels: in.labelSet(t.Labels), Annotations: keptAnnotationsOf(t.Annotations)}
 }
