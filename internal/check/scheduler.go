@@ -222,8 +222,8 @@ func SchedulerVerdicts(s *snapshot.Snapshot) map[*snapshot.Pod]SchedulerVerdict 
 			}
 		}
 		if msg == "" {
-			e, ok := latest[[3]string{p.Namespace, p.Name, string(p.UID)}]
-			if !ok && p.UID != "" {
+			e, ok := latest[[3]string{p.Namespace, p.Name, p.UID.String()}]
+			if !ok && !p.UID.IsZero() {
 				e, ok = latest[[3]string{p.Namespace, p.Name, ""}]
 			}
 			if !ok {

@@ -72,7 +72,7 @@ func areaSnapshot() *snapshot.Snapshot {
 				MaxReplicas: 200, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
 					Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType}}}}}})
 		for r := range perDeploy - daemonSets*nodes/(deploys*perDeploy) {
-			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), UID: types.UID(fmt.Sprintf("p-%d", n)),
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", app, r), UID: snapshot.MakePodUID(types.UID(fmt.Sprintf("p-%d", n))),
 				SharedPodMeta: &snapshot.SharedPodMeta{Namespace: ns,
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-x", UID: ruid, Controller: &ctrl}}},
 				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", n%nodes), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "c",
@@ -89,7 +89,7 @@ func areaSnapshot() *snapshot.Snapshot {
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 				Name: "a", Image: "quay.io/acme/" + name + ":latest", LivenessProbe: probe}}}}}})
 		for i := range nodes / 20 * 20 / daemonSets {
-			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), UID: types.UID(fmt.Sprintf("p-%d", n)),
+			pods = append(pods, snapshot.Pod{Name: fmt.Sprintf("%s-%d", name, i), UID: snapshot.MakePodUID(types.UID(fmt.Sprintf("p-%d", n))),
 				SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "kube-system",
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: name, UID: uid, Controller: &ctrl}}},
 				Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", i), SharedPodSpec: &snapshot.SharedPodSpec{Containers: []snapshot.Container{{Name: "a",

@@ -60,7 +60,7 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 	// Pods of a web Deployment Pending because every node is full.
 	s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-x", Namespace: "web", UID: "rs-web"}})
 	for r := range 200 {
-		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("web-x-%d", r), UID: types.UID(fmt.Sprintf("web-%d", r)), SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "web"},
+		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("web-x-%d", r), UID: snapshot.MakePodUID(types.UID(fmt.Sprintf("web-%d", r))), SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "web"},
 			Status: snapshot.PodStatus{Phase: corev1.PodPending, Conditions: []snapshot.PodCondition{{Type: corev1.PodScheduled,
 				Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/5000 nodes are available: 5000 Insufficient memory."}}}})
 	}
@@ -69,7 +69,7 @@ func withNodeGaps(s *snapshot.Snapshot) *snapshot.Snapshot {
 	s.ReplicaSets = append(s.ReplicaSets, appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "hub-x", Namespace: "hub", UID: "rs-hub",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "hub", UID: "dep-hub", Controller: &ctrl}}}})
 	for r := range 3 {
-		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("hub-x-%d", r), UID: types.UID(fmt.Sprintf("hub-%d", r)),
+		s.Pods = append(s.Pods, snapshot.Pod{Name: fmt.Sprintf("hub-x-%d", r), UID: snapshot.MakePodUID(types.UID(fmt.Sprintf("hub-%d", r))),
 			SharedPodMeta: &snapshot.SharedPodMeta{Namespace: "hub",
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "hub-x", UID: "rs-hub", Controller: &ctrl}}},
 			Spec: snapshot.PodSpec{NodeName: fmt.Sprintf("node-%04d", 3+10*r)}, Status: snapshot.PodStatus{Phase: corev1.PodRunning}})

@@ -42,7 +42,8 @@ import (
 // container an image ID of its own, so each is a string seen first). With
 // image IDs remembered per image, out of the table of all strings: 1,707
 // to 1,711 B kept, 12,842 B allocated in 83.7 allocations (three runs of
-// this test alone); all three bounds move to about 3% over.
+// this test alone); all three bounds move to about 3% over. With the pod
+// UID in 24 bytes (PodUID): 1,687 B kept.
 const (
 	maxKeptBytesPerPod       = 1760
 	maxAllocBytesPerPod      = 13200

@@ -24,7 +24,7 @@ import (
 // condition that is True other than Ready.
 type Pod struct {
 	Name              string
-	UID               types.UID
+	UID               PodUID
 	CreationTimestamp metav1.Time
 	// SharedPodMeta is shared between pods with equal ones (the pods of
 	// one owner, not being deleted): read only. Reading a pod's namespace
@@ -246,7 +246,7 @@ type ContainerStatus struct {
 // sets and pointers through in.
 func keepPod(p *corev1.Pod, in *interner) Pod {
 	m := &p.ObjectMeta
-	kept := Pod{Name: in.keep(m.Name), UID: types.UID(in.keep(string(m.UID))), CreationTimestamp: m.CreationTimestamp}
+	kept := Pod{Name: in.keep(m.Name), UID: MakePodUID(m.UID), CreationTimestamp: m.CreationTimestamp}
 	meta := SharedPodMeta{
 		Namespace: in.str(m.Namespace), Labels: in.labelSet(m.Labels), Annotations: in.labelSet(keptAnnotationsOf(m.Annotations)),
 		DeletionTimestamp: m.DeletionTimestamp,
@@ -403,7 +403,7 @@ func (p *Pod) Object() *corev1.Pod {
 	out := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: Pods.APIVersion(), Kind: Pods.Kind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: p.Annotations,
+			Name: p.Name, Namespace: p.Namespace, UID: p.UID.UID(), Labels: p.Labels, Annotations: p.Annotations,
 			OwnerReferences: p.OwnerReferences, CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 			Finalizers: p.Finalizers,
 		},

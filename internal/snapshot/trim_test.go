@@ -71,7 +71,7 @@ func TestTrimPodKeepsWhatChecksRead(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"name, namespace, uid", p.Name == "a" && p.Namespace == "team-a" && p.UID != ""},
+		{"name, namespace, uid", p.Name == "a" && p.Namespace == "team-a" && !p.UID.IsZero()},
 		{"labels", p.Labels["app"] == "web" && len(p.Labels) == 2},
 		{"kept annotation only", len(p.Annotations) == 1 && p.Annotations["kubernetes.io/config.mirror"] == "x"},
 		{"owner", len(p.OwnerReferences) == 1 && p.OwnerReferences[0].Name == "web-abc" && *p.OwnerReferences[0].Controller},

@@ -53,7 +53,7 @@ func TestSynthWritesALoadableSnapshot(t *testing.T) {
 	ix := s.Index()
 	for i := range s.Pods {
 		p := &s.Pods[i]
-		if p.UID == "" {
+		if p.UID.IsZero() {
 			t.Fatalf("pod %s/%s has no UID", p.Namespace, p.Name)
 		}
 		for _, o := range p.OwnerReferences {

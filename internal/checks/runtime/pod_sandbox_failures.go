@@ -122,7 +122,7 @@ func runPodSandboxFailures(ctx *check.Context) ([]finding.Finding, error) {
 			continue
 		}
 		p := stuck[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]
-		if p == nil || (e.InvolvedObject.UID != "" && p.UID != "" && e.InvolvedObject.UID != p.UID) {
+		if p == nil || (e.InvolvedObject.UID != "" && !p.UID.IsZero() && !p.UID.Is(e.InvolvedObject.UID)) {
 			continue
 		}
 		if prev := latest[p]; prev == nil || eventUnix(e) > eventUnix(prev) {
