@@ -27,20 +27,26 @@ func tuneGC(app *App) {
 }
 
 // An offline load's memory is bounded by a memory limit as well as by
-// GOGC: the limit is the live heap plus heapSlack of it, the 40% GOGC
-// already allows, and at least minHeapSlack over it. GOGC bounds only the
-// heap's objects; on top of them the runtime held memory it had freed and
-// not yet returned to the OS: at 1M pods the heap peaked at 3.06 GB and
-// RSS at 3.8 GB (docs/benchmarks.md, issue 29). Near a memory limit the
-// runtime returns freed memory at once. A tighter slack cuts the peak
-// further but costs CPU, measured at 1M pods: 25%, following the live heap
-// as here, 2.79 GB peak RSS for about twice the CPU; a fixed GOMEMLIMIT of
-// 2800 MiB (25% over the final live heap) 2.85 GB for 29% more; 2500 MiB
-// (12% over) was overrun, 3.04 GB, for 78% more: the limit counts every
-// byte the runtime holds, not only live objects, so a slack near that
-// overhead makes the runtime collect almost all the time.
+// GOGC: the limit is the live heap plus heapSlack of it, and at least
+// minHeapSlack over it. GOGC bounds only the heap's objects; on top of
+// them the runtime held memory it had freed and not yet returned to the
+// OS: at 1M pods the heap peaked at 3.06 GB and RSS at 3.8 GB
+// (docs/benchmarks.md, issue 29). Near a memory limit the runtime returns
+// freed memory at once. A tighter slack cuts the peak but costs CPU;
+// measured on the synth snapshots once the loader packed what it keeps
+// (issue 29, sixth round), peak RSS and wall time at 1M and 2M pods:
+// 40% 2.37 GB, 40 s and 4.62-4.73 GB, 84-86 s; 30% 2.12 GB, 43 s and
+// 4.21 GB, 93 s; 25% 2.03 GB, 45 s and 4.08-4.12 GB, 97-100 s; 20%, as
+// here, 2.00 GB, 49 s and 3.89-3.90 GB, 107-112 s (GB here are GiB, as
+// in docs/benchmarks.md). 20% is the slack that fits 2M pods in 4 GB on
+// two cores within 120 s (issue 29); below about 400k pods (a live heap
+// of 640 MB) minHeapSlack is the larger, so smaller inputs are not
+// slowed. Before the loader packed its objects, 25% had cost twice the
+// CPU: the limit counts every byte the runtime holds, not only live
+// objects, so a slack near that overhead makes the runtime collect
+// almost all the time.
 const (
-	heapSlack    = 0.40
+	heapSlack    = 0.20
 	minHeapSlack = 128 << 20
 )
 
