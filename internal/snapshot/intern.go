@@ -28,7 +28,7 @@ type interner struct {
 	// imageIDs holds the image IDs seen per image (see imageID).
 	imageIDs map[string][]string
 	// labels holds the label sets by their key's hash (see labelSet).
-	labels    map[uint64][]map[string]string
+	labels    candidates[uint64, map[string]string]
 	labelSeed maphash.Seed // made with labels
 	labelKey  []byte
 	keys      []string
@@ -48,11 +48,11 @@ type interner struct {
 	volumes       map[string][]HostPathVolume
 	// vols is scratch space for a pod's hostPath volumes.
 	vols      []HostPathVolume
-	values    map[uint64][]any
+	values    candidates[uint64, any]
 	valueSeed maphash.Seed // made with values
 	// templateContainers holds the workloads' trimmed containers by their
 	// names and images.
-	templateContainers map[string][][]corev1.Container
+	templateContainers candidates[string, []corev1.Container]
 
 	// text holds the bytes of kept strings (see keep), and the slabs the
 	// pods' own conditions and container statuses (see slab).
@@ -174,20 +174,17 @@ func (in *interner) labelSet(m map[string]string) map[string]string {
 	// 35,000 distinct sets took 5 MB until the load ended. Sets whose
 	// hashes collide are told apart by their contents.
 	if in.labels == nil {
-		in.labels, in.labelSeed = map[uint64][]map[string]string{}, maphash.MakeSeed()
+		in.labels, in.labelSeed = candidates[uint64, map[string]string]{}, maphash.MakeSeed()
 	}
 	h := maphash.Bytes(in.labelSeed, key)
-	candidates := in.labels[h]
-	for _, c := range candidates {
-		if maps.Equal(c, m) {
-			return c
-		}
+	if c, ok := in.labels.find(h, func(c map[string]string) bool { return maps.Equal(c, m) }); ok {
+		return c
 	}
 	c := make(map[string]string, len(m))
 	for k, v := range m {
 		c[in.str(k)] = in.str(v)
 	}
-	in.labels[h] = append(candidates, c)
+	in.labels.add(h, c)
 	return c
 }
 
@@ -226,6 +223,25 @@ func shared[T any](m *map[string]T, buf []byte, v T) T {
 	(*m)[string(buf)] = v
 	return v
 }
+
+// candidates holds values under a key that equal values share and
+// unequal ones may too (a hash, or containers' names and images): the
+// tables that tell the values under one key apart by their contents.
+type candidates[K comparable, T any] map[K][]T
+
+// find returns the value stored under key that equal accepts.
+func (c candidates[K, T]) find(key K, equal func(T) bool) (T, bool) {
+	for _, v := range c[key] {
+		if equal(v) {
+			return v, true
+		}
+	}
+	var none T
+	return none, false
+}
+
+// add stores v under key, beside the values already there.
+func (c candidates[K, T]) add(key K, v T) { c[key] = append(c[key], v) }
 
 // The key writers below separate fields with NUL, which cannot occur in
 // the names, images, paths and label keys they write, and end variable
@@ -331,15 +347,13 @@ func shareContainers(cs []corev1.Container, in *interner) []corev1.Container {
 		in.keyStr(cs[i].Image)
 	}
 	if in.templateContainers == nil {
-		in.templateContainers = map[string][][]corev1.Container{}
+		in.templateContainers = candidates[string, []corev1.Container]{}
 	}
-	candidates := in.templateContainers[string(in.buf)]
-	for _, c := range candidates {
-		if reflect.DeepEqual(c, cs) {
-			return c
-		}
+	key := string(in.buf)
+	if c, ok := in.templateContainers.find(key, func(c []corev1.Container) bool { return reflect.DeepEqual(c, cs) }); ok {
+		return c
 	}
-	in.templateContainers[string(in.buf)] = append(candidates, cs)
+	in.templateContainers.add(key, cs)
 	return cs
 }
 
@@ -362,16 +376,13 @@ func sharedJSON[T any](in *interner, tag string, v T) T {
 	// Keyed by the encoding's hash, not the encoding (at 100k pods 22,000
 	// of them, 4 MB, until the load ended): DeepEqual decides anyway.
 	if in.values == nil {
-		in.values, in.valueSeed = map[uint64][]any{}, maphash.MakeSeed()
+		in.values, in.valueSeed = candidates[uint64, any]{}, maphash.MakeSeed()
 	}
 	h := maphash.Bytes(in.valueSeed, in.buf)
-	candidates := in.values[h]
-	for _, c := range candidates {
-		if c, ok := c.(T); ok && reflect.DeepEqual(c, v) {
-			return c
-		}
+	if c, ok := in.values.find(h, func(c any) bool { return reflect.DeepEqual(c, v) }); ok {
+		return c.(T)
 	}
-	in.values[h] = append(candidates, v)
+	in.values.add(h, v)
 	return v
 }
 

@@ -324,37 +324,28 @@ func keepPod(p *corev1.Pod, in *interner) Pod {
 			EphemeralContainerStatuses: keepContainerStatuses(st.EphemeralContainerStatuses, in),
 		}
 	}
-	keep := func(c *corev1.PodCondition) bool {
-		return c.Type == corev1.PodReady || c.Status != corev1.ConditionTrue
-	}
-	n := 0
+	// Ready and every condition that is not True; built in scratch space
+	// and cut from a slab (nil when none is kept).
+	conds := in.conds[:0]
 	for i := range st.Conditions {
-		if keep(&st.Conditions[i]) {
-			n++
+		c := &st.Conditions[i]
+		if c.Type != corev1.PodReady && c.Status == corev1.ConditionTrue {
+			continue
 		}
-	}
-	if n > 0 {
-		conds := in.conds[:0]
-		for i := range st.Conditions {
-			c := &st.Conditions[i]
-			if !keep(c) {
-				continue
-			}
-			kc := PodCondition{
-				Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
-				Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
-			}
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-				// The scheduler's verdict ("0/7 nodes are available: ..."),
-				// kept on the few pods it could not place: it proves why
-				// they are Pending whatever else the input holds.
-				kc.Message = c.Message
-			}
-			conds = append(conds, kc)
+		kc := PodCondition{
+			Type: corev1.PodConditionType(in.str(string(c.Type))), Status: corev1.ConditionStatus(in.str(string(c.Status))),
+			Reason: in.str(c.Reason), LastTransitionTime: c.LastTransitionTime,
 		}
-		in.conds = conds
-		kept.Status.Conditions = in.condSlab.clone(conds)
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			// The scheduler's verdict ("0/7 nodes are available: ..."),
+			// kept on the few pods it could not place: it proves why
+			// they are Pending whatever else the input holds.
+			kc.Message = c.Message
+		}
+		conds = append(conds, kc)
 	}
+	in.conds = conds
+	kept.Status.Conditions = in.condSlab.clone(conds)
 	return kept
 }
 

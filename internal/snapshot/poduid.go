@@ -1,8 +1,9 @@
 package snapshot
 
 import (
-	"encoding/hex"
+	"strings"
 
+	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -30,36 +31,19 @@ func MakePodUID(uid types.UID) PodUID {
 	return PodUID{other: &s}
 }
 
-// parseUUID reads s into b when s is a UUID in lower-case hex.
+// parseUUID reads s into b when s is a UUID in lower-case hex, 8-4-4-4-12:
+// uuid.Parse takes other spellings too (upper case, braces, a urn: prefix,
+// no hyphens), which would not come back as they were read.
 func parseUUID(s string, b *[16]byte) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+	if len(s) != 36 || strings.ContainsAny(s, "ABCDEF") {
 		return false
 	}
-	j := 0
-	for i := 0; i < 36; {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++
-			continue
-		}
-		hi, ok1 := lowerHex(s[i])
-		lo, ok2 := lowerHex(s[i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		b[j] = hi<<4 | lo
-		i, j = i+2, j+1
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return false
 	}
+	*b = u
 	return true
-}
-
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
 }
 
 // IsZero reports whether the pod has no UID (a manifest written by hand).
@@ -76,17 +60,7 @@ func (u PodUID) String() string {
 	case u.uuid == [16]byte{}:
 		return ""
 	}
-	var b [36]byte
-	hex.Encode(b[0:8], u.uuid[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u.uuid[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u.uuid[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u.uuid[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u.uuid[10:])
-	return string(b[:])
+	return uuid.UUID(u.uuid).String()
 }
 
 // Is reports whether the UID is uid, without spelling it out.
